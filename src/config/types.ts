@@ -1,0 +1,54 @@
+import type { NodeKind } from '../events/types.js'
+
+/**
+ * The gateway's configuration, after defaults are applied and the file is checked against
+ * schemas/config.schema.json. Frozen once loaded.
+ */
+export interface Config {
+  listen: { host: string; port: number }
+  /** Base URL clients use (behind TLS termination: https://rpc.example.com); default from listen. */
+  publicUrl?: string
+  dataDir: string
+  events: EventsConfig
+  networks: Record<string, NetworkConfig>
+  plans: { catalog: string }
+  limits: LimitsConfig
+  usage: { intervalMs: number }
+}
+
+export interface EventsConfig {
+  /** NATS server URL(s); absent: the embedded log in dataDir. */
+  nats?: string | string[]
+  /** JetStream stream name. */
+  stream: string
+  /** Subject prefix, events go to `<prefix>.<category>.<type>`. */
+  subjectPrefix: string
+  /** JetStream stream replicas (1 on a single server, 3 in a production cluster). */
+  replicas: number
+}
+
+export interface NetworkConfig {
+  chainId: number
+  upstreams: UpstreamConfig[]
+}
+
+export interface UpstreamConfig {
+  /** HTTP JSON-RPC URL of the node. */
+  url: string
+  /** WebSocket URL of the node, when it offers one: calls are multiplexed over it. */
+  ws?: string
+  kind: NodeKind
+  /** Name for logs and metrics; default: host:port of url. */
+  name?: string
+}
+
+export interface LimitsConfig {
+  /** Largest request body accepted, in bytes (413 beyond). */
+  maxBodyBytes: number
+  /** Most calls in one batch (413 beyond). */
+  maxBatch: number
+  /** Time-out of one upstream call, in ms. */
+  upstreamTimeoutMs: number
+  /** Concurrent calls of one batch sent upstream at once. */
+  batchConcurrency: number
+}
