@@ -1,0 +1,134 @@
+/**
+ * The decider of one API key: admission against the key's per-second limits, as a pure
+ * function of (state, command, time). The host (src/) applies the decision: replies 429 or
+ * 403, counts rejections into `RateLimited` events, forwards admitted calls.
+ */
+import { fullBucket, refill, take, type TokenBucket } from '../rate/token-bucket.js'
+
+/** The node kind a call goes to (the same values as NodeKind in src/events/types.ts). */
+export type CallKind = 'full' | 'archive'
+
+/** Requests per second by node kind: null = unlimited, 0 = no access to that kind. */
+export interface KeyLimits {
+  full: number | null
+  archive: number | null
+}
+
+export interface KeyState {
+  keyId: string
+  accountId: string
+  limits: KeyLimits
+  buckets: { full: TokenBucket; archive: TokenBucket }
+}
+
+export type KeyCommand = { type: 'Admit'; kind: CallKind; calls: number }
+
+export type KeyDecision =
+  | { type: 'Admitted'; remaining: number; limit: number | null; resetMs: number }
+  | { type: 'Rejected'; reason: 'http-rps'; retryAfterMs: number; limit: number; remaining: 0; resetMs: number }
+  /** The plan gives this key no access to this node kind (limit 0): a 403, not a 429. */
+  | { type: 'Rejected'; reason: 'no-access'; kind: CallKind; limit: 0; remaining: 0 }
+
+export interface InitialKeyStateInput {
+  keyId: string
+  accountId: string
+  limits: KeyLimits
+}
+
+/**
+ * Burst = one second of the limit: a client may send a second's worth of calls at once, and
+ * no more. Unlimited and no-access keys hold no meaningful tokens (0).
+ */
+export function burstOf(limit: number | null): number {
+  return limit === null ? 0 : limit
+}
+
+/** The state of a freshly activated key: its buckets start full. */
+export function initialKeyState(input: InitialKeyStateInput, now: number): KeyState {
+  return {
+    keyId: input.keyId,
+    accountId: input.accountId,
+    limits: { full: input.limits.full, archive: input.limits.archive },
+    buckets: {
+      full: fullBucket(burstOf(input.limits.full), now),
+      archive: fullBucket(burstOf(input.limits.archive), now),
+    },
+  }
+}
+
+/**
+ * Decide a command. Pure: returns a new state, never mutates `state`.
+ *
+ * Admit costs `calls` tokens (a batch of N calls costs N). A batch larger than the burst is
+ * admitted only when the bucket is full, and leaves the bucket in debt (see `take` in
+ * actors/rate/token-bucket.ts): refusing it until it fits would refuse it forever, while the
+ * debt makes the key wait long enough afterwards that the average rate still holds.
+ *
+ * @example
+ * const { decision } = decide(state, { type: 'Admit', kind: 'full', calls: 1 }, clock.now())
+ */
+export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision } {
+  switch (command.type) {
+    case 'Admit':
+      return admit(state, command, now)
+    default: {
+      const unknown: never = command.type
+      throw new TypeError(`unknown key command ${String(unknown)}`)
+    }
+  }
+}
+
+function admit(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision } {
+  const { kind, calls } = command
+  const limit = state.limits[kind]
+  if (limit === 0) {
+    return { state, decision: { type: 'Rejected', reason: 'no-access', kind, limit: 0, remaining: 0 } }
+  }
+  if (limit === null) {
+    return {
+      state,
+      decision: { type: 'Admitted', remaining: Number.POSITIVE_INFINITY, limit: null, resetMs: 0 },
+    }
+  }
+  const result = take(state.buckets[kind], calls, limit, burstOf(limit), now)
+  const next: KeyState = { ...state, buckets: { ...state.buckets, [kind]: result.bucket } }
+  if (result.ok) {
+    return { state: next, decision: { type: 'Admitted', remaining: result.remaining, limit, resetMs: result.resetMs } }
+  }
+  return {
+    state: next,
+    decision: {
+      type: 'Rejected',
+      reason: 'http-rps',
+      retryAfterMs: result.retryAfterMs,
+      limit,
+      remaining: 0,
+      resetMs: result.resetMs,
+    },
+  }
+}
+
+/**
+ * The state with new limits (the projection changed the key's plan). Bucket levels are kept,
+ * so that a plan change cannot be used to refill a drained bucket, and capped at the new
+ * burst. A kind that had no meaningful bucket (unlimited or no access) and now has a limit
+ * starts full, as a fresh activation would.
+ */
+export function withLimits(state: KeyState, limits: KeyLimits, now: number): KeyState {
+  return {
+    ...state,
+    limits: { full: limits.full, archive: limits.archive },
+    buckets: {
+      full: rebucket(state.buckets.full, state.limits.full, limits.full, now),
+      archive: rebucket(state.buckets.archive, state.limits.archive, limits.archive, now),
+    },
+  }
+}
+
+function rebucket(bucket: TokenBucket, oldLimit: number | null, newLimit: number | null, now: number): TokenBucket {
+  if (newLimit === null || newLimit === 0) return fullBucket(0, now)
+  if (oldLimit === null || oldLimit === 0) return fullBucket(burstOf(newLimit), now)
+  // Bring the level up to now under the old rate, then cap it at the new burst.
+  const current = refill(bucket, oldLimit, burstOf(oldLimit), now)
+  return { tokens: Math.min(current.tokens, burstOf(newLimit)), at: current.at }
+}
