@@ -1,0 +1,90 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { encodeBase62, randomBase62 } from './base62.js'
+import { crc32 } from './crc32.js'
+
+/**
+ * API keys: `tg_` + 32 random base62 characters + 6 base62 characters of a CRC-32 of what
+ * precedes them, 41 characters in all (e.g. `tg_4xQ…Zk2a1Bc9`).
+ *
+ * Like GitHub's tokens: the prefix lets secret scanners recognise a leaked key, and the
+ * checksum lets the gateway refuse a mistyped or truncated key without a lookup.
+ */
+export const API_KEY_PREFIX = 'tg_'
+const RANDOM_LENGTH = 32
+const CHECKSUM_LENGTH = 6
+export const API_KEY_LENGTH = API_KEY_PREFIX.length + RANDOM_LENGTH + CHECKSUM_LENGTH
+
+const KEY_ID_PREFIX = 'key_'
+const KEY_ID_RANDOM_LENGTH = 16
+
+// 24 random bytes hold 2^192 values, 32 base62 digits only 62^32 ≈ 2^190.5. Reducing modulo
+// 62^32 would make some keys three times as likely as others; accepting only values below
+// 2 × 62^32 (about 71 % of draws) and then reducing keeps every key equally likely.
+const KEY_SPACE = 62n ** BigInt(RANDOM_LENGTH)
+const ACCEPT_BELOW = 2n * KEY_SPACE
+
+const WELL_FORMED = new RegExp(`^${API_KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`)
+
+export interface GeneratedApiKey {
+  /** The secret: shown to its owner, never stored or published in clear text. */
+  key: string
+  /** Public identifier of the key (logs, events, dashboards); unrelated to the key's bits. */
+  keyId: string
+  /** hex SHA-256 of `key`, what the gateway looks keys up by. */
+  keyHash: string
+}
+
+/**
+ * A new random API key with its public id and its hash.
+ *
+ * @example
+ * const { key, keyId, keyHash } = generateApiKey()
+ * isWellFormedApiKey(key) // true
+ */
+export function generateApiKey(): GeneratedApiKey {
+  const key = withChecksum(API_KEY_PREFIX + randomPart())
+  return { key, keyId: KEY_ID_PREFIX + randomBase62(KEY_ID_RANDOM_LENGTH), keyHash: hashApiKey(key) }
+}
+
+/**
+ * Whether `s` has the shape of an API key: prefix, length, alphabet and checksum. A false
+ * answer needs no lookup (and no hashing): a typo or a key of another service is refused here.
+ */
+export function isWellFormedApiKey(s: string): boolean {
+  if (typeof s !== 'string' || s.length !== API_KEY_LENGTH || !WELL_FORMED.test(s)) return false
+  const body = s.slice(0, API_KEY_LENGTH - CHECKSUM_LENGTH)
+  return checksumOf(body) === s.slice(API_KEY_LENGTH - CHECKSUM_LENGTH)
+}
+
+/**
+ * hex SHA-256 of the key. A plain fast hash is right here, unlike for passwords: a key holds
+ * about 190 random bits, so there is nothing to guess from a leaked hash, and a slow hash
+ * (bcrypt, scrypt) would cost milliseconds on every request for no gain.
+ */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex')
+}
+
+/** Constant-time equality of two hashes, so that timing does not tell how much matched. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8')
+  const right = Buffer.from(b, 'utf8')
+  // timingSafeEqual throws on different lengths; the length of a hash is not a secret.
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+function randomPart(): string {
+  for (;;) {
+    const value = BigInt('0x' + randomBytes(24).toString('hex'))
+    if (value < ACCEPT_BELOW) return encodeBase62(value % KEY_SPACE, RANDOM_LENGTH)
+  }
+}
+
+function withChecksum(body: string): string {
+  return body + checksumOf(body)
+}
+
+function checksumOf(body: string): string {
+  // 62^6 ≈ 5.7e10 > 2^32: every CRC-32 fits in 6 digits.
+  return encodeBase62(BigInt(crc32(body)), CHECKSUM_LENGTH)
+}

@@ -1,0 +1,63 @@
+import t from 'tap'
+import { createHash } from 'node:crypto'
+import { API_KEY_LENGTH, generateApiKey, hashApiKey, isWellFormedApiKey, sameHash } from '../../src/keys/api-key.js'
+import { BASE62_ALPHABET } from '../../src/keys/base62.js'
+
+t.test('a generated key: tg_ prefix, 41 base62 characters after it, checksum valid', async (t) => {
+  const { key, keyId, keyHash } = generateApiKey()
+  t.equal(API_KEY_LENGTH, 41)
+  t.match(key, /^tg_[0-9A-Za-z]{38}$/)
+  t.ok(isWellFormedApiKey(key))
+  t.match(keyId, /^key_[0-9A-Za-z]{16}$/)
+  t.notOk(key.includes(keyId.slice(4)), 'the id is not taken from the key')
+  t.equal(keyHash, hashApiKey(key))
+})
+
+t.test('keys and ids do not repeat, and every character of the alphabet occurs', async (t) => {
+  const keys = new Set<string>()
+  const ids = new Set<string>()
+  const chars = new Set<string>()
+  for (let i = 0; i < 500; i++) {
+    const { key, keyId } = generateApiKey()
+    keys.add(key)
+    ids.add(keyId)
+    for (const ch of key.slice(3, 35)) chars.add(ch)
+  }
+  t.equal(keys.size, 500)
+  t.equal(ids.size, 500)
+  t.equal(chars.size, 62, 'all 62 digits appear in 16,000 random characters')
+})
+
+t.test('the checksum catches every single-character change', async (t) => {
+  const { key } = generateApiKey()
+  let caught = 0
+  let changes = 0
+  for (let i = 0; i < key.length; i++) {
+    for (const ch of BASE62_ALPHABET + '_-') {
+      if (ch === key[i]) continue
+      changes++
+      if (!isWellFormedApiKey(key.slice(0, i) + ch + key.slice(i + 1))) caught++
+    }
+  }
+  t.equal(caught, changes, `${changes} one-character changes, all refused`)
+})
+
+t.test('malformed keys are refused: prefix, length, alphabet', async (t) => {
+  const { key } = generateApiKey()
+  t.notOk(isWellFormedApiKey('xx_' + key.slice(3)), 'prefix')
+  t.notOk(isWellFormedApiKey(key.slice(0, -1)), 'too short')
+  t.notOk(isWellFormedApiKey(key + 'a'), 'too long')
+  t.notOk(isWellFormedApiKey(key.slice(0, 10) + '+' + key.slice(11)), 'outside the alphabet')
+  t.notOk(isWellFormedApiKey(''), 'empty')
+  const i = [...key].findIndex((ch, j) => j > 3 && ch !== key[j + 1])
+  t.notOk(isWellFormedApiKey(key.slice(0, i) + key[i + 1] + key[i] + key.slice(i + 2)), 'two neighbours swapped')
+})
+
+t.test('the hash is hex SHA-256 and compares in constant time', async (t) => {
+  const key = 'tg_example'
+  t.equal(hashApiKey(key), createHash('sha256').update(key).digest('hex'))
+  t.match(hashApiKey(key), /^[0-9a-f]{64}$/)
+  t.ok(sameHash(hashApiKey(key), hashApiKey(key)))
+  t.notOk(sameHash(hashApiKey(key), hashApiKey(key + 'x')))
+  t.notOk(sameHash(hashApiKey(key), hashApiKey(key).slice(1)), 'different lengths: false, no throw')
+})
