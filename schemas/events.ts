@@ -1,0 +1,110 @@
+import { EVENT_VERSIONS, type EventType } from '../src/events/types.js'
+
+/**
+ * JSON Schemas (draft 2020-12) of every event type, the contract for consumers in any language
+ * that decode our msgpack events from NATS. They must agree with src/events/types.ts exactly:
+ * test/events/codec.test.ts validates a sample of every type against its schema.
+ * `schemas/generate.ts` writes them to `schemas/events/<Type>.schema.json`.
+ */
+
+const DRAFT = 'https://json-schema.org/draft/2020-12/schema'
+
+const nonNegativeInteger = { type: 'integer', minimum: 0 } as const
+const msSinceEpoch = { type: 'integer', minimum: 0, description: 'Milliseconds since the epoch.' } as const
+const nonEmpty = { type: 'string', minLength: 1 } as const
+const nodeKind = { enum: ['full', 'archive'] } as const
+
+/** A property bag and which of its names are required (all of them, in this catalog). */
+type Payload = Record<string, object>
+
+function eventSchema(type: EventType, description: string, payload: Payload): object {
+  const properties: Payload = {
+    type: { const: type },
+    version: { const: EVENT_VERSIONS[type], description: 'Schema version of this event type.' },
+    id: {
+      type: 'string',
+      pattern: `^${type}-[0-9a-f]{24}$`,
+      description: 'Deterministic id derived from the fact (JetStream msgID).',
+    },
+    time: { ...msSinceEpoch, description: 'When the fact happened, ms since the epoch.' },
+    ...payload,
+  }
+  return {
+    $schema: DRAFT,
+    $id: `urn:tollgate:event:${type}`,
+    title: type,
+    description,
+    type: 'object',
+    properties,
+    required: Object.keys(properties),
+    additionalProperties: false,
+  }
+}
+
+const keyScope = {
+  accountId: nonEmpty,
+  keyId: nonEmpty,
+  network: nonEmpty,
+  kind: nodeKind,
+  instance: { ...nonEmpty, description: 'The gateway process that made these decisions or served these calls.' },
+  intervalStart: msSinceEpoch,
+  intervalMs: { type: 'integer', minimum: 1 },
+} as const
+
+export const eventSchemas: Record<EventType, object> = {
+  AccountCreated: eventSchema('AccountCreated', 'An account was created for a wallet.', {
+    accountId: nonEmpty,
+    wallet: { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case 0x address.' },
+  }),
+  PlanActivated: eventSchema('PlanActivated', 'A plan period started for an account.', {
+    accountId: nonEmpty,
+    planId: nonEmpty,
+    startsAt: msSinceEpoch,
+    endsAt: { type: ['integer', 'null'], minimum: 0, description: 'null: the plan has no end.' },
+  }),
+  PlanEnded: eventSchema('PlanEnded', 'A plan period ended.', {
+    accountId: nonEmpty,
+    planId: nonEmpty,
+    reason: { enum: ['expired', 'cancelled', 'replaced'] },
+  }),
+  NodesSelected: eventSchema('NodesSelected', 'The (network, node kind) pairs an account may use.', {
+    accountId: nonEmpty,
+    nodes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { network: nonEmpty, kind: nodeKind },
+        required: ['network', 'kind'],
+        additionalProperties: false,
+      },
+    },
+  }),
+  KeyIssued: eventSchema('KeyIssued', 'An API key was issued; the key itself never appears in clear.', {
+    accountId: nonEmpty,
+    keyId: nonEmpty,
+    keyHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'hex SHA-256 of the key string.' },
+    keyCipher: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'base64url AES-256-GCM of the key under TOLLGATE_SECRET (iv|tag|ciphertext).',
+    },
+  }),
+  KeyRevoked: eventSchema('KeyRevoked', 'An API key stops working from effectiveAt.', {
+    accountId: nonEmpty,
+    keyId: nonEmpty,
+    reason: { enum: ['regenerated', 'revoked'] },
+    effectiveAt: msSinceEpoch,
+  }),
+  RateLimited: eventSchema('RateLimited', 'Rejections aggregated per key, network, node kind and interval.', {
+    ...keyScope,
+    count: nonNegativeInteger,
+    reason: { enum: ['http-rps'] },
+  }),
+  UsageRecorded: eventSchema('UsageRecorded', 'Usage aggregated per key, network, node kind and interval.', {
+    ...keyScope,
+    requests: nonNegativeInteger,
+    errors: nonNegativeInteger,
+    bytesIn: nonNegativeInteger,
+    bytesOut: nonNegativeInteger,
+  }),
+}

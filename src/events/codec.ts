@@ -1,0 +1,62 @@
+import { Packr } from 'msgpackr'
+import { EVENT_VERSIONS, type TollgateEvent } from './types.js'
+
+/**
+ * The wire and disk encoding of events: msgpack maps with plain string keys.
+ *
+ * `useRecords: false` matters: msgpackr's default record extension (structure sharing) is a
+ * msgpackr-only format that a Go, Python or Rust consumer on NATS cannot read. Plain maps are
+ * standard msgpack, so any language decodes them.
+ */
+const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true })
+
+/** The bytes could not be decoded into a known event (corrupt, foreign or from a newer producer). */
+export class EventDecodeError extends Error {
+  override name = 'EventDecodeError'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/**
+ * Encode an event as msgpack.
+ * @example
+ * const bytes = encodeEvent(event); nc.publish(subjectOf(event), bytes)
+ */
+export function encodeEvent(event: TollgateEvent): Uint8Array {
+  return packr.pack(event)
+}
+
+/**
+ * Decode msgpack bytes into an event, refusing what is not one: an unknown `type`, a missing
+ * or non-integer `version`, a missing `id` or `time`. The payload is not checked field by field
+ * (that is the JSON Schemas' job, in tests and for foreign consumers): this runs on every event
+ * a follower reads, and the producers are our own code.
+ * @throws EventDecodeError
+ */
+export function decodeEvent(bytes: Uint8Array): TollgateEvent {
+  let value: unknown
+  try {
+    value = packr.unpack(bytes)
+  } catch (cause) {
+    throw new EventDecodeError('event bytes are not valid msgpack', { cause })
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new EventDecodeError(`event is not a map (got ${Array.isArray(value) ? 'array' : typeof value})`)
+  }
+  const head = value as Record<string, unknown>
+  const type = head.type
+  if (typeof type !== 'string' || !Object.hasOwn(EVENT_VERSIONS, type)) {
+    throw new EventDecodeError(`unknown event type ${JSON.stringify(type)}`)
+  }
+  if (!Number.isInteger(head.version)) {
+    throw new EventDecodeError(`${type} event has no integer version`)
+  }
+  if (typeof head.id !== 'string' || head.id === '') {
+    throw new EventDecodeError(`${type} event has no id`)
+  }
+  if (typeof head.time !== 'number') {
+    throw new EventDecodeError(`${type} event ${head.id} has no time`)
+  }
+  return value as TollgateEvent
+}

@@ -1,0 +1,53 @@
+import { createHash } from 'node:crypto'
+import { EVENT_VERSIONS, type EventInput, type TollgateEvent } from './types.js'
+
+/**
+ * Build a complete event from what the caller knows: fills `version` (current schema version of
+ * the type), `time` and a deterministic `id`.
+ *
+ * The id is derived from the fact itself, never random: re-making the same fact after a crash
+ * or a retry yields the same id, so JetStream's `msgID` dedup and the embedded log's id index
+ * store it once. Format `<Type>-<first 24 hex of sha256>`.
+ * @example
+ * const e = makeEvent<AccountCreated>({ type: 'AccountCreated', accountId, wallet }, clock.now())
+ */
+export function makeEvent<E extends TollgateEvent = TollgateEvent>(input: EventInput<E>, time: number): E {
+  // Head first for readable dumps; set again after the spread so that a stray head field in
+  // the input can never override what this function decides.
+  const { type, ...payload } = input
+  const event: Record<string, unknown> = { type, version: 0, id: '', time, ...payload }
+  event.version = EVENT_VERSIONS[type]
+  event.time = time
+  event.id = eventId(event as UnidentifiedEvent)
+  return event as unknown as E
+}
+
+/** An event before its id is known (distributed over the union so that `type` still narrows). */
+export type UnidentifiedEvent = TollgateEvent extends infer E ? (E extends TollgateEvent ? Omit<E, 'id'> : never) : never
+
+/** The deterministic id of an event: which fields identify a fact depends on its type. */
+export function eventId(event: UnidentifiedEvent): string {
+  const digest = createHash('sha256').update(JSON.stringify(identityOf(event))).digest('hex')
+  return `${event.type}-${digest.slice(0, 24)}`
+}
+
+/** The fields that make two events the same fact (anything else may differ between retries). */
+function identityOf(e: UnidentifiedEvent): unknown[] {
+  switch (e.type) {
+    case 'AccountCreated':
+      return [e.type, e.accountId]
+    case 'PlanActivated':
+      return [e.type, e.accountId, e.planId, e.startsAt]
+    case 'PlanEnded':
+      return [e.type, e.accountId, e.planId, e.time]
+    case 'NodesSelected':
+      // Sorted: the same selection listed in another order is the same fact.
+      return [e.type, e.accountId, e.time, e.nodes.map((n) => `${n.network}:${n.kind}`).sort()]
+    case 'KeyIssued':
+    case 'KeyRevoked':
+      return [e.type, e.keyId]
+    case 'RateLimited':
+    case 'UsageRecorded':
+      return [e.type, e.instance, e.keyId, e.network, e.kind, e.intervalStart]
+  }
+}

@@ -1,0 +1,177 @@
+import type { Test } from 'tap'
+import type { EventLog } from '../../src/events/log.js'
+import { makeEvent } from '../../src/events/make-event.js'
+import type { StoredEvent, TollgateEvent, UsageRecorded } from '../../src/events/types.js'
+
+/** One log to test, and a way to open another instance on the same log (another path open, another connection). */
+export interface OpenedLog {
+  log: EventLog
+  /** An independent instance of the same log, as a second process would open it. */
+  another(): Promise<EventLog>
+  /** Close everything opened and remove what was created. */
+  cleanup(): Promise<void>
+}
+
+/** Longest wait for a follower to see what was appended: the bound of every wait below. */
+const WAIT_MS = 10_000
+
+/** `n` distinct UsageRecorded events (distinct intervalStart, hence distinct ids). */
+export function usageEvents(n: number, offset = 0, instance = 'suite'): UsageRecorded[] {
+  const events: UsageRecorded[] = []
+  for (let i = offset; i < offset + n; i++) {
+    const intervalStart = 1_700_000_000_000 + i * 1000
+    events.push(
+      makeEvent<UsageRecorded>(
+        {
+          type: 'UsageRecorded',
+          accountId: 'acc-1',
+          keyId: 'key-1',
+          network: 'eth-1',
+          kind: 'full',
+          instance,
+          intervalStart,
+          intervalMs: 1000,
+          requests: i,
+          errors: 0,
+          bytesIn: 10,
+          bytesOut: 20,
+        },
+        intervalStart + 1000,
+      ),
+    )
+  }
+  return events
+}
+
+/** Resolve once `done()` holds, checking every 10 ms; reject after `ms` (never a timing assertion). */
+export async function waitFor(done: () => boolean, what: string, ms = WAIT_MS): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+const idsOf = (stored: StoredEvent[]): string[] => stored.map((s) => s.event.id)
+const seqsOf = (stored: StoredEvent[]): number[] => stored.map((s) => s.seq)
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+
+/** Follow `log` from `from` into an array; the caller stops it. */
+function collect(log: EventLog, from: number): { got: StoredEvent[]; stop(): Promise<void> } {
+  const got: StoredEvent[] = []
+  const follower = log.follow(from, async (batch) => {
+    got.push(...batch)
+  })
+  return { got, stop: () => follower.stop() }
+}
+
+/**
+ * The behaviour every EventLog adapter must have. Each subtest opens a fresh, empty log.
+ * @example
+ * runEventLogSuite(t, 'embedded', async () => { ... return { log, another, cleanup } })
+ */
+export function runEventLogSuite(t: Test, name: string, open: () => Promise<OpenedLog>): void {
+  const withLog = (title: string, body: (t: Test, opened: OpenedLog) => Promise<void>): void => {
+    t.test(`${name}: ${title}`, async (t) => {
+      const opened = await open()
+      t.teardown(() => opened.cleanup())
+      await body(t, opened)
+    })
+  }
+
+  withLog('appends in order, seq from 1, lastSeq', async (t, { log }) => {
+    t.equal(await log.lastSeq(), 0, 'an empty log has lastSeq 0')
+    t.same(await log.read(1, 10), [], 'an empty log reads nothing')
+    const first = usageEvents(3)
+    const second = usageEvents(2, 3)
+    await log.append(first)
+    await log.append(second)
+    t.equal(await log.lastSeq(), 5)
+    const all = await log.read(1, 100)
+    t.same(seqsOf(all), [1, 2, 3, 4, 5])
+    t.same(all.map((s) => s.event), [...first, ...second], 'events come back equal and in append order')
+    t.same(seqsOf(await log.read(2, 2)), [2, 3], 'read honours from and limit')
+    t.same(await log.read(6, 10), [], 'reading past the end gives nothing')
+    await log.append([])
+    t.equal(await log.lastSeq(), 5, 'an empty append stores nothing')
+  })
+
+  withLog('a duplicate id is accepted and stored once', async (t, { log }) => {
+    const events = usageEvents(3)
+    await log.append(events)
+    await log.append([events[1], ...usageEvents(1, 3), events[0]])
+    await log.append([events[2], events[2]])
+    const all = await log.read(1, 100)
+    t.same(idsOf(all), [...events, ...usageEvents(1, 3)].map((e) => e.id))
+    t.equal(await log.lastSeq(), 4)
+  })
+
+  withLog('follow delivers existing events, then new ones, in order', async (t, { log }) => {
+    await log.append(usageEvents(3))
+    const follower = collect(log, 1)
+    t.teardown(() => follower.stop())
+    await waitFor(() => follower.got.length >= 3, 'the existing events')
+    await log.append(usageEvents(4, 3))
+    await waitFor(() => follower.got.length >= 7, 'the new events')
+    await follower.stop()
+    t.same(seqsOf(follower.got), range(1, 7))
+    t.same(idsOf(follower.got), usageEvents(7).map((e) => e.id))
+  })
+
+  withLog('follow from the middle starts there', async (t, { log }) => {
+    await log.append(usageEvents(5))
+    const follower = collect(log, 4)
+    t.teardown(() => follower.stop())
+    await waitFor(() => follower.got.length >= 2, 'events 4 and 5')
+    await log.append(usageEvents(1, 5))
+    await waitFor(() => follower.got.length >= 3, 'event 6')
+    await follower.stop()
+    t.same(seqsOf(follower.got), [4, 5, 6])
+  })
+
+  withLog('a rejected batch is delivered again', async (t, { log }) => {
+    await log.append(usageEvents(2))
+    const delivered: number[][] = []
+    let rejections = 0
+    const follower = log.follow(1, async (batch) => {
+      delivered.push(seqsOf(batch))
+      if (rejections++ === 0) throw new Error('projection failed to commit')
+    })
+    t.teardown(() => follower.stop())
+    await waitFor(() => delivered.length >= 2, 'the second delivery')
+    await follower.stop()
+    t.same(delivered[1], delivered[0], 'the same batch again')
+    t.same(delivered[0], [1, 2])
+  })
+
+  withLog('another instance of the same log sees appends, and its appends are followed', async (t, { log, another }) => {
+    const other = await another()
+    await log.append(usageEvents(2))
+    t.equal(await other.lastSeq(), 2, 'the other instance sees appends at once')
+    t.same(idsOf(await other.read(1, 10)), usageEvents(2).map((e) => e.id))
+    const follower = collect(log, 1)
+    t.teardown(() => follower.stop())
+    await waitFor(() => follower.got.length >= 2, 'the first events')
+    await other.append([...usageEvents(1, 1), ...usageEvents(2, 2, 'other')])
+    await waitFor(() => follower.got.length >= 4, "the other instance's appends")
+    await follower.stop()
+    t.same(seqsOf(follower.got), [1, 2, 3, 4], 'the duplicate sent by the other instance is not stored')
+  })
+
+  withLog('large batches: 5,000 events append, read and follow', async (t, { log }) => {
+    const events = usageEvents(5000)
+    await log.append(events)
+    t.equal(await log.lastSeq(), 5000)
+    const read: StoredEvent[] = []
+    for (let from = 1; from <= 5000; from += 2000) read.push(...(await log.read(from, 2000)))
+    t.same(seqsOf(read), range(1, 5000), 'read in pages')
+    t.same(idsOf(read), events.map((e) => e.id))
+    const follower = collect(log, 1)
+    t.teardown(() => follower.stop())
+    await waitFor(() => follower.got.length >= 5000, 'all 5,000 followed')
+    await follower.stop()
+    t.same(seqsOf(follower.got), range(1, 5000))
+  })
+}
+
+export type { TollgateEvent }
