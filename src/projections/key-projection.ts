@@ -1,0 +1,49 @@
+import type { KeyIssued, KeyRevoked, TollgateEvent } from '../events/types.js'
+import type { StateWriter } from '../store/state-writer.js'
+import { unhandledEvent, type Projection } from './projection.js'
+
+/** Keeps `keys` (keyHash → KeyRecord) and `keyIds` (keyId → keyHash): what the request path checks. */
+export const keyProjection: Projection = {
+  name: 'keys',
+  apply(event: TollgateEvent, writer: StateWriter): void {
+    switch (event.type) {
+      case 'KeyIssued':
+        return issue(event, writer)
+      case 'KeyRevoked':
+        return revoke(event, writer)
+      case 'AccountCreated':
+      case 'PlanActivated':
+      case 'PlanEnded':
+      case 'NodesSelected':
+      case 'RateLimited':
+      case 'UsageRecorded':
+        return
+      default:
+        return unhandledEvent(event)
+    }
+  },
+}
+
+function issue(event: KeyIssued, writer: StateWriter): void {
+  // A key is issued once; a second KeyIssued for the same hash (a re-sent event stored twice)
+  // must not resurrect a key that was revoked in between.
+  if (writer.key(event.keyHash) !== undefined) return
+  writer.putKey({
+    keyId: event.keyId,
+    accountId: event.accountId,
+    keyHash: event.keyHash,
+    keyCipher: event.keyCipher,
+    issuedAt: event.time,
+    revokedAt: null,
+  })
+}
+
+function revoke(event: KeyRevoked, writer: StateWriter): void {
+  const hash = writer.keyHashOf(event.keyId)
+  const key = hash === undefined ? undefined : writer.key(hash)
+  if (key === undefined) return
+  // The earliest revocation wins: a "revoke now" after a "regenerate with a day of grace" must
+  // stop the key now, and a later grace period must not extend an earlier revocation.
+  const revokedAt = key.revokedAt === null ? event.effectiveAt : Math.min(key.revokedAt, event.effectiveAt)
+  writer.putKey({ ...key, revokedAt })
+}

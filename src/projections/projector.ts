@@ -1,0 +1,196 @@
+import type { EventLog, LogFollower } from '../events/log.js'
+import { categoryOf, type StoredEvent } from '../events/types.js'
+import type { StateStore } from '../store/state-store.js'
+import type { StateWriter } from '../store/state-writer.js'
+import { accountProjection } from './account-projection.js'
+import { keyProjection } from './key-projection.js'
+import type { Projection } from './projection.js'
+import { usageProjection } from './usage-projection.js'
+
+/** Every projection, applied in this order to each event. */
+export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection])
+
+/** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
+export interface ProjectorChanges {
+  keyHashes: string[]
+  accountIds: string[]
+}
+
+export interface ProjectorOptions {
+  /** Most events per LMDB transaction (default 256). */
+  batch?: number
+  /** Called after each committed batch that touched keys or accounts. */
+  onApplied?: (changes: ProjectorChanges) => void
+  /** Called when a batch fails (the log delivers it again) or onApplied throws. */
+  onError?: (error: Error) => void
+}
+
+export const PROJECTOR_DEFAULTS = Object.freeze({ batch: 256 })
+
+/** The log does not hold the events the store needs next (a gap, or a store built from another log). */
+export class ProjectionGap extends Error {
+  override name = 'ProjectionGap'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/** The store has applied events the log does not have: it was built from another log. */
+export class ProjectionAheadOfLog extends Error {
+  override name = 'ProjectionAheadOfLog'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/**
+ * Applies the event log to the state store. Each batch is written with its checkpoint (the last
+ * seq applied) in one LMDB transaction, and inside that transaction every event at or below the
+ * checkpoint is skipped: so a batch delivered twice (a crash between commit and ack, a follower
+ * and catchUp() racing, two projectors or two processes on one store) is applied once.
+ * @example
+ * const projector = new Projector(store, log, { onApplied: (c) => registry.refresh(c) })
+ * await projector.catchUp()
+ * projector.start()
+ */
+export class Projector {
+  readonly #store: StateStore
+  readonly #log: EventLog
+  readonly #batch: number
+  readonly #onApplied?: (changes: ProjectorChanges) => void
+  readonly #onError?: (error: Error) => void
+  #follower: LogFollower | undefined
+  /** The log's last seq as last seen; caughtUp() compares the checkpoint with it. */
+  #target: number | undefined
+
+  constructor(store: StateStore, log: EventLog, opts: ProjectorOptions = {}) {
+    const batch = opts.batch ?? PROJECTOR_DEFAULTS.batch
+    if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`Projector option batch must be a positive integer, got ${batch}`)
+    this.#store = store
+    this.#log = log
+    this.#batch = batch
+    this.#onApplied = opts.onApplied
+    this.#onError = opts.onError
+  }
+
+  /** Follow the log from checkpoint + 1, now and as events are appended, until stop(). */
+  start(): void {
+    if (this.#follower !== undefined) return
+    this.#follower = this.#log.follow(this.#store.checkpoint() + 1, async (batch) => {
+      try {
+        await this.apply(batch)
+      } catch (error) {
+        this.#onError?.(error as Error)
+        throw error // the log delivers the batch again
+      }
+    })
+    // caughtUp() needs a target even when nobody calls catchUp().
+    this.#log.lastSeq().then(
+      (seq) => this.#raiseTarget(seq),
+      (error: Error) => this.#onError?.(error),
+    )
+  }
+
+  /** Apply everything up to the log's last seq as of now, then resolve. */
+  async catchUp(): Promise<void> {
+    const target = await this.#log.lastSeq()
+    let checkpoint = this.#store.checkpoint()
+    if (checkpoint > target) {
+      throw new ProjectionAheadOfLog(
+        `the state store at ${this.#store.path} has applied events up to seq ${checkpoint} but the ${this.#log.kind} log ends at seq ${target}: ` +
+          'it was built from another log; rebuild it with `tollgate replay`',
+      )
+    }
+    while (checkpoint < target) checkpoint = await this.#readAndApply(checkpoint + 1, target)
+    this.#raiseTarget(target)
+  }
+
+  /** Whether the store has applied the log up to its last seq as last seen (false before that is known). */
+  caughtUp(): boolean {
+    return this.#target !== undefined && this.#store.checkpoint() >= this.#target
+  }
+
+  async stop(): Promise<void> {
+    const follower = this.#follower
+    this.#follower = undefined
+    await follower?.stop()
+  }
+
+  /**
+   * Apply stored events (in seq order) in transactions of at most `batch` events; events at or
+   * below the checkpoint are skipped, missing events before the first one are read from the log
+   * first. Resolves to the checkpoint after the last transaction.
+   */
+  async apply(events: readonly StoredEvent[]): Promise<number> {
+    let checkpoint = this.#store.checkpoint()
+    for (let i = 0; i < events.length; i += this.#batch) {
+      const chunk = events.slice(i, i + this.#batch)
+      const first = chunk[0]!.seq
+      // A batch that starts past checkpoint + 1 (the store was wiped under a running follower,
+      // or another log's follower) would otherwise skip the events in between forever.
+      while (checkpoint + 1 < first) checkpoint = await this.#readAndApply(checkpoint + 1, first - 1)
+      checkpoint = this.#commit(chunk)
+    }
+    this.#raiseTarget(checkpoint)
+    return checkpoint
+  }
+
+  /** Read events from..upTo (at most one batch) from the log and apply them; returns the new checkpoint. */
+  async #readAndApply(from: number, upTo: number): Promise<number> {
+    const events = await this.#log.read(from, Math.min(this.#batch, upTo - from + 1))
+    if (events.length === 0 || events[0]!.seq !== from) {
+      throw new ProjectionGap(`the ${this.#log.kind} log has no event at seq ${from} (state store at ${this.#store.path})`)
+    }
+    return this.#commit(events)
+  }
+
+  /** One transaction: skip what is applied, apply the rest in order, move the checkpoint. */
+  #commit(chunk: readonly StoredEvent[]): number {
+    const { checkpoint, changes } = this.#store.write((writer) => {
+      let checkpoint = writer.checkpoint()
+      for (const { seq, event } of chunk) {
+        if (seq <= checkpoint) continue // applied already, by this projector or another one
+        if (seq !== checkpoint + 1) {
+          throw new ProjectionGap(`event seq ${seq} follows checkpoint ${checkpoint}: seq ${checkpoint + 1} is missing`)
+        }
+        for (const projection of PROJECTIONS) projection.apply(event, writer)
+        checkpoint = seq
+      }
+      writer.setCheckpoint(checkpoint)
+      return { checkpoint, changes: touchedBy(chunk, writer) }
+    })
+    if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0)) {
+      try {
+        this.#onApplied(changes)
+      } catch (error) {
+        // The batch is committed: failing it now would only redeliver events that are skipped.
+        this.#onError?.(error as Error)
+      }
+    }
+    return checkpoint
+  }
+
+  #raiseTarget(seq: number): void {
+    if (this.#target === undefined || seq > this.#target) this.#target = seq
+  }
+}
+
+/**
+ * The keys and accounts that the account events of a chunk concern, skipped ones included: when
+ * the CLI applied a KeyRevoked to a store the gateway shares, the gateway's projector skips it,
+ * and its actors must still hear that the key changed.
+ */
+function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): ProjectorChanges {
+  const keyHashes = new Set<string>()
+  const accountIds = new Set<string>()
+  for (const { event } of chunk) {
+    if (categoryOf(event.type) !== 'accounts') continue
+    accountIds.add(event.accountId)
+    if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)
+    if (event.type === 'KeyRevoked') {
+      const hash = writer.keyHashOf(event.keyId)
+      if (hash !== undefined) keyHashes.add(hash)
+    }
+  }
+  return { keyHashes: [...keyHashes], accountIds: [...accountIds] }
+}

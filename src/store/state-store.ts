@@ -1,0 +1,164 @@
+import { mkdirSync } from 'node:fs'
+import { open, TransactionFlags, type RootDatabase } from 'lmdb'
+import type { AccountRecord, KeyRecord, UsageFilter, UsageRow, UsageTotals } from './records.js'
+import { emptyUsage } from './records.js'
+import { StateWriter, type StateDbs } from './state-writer.js'
+
+const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
+  TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
+
+/** Names of the dbs in the store, in the order the digest walks them. */
+export const STATE_DB_NAMES = ['accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets'] as const
+export type StateDbName = (typeof STATE_DB_NAMES)[number]
+
+export type { AccountRecord, KeyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
+export { isKeyActive, usageKey } from './records.js'
+export type { StateWriter } from './state-writer.js'
+
+/** The store is closed (or could not be opened). */
+export class StateStoreClosed extends Error {
+  override name = 'StateStoreClosed'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/**
+ * The projected state in one LMDB environment (a folder holding data.mdb and lock.mdb), msgpack
+ * values, one named db per kind of record. Everything in it is derived from the event log:
+ * delete the folder and replay, and the state is the same (compare stateDigest()).
+ *
+ * Getters are synchronous and cheap (an LMDB read is about a microsecond) so that the request
+ * path can call them directly; writes go through write(), one transaction per projection batch.
+ * Several processes may open the same folder (the CLI beside a running gateway): LMDB serialises
+ * their write transactions and the projector's checkpoint test makes a second apply a no-op.
+ * @example
+ * const store = StateStore.open(join(dataDir, 'state'))
+ * const key = store.keyByHash(hashApiKey(apiKey))
+ */
+export class StateStore {
+  readonly path: string
+  readonly #root: RootDatabase
+  readonly #dbs: StateDbs
+  readonly #writer: StateWriter
+  #closed = false
+
+  private constructor(path: string, root: RootDatabase) {
+    this.path = path
+    this.#root = root
+    const db = <V>(name: StateDbName) => root.openDB<V, string>(name, { encoding: 'msgpack' })
+    this.#dbs = {
+      keys: db('keys'),
+      keyIds: db('keyIds'),
+      accounts: db('accounts'),
+      wallets: db('wallets'),
+      usage: db('usage'),
+      usageEvents: db('usageEvents'),
+      meta: db('meta'),
+      penalties: db('penalties'),
+    }
+    this.#writer = new StateWriter(this.#dbs)
+  }
+
+  /** Open (creating it if needed) the store in folder `path`. */
+  static open(path: string): StateStore {
+    try {
+      mkdirSync(path, { recursive: true })
+      return new StateStore(path, open({ path, maxDbs: 16 }))
+    } catch (cause) {
+      throw new StateStoreClosed(`cannot open the state store at ${path}: ${(cause as Error).message}`, { cause })
+    }
+  }
+
+  /** The key record for a key hash (hex SHA-256 of the API key), revoked ones included. */
+  keyByHash(keyHash: string): KeyRecord | undefined {
+    return this.#dbs.keys.get(keyHash)
+  }
+
+  /** The key record for a public key id. */
+  keyById(keyId: string): KeyRecord | undefined {
+    const hash = this.#dbs.keyIds.get(keyId)
+    return hash === undefined ? undefined : this.#dbs.keys.get(hash)
+  }
+
+  account(accountId: string): AccountRecord | undefined {
+    return this.#dbs.accounts.get(accountId)
+  }
+
+  /** The account of a wallet; the address is matched case-insensitively. */
+  accountByWallet(wallet: string): AccountRecord | undefined {
+    const id = this.#dbs.wallets.get(wallet.toLowerCase())
+    return id === undefined ? undefined : this.#dbs.accounts.get(id)
+  }
+
+  /** The last event seq applied to this store (0: none). */
+  checkpoint(): number {
+    return this.#dbs.meta.get('checkpoint') ?? 0
+  }
+
+  /** Usage rows (one per account, key, network and node kind) that match `filter`, in key order. */
+  usageRows(filter: UsageFilter = {}): UsageRow[] {
+    // An account's rows are one key range: '|' (0x7c) separates fields and '}' (0x7d) sorts
+    // right after it, so the range ends exactly after this account's last row.
+    const range = filter.accountId === undefined ? {} : { start: `${filter.accountId}|`, end: `${filter.accountId}}` }
+    const rows: UsageRow[] = []
+    for (const { key, value } of this.#dbs.usage.getRange(range)) {
+      const [accountId, keyId, network, kind] = key.split('|') as [string, string, string, UsageRow['kind']]
+      if (filter.keyId !== undefined && keyId !== filter.keyId) continue
+      if (filter.network !== undefined && network !== filter.network) continue
+      if (filter.kind !== undefined && kind !== filter.kind) continue
+      rows.push({ accountId, keyId, network, kind, ...value })
+    }
+    return rows
+  }
+
+  /** Usage summed over the rows that match `filter` (everything when absent). */
+  usageTotals(filter: UsageFilter = {}): UsageTotals {
+    const sum = emptyUsage()
+    for (const row of this.usageRows(filter)) {
+      sum.requests += row.requests
+      sum.errors += row.errors
+      sum.bytesIn += row.bytesIn
+      sum.bytesOut += row.bytesOut
+      sum.rateLimited += row.rateLimited
+    }
+    return sum
+  }
+
+  /**
+   * Run `fn` inside one write transaction and commit it; if `fn` throws, nothing it wrote is
+   * committed and the error is rethrown.
+   *
+   * Synchronous on purpose: lmdb-js's asynchronous transaction() commits whatever the callback
+   * wrote even when it throws (checked with lmdb 3.5), so a projection failing mid-batch would
+   * leave half a batch without its checkpoint and the retry would count usage twice. The commit
+   * returns before the fsync (NO_SYNC_FLUSH with LMDB's overlapping sync), so the event loop
+   * only pays for the page writes: a power cut may lose the last batches, data and checkpoint
+   * together, and the projector then re-applies them from the log.
+   */
+  write<T>(fn: (writer: StateWriter) => T): T {
+    if (this.#closed) throw new StateStoreClosed(`the state store at ${this.path} is closed`)
+    return this.#root.transactionSync(() => fn(this.#writer), ABORTABLE_COMMIT_NO_FLUSH)
+  }
+
+  /** Remove every record and reset the checkpoint to 0, in one transaction (a crash leaves all or nothing). */
+  wipe(): void {
+    this.#root.transactionSync(() => {
+      for (const name of STATE_DB_NAMES) this.#dbs[name].clearSync()
+    })
+  }
+
+  /** Every entry of every db, db by db in STATE_DB_NAMES order, keys in order (what stateDigest() hashes). */
+  *entries(): Generator<{ db: StateDbName; key: string; value: unknown }> {
+    for (const name of STATE_DB_NAMES) {
+      const db = this.#dbs[name] as StateDbs[StateDbName]
+      for (const { key, value } of db.getRange({})) yield { db: name, key, value }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#root.close()
+  }
+}
