@@ -1,0 +1,90 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { join, resolve } from 'node:path'
+import { parseCommandArgs, UsageError } from '../args.js'
+import { parseConfig } from '../../config/load.js'
+import { startGateway } from '../../gateway/gateway.js'
+import { makeLogger } from '../logger.js'
+import { runUntilSignal } from '../run-until-signal.js'
+import { startDevnet } from '../../dev/devnet.js'
+import { openContextFor } from '../context.js'
+import { createAccount, showKey } from '../../accounts/commands.js'
+import { KeyCipher } from '../../keys/key-cipher.js'
+import { systemClock } from '../../../actors/runtime/clock.js'
+
+/** Anvil's first dev account: the demo account's wallet. */
+export const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
+
+/**
+ * `tollgate dev [--port N] [--data DIR]`: a first try on a fresh machine. Starts a local anvil
+ * devnet as the `dev-1` network (serving as its full and its archive node), uses the embedded
+ * event log, creates a demo account on Tier 3 (or shows its key again on later runs), and prints
+ * the endpoint, the key and a curl line that works.
+ */
+export async function devCommand(args: string[]): Promise<void> {
+  const v = parseCommandArgs('dev', args, { port: { type: 'string' }, data: { type: 'string' }, host: { type: 'string' } })
+  const port = v.port === undefined ? 8080 : Number(v.port)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`tollgate dev: --port must be a port number, got ${JSON.stringify(v.port)}`)
+  const dataDir = resolve(v.data ?? './data/dev')
+  mkdirSync(dataDir, { recursive: true })
+  const secret = devSecret(dataDir)
+  const logger = makeLogger('stdout')
+
+  const devnet = await startDevnet()
+  const config = parseConfig(
+    {
+      listen: { host: v.host ?? '127.0.0.1', port },
+      dataDir,
+      networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
+    },
+    'tollgate dev (embedded defaults)',
+  )
+  const cipher = KeyCipher.fromSecret(secret)
+  const ctx = await openContextFor(config)
+  let apiKey: string
+  try {
+    const deps = { log: ctx.log, store: ctx.store, catalog: ctx.catalog, cipher, clock: systemClock, projector: ctx.projector }
+    const existing = ctx.store.accountByWallet(DEMO_WALLET)
+    apiKey = existing?.activeKeyId ? showKey(deps, existing.accountId) : (await createAccount(deps, { wallet: DEMO_WALLET, planId: 'tier-3' })).apiKey
+  } finally {
+    await ctx.close()
+  }
+
+  let gateway: Awaited<ReturnType<typeof startGateway>>
+  try {
+    gateway = await startGateway(config, { logger })
+  } catch (err) {
+    await devnet.stop()
+    throw err
+  }
+  const endpoint = `${gateway.http}/http/dev-1`
+  process.stdout.write(
+    [
+      '',
+      'Tollgate is running (dev mode: a local anvil devnet, the embedded event log in ' + dataDir + ').',
+      `  HTTP endpoint:      ${endpoint}`,
+      `  WebSocket endpoint: ${gateway.ws}/ws/dev-1`,
+      `  API key (demo account on Tier 3): ${apiKey}`,
+      '',
+      'Try it:',
+      `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
+      '',
+      `Metrics: ${gateway.http}/metrics   Events: npx tollgate events --config <file> (see README)   Stop: Ctrl-C`,
+      '',
+    ].join('\n') + '\n',
+  )
+  await runUntilSignal(logger, async () => {
+    await gateway.close()
+    await devnet.stop()
+  })
+}
+
+/** The dev secret lives in the data folder (0600), generated on first run; `start` never does this. */
+function devSecret(dataDir: string): string {
+  if (process.env.TOLLGATE_SECRET) return process.env.TOLLGATE_SECRET
+  const file = join(dataDir, 'secret')
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim()
+  const secret = randomBytes(32).toString('hex')
+  writeFileSync(file, secret + '\n', { mode: 0o600 })
+  return secret
+}

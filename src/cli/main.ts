@@ -1,0 +1,50 @@
+import { UsageError } from './args.js'
+import { devCommand } from './commands/dev.js'
+import { startCommand } from './commands/start.js'
+import { accountsCommand } from './commands/accounts.js'
+import { keysCommand } from './commands/keys.js'
+import { eventsCommand } from './commands/events.js'
+import { replayCommand } from './commands/replay.js'
+
+const USAGE = `Usage: tollgate <command>
+
+  dev [--port 8080] [--data ./data/dev]      local devnet, embedded log, demo key, curl line
+  start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
+  accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
+  keys regenerate --config FILE --account ID [--grace SECONDS]
+  events --config FILE [--follow] [--from SEQ]
+  replay --config FILE                       rebuild the LMDB projections from the event log
+`
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  dev: devCommand,
+  start: startCommand,
+  accounts: accountsCommand,
+  keys: keysCommand,
+  events: eventsCommand,
+  replay: replayCommand,
+}
+
+/** Run the command line; exit code 2 for usage mistakes, 1 for failures. */
+export async function main(argv: string[]): Promise<void> {
+  const [name, ...args] = argv
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE)
+    return
+  }
+  const command = COMMANDS[name]
+  try {
+    if (!command) throw new UsageError(`tollgate: unknown command ${JSON.stringify(name)}`)
+    await command(args)
+  } catch (err) {
+    const e = err as Error
+    process.stderr.write(`${e.name === 'Error' ? 'error' : e.name}: ${e.message}\n`)
+    if (err instanceof UsageError) process.stderr.write('\n' + USAGE)
+    process.exitCode = err instanceof UsageError ? 2 : 1
+  }
+}
+
+// Run directly (node --import tsx src/cli/main.ts ...) as well as through bin/tollgate.js.
+if (process.argv[1] && /cli[\\/]main\.(ts|js)$/.test(process.argv[1])) {
+  void main(process.argv.slice(2))
+}

@@ -1,0 +1,64 @@
+/**
+ * One registry of the gateway's own errors: a stable code, the HTTP status, the JSON-RPC code and
+ * a message that says what happened and what to do. Every error the gateway answers comes from
+ * here, and the README's error table is checked against it (test/front/error-table.test.ts).
+ *
+ * Why HTTP 200 for JSON-RPC protocol errors (-32700, -32600, -32601, -32602): Ethereum clients
+ * (viem, ethers, web3.js) read the JSON-RPC error code only from a 2xx response; on any other
+ * status they throw a generic HTTP error and the code is lost. Geth answers them with 200 too.
+ * Gateway conditions (auth, limits, size, upstream health) get the HTTP status that names the
+ * cause, so that proxies, retries and dashboards can see them.
+ */
+export interface ErrorSpec {
+  readonly http: number
+  readonly rpc: number
+  readonly message: string
+}
+
+export const ERRORS = {
+  PARSE_ERROR: { http: 200, rpc: -32700, message: 'Parse error: the body is not valid JSON' },
+  INVALID_REQUEST: { http: 200, rpc: -32600, message: 'Invalid Request' },
+  EMPTY_BATCH: { http: 200, rpc: -32600, message: 'Invalid Request: the batch is empty; send at least one call' },
+  METHOD_NOT_FOUND: { http: 200, rpc: -32601, message: 'Method not found' },
+  INVALID_PARAMS: { http: 200, rpc: -32602, message: 'Invalid params' },
+  INTERNAL_ERROR: { http: 500, rpc: -32603, message: 'Internal error: the gateway failed to handle the call; retry, and report it if it persists' },
+  MISSING_KEY: { http: 401, rpc: -32001, message: 'Missing API key: pass it as ?apikey=<API_KEY> or the header Authorization: Bearer <API_KEY>' },
+  INVALID_KEY: { http: 401, rpc: -32001, message: 'Invalid API key: it is not a key this gateway issued (check for a copy/paste error), or it was regenerated; get the current key from the dashboard' },
+  PLAN_INACTIVE: { http: 403, rpc: -32003, message: "Forbidden: the account's plan is not active" },
+  NODE_KIND_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: the account's plan does not include this network or node kind" },
+  RATE_LIMITED: { http: 429, rpc: -32005, message: 'Rate limit exceeded: too many requests for this key; retry after the time in Retry-After, with exponential backoff' },
+  BODY_TOO_LARGE: { http: 413, rpc: -32010, message: 'Request body too large' },
+  BATCH_TOO_LARGE: { http: 413, rpc: -32011, message: 'Batch too large' },
+  UNKNOWN_NETWORK: { http: 404, rpc: -32012, message: 'Unknown network' },
+  NOT_FOUND: { http: 404, rpc: -32013, message: 'Not found: JSON-RPC is served at POST /http/<network> and WS /ws/<network>' },
+  METHOD_NOT_ALLOWED: { http: 405, rpc: -32014, message: 'HTTP method not allowed: send JSON-RPC with POST' },
+  NO_HEALTHY_UPSTREAM: { http: 503, rpc: -32020, message: 'No healthy node is available for this call right now; retry with backoff' },
+  UPSTREAM_TIMEOUT: { http: 504, rpc: -32021, message: 'The node did not answer in time; retry, or split the call (for eth_getLogs, a narrower block range)' },
+  UPSTREAM_ERROR: { http: 502, rpc: -32022, message: 'The node failed to answer; retry with backoff' },
+} as const satisfies Record<string, ErrorSpec>
+
+export type ErrorCode = keyof typeof ERRORS
+
+/** A gateway error on its way to a client: a registry code plus, optionally, a more precise message. */
+export class GatewayError extends Error {
+  override name = 'GatewayError'
+  readonly code: ErrorCode
+  readonly http: number
+  readonly rpc: number
+  /** Extra headers for the HTTP answer (Retry-After, RateLimit-*). */
+  readonly headers?: Readonly<Record<string, string>>
+  constructor(code: ErrorCode, detail?: string, options?: { cause?: unknown; headers?: Record<string, string> }) {
+    const spec: ErrorSpec = ERRORS[code]
+    super(detail ?? spec.message, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.http = spec.http
+    this.rpc = spec.rpc
+    this.headers = options?.headers
+  }
+}
+
+/** The JSON text of a JSON-RPC error response; `idJson` is the request id as JSON text. */
+export function errorResponseJson(idJson: string, rpc: number, message: string, data?: unknown): string {
+  const error = data === undefined ? { code: rpc, message } : { code: rpc, message, data }
+  return `{"jsonrpc":"2.0","id":${idJson},"error":${JSON.stringify(error)}}`
+}

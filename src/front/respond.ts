@@ -1,0 +1,72 @@
+import { gzip } from 'node:zlib'
+import { promisify } from 'node:util'
+import type { HttpResponse } from './uws.js'
+
+const gzipAsync = promisify(gzip)
+
+/**
+ * Below this size gzip costs more than it saves (headers, CPU); clients that asked for gzip get
+ * the plain body, which HTTP allows (no Content-Encoding header).
+ */
+export const GZIP_MIN_BYTES = 1024
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  502: '502 Bad Gateway',
+  503: '503 Service Unavailable',
+  504: '504 Gateway Timeout',
+}
+
+/** Per-request state the handlers keep: uWS forbids touching `res` after it was aborted. */
+export interface ResponseState {
+  aborted: boolean
+  done: boolean
+}
+
+export interface Reply {
+  status: number
+  body: string | Buffer | null
+  contentType?: string
+  headers?: Readonly<Record<string, string>>
+  /** Close the connection after answering (a body we refused to read is still on the wire). */
+  close?: boolean
+}
+
+/**
+ * Write a reply, gzip-compressed when the client accepts it and it is worth it. Compression runs
+ * on libuv's thread pool (zlib's async API), so a 1 MB response never blocks the event loop for
+ * other clients.
+ */
+export function sendReply(res: HttpResponse, state: ResponseState, reply: Reply, acceptGzip: boolean): void {
+  if (reply.body !== null && acceptGzip && reply.body.length >= GZIP_MIN_BYTES) {
+    gzipAsync(reply.body).then(
+      (zipped) => write(res, state, reply, zipped, true),
+      () => write(res, state, reply, reply.body, false),
+    )
+    return
+  }
+  write(res, state, reply, reply.body, false)
+}
+
+function write(res: HttpResponse, state: ResponseState, reply: Reply, body: string | Buffer | null, gzipped: boolean): void {
+  if (state.aborted || state.done) return
+  state.done = true
+  res.cork(() => {
+    res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Unknown`)
+    if (body !== null) res.writeHeader('Content-Type', reply.contentType ?? 'application/json')
+    if (gzipped) res.writeHeader('Content-Encoding', 'gzip')
+    if (body !== null && reply.contentType === undefined) res.writeHeader('Vary', 'Accept-Encoding')
+    if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k])
+    if (body === null) res.endWithoutBody(undefined, reply.close)
+    else res.end(body, reply.close)
+  })
+}

@@ -1,0 +1,135 @@
+import { mkdirSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import type { Logger } from 'pino'
+import type { Config } from '../config/types.js'
+import { systemClock, type Clock } from '../../actors/runtime/clock.js'
+import { openEventLog } from '../events/open-log.js'
+import type { EventLog } from '../events/log.js'
+import { Outbox } from '../events/outbox.js'
+import { makeEvent } from '../events/make-event.js'
+import type { EventInput } from '../events/types.js'
+import { StateStore } from '../store/state-store.js'
+import { Projector } from '../projections/projector.js'
+import { loadPlanCatalog } from '../plans/catalog.js'
+import { Upstreams } from '../upstream/upstreams.js'
+import { UsageMeter } from '../usage/usage-meter.js'
+import { Metrics } from '../metrics/metrics.js'
+import { KeyDirectory } from './key-directory.js'
+import { RpcDispatcher } from './rpc-dispatcher.js'
+import { HttpServer } from '../front/http-server.js'
+import { HttpCounters } from '../front/http-counters.js'
+
+export interface RunningGateway {
+  /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
+  readonly http: string
+  /** Base URL of the WebSocket endpoints, e.g. ws://127.0.0.1:8080 */
+  readonly ws: string
+  readonly port: number
+  readonly log: EventLog
+  readonly store: StateStore
+  readonly outbox: Outbox
+  readonly usage: UsageMeter
+  readonly projector: Projector
+  close(): Promise<void>
+}
+
+export interface GatewayOptions {
+  logger: Logger
+  clock?: Clock
+  /** Identifies this process in usage events; default host, pid and start time. */
+  instance?: string
+}
+
+/**
+ * Start the gateway: open the event log and the LMDB projections, catch up, then serve. The
+ * request path reads key state from memory (refreshed by the projector) and hands usage to the
+ * outbox without waiting: the event log is never on the path of a call.
+ */
+export async function startGateway(config: Config, opts: GatewayOptions): Promise<RunningGateway> {
+  const { logger } = opts
+  const clock = opts.clock ?? systemClock
+  const instance = opts.instance ?? `${hostname()}-${process.pid}-${Date.now().toString(36)}`
+  mkdirSync(config.dataDir, { recursive: true })
+
+  const catalog = loadPlanCatalog(config.plans.catalog)
+  const log = await openEventLog(config.events, config.dataDir)
+  const store = StateStore.open(join(config.dataDir, 'state'))
+  const keys = new KeyDirectory(store, catalog, clock)
+  const projector = new Projector(store, log, {
+    onApplied: (changes) => keys.refresh(changes),
+  })
+  await projector.catchUp()
+  projector.start()
+
+  const outbox = Outbox.open(join(config.dataDir, 'outbox'), log, {
+    onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
+  })
+  const usage = new UsageMeter({
+    clock,
+    intervalMs: config.usage.intervalMs,
+    instance,
+    emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i as EventInput, clock.now()))),
+  })
+  usage.start()
+
+  const upstreams = Upstreams.fromConfig(config.networks)
+  const metrics = new Metrics()
+  const counters = new HttpCounters(metrics)
+  const outboxGauge = metrics.gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log')
+  const checkpointGauge = metrics.gauge('tollgate_projection_checkpoint', 'Last event log position applied to the LMDB projections')
+  const keysGauge = metrics.gauge('tollgate_active_keys', 'Key actors in memory')
+  metrics.onCollect(() => {
+    outboxGauge.set(outbox.pending())
+    checkpointGauge.set(store.checkpoint())
+    keysGauge.set(keys.size)
+  })
+  const dispatcher = new RpcDispatcher({ usage, limits: config.limits })
+  const server = new HttpServer({
+    keys,
+    upstreams,
+    dispatcher,
+    counters,
+    metrics,
+    maxBodyBytes: config.limits.maxBodyBytes,
+    ready: () => projector.caughtUp(),
+    onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
+  })
+  const port = await server.listen(config.listen.host, config.listen.port)
+  const sweeper = setInterval(() => keys.sweep(), 60_000)
+  sweeper.unref()
+
+  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host
+  const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`
+  const ws = http.replace(/^http/, 'ws')
+  logger.info({ http, ws, events: log.kind, networks: Object.keys(config.networks) }, 'ready')
+
+  let closed = false
+  return {
+    http,
+    ws,
+    port,
+    log,
+    store,
+    outbox,
+    usage,
+    projector,
+    async close() {
+      if (closed) return
+      closed = true
+      server.close()
+      clearInterval(sweeper)
+      usage.stop()
+      try {
+        await outbox.flush(5_000)
+      } catch (err) {
+        logger.warn({ err: String(err), pending: outbox.pending() }, 'events left in the outbox; the next start sends them')
+      }
+      await outbox.close()
+      await projector.stop()
+      await upstreams.close()
+      await log.close()
+      store.close()
+    },
+  }
+}

@@ -1,0 +1,120 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+import { ActorRegistry } from '../../actors/runtime/registry.js'
+import { KeyActor } from '../../actors/key/key-actor.js'
+import { initialKeyState } from '../../actors/key/decide.js'
+import type { KeyState } from '../../actors/key/decide.js'
+import { hashApiKey, isWellFormedApiKey, sameHash } from '../keys/api-key.js'
+import type { StateStore, AccountRecord, KeyRecord } from '../store/state-store.js'
+import type { Plan, PlanCatalog } from '../plans/catalog.js'
+import { GatewayError } from '../errors/registry.js'
+
+/** What the request path knows about an authenticated key. */
+export interface KeyContext {
+  readonly keyHash: string
+  record: KeyRecord
+  account: AccountRecord
+  plan: Plan | undefined
+  readonly actor: KeyActor
+}
+
+/**
+ * Resolves API keys to their actor and projected state. The LMDB projection is the truth; this
+ * keeps one KeyContext per active key (its actor with its token buckets) and refreshes it when the
+ * projector applies events that touch the key or its account, so that a revoked key stops working
+ * as soon as the event is projected, without a lookup per call.
+ */
+export class KeyDirectory {
+  readonly #store: StateStore
+  readonly #catalog: PlanCatalog
+  readonly #clock: Clock
+  readonly #registry: ActorRegistry<string, KeyContext | null>
+
+  constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, idleMs = 5 * 60_000) {
+    this.#store = store
+    this.#catalog = catalog
+    this.#clock = clock
+    this.#registry = new ActorRegistry<string, KeyContext | null>({
+      clock,
+      idleMs,
+      create: (keyHash) => this.#load(keyHash),
+    })
+  }
+
+  /**
+   * The key's context, or the GatewayError to answer (401 missing, unknown or revoked; 403 plan
+   * not active). Constant-time with respect to the key: the hash is compared with timingSafeEqual
+   * and looked up by hash, never by the clear key.
+   */
+  resolve(apiKey: string): KeyContext | GatewayError {
+    if (apiKey === '') return new GatewayError('MISSING_KEY')
+    if (!isWellFormedApiKey(apiKey)) return new GatewayError('INVALID_KEY', 'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error')
+    const hash = hashApiKey(apiKey)
+    const ctx = this.#registry.get(hash)
+    if (ctx === null) {
+      // An unknown key is not kept in the registry: a key issued a moment later must work.
+      this.#registry.delete(hash)
+      return new GatewayError('INVALID_KEY')
+    }
+    if (!sameHash(ctx.record.keyHash, hash)) return new GatewayError('INVALID_KEY')
+    const now = this.#clock.now()
+    if (ctx.record.revokedAt !== null && ctx.record.revokedAt <= now) {
+      return new GatewayError('INVALID_KEY', 'Invalid API key: this key was regenerated or revoked; use the current key from the dashboard (My Subscription)')
+    }
+    const plan = ctx.account.plan
+    if (!plan || !ctx.plan) return new GatewayError('PLAN_INACTIVE', "Forbidden: the account has no active plan; choose one in the dashboard's Plans section")
+    if (plan.endsAt !== null && plan.endsAt <= now) {
+      return new GatewayError('PLAN_INACTIVE', `Forbidden: the ${ctx.plan.name} plan ended at ${new Date(plan.endsAt).toISOString()}; renew it or choose another plan in the dashboard`)
+    }
+    return ctx
+  }
+
+  /** Reload the keys and accounts a projected batch touched (called by the projector). */
+  refresh(changes: { keyHashes: readonly string[]; accountIds: readonly string[] }): void {
+    for (const hash of changes.keyHashes) {
+      const ctx = this.#registry.peek(hash)
+      if (ctx === undefined) continue
+      if (ctx === null) {
+        this.#registry.delete(hash)
+        continue
+      }
+      const record = this.#store.keyByHash(hash)
+      if (record) ctx.record = record
+      else this.#registry.delete(hash)
+    }
+    if (changes.accountIds.length === 0) return
+    const accounts = new Set(changes.accountIds)
+    this.#registry.forEach((ctx) => {
+      if (!ctx || !accounts.has(ctx.account.accountId)) return
+      const account = this.#store.account(ctx.account.accountId)
+      if (!account) return
+      ctx.account = account
+      ctx.plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
+      ctx.actor.updateLimits(limitsOf(ctx.plan))
+    })
+  }
+
+  /** Passivate idle keys (their durable facts come back from LMDB, their buckets start full). */
+  sweep(): void {
+    this.#registry.sweep()
+  }
+
+  get size(): number {
+    return this.#registry.size
+  }
+
+  #load(keyHash: string): KeyContext | null {
+    const record = this.#store.keyByHash(keyHash)
+    if (!record) return null
+    const account = this.#store.account(record.accountId)
+    if (!account) return null
+    const plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
+    const state: KeyState = initialKeyState({ keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan) }, this.#clock.now())
+    return { keyHash, record, account, plan, actor: new KeyActor(state, this.#clock) }
+  }
+}
+
+/** The HTTP limits a plan gives a key: rps per node kind, null unlimited, 0 none. */
+export function limitsOf(plan: Plan | undefined): KeyState['limits'] {
+  if (!plan) return { full: 0, archive: 0 }
+  return { full: plan.limits.fullRps, archive: plan.limits.archiveRps }
+}

@@ -1,0 +1,103 @@
+import type { NodeKind, RateLimited, UsageRecorded } from '../events/types.js'
+import type { Clock } from '../../actors/runtime/clock.js'
+
+/**
+ * Aggregates usage and rate-limit decisions per (key, network, node kind, interval) in memory and
+ * hands finished intervals to `emit` as UsageRecorded / RateLimited events. One event per key per
+ * interval instead of one per call keeps the event log and its consumers at a rate that does not
+ * grow with traffic; the request path only adds to counters.
+ */
+export interface UsageMeterOptions {
+  clock: Clock
+  intervalMs: number
+  /** Which gateway process this is: part of the events' ids so that instances never collide. */
+  instance: string
+  emit: (events: Array<Omit<UsageRecorded, 'id' | 'version' | 'time'> | Omit<RateLimited, 'id' | 'version' | 'time'>>) => void
+}
+
+interface Bucket {
+  accountId: string
+  keyId: string
+  network: string
+  kind: NodeKind
+  intervalStart: number
+  requests: number
+  errors: number
+  bytesIn: number
+  bytesOut: number
+  rateLimited: number
+}
+
+export class UsageMeter {
+  readonly #opts: UsageMeterOptions
+  #buckets = new Map<string, Bucket>()
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(opts: UsageMeterOptions) {
+    this.#opts = opts
+  }
+
+  /** Count calls served for a key (each call of a batch counts). */
+  served(accountId: string, keyId: string, network: string, kind: NodeKind, requests: number, errors: number, bytesIn: number, bytesOut: number): void {
+    const b = this.#bucket(accountId, keyId, network, kind)
+    b.requests += requests
+    b.errors += errors
+    b.bytesIn += bytesIn
+    b.bytesOut += bytesOut
+  }
+
+  /** Count calls rejected by the key's rate limit. */
+  rateLimited(accountId: string, keyId: string, network: string, kind: NodeKind, calls: number): void {
+    this.#bucket(accountId, keyId, network, kind).rateLimited += calls
+  }
+
+  /** Flush every finished interval every `intervalMs`. */
+  start(): void {
+    this.#timer = setInterval(() => this.flush(false), this.#opts.intervalMs)
+    this.#timer.unref()
+  }
+
+  /** Emit finished intervals (all of them when `all`, at shutdown). */
+  flush(all: boolean): void {
+    const current = this.#intervalStart(this.#opts.clock.now())
+    const events: Parameters<UsageMeterOptions['emit']>[0] = []
+    for (const [k, b] of this.#buckets) {
+      if (!all && b.intervalStart >= current) continue
+      this.#buckets.delete(k)
+      const head = {
+        accountId: b.accountId,
+        keyId: b.keyId,
+        network: b.network,
+        kind: b.kind,
+        instance: this.#opts.instance,
+        intervalStart: b.intervalStart,
+        intervalMs: this.#opts.intervalMs,
+      }
+      if (b.requests > 0 || b.errors > 0) {
+        events.push({ type: 'UsageRecorded', ...head, requests: b.requests, errors: b.errors, bytesIn: b.bytesIn, bytesOut: b.bytesOut })
+      }
+      if (b.rateLimited > 0) events.push({ type: 'RateLimited', ...head, count: b.rateLimited, reason: 'http-rps' })
+    }
+    if (events.length > 0) this.#opts.emit(events)
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer)
+    this.flush(true)
+  }
+
+  #intervalStart(now: number): number {
+    return now - (now % this.#opts.intervalMs)
+  }
+
+  #bucket(accountId: string, keyId: string, network: string, kind: NodeKind): Bucket {
+    const start = this.#intervalStart(this.#opts.clock.now())
+    const k = `${keyId}|${network}|${kind}|${start}`
+    let b = this.#buckets.get(k)
+    if (!b) {
+      b = { accountId, keyId, network, kind, intervalStart: start, requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0 }
+      this.#buckets.set(k, b)
+    }
+    return b
+  }
+}
