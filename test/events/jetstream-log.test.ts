@@ -1,0 +1,95 @@
+import t from 'tap'
+import { JetStreamLog, StreamMismatch } from '../../src/events/jetstream-log.js'
+import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
+import type { StoredEvent } from '../../src/events/types.js'
+import { startNats } from '../helpers/nats-server.js'
+import { runEventLogSuite, usageEvents, waitFor } from './log-suite.js'
+
+const nats = await startNats()
+t.teardown(() => nats.stop())
+
+let streams = 0
+/** A fresh stream and subject prefix per test, so that tests never see each other's events. */
+function freshNames(): { stream: string; subjectPrefix: string } {
+  streams += 1
+  return { stream: `T${streams}`, subjectPrefix: `t${streams}` }
+}
+
+runEventLogSuite(t, 'jetstream', async () => {
+  const names = freshNames()
+  const open = () => JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+  const opened: EventLog[] = [await open()]
+  return {
+    log: opened[0],
+    async another() {
+      const log = await open()
+      opened.push(log)
+      return log
+    },
+    async cleanup() {
+      for (const log of opened) await log.close()
+    },
+  }
+})
+
+t.test('jetstream: an existing stream with other subjects is refused by name', async (t) => {
+  const names = freshNames()
+  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+  await log.close()
+  await t.rejects(
+    JetStreamLog.connect({ servers: nats.url, replicas: 1, stream: names.stream, subjectPrefix: 'other' }),
+    StreamMismatch,
+  )
+})
+
+t.test('jetstream: unreachable NATS at start rejects with EventLogUnavailable', async (t) => {
+  const down = await startNats()
+  await down.stop()
+  await t.rejects(
+    JetStreamLog.connect({ servers: down.url, replicas: 1, timeoutMs: 1000, ...freshNames() }),
+    EventLogUnavailable,
+  )
+})
+
+// Last: it kills and restarts the shared server.
+t.test('jetstream: while NATS is down appends reject at once; after its restart they work and followers resume', async (t) => {
+  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, timeoutMs: 2000, ...freshNames() })
+  t.teardown(() => log.close())
+  const got: StoredEvent[] = []
+  const follower = log.follow(1, async (batch) => {
+    got.push(...batch)
+  })
+  t.teardown(() => follower.stop())
+  await log.append(usageEvents(3))
+  await waitFor(() => got.length >= 3, 'the first events')
+
+  await nats.kill()
+  // Whether or not the client has noticed the closed socket yet, the append must be refused
+  // within the acknowledgement time-out (2 s here), never hang.
+  const started = Date.now()
+  const error = await log.append(usageEvents(1, 3)).then(
+    () => undefined,
+    (err: unknown) => err,
+  )
+  t.type(error, EventLogUnavailable, 'append rejects with EventLogUnavailable')
+  t.ok(Date.now() - started < 4_000, `within the time-out bound (${Date.now() - started} ms)`)
+
+  await nats.restart()
+  let appended = false
+  const deadline = Date.now() + 15_000
+  while (!appended && Date.now() < deadline) {
+    appended = await log.append(usageEvents(2, 3)).then(
+      () => true,
+      () => false,
+    )
+    if (!appended) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.ok(appended, 'appends work again after the restart, on the same connection object')
+  await waitFor(() => got.length >= 5, 'the follower to resume', 15_000)
+  await follower.stop()
+  t.same(
+    got.map((s) => s.seq),
+    [1, 2, 3, 4, 5],
+    'the follower resumed where it was, without gaps or repeats',
+  )
+})
