@@ -1,0 +1,134 @@
+import type { JsonSchema } from './validate.js'
+
+/**
+ * The configuration file's schema: the single description of its shape and of its defaults
+ * (src/config/types.ts is the TypeScript view of the same thing). `npm run schemas` writes it
+ * to schemas/config.schema.json for editors and other tools.
+ */
+
+const positiveInteger = { type: 'integer', minimum: 1 } as const satisfies JsonSchema
+
+const upstreamSchema = {
+  type: 'object',
+  description: 'One node behind the gateway.',
+  properties: {
+    url: { type: 'string', pattern: '^https?://[^\\s/]+', description: 'HTTP JSON-RPC URL of the node.' },
+    ws: {
+      type: 'string',
+      pattern: '^wss?://[^\\s/]+',
+      description: 'WebSocket URL of the node, when it offers one: calls are multiplexed over it.',
+    },
+    kind: { enum: ['full', 'archive'], description: 'Full node, or archive node (historical state, trace_*).' },
+    name: { type: 'string', minLength: 1, description: 'Name for logs and metrics; default: host:port of url.' },
+  },
+  required: ['url', 'kind'],
+  additionalProperties: false,
+} as const satisfies JsonSchema
+
+const networkSchema = {
+  type: 'object',
+  properties: {
+    chainId: { ...positiveInteger, description: 'EVM chain id (eth-1: 1, bsc-1: 56, pol-1: 137).' },
+    upstreams: { type: 'array', minItems: 1, items: upstreamSchema },
+  },
+  required: ['chainId', 'upstreams'],
+  additionalProperties: false,
+} as const satisfies JsonSchema
+
+export const configSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'urn:tollgate:config',
+  title: 'Tollgate configuration',
+  type: 'object',
+  properties: {
+    $schema: { type: 'string', description: 'Lets editors find this schema; ignored by the gateway.' },
+    listen: {
+      type: 'object',
+      properties: {
+        host: { type: 'string', minLength: 1, default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080, description: '0: any free port.' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    publicUrl: {
+      type: 'string',
+      pattern: '^https?://[^\\s/]+',
+      description: 'Base URL clients use (behind TLS termination: https://rpc.example.com); default from listen.',
+    },
+    dataDir: { type: 'string', minLength: 1, default: './data', description: 'LMDB projections, embedded log, outbox.' },
+    events: {
+      type: 'object',
+      properties: {
+        nats: {
+          description: 'NATS server URL(s); absent: the embedded log in dataDir.',
+          anyOf: [
+            { type: 'string', pattern: '^(nats|tls|ws|wss)://[^\\s]+$' },
+            { type: 'array', minItems: 1, items: { type: 'string', pattern: '^(nats|tls|ws|wss)://[^\\s]+$' } },
+          ],
+        },
+        stream: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', default: 'TOLLGATE', description: 'JetStream stream name.' },
+        subjectPrefix: {
+          type: 'string',
+          pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$',
+          default: 'tollgate',
+          description: 'Events go to <prefix>.<category>.<type>.',
+        },
+        replicas: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 5,
+          default: 1,
+          description: 'JetStream stream replicas (1 on a single server, 3 in a production cluster).',
+        },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    networks: {
+      type: 'object',
+      description: 'Networks by slug: a short lowercase name, a hyphen and a number (eth-1).',
+      propertyNames: { pattern: '^[a-z][a-z0-9]*-[0-9]+$' },
+      additionalProperties: networkSchema,
+    },
+    plans: {
+      type: 'object',
+      properties: {
+        catalog: {
+          type: 'string',
+          minLength: 1,
+          default: 'default',
+          description: '"default" (set A limits), "set-b", or the path of a plan catalog JSON file.',
+        },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    limits: {
+      type: 'object',
+      properties: {
+        maxBodyBytes: { ...positiveInteger, default: 1048576, description: 'Largest request body in bytes (413 beyond).' },
+        maxBatch: { ...positiveInteger, default: 100, description: 'Most calls in one batch (413 beyond).' },
+        upstreamTimeoutMs: { ...positiveInteger, default: 30000, description: 'Time-out of one upstream call.' },
+        batchConcurrency: { ...positiveInteger, default: 16, description: 'Calls of one batch sent upstream at once.' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    usage: {
+      type: 'object',
+      properties: {
+        intervalMs: {
+          type: 'integer',
+          minimum: 100,
+          default: 1000,
+          description: 'Usage and rate-limit events are aggregated over this interval.',
+        },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+  },
+  required: ['networks'],
+  additionalProperties: false,
+} as const satisfies JsonSchema
