@@ -1,0 +1,109 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import pino from 'pino'
+import { parseConfig } from '../../src/config/load.js'
+import type { Config, LimitsConfig, NetworkConfig } from '../../src/config/types.js'
+import { startGateway, type RunningGateway } from '../../src/gateway/gateway.js'
+import { createAccount } from '../../src/accounts/commands.js'
+import { KeyCipher } from '../../src/keys/key-cipher.js'
+import { loadPlanCatalog } from '../../src/plans/catalog.js'
+import { systemClock, type Clock } from '../../actors/runtime/clock.js'
+import type { Entitlement } from '../../src/events/types.js'
+
+export const TEST_SECRET = 'test-secret-0123456789abcdef0123456789abcdef'
+
+export interface TestGateway {
+  gateway: RunningGateway
+  config: Config
+  /** The config written to a file, for the command line. */
+  configPath: string
+  dataDir: string
+  /** POST URL of a network. */
+  url(network: string): string
+  /** A new account with a random wallet on `planId`, and its key. */
+  createKey(planId: string, nodes?: Entitlement[]): Promise<{ apiKey: string; accountId: string; keyId: string }>
+  /** Stop the gateway (idempotent); the data folder stays until the test ends. */
+  stop(): Promise<void>
+}
+
+export interface TestGatewayOptions {
+  networks: Record<string, NetworkConfig>
+  nats?: string
+  catalog?: string
+  limits?: Partial<LimitsConfig>
+  usageIntervalMs?: number
+  clock?: Clock
+  /** Reuse a data folder (a restart); default a new temporary one. */
+  dataDir?: string
+}
+
+/** Start a real gateway in this process on a free port, with its own data folder. */
+export async function startTestGateway(
+  t: { teardown(fn: () => unknown): void },
+  opts: TestGatewayOptions,
+): Promise<TestGateway> {
+  process.env.TOLLGATE_SECRET ??= TEST_SECRET
+  const ownDir = opts.dataDir === undefined
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'tollgate-gw-')))
+  const raw = {
+    listen: { host: '127.0.0.1', port: 0 },
+    dataDir,
+    events: opts.nats ? { nats: opts.nats, stream: `T${randomBytes(4).toString('hex')}` } : {},
+    networks: opts.networks,
+    plans: { catalog: opts.catalog ?? 'default' },
+    limits: opts.limits ?? {},
+    usage: { intervalMs: opts.usageIntervalMs ?? 1000 },
+  }
+  const config = parseConfig(raw, 'test')
+  const configPath = join(dataDir, 'config.json')
+  await writeFile(configPath, JSON.stringify(raw, null, 2))
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' })
+  const gateway = await startGateway(config, { logger, clock: opts.clock })
+  const catalog = loadPlanCatalog(config.plans.catalog)
+  const cipher = KeyCipher.fromSecret(process.env.TOLLGATE_SECRET)
+  let stopped = false
+  const stop = async (): Promise<void> => {
+    if (stopped) return
+    stopped = true
+    await gateway.close()
+  }
+  t.teardown(async () => {
+    await stop()
+    if (ownDir) await rm(dataDir, { recursive: true, force: true })
+  })
+  return {
+    gateway,
+    config,
+    configPath,
+    dataDir,
+    url: (network) => `${gateway.http}/http/${network}`,
+    createKey: (planId, nodes) =>
+      createAccount(
+        { log: gateway.log, store: gateway.store, catalog, cipher, clock: opts.clock ?? systemClock, projector: gateway.projector },
+        { wallet: `0x${randomBytes(20).toString('hex')}`, planId, nodes },
+      ),
+    stop,
+  }
+}
+
+/** POST a JSON-RPC body (object or raw text) and return status, headers and the parsed body. */
+export async function rpc(
+  url: string,
+  body: unknown,
+  init: { apiKey?: string; bearer?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+  const target = init.apiKey === undefined ? url : `${url}?apikey=${encodeURIComponent(init.apiKey)}`
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers }
+  if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`
+  const res = await fetch(target, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) })
+  const text = await res.text()
+  let json: any
+  try {
+    json = text === '' ? undefined : JSON.parse(text)
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, headers: res.headers, text, json }
+}
