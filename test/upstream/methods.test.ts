@@ -1,4 +1,5 @@
 import t from 'tap'
+import { WebSocket } from 'undici'
 import { rawRpc, startAnvil } from '../helpers/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
@@ -15,6 +16,21 @@ const httpNode = new UpstreamNode({ name: 'http-only', kind: 'archive', url: anv
 const wsNode = new UpstreamNode({ name: 'ws', kind: 'archive', url: anvil.url, wsUrl: anvil.wsUrl })
 const pools = { http: new UpstreamPool('eth-1', [httpNode]), ws: new UpstreamPool('eth-1', [wsNode]) }
 const wsOpened = await wsNode.ws!.waitOpen(5_000)
+
+// The reference for the WebSocket node is anvil over its own WebSocket: anvil answers some
+// errors differently on its two transports (an unknown method is -32601 over HTTP, -32602 over WS).
+const directWs = new WebSocket(anvil.wsUrl)
+await new Promise((resolve, reject) => {
+  directWs.addEventListener('open', resolve)
+  directWs.addEventListener('error', reject)
+})
+function rawWsRpc(body: string): Promise<string> {
+  return new Promise((resolve) => {
+    // One request at a time on this socket: the next message is its answer.
+    directWs.addEventListener('message', (ev) => resolve(String(ev.data)), { once: true })
+    directWs.send(body)
+  })
+}
 
 const direct = async (method: string, params: unknown[] = []) => {
   const answer = await anvil.rpc(method, params)
@@ -33,6 +49,7 @@ const contract = deploy.contractAddress
 const transferHash = await direct('eth_sendTransaction', [{ from, to, value: '0x3e8' }])
 const block = await direct('eth_getBlockByNumber', ['latest', false])
 t.teardown(async () => {
+  directWs.close()
   await Promise.all([pools.http.close(), pools.ws.close()])
   await anvil.stop()
 })
@@ -45,7 +62,8 @@ const NOT_ON_ANVIL = new Set(['net_peerCount', 'trace_get', 'trace_call', 'trace
 async function sameAsDirect(t: Tap.Test, method: string, params: unknown[]): Promise<void> {
   for (const [label, pool] of Object.entries(pools)) {
     const idJson = JSON.stringify(`${label}:${method}`)
-    const expected = await rawRpc(anvil.url, `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":${JSON.stringify(params)}}`)
+    const request = `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":${JSON.stringify(params)}}`
+    const expected = label === 'ws' ? await rawWsRpc(request) : await rawRpc(anvil.url, request)
     const reply = await pool.call('archive', method, params, idJson, { timeoutMs: 5_000 })
     t.equal(reply.body, expected, `${method} over ${label}`)
     const answer = JSON.parse(reply.body)

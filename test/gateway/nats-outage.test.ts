@@ -1,0 +1,61 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { startNats } from '../helpers/nats-server.js'
+import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { within } from '../helpers/cli.js'
+import { JetStreamLog } from '../../src/events/jetstream-log.js'
+import type { UsageRecorded } from '../../src/events/types.js'
+
+// Killing and restarting nats-server while requests flow loses no usage event: the outbox keeps
+// them while NATS is down, and msgID dedup makes re-sending harmless.
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const nats = await startNats()
+t.teardown(() => nats.stop())
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
+  nats: nats.url,
+  usageIntervalMs: 100,
+})
+const { apiKey, keyId } = await tg.createKey('tier-3')
+const url = tg.url('eth-1')
+
+let served = 0
+const callSome = async (n: number): Promise<void> => {
+  for (let i = 0; i < n; i++) {
+    const r = await rpc(url, { jsonrpc: '2.0', id: i, method: 'eth_blockNumber', params: [] }, { apiKey })
+    t.equal(r.status, 200, 'calls are served while NATS is down too')
+    served++
+  }
+}
+
+await callSome(30)
+await nats.kill()
+await callSome(40)
+t.ok(tg.gateway.outbox.pending() >= 0)
+await nats.restart()
+await callSome(30)
+await tg.stop() // flushes the meter, then the outbox into JetStream
+
+const log = await JetStreamLog.connect({ servers: nats.url, stream: tg.config.events.stream, subjectPrefix: 'tollgate', replicas: 1 })
+t.teardown(() => log.close())
+let total = 0
+const ids = new Set<string>()
+const counted = await within(10_000, async () => {
+  total = 0
+  ids.clear()
+  for (let from = 1; ; ) {
+    const batch = await log.read(from, 1000)
+    if (batch.length === 0) break
+    for (const s of batch) {
+      if (s.event.type !== 'UsageRecorded' || s.event.keyId !== keyId) continue
+      t.notOk(ids.has(s.event.id), 'no event stored twice')
+      ids.add(s.event.id)
+      total += (s.event as UsageRecorded).requests
+    }
+    from = batch[batch.length - 1].seq + 1
+  }
+  return total === served
+})
+t.equal(total, served, `usage events add up to the ${served} calls served`)
+t.ok(counted !== undefined)

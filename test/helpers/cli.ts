@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+  /** The last stdout line parsed as JSON (the answer of account and key commands). */
+  last: any
+}
+
+/** Run `tollgate <args>` from the sources (tsx), as an operator would, in its own process. */
+export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 30_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`tollgate ${args.join(' ')} did not finish in ${timeoutMs} ms; stderr: ${stderr}`))
+    }, timeoutMs)
+    child.on('error', reject)
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      const lines = stdout.trim().split('\n')
+      let last: any
+      try {
+        last = JSON.parse(lines[lines.length - 1] ?? '')
+      } catch {
+        last = undefined
+      }
+      resolve({ code, stdout, stderr, last })
+    })
+  })
+}
+
+/** Poll `check` every 25 ms until it returns true or `withinMs` passes; returns the time it took. */
+export async function within(withinMs: number, check: () => Promise<boolean>): Promise<number | undefined> {
+  const start = Date.now()
+  for (;;) {
+    if (await check()) return Date.now() - start
+    if (Date.now() - start > withinMs) return undefined
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
