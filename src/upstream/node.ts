@@ -1,0 +1,125 @@
+import type { NodeKind } from '../events/types.js'
+import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './errors.js'
+import { NodeHealth, type NodeHealthOptions } from './health.js'
+import { HttpTransport } from './http-transport.js'
+import { readResponseHead } from './splice-id.js'
+import { WsTransport, type WsTransportOptions } from './ws-transport.js'
+
+export interface UpstreamNodeOptions {
+  name: string
+  kind: NodeKind
+  /** HTTP JSON-RPC URL. */
+  url: string
+  /** WebSocket URL, when the node offers one: calls prefer it while it is open. */
+  wsUrl?: string
+  /** undici Pool sockets (default 16). */
+  connections?: number
+  /** HTTP requests in flight per socket (default 1). */
+  pipelining?: number
+  health?: NodeHealthOptions
+  ws?: Omit<WsTransportOptions, 'name'>
+}
+
+/** A node's answer to one call: its response object text (with OUR id) and whether it is an error. */
+export interface NodeReply {
+  text: string
+  isError: boolean
+}
+
+/** Counters for /metrics. */
+export interface NodeCounters {
+  calls: number
+  /** Transport failures and time-outs (JSON-RPC errors are answers, not failures). */
+  failures: number
+  wsCalls: number
+  httpCalls: number
+}
+
+/**
+ * One node of a network: calls go over its WebSocket while that is open and not backed up, over
+ * HTTP otherwise; consecutive transport failures take it out for a while (see NodeHealth).
+ */
+export class UpstreamNode {
+  readonly name: string
+  readonly kind: NodeKind
+  readonly url: string
+  readonly http: HttpTransport
+  readonly ws?: WsTransport
+  readonly counters: NodeCounters = { calls: 0, failures: 0, wsCalls: 0, httpCalls: 0 }
+  readonly #health: NodeHealth
+  #nextId = 1
+  #inFlight = 0
+
+  constructor(opts: UpstreamNodeOptions) {
+    this.name = opts.name
+    this.kind = opts.kind
+    this.url = opts.url
+    this.http = new HttpTransport(opts.url, { name: opts.name, connections: opts.connections, pipelining: opts.pipelining })
+    if (opts.wsUrl !== undefined) this.ws = new WsTransport(opts.wsUrl, { ...opts.ws, name: opts.name })
+    this.#health = new NodeHealth(opts.health)
+  }
+
+  /**
+   * Send one call and resolve with the node's answer (our id in it). A JSON-RPC error is an answer.
+   * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
+   */
+  async call(method: string, params: unknown, timeoutMs: number): Promise<NodeReply> {
+    this.#health.begin()
+    this.counters.calls++
+    this.#inFlight++
+    try {
+      let text: string
+      if (this.ws?.canSend()) {
+        this.counters.wsCalls++
+        text = await this.ws.call(method, params, timeoutMs)
+      } else {
+        this.counters.httpCalls++
+        const id = this.#nextId++
+        text = await this.http.call(
+          `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`,
+          timeoutMs,
+        )
+      }
+      const reply = { text, isError: readHead(this.name, text).isError }
+      this.#health.succeeded()
+      return reply
+    } catch (err) {
+      if (isUpstreamFailure(err)) {
+        this.counters.failures++
+        this.#health.failed()
+      }
+      throw err
+    } finally {
+      this.#inFlight--
+    }
+  }
+
+  /** May calls be sent here now (see NodeHealth.available). */
+  healthy(): boolean {
+    return this.#health.available()
+  }
+
+  /** Up, not out nor on probation (for /metrics). */
+  up(): boolean {
+    return this.#health.up()
+  }
+
+  /** Calls sent and not yet answered. */
+  inFlight(): number {
+    return this.#inFlight
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.http.close(), this.ws?.close()])
+  }
+}
+
+/** An answer whose head cannot be read is a broken answer, a failure like a reset connection. */
+function readHead(node: string, text: string): { isError: boolean } {
+  try {
+    return readResponseHead(text)
+  } catch (err) {
+    if (err instanceof MalformedResponse) throw new UpstreamTransportError(err.message, { node, requestSent: true, cause: err })
+    throw err
+  }
+}

@@ -1,0 +1,229 @@
+import { MalformedResponse } from './errors.js'
+
+/**
+ * Rewriting the `id` of a node's answer without re-serialising it: the client must get the
+ * node's bytes (ARCHITECTURE.md, "Transparent"), and JSON.parse + stringify of a multi-megabyte
+ * block-receipts answer would cost more than the whole rest of the call.
+ */
+
+/** Where the value of the top-level `id` lies in a response text: [start, end). */
+interface Span {
+  start: number
+  end: number
+}
+
+/** The head of a node's answer, read without parsing the result. */
+export interface ResponseHead {
+  id: number | string | null
+  /** The answer carries a top-level `error` member (a JSON-RPC error the node returned). */
+  isError: boolean
+}
+
+const HEAD_JSONRPC_FIRST = '{"jsonrpc":"2.0","id":'
+const HEAD_ID_FIRST = '{"id":'
+const JSONRPC_MEMBER = ',"jsonrpc":"2.0"'
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const COLON = 0x3a
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+
+/**
+ * Returns the node's response object text with its top-level `id` value replaced by
+ * `clientIdJson`; every other byte is the node's.
+ *
+ * @param responseText one JSON-RPC response object as the node sent it
+ * @param clientIdJson the client's id as JSON text: `1`, `"abc"`, `null`
+ * @throws MalformedResponse when the text is not a JSON object
+ * @example spliceId('{"jsonrpc":"2.0","id":7,"result":"0x1"}', '"a"') // '{"jsonrpc":"2.0","id":"a","result":"0x1"}'
+ */
+export function spliceId(responseText: string, clientIdJson: string): string {
+  const span = fastIdSpan(responseText) ?? scanTopLevel(responseText)?.id
+  if (span !== undefined) {
+    return responseText.slice(0, span.start) + clientIdJson + responseText.slice(span.end)
+  }
+  // No top-level id found by the scan (none at all, or a layout the scan refuses): let the
+  // JSON parser decide. This re-serialises, which is acceptable for answers this odd.
+  const obj = parseObject(responseText)
+  obj.id = JSON.parse(clientIdJson)
+  return JSON.stringify(obj)
+}
+
+/**
+ * Reads the top-level `id` and whether the answer is a JSON-RPC error, without parsing the
+ * result. Used by the WebSocket transport to route a reply to its pending call.
+ *
+ * @throws MalformedResponse when the text is not a JSON object
+ */
+export function readResponseHead(responseText: string): ResponseHead {
+  const fast = fastIdSpan(responseText)
+  if (fast !== undefined) {
+    let after = fast.end
+    if (responseText.startsWith(JSONRPC_MEMBER, after)) after += JSONRPC_MEMBER.length
+    if (responseText.startsWith(',"result":', after)) return { id: idValue(responseText, fast), isError: false }
+    if (responseText.startsWith(',"error":', after)) return { id: idValue(responseText, fast), isError: true }
+  }
+  const scan = scanTopLevel(responseText)
+  if (scan !== undefined) {
+    return {
+      id: scan.id === undefined ? null : idValue(responseText, scan.id),
+      isError: scan.error !== undefined && responseText.slice(scan.error.start, scan.error.end) !== 'null',
+    }
+  }
+  const obj = parseObject(responseText)
+  return { id: asId(obj.id), isError: obj.error !== undefined && obj.error !== null }
+}
+
+/** The common layouts, `{"jsonrpc":"2.0","id":<v>,` and `{"id":<v>,`, checked in the first bytes. */
+function fastIdSpan(text: string): Span | undefined {
+  let start: number
+  if (text.startsWith(HEAD_JSONRPC_FIRST)) start = HEAD_JSONRPC_FIRST.length
+  else if (text.startsWith(HEAD_ID_FIRST)) start = HEAD_ID_FIRST.length
+  else return undefined
+  const first = text.charCodeAt(start)
+  let end: number
+  if (first === QUOTE) end = skipString(text, start)
+  // Only a number or null here: an object or array id (not valid JSON-RPC) goes to the full scan,
+  // since skipScalar would stop at a comma inside it.
+  else if (first === 0x2d || (first >= 0x30 && first <= 0x39) || first === 0x6e) end = skipScalar(text, start)
+  else return undefined
+  if (end <= start) return undefined
+  const next = text.charCodeAt(end)
+  return next === COMMA || next === CLOSE_BRACE ? { start, end } : undefined
+}
+
+/**
+ * Walks the members of the top-level object, skipping strings and nested values, and returns
+ * the spans of the `id` and `error` values. Undefined when the text is not an object it can
+ * walk (the caller then falls back to JSON.parse).
+ */
+function scanTopLevel(text: string): { id?: Span; error?: Span } | undefined {
+  const found: { id?: Span; error?: Span } = {}
+  let i = skipWhitespace(text, 0)
+  if (text.charCodeAt(i) !== OPEN_BRACE) return undefined
+  i = skipWhitespace(text, i + 1)
+  if (text.charCodeAt(i) === CLOSE_BRACE) return found
+  for (;;) {
+    if (text.charCodeAt(i) !== QUOTE) return undefined
+    const keyEnd = skipString(text, i)
+    if (keyEnd < 0) return undefined
+    const key = memberName(text, i, keyEnd)
+    i = skipWhitespace(text, keyEnd)
+    if (text.charCodeAt(i) !== COLON) return undefined
+    const start = skipWhitespace(text, i + 1)
+    const end = skipValue(text, start)
+    if (end <= start) return undefined
+    // The first member of a name wins; a duplicate `id` is not valid JSON-RPC anyway.
+    if (key === 'id') found.id ??= { start, end }
+    else if (key === 'error') found.error ??= { start, end }
+    i = skipWhitespace(text, end)
+    const c = text.charCodeAt(i)
+    if (c === CLOSE_BRACE) return found
+    if (c !== COMMA) return undefined
+    i = skipWhitespace(text, i + 1)
+  }
+}
+
+/** A member name; written with escapes (`"\u0069d"`) it is decoded, so it still matches. */
+function memberName(text: string, start: number, end: number): string {
+  const raw = text.slice(start + 1, end - 1)
+  return raw.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : raw
+}
+
+/** Index after the value starting at `i`, or -1 when it is not terminated. */
+function skipValue(text: string, i: number): number {
+  const c = text.charCodeAt(i)
+  if (c === QUOTE) return skipString(text, i)
+  if (c === OPEN_BRACE || c === OPEN_BRACKET) return skipNested(text, i)
+  return skipScalar(text, i)
+}
+
+/** Index after the closing quote of the string starting at `i`, or -1. */
+function skipString(text: string, i: number): number {
+  let from = i + 1
+  for (;;) {
+    const q = text.indexOf('"', from)
+    if (q < 0) return -1
+    // A quote preceded by an odd number of backslashes is escaped: `"a\"b"` continues, `"a\\"` ends.
+    let k = q - 1
+    while (text.charCodeAt(k) === BACKSLASH) k--
+    if ((q - 1 - k) % 2 === 0) return q + 1
+    from = q + 1
+  }
+}
+
+/** Index after the object or array starting at `i` (strings inside skipped whole), or -1. */
+function skipNested(text: string, i: number): number {
+  let depth = 0
+  const n = text.length
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      i = skipString(text, i)
+      if (i < 0) return -1
+      continue
+    }
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--
+      if (depth === 0) return i + 1
+    }
+    i++
+  }
+  return -1
+}
+
+/** Index after a number or a literal (true, false, null). */
+function skipScalar(text: string, i: number): number {
+  const n = text.length
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c <= 0x20) break
+    i++
+  }
+  return i
+}
+
+function skipWhitespace(text: string, i: number): number {
+  const n = text.length
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break
+    i++
+  }
+  return i
+}
+
+function idValue(text: string, span: Span): number | string | null {
+  const raw = text.slice(span.start, span.end)
+  if (text.charCodeAt(span.start) !== QUOTE && raw !== 'null') {
+    const n = Number(raw)
+    if (!Number.isNaN(n)) return n
+  }
+  try {
+    return asId(JSON.parse(raw))
+  } catch (cause) {
+    throw new MalformedResponse(`unreadable id ${raw.slice(0, 40)}`, { cause })
+  }
+}
+
+function asId(v: unknown): number | string | null {
+  return typeof v === 'number' || typeof v === 'string' ? v : null
+}
+
+function parseObject(text: string): Record<string, unknown> {
+  let obj: unknown
+  try {
+    obj = JSON.parse(text)
+  } catch (cause) {
+    throw new MalformedResponse(`not JSON: ${text.slice(0, 80)}`, { cause })
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    throw new MalformedResponse(`not a JSON object: ${text.slice(0, 80)}`)
+  }
+  return obj as Record<string, unknown>
+}

@@ -1,0 +1,108 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+import type { NetworkConfig } from '../config/types.js'
+import type { NodeKind } from '../events/types.js'
+import type { NodeHealthOptions } from './health.js'
+import { UpstreamNode } from './node.js'
+import { UpstreamPool } from './pool.js'
+import type { WsTransportOptions } from './ws-transport.js'
+
+export interface UpstreamsOptions {
+  /** HTTP requests in flight per socket (default 1). */
+  pipelining?: number
+  /** HTTP sockets per node (default 16). */
+  connections?: number
+  health?: NodeHealthOptions
+  ws?: Omit<WsTransportOptions, 'name'>
+  clock?: Clock
+}
+
+/** One node's figures for /metrics. */
+export interface UpstreamNodeStats {
+  network: string
+  node: string
+  kind: NodeKind
+  calls: number
+  failures: number
+  wsCalls: number
+  httpCalls: number
+  /** Calls may be sent to it now. */
+  healthy: boolean
+  /** Its WebSocket is open (false when it has none). */
+  wsOpen: boolean
+  inFlight: number
+}
+
+/**
+ * The upstream pools of every network, built from the configuration.
+ * @example
+ * const upstreams = Upstreams.fromConfig(config.networks, { pipelining: 16 })
+ * const reply = await upstreams.pool('eth-1')?.call('full', 'eth_chainId', [], '1', { timeoutMs: 5000 })
+ */
+export class Upstreams {
+  readonly #pools: Map<string, UpstreamPool>
+
+  constructor(pools: Iterable<UpstreamPool>) {
+    this.#pools = new Map([...pools].map((pool) => [pool.network, pool]))
+  }
+
+  static fromConfig(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions = {}): Upstreams {
+    const pools: UpstreamPool[] = []
+    for (const [network, config] of Object.entries(networks)) {
+      const nodes = config.upstreams.map(
+        (u) =>
+          new UpstreamNode({
+            name: u.name ?? new URL(u.url).host,
+            kind: u.kind,
+            url: u.url,
+            wsUrl: u.ws,
+            connections: opts.connections,
+            pipelining: opts.pipelining,
+            health: { ...opts.health, clock: opts.health?.clock ?? opts.clock },
+            ws: opts.ws,
+          }),
+      )
+      pools.push(new UpstreamPool(network, nodes, { clock: opts.clock }))
+    }
+    return new Upstreams(pools)
+  }
+
+  /** The pool of a network slug, undefined for a network not configured. */
+  pool(network: string): UpstreamPool | undefined {
+    return this.#pools.get(network)
+  }
+
+  /** The configured network slugs. */
+  networks(): string[] {
+    return [...this.#pools.keys()]
+  }
+
+  /** Wait (at most `timeoutMs`) until every node's WebSocket is open; false if some is not. */
+  async waitForSockets(timeoutMs: number): Promise<boolean> {
+    const sockets = [...this.#pools.values()].flatMap((p) => p.nodes()).flatMap((n) => (n.ws ? [n.ws] : []))
+    const open = await Promise.all(sockets.map((ws) => ws.waitOpen(timeoutMs)))
+    return open.every(Boolean)
+  }
+
+  /** Per node: calls, failures, health, for /metrics. */
+  stats(): UpstreamNodeStats[] {
+    const out: UpstreamNodeStats[] = []
+    for (const pool of this.#pools.values()) {
+      for (const node of pool.nodes()) {
+        out.push({
+          network: pool.network,
+          node: node.name,
+          kind: node.kind,
+          ...node.counters,
+          healthy: node.healthy(),
+          wsOpen: node.ws?.isOpen() ?? false,
+          inFlight: node.inFlight(),
+        })
+      }
+    }
+    return out
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close()))
+  }
+}
