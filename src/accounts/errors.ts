@@ -1,0 +1,57 @@
+/**
+ * Errors of the account commands. Each has a stable `code` that the CLI and the dashboard can
+ * map (to an exit status, an HTTP status) without parsing messages.
+ */
+export type AccountErrorCode = 'BAD_WALLET' | 'UNKNOWN_PLAN' | 'BAD_NODES' | 'BAD_GRACE' | 'UNKNOWN_ACCOUNT' | 'NO_ACTIVE_KEY'
+
+/** Base class: a command refused what it was asked (nothing was appended). */
+export class AccountCommandError extends Error {
+  override name = 'AccountCommandError'
+  readonly code: AccountErrorCode
+  constructor(code: AccountErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+  }
+}
+
+export class BadWalletError extends AccountCommandError {
+  override name = 'BadWalletError'
+  constructor(wallet: unknown) {
+    super('BAD_WALLET', `wallet ${JSON.stringify(wallet)} is not an address: expected 0x followed by 40 hex digits`)
+  }
+}
+
+export class UnknownPlanError extends AccountCommandError {
+  override name = 'UnknownPlanError'
+  constructor(planId: string, known: readonly string[]) {
+    super('UNKNOWN_PLAN', `unknown plan ${JSON.stringify(planId)}; the plan catalog has: ${known.join(', ')}`)
+  }
+}
+
+export class BadNodesError extends AccountCommandError {
+  override name = 'BadNodesError'
+  constructor(detail: string) {
+    super('BAD_NODES', `bad node selection: ${detail}; expected a list of { network, kind: 'full' | 'archive' }`)
+  }
+}
+
+export class BadGraceError extends AccountCommandError {
+  override name = 'BadGraceError'
+  constructor(graceMs: unknown) {
+    super('BAD_GRACE', `graceMs must be a finite number of milliseconds >= 0, got ${String(graceMs)}`)
+  }
+}
+
+export class UnknownAccountError extends AccountCommandError {
+  override name = 'UnknownAccountError'
+  constructor(accountId: string) {
+    super('UNKNOWN_ACCOUNT', `unknown account ${JSON.stringify(accountId)}: no AccountCreated event for it in the log`)
+  }
+}
+
+export class NoActiveKeyError extends AccountCommandError {
+  override name = 'NoActiveKeyError'
+  constructor(accountId: string) {
+    super('NO_ACTIVE_KEY', `account ${JSON.stringify(accountId)} has no active API key; regenerate one`)
+  }
+}
