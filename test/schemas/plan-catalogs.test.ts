@@ -2,7 +2,6 @@ import t from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError } from '../../src/config/config-error.js'
 import { loadPlanCatalog, parsePlanCatalog } from '../../src/plans/catalog.js'
 
 t.test('the default catalog is the sign-up table with the set A limits', async (t) => {
@@ -59,9 +58,8 @@ t.test('a catalog file by path; a bad one is refused by field', async (t) => {
   writeFileSync(path, JSON.stringify({ name: 'mine', description: 'Mine.', plans: [plan] }))
   t.equal(loadPlanCatalog(path).get('only')?.limits.fullRps, 5)
 
-  const refuse = (plans: unknown[]) => t.throws(() => parsePlanCatalog({ name: 'x', description: 'x', plans }, 'x.json'), ConfigError)
-  refuse([{ ...plan, nodes: { rule: 'choose' } }])
   t.throws(() => parsePlanCatalog({ name: 'x', description: 'x', plans: [{ ...plan, nodes: { rule: 'choose' } }] }, 'x.json'), {
+    name: 'ConfigError',
     message: 'x.json: /plans/0/nodes/count is required',
   })
   t.throws(() => parsePlanCatalog({ name: 'x', description: 'x', plans: [{ ...plan, nodes: { rule: 'all', count: 2 } }] }, 'x.json'), {
