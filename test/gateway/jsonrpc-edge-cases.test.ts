@@ -1,6 +1,7 @@
 import t from 'tap'
 import { startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { WebSocket } from 'undici'
 
 // JSON-RPC 2.0 as the spec says, checked through the real gateway against a real anvil.
 const anvil = await startAnvil()
@@ -37,8 +38,9 @@ t.test('bad request objects get -32600', async (t) => {
     [{ jsonrpc: '2.0', id: 4, method: 42 }, 4],
     [{ jsonrpc: '2.0', id: 5, method: 'eth_chainId', params: 'x' }, 5],
     [{ jsonrpc: '2.0', id: { a: 1 }, method: 'eth_chainId' }, null], // bad id: answered with null
-    [42, null],
-    ['text', null],
+    ['42', null],
+    ['"text"', null],
+    ['true', null],
   ]
   for (const [body, id] of cases) {
     const r = await rpc(url, body, { apiKey })
@@ -87,8 +89,22 @@ t.test('notifications are answered by nothing', async (t) => {
   t.equal(batch.text, '')
 })
 
+/** One call to anvil over its WebSocket, the transport the gateway uses for this node. */
+function wsCall(body: object): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(anvil.wsUrl)
+    ws.onopen = () => ws.send(JSON.stringify(body))
+    ws.onmessage = (m) => {
+      resolve(JSON.parse(String(m.data)))
+      ws.close()
+    }
+    ws.onerror = (e) => reject(e)
+  })
+}
+
 t.test('a node error is passed through unchanged', async (t) => {
-  const direct = await anvil.rpc('eth_getBalance', ['0xnotanaddress', 'latest'])
+  const direct = await wsCall({ jsonrpc: '2.0', id: 9, method: 'eth_getBalance', params: ['0xnotanaddress', 'latest'] })
+  t.ok(direct.error, 'anvil answers an error')
   const r = await rpc(url, { jsonrpc: '2.0', id: 9, method: 'eth_getBalance', params: ['0xnotanaddress', 'latest'] }, { apiKey })
   t.equal(r.status, 200)
   t.same(r.json.error, direct.error)
