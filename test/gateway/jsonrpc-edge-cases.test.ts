@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
-import { WebSocket } from 'undici'
+import { wsRpc } from '../helpers/ws-rpc.js'
 
 // JSON-RPC 2.0 as the spec says, checked through the real gateway against a real anvil.
 const anvil = await startAnvil()
@@ -89,21 +89,8 @@ t.test('notifications are answered by nothing', async (t) => {
   t.equal(batch.text, '')
 })
 
-/** One call to anvil over its WebSocket, the transport the gateway uses for this node. */
-function wsCall(body: object): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(anvil.wsUrl)
-    ws.onopen = () => ws.send(JSON.stringify(body))
-    ws.onmessage = (m) => {
-      resolve(JSON.parse(String(m.data)))
-      ws.close()
-    }
-    ws.onerror = (e) => reject(e)
-  })
-}
-
 t.test('a node error is passed through unchanged', async (t) => {
-  const direct = await wsCall({ jsonrpc: '2.0', id: 9, method: 'eth_getBalance', params: ['0xnotanaddress', 'latest'] })
+  const direct = await wsRpc(anvil.wsUrl, { jsonrpc: '2.0', id: 9, method: 'eth_getBalance', params: ['0xnotanaddress', 'latest'] })
   t.ok(direct.error, 'anvil answers an error')
   const r = await rpc(url, { jsonrpc: '2.0', id: 9, method: 'eth_getBalance', params: ['0xnotanaddress', 'latest'] }, { apiKey })
   t.equal(r.status, 200)

@@ -1,20 +1,17 @@
 import t from 'tap'
 import { startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { wsRpc } from '../helpers/ws-rpc.js'
 
 // Every method of the spec's table goes through the gateway and answers what anvil answers
 // directly (result or error alike): the gateway is transparent but for the id.
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
+// eth-1 reaches the node over HTTP, ws-1 over its WebSocket (multiplexed, ids rewritten).
 const tg = await startTestGateway(t, {
   networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: anvil.url, ws: anvil.wsUrl, kind: 'full' },
-        { url: anvil.url, kind: 'archive' },
-      ],
-    },
+    'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] },
+    'ws-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' }] },
   },
 })
 const { apiKey } = await tg.createKey('tier-3')
@@ -69,17 +66,19 @@ const table: Array<[string, unknown[]]> = [
 ]
 
 let id = 100
-for (const [method, params] of table) {
-  t.test(method, async (t) => {
-    const direct = await anvil.rpc(method, params)
-    const myId = id++
-    const via = await rpc(url, { jsonrpc: '2.0', id: myId, method, params }, { apiKey })
-    t.equal(via.status, 200)
-    t.equal(via.json.id, myId, 'the id is the client’s')
-    delete direct.id
-    delete via.json.id
-    t.same(via.json, direct, 'same answer as the node directly')
-  })
+for (const [network, transport] of [['eth-1', 'http'], ['ws-1', 'ws']] as const) {
+  for (const [method, params] of table) {
+    t.test(`${method} over ${transport}`, async (t) => {
+      const direct = transport === 'http' ? await anvil.rpc(method, params) : await wsRpc(anvil.wsUrl, { jsonrpc: '2.0', id: 1, method, params })
+      const myId = id++
+      const via = await rpc(tg.url(network), { jsonrpc: '2.0', id: myId, method, params }, { apiKey })
+      t.equal(via.status, 200)
+      t.equal(via.json.id, myId, 'the id is the client’s')
+      delete direct.id
+      delete via.json.id
+      t.same(via.json, direct, 'same answer as the node directly')
+    })
+  }
 }
 
 t.test('eth_sendRawTransaction returns the hash and the node has the transaction', async (t) => {

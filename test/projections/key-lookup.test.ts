@@ -128,3 +128,15 @@ t.test('start() follows appends: a revocation reaches onApplied without a catchU
 function rejectAfter(ms: number, message: string): Promise<never> {
   return new Promise((_, reject) => setTimeout(() => reject(new Error(message)), ms).unref())
 }
+
+t.test('events another projector already applied to the shared store are still reported to onApplied', async (t) => {
+  const { log, store, projector } = await setup(t)
+  const { events, key } = accountWithKey('acc_1', WALLET)
+  await log.append(events)
+  await projector.catchUp() // the CLI's projector, on the store the gateway shares
+  const reported: ProjectorChanges[] = []
+  const gateway = new Projector(store, log, { onApplied: (c) => reported.push(c) })
+  await gateway.apply(await log.read(1, 10)) // skipped: at or below the checkpoint
+  t.equal(store.checkpoint(), 3)
+  t.same(reported, [{ keyHashes: [key.keyHash], accountIds: ['acc_1'] }], 'its actors still hear about the key')
+})

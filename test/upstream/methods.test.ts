@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { WebSocket } from 'undici'
 import { rawRpc, startAnvil } from '../helpers/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
@@ -59,7 +59,7 @@ t.equal(deploy.status, '0x1', 'contract deployed')
 /** Anvil does not serve these: the node's JSON-RPC error must come back as it is. */
 const NOT_ON_ANVIL = new Set(['net_peerCount', 'trace_get', 'trace_call', 'trace_rawTransaction'])
 
-async function sameAsDirect(t: Tap.Test, method: string, params: unknown[]): Promise<void> {
+async function sameAsDirect(t: Test, method: string, params: unknown[]): Promise<void> {
   for (const [label, pool] of Object.entries(pools)) {
     const idJson = JSON.stringify(`${label}:${method}`)
     const request = `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":${JSON.stringify(params)}}`

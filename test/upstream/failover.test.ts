@@ -1,0 +1,127 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { freePort } from '../helpers/free-port.js'
+import { UpstreamNode, type UpstreamNodeOptions } from '../../src/upstream/node.js'
+import { UpstreamPool } from '../../src/upstream/pool.js'
+import { NoHealthyUpstream, UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
+
+// Two real anvil nodes of kind `full` with different chain ids, so an answer tells who gave it.
+const [a, b] = await Promise.all([startAnvil({ chainId: 1 }), startAnvil({ chainId: 2 })])
+const closing: UpstreamPool[] = []
+t.teardown(async () => {
+  a.thaw()
+  await Promise.all(closing.map((p) => p.close()))
+  await Promise.all([a.stop(), b.stop()])
+})
+
+function pool(nodes: UpstreamNodeOptions[]): UpstreamPool {
+  const p = new UpstreamPool('eth-1', nodes.map((n) => new UpstreamNode(n)))
+  closing.push(p)
+  return p
+}
+const node = (name: string, anvil: { url: string; wsUrl: string }, ws = false): UpstreamNodeOptions => ({
+  name,
+  kind: 'full',
+  url: anvil.url,
+  wsUrl: ws ? anvil.wsUrl : undefined,
+  ws: { reconnectMinMs: 50, reconnectMaxMs: 200 },
+})
+const chainIdOf = (body: string) => JSON.parse(body).result as string
+
+/** `waves` rounds of `n` concurrent eth_chainId calls; resolves with the answering chain ids. */
+async function burst(p: UpstreamPool, n: number, waves: number, during?: () => Promise<void>): Promise<string[]> {
+  const out: string[] = []
+  for (let w = 0; w < waves; w++) {
+    const calls = Array.from({ length: n }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 3_000 }))
+    if (w === 0 && during) await during()
+    for (const reply of await Promise.all(calls)) out.push(chainIdOf(reply.body))
+  }
+  return out
+}
+
+t.test('a killed node fails over to the other node with no failed call (HTTP)', async (t) => {
+  const p = pool([node('a', a), node('b', b)])
+  t.same(new Set(await burst(p, 10, 1)), new Set(['0x1', '0x2']), 'both nodes serve while up')
+  const answers = await burst(p, 20, 3, () => a.kill())
+  t.equal(answers.length, 60, 'every call answered')
+  const [nodeA] = p.nodes()
+  t.ok(nodeA.counters.failures >= 1, 'the dead node failed calls, which were carried by the other')
+  t.notOk(nodeA.healthy(), 'the dead node is out')
+  t.ok(answers.slice(-20).every((id) => id === '0x2'), 'then only the live node answers')
+  await a.restart()
+})
+
+t.test('a killed node fails over with no failed call (WebSocket, calls in flight)', async (t) => {
+  const p = pool([node('a', a, true), node('b', b, true)])
+  const [nodeA, nodeB] = p.nodes()
+  t.ok(await nodeA.ws!.waitOpen(5_000))
+  t.ok(await nodeB.ws!.waitOpen(5_000))
+  // Frozen, node a holds its calls on the socket; the kill then fails them, and the pool must
+  // carry them to node b.
+  a.freeze()
+  const calls = Array.from({ length: 10 }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 5_000 }))
+  t.ok(nodeA.ws!.pending >= 1, 'calls are pending on the frozen node')
+  await a.kill()
+  const answers = (await Promise.all(calls)).map((r) => chainIdOf(r.body))
+  t.same(new Set(answers), new Set(['0x2']))
+  t.ok(nodeB.counters.wsCalls >= 10, 'node b took them over its socket')
+  await a.restart()
+})
+
+t.test('a node that never answers times out', async (t) => {
+  a.freeze()
+  t.teardown(() => a.thaw())
+  for (const ws of [false, true]) {
+    const only = pool([node('frozen', a, ws)])
+    const started = Date.now()
+    await t.rejects(only.call('full', 'eth_chainId', [], '1', { timeoutMs: 300 }), UpstreamTimeout, `ws: ${ws}`)
+    t.ok(Date.now() - started >= 290, 'not before its time-out')
+  }
+  const p = pool([node('frozen', a), node('b', b)])
+  const reply = await p.call('full', 'eth_chainId', [], '1', { timeoutMs: 300 })
+  t.equal(reply.node, 'b', 'the call went on to the other node')
+  t.equal(chainIdOf(reply.body), '0x2')
+  t.equal(p.nodes()[0].counters.failures, 1)
+})
+
+async function signedOn(anvil: typeof b): Promise<{ raw: string; hash: string }> {
+  const [from, to] = (await anvil.rpc('eth_accounts')).result
+  const nonce = (await anvil.rpc('eth_getTransactionCount', [from, 'pending'])).result
+  const raw = (await anvil.rpc('eth_signTransaction', [{ from, to, value: '0x1', nonce, gas: '0x5208', gasPrice: '0x77359400' }])).result
+  return { raw, hash: (await anvil.rpc('web3_sha3', [raw])).result }
+}
+
+t.test('eth_sendRawTransaction is not sent again after a time-out', async (t) => {
+  a.freeze()
+  t.teardown(() => a.thaw())
+  const p = pool([node('frozen', a), node('b', b)])
+  const { raw, hash } = await signedOn(b)
+  await t.rejects(p.call('full', 'eth_sendRawTransaction', [raw], '1', { timeoutMs: 300 }), UpstreamTimeout)
+  t.equal((await b.rpc('eth_getTransactionByHash', [hash])).result, null, 'node b never got it')
+})
+
+t.test('eth_sendRawTransaction fails over when the connection was refused', async (t) => {
+  const nowhere = `http://127.0.0.1:${await freePort()}`
+  const p = pool([{ name: 'refused', kind: 'full', url: nowhere }, node('b', b)])
+  const { raw, hash } = await signedOn(b)
+  const reply = await p.call('full', 'eth_sendRawTransaction', [raw], '1', { timeoutMs: 2_000 })
+  t.equal(reply.node, 'b')
+  t.equal(JSON.parse(reply.body).result, hash)
+  t.equal(p.nodes()[0].counters.failures, 1, 'the refused node was tried first')
+})
+
+t.test('no healthy node of the kind: NoHealthyUpstream', async (t) => {
+  const p = pool([node('b', b)])
+  t.equal(p.hasKind('archive'), false)
+  await t.rejects(p.call('archive', 'eth_chainId', [], '1', { timeoutMs: 1_000 }), NoHealthyUpstream)
+
+  const nowhere = `http://127.0.0.1:${await freePort()}`
+  const dead = new UpstreamPool('eth-1', [
+    new UpstreamNode({ name: 'refused', kind: 'full', url: nowhere, health: { failureThreshold: 1, cooldownMs: 60_000 } }),
+  ])
+  closing.push(dead)
+  const first = dead.call('full', 'eth_chainId', [], '1', { timeoutMs: 1_000 })
+  await t.rejects(first, UpstreamTransportError, 'the first call fails on the node')
+  await first.catch((err) => t.equal(err.requestSent, false, 'refused: known not sent'))
+  await t.rejects(dead.call('full', 'eth_chainId', [], '1', { timeoutMs: 1_000 }), NoHealthyUpstream, 'then the node is out')
+})

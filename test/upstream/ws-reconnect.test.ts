@@ -1,0 +1,80 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { freePort } from '../helpers/free-port.js'
+import { UpstreamNode } from '../../src/upstream/node.js'
+import { UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
+
+const anvil = await startAnvil({ chainId: 5 })
+const node = new UpstreamNode({
+  name: 'a',
+  kind: 'full',
+  url: anvil.url,
+  wsUrl: anvil.wsUrl,
+  ws: { reconnectMinMs: 50, reconnectMaxMs: 300, maxSilentTimeouts: 3 },
+})
+const ws = node.ws!
+const states: boolean[] = []
+ws.onStateChange = (open) => states.push(open)
+const opened = await ws.waitOpen(5_000)
+t.teardown(async () => {
+  anvil.thaw()
+  await node.close()
+  await anvil.stop()
+})
+t.ok(opened, 'the socket opens')
+
+const chainId = async () => JSON.parse((await node.call('eth_chainId', [], 3_000)).text).result
+
+t.test('calls pending when the node dies fail at once, then the socket comes back', async (t) => {
+  t.equal(await chainId(), '0x5')
+  t.equal(node.counters.wsCalls, 1)
+  anvil.freeze()
+  const pending = [1, 2, 3].map(() => node.call('eth_blockNumber', [], 30_000))
+  t.equal(ws.pending, 3)
+  await anvil.kill()
+  for (const call of pending) {
+    const err = await call.then(() => undefined, (e: unknown) => e)
+    t.type(err, UpstreamTransportError)
+    t.notOk(err instanceof UpstreamTimeout, 'failed by the close, not by its 30 s time-out')
+    t.equal((err as UpstreamTransportError).requestSent, true)
+  }
+  t.equal(ws.pending, 0)
+  t.equal(ws.isOpen(), false)
+  await anvil.restart()
+  t.ok(await ws.waitOpen(10_000), 'reconnected to the restarted node')
+  const before = node.counters.wsCalls
+  t.equal(await chainId(), '0x5')
+  t.equal(node.counters.wsCalls, before + 1, 'and calls go over it again')
+  t.same(states, [true, false, true])
+})
+
+t.test('a time-out removes the call; its late reply is dropped', async (t) => {
+  anvil.freeze()
+  await t.rejects(node.call('net_version', [], 200), UpstreamTimeout)
+  t.equal(ws.pending, 0)
+  anvil.thaw()
+  // The late net_version reply arrives on the same socket; the next call must get its own answer.
+  t.equal(await chainId(), '0x5')
+  t.equal(ws.isOpen(), true, 'one time-out does not drop the socket')
+})
+
+t.test('time-outs with nothing heard from the node drop the socket, which is opened again', async (t) => {
+  anvil.freeze()
+  const calls = [1, 2, 3].map(() => node.call('eth_chainId', [], 150))
+  for (const call of calls) await t.rejects(call, UpstreamTimeout)
+  t.equal(ws.isOpen(), false, 'dropped after the third silent time-out')
+  const viaHttp = node.counters.httpCalls
+  anvil.thaw()
+  t.equal(await chainId(), '0x5', 'meanwhile calls go over HTTP')
+  t.ok(node.counters.httpCalls > viaHttp || ws.isOpen())
+  t.ok(await ws.waitOpen(10_000), 'the socket is opened again')
+})
+
+t.test('a node whose socket never opens is served over HTTP', async (t) => {
+  const httpOnly = new UpstreamNode({ name: 'b', kind: 'full', url: anvil.url, wsUrl: `ws://127.0.0.1:${await freePort()}` })
+  t.teardown(() => httpOnly.close())
+  const reply = await httpOnly.call('eth_chainId', [], 3_000)
+  t.equal(JSON.parse(reply.text).result, '0x5')
+  t.equal(httpOnly.counters.httpCalls, 1)
+  t.equal(httpOnly.counters.wsCalls, 0)
+})
