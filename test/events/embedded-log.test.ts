@@ -42,27 +42,29 @@ t.test('embedded: appends by another process are followed and take distinct seqs
     got.push(...batch)
   })
   t.teardown(() => follower.stop())
-  // The child appends 200 events one by one while this process keeps appending too: LMDB's
-  // cross-process write lock must keep seqs unique and gap-free.
+  // Both processes append 200 events one by one at the same time: LMDB's cross-process write
+  // lock must keep seqs unique and gap-free.
   const script = join(import.meta.dirname, 'fixtures', 'append-child.ts')
-  const child = spawn(process.execPath, ['--import', 'tsx', script, path, '200'], { stdio: ['ignore', 'inherit', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', script, path, '200'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let childOpen = false
   let childCode: number | null | undefined
+  child.stdout.on('data', (chunk: Buffer) => (childOpen ||= chunk.toString().includes('open')))
   child.once('exit', (code) => (childCode = code))
-  let parentCount = 0
-  // Bounded: the child's start-up takes ~1 s; 5,000 appends is far more than it needs.
-  while (childCode === undefined && parentCount < 5000) {
-    await log.append(usageEvents(1, 10_000 + parentCount, 'parent'))
-    parentCount += 1
-  }
-  await waitFor(() => childCode !== undefined, 'the child process to exit')
+  // Generous bounds: tsx start-up on 2 busy shared cores can take seconds.
+  await waitFor(() => childOpen || childCode !== undefined, 'the child process to open the log', 30_000)
+  const parentCount = 200
+  for (const event of usageEvents(parentCount, 10_000, 'parent')) await log.append([event])
+  await waitFor(() => childCode !== undefined, 'the child process to exit', 30_000)
   t.equal(childCode, 0, 'the child process appended without error')
   const total = 200 + parentCount
-  await waitFor(() => got.length >= total, 'the events of both processes')
+  await waitFor(() => got.length >= total, 'the events of both processes', 30_000)
   await follower.stop()
   t.same(
     got.map((s) => s.seq),
     Array.from({ length: total }, (_, i) => i + 1),
   )
+  const owners = got.map((s) => (s.event.type === 'UsageRecorded' ? s.event.instance : ''))
+  t.comment(`writer switches along the log: ${owners.filter((o, i) => i > 0 && o !== owners[i - 1]).length}`)
   t.equal(got.filter((s) => s.event.type === 'UsageRecorded' && s.event.instance === 'child').length, 200)
   t.equal(new Set(got.map((s) => s.event.id)).size, total, 'every event once')
 })
