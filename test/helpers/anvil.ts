@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readdir, readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { freePort } from './free-port.js'
 
@@ -15,8 +16,11 @@ export interface Anvil {
   kill(): Promise<void>
   /** Start again on the same port with a fresh chain (stopping a running one first). */
   restart(): Promise<void>
-  /** SIGSTOP: the node keeps its sockets but answers nothing (a hung node), until thaw(). */
-  freeze(): void
+  /**
+   * SIGSTOP: the node keeps its sockets but answers nothing (a hung node), until thaw().
+   * Resolves once the kernel reports it stopped, so that no request sent afterwards is answered.
+   */
+  freeze(): Promise<void>
   /** SIGCONT after freeze(). */
   thaw(): void
 }
@@ -77,7 +81,11 @@ export async function startAnvil(opts: StartAnvilOptions = {}): Promise<Anvil> {
       await terminate('SIGTERM')
       child = await launch(port, extra)
     },
-    freeze: () => child && process.kill(-child.pid!, 'SIGSTOP'),
+    async freeze() {
+      if (!child) return
+      process.kill(-child.pid!, 'SIGSTOP')
+      await stopped(child.pid!)
+    },
     thaw: () => child && process.kill(-child.pid!, 'SIGCONT'),
   }
 }
@@ -148,6 +156,28 @@ async function launch(port: number, extra: string[]): Promise<ChildProcess> {
     await new Promise((r) => setTimeout(r, POLL_MS))
   }
   throw new Error(`anvil on port ${port} exited at start (code ${child.exitCode}): ${stderr}`)
+}
+
+/** Wait until every process of the group `pgid` is in state T (stopped), at most 5 s. */
+async function stopped(pgid: number): Promise<void> {
+  const deadline = Date.now() + 5_000
+  for (;;) {
+    const states: string[] = []
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid pgrp ..."; comm may hold spaces, so split after ')'
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+        const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        if (Number(pgrp) === pgid) states.push(state)
+      } catch {
+        // the process went away meanwhile
+      }
+    }
+    if (states.length > 0 && states.every((s) => s === 'T')) return
+    if (Date.now() > deadline) throw new Error(`anvil group ${pgid} did not stop: ${states.join(',')}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
 }
 
 /** Send `signal` to the wrapper and the node (its process group) and wait for the wrapper to exit. */

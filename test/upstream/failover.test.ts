@@ -58,7 +58,7 @@ t.test('a killed node fails over with no failed call (WebSocket, calls in flight
   t.ok(await nodeB.ws!.waitOpen(5_000))
   // Frozen, node a holds its calls on the socket; the kill then fails them, and the pool must
   // carry them to node b.
-  a.freeze()
+  await a.freeze()
   const calls = Array.from({ length: 10 }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 5_000 }))
   t.ok(nodeA.ws!.pending >= 1, 'calls are pending on the frozen node')
   await a.kill()
@@ -69,7 +69,7 @@ t.test('a killed node fails over with no failed call (WebSocket, calls in flight
 })
 
 t.test('a node that never answers times out', async (t) => {
-  a.freeze()
+  await a.freeze()
   t.teardown(() => a.thaw())
   for (const ws of [false, true]) {
     const only = pool([node('frozen', a, ws)])
@@ -92,7 +92,7 @@ async function signedOn(anvil: typeof b): Promise<{ raw: string; hash: string }>
 }
 
 t.test('eth_sendRawTransaction is not sent again after a time-out', async (t) => {
-  a.freeze()
+  await a.freeze()
   t.teardown(() => a.thaw())
   const p = pool([node('frozen', a), node('b', b)])
   const { raw, hash } = await signedOn(b)

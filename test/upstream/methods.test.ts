@@ -131,7 +131,12 @@ t.test('eth_sendRawTransaction over each transport', async (t) => {
     const answer = JSON.parse(reply.body)
     t.equal(answer.id, 'raw')
     t.equal(answer.result, await direct('web3_sha3', [raw]), `${label}: the hash of the signed transaction`)
-    const receipt = await direct('eth_getTransactionReceipt', [answer.result])
+    // anvil answers the hash before its automine has produced the block: wait for it (bounded).
+    let receipt = null
+    for (let tries = 0; receipt === null && tries < 100; tries++) {
+      receipt = await direct('eth_getTransactionReceipt', [answer.result])
+      if (receipt === null) await new Promise((r) => setTimeout(r, 20))
+    }
     t.equal(receipt?.status, '0x1', `${label}: mined`)
   }
 })
