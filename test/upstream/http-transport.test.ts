@@ -1,0 +1,61 @@
+import t from 'tap'
+import { createServer, type Server } from 'node:http'
+import { freePort } from '../helpers/free-port.js'
+import { HttpTransport } from '../../src/upstream/http-transport.js'
+import { UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
+
+// Faults that sit in front of a node (a proxy's error page, a JSON error with a 5xx status,
+// nothing listening): a plain HTTP server stands for the proxy. Anvil itself is tested elsewhere.
+
+const BODY = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'
+const replies: Record<string, { status: number; type: string; body: string }> = {
+  '/html': { status: 502, type: 'text/html', body: '<html><body>502 Bad Gateway</body></html>' },
+  '/json-error': { status: 500, type: 'application/json', body: '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"x"}}' },
+  '/empty': { status: 200, type: 'application/json', body: '' },
+}
+const server: Server = createServer((req, res) => {
+  req.resume()
+  if (req.url === '/hang') return // never answers
+  const r = replies[req.url ?? ''] ?? { status: 404, type: 'text/plain', body: 'no' }
+  res.writeHead(r.status, { 'content-type': r.type }).end(r.body)
+})
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+const transports: HttpTransport[] = []
+const transport = (path: string) => {
+  const h = new HttpTransport(base + path, { name: 'proxy' })
+  transports.push(h)
+  return h
+}
+t.teardown(async () => {
+  await Promise.all(transports.map((h) => h.close().catch(() => {})))
+  server.closeAllConnections()
+  server.close()
+})
+
+t.test('a non-JSON error page is a transport failure', async (t) => {
+  const err = await transport('/html').call(BODY, 2_000).then(() => undefined, (e: unknown) => e)
+  t.type(err, UpstreamTransportError)
+  t.match((err as Error).message, /HTTP 502/)
+  t.equal((err as UpstreamTransportError).requestSent, true)
+  await t.rejects(transport('/empty').call(BODY, 2_000), UpstreamTransportError, 'an empty 200 too')
+})
+
+t.test('a JSON answer is the node speaking, whatever the status', async (t) => {
+  t.equal(await transport('/json-error').call(BODY, 2_000), replies['/json-error'].body)
+})
+
+t.test('no answer within the time-out', async (t) => {
+  const started = Date.now()
+  await t.rejects(transport('/hang').call(BODY, 200), UpstreamTimeout)
+  t.ok(Date.now() - started >= 190)
+})
+
+t.test('connection refused: known not sent', async (t) => {
+  const h = new HttpTransport(`http://127.0.0.1:${await freePort()}`)
+  transports.push(h)
+  const err = await h.call(BODY, 2_000).then(() => undefined, (e: unknown) => e)
+  t.type(err, UpstreamTransportError)
+  t.notOk(err instanceof UpstreamTimeout)
+  t.equal((err as UpstreamTransportError).requestSent, false)
+})
