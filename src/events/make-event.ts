@@ -9,9 +9,12 @@ import { EVENT_VERSIONS, type EventInput, type TollgateEvent } from './types.js'
  * or a retry yields the same id, so JetStream's `msgID` dedup and the embedded log's id index
  * store it once. Format `<Type>-<first 24 hex of sha256>`.
  * @example
- * const e = makeEvent<AccountCreated>({ type: 'AccountCreated', accountId, wallet }, clock.now())
+ * const e = makeEvent({ type: 'AccountCreated', accountId, wallet }, clock.now()) // e: AccountCreated
+ * const k = makeEvent<KeyIssued>({ type: 'KeyIssued', accountId, keyId, keyHash, keyCipher }, now)
  */
-export function makeEvent<E extends TollgateEvent = TollgateEvent>(input: EventInput<E>, time: number): E {
+export function makeEvent<I extends EventInput>(input: I, time: number): Extract<TollgateEvent, { type: I['type'] }>
+export function makeEvent<E extends TollgateEvent = TollgateEvent>(input: EventInput<E>, time: number): E
+export function makeEvent(input: EventInput, time: number): TollgateEvent {
   // Head first for readable dumps; set again after the spread so that a stray head field in
   // the input can never override what this function decides.
   const { type, ...payload } = input
@@ -19,7 +22,7 @@ export function makeEvent<E extends TollgateEvent = TollgateEvent>(input: EventI
   event.version = EVENT_VERSIONS[type]
   event.time = time
   event.id = eventId(event as UnidentifiedEvent)
-  return event as unknown as E
+  return event as unknown as TollgateEvent
 }
 
 /** An event before its id is known (distributed over the union so that `type` still narrows). */
