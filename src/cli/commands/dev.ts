@@ -31,14 +31,15 @@ export async function devCommand(args: string[]): Promise<void> {
   const logger = makeLogger('stdout')
 
   const devnet = await startDevnet()
-  const config = parseConfig(
-    {
-      listen: { host: v.host ?? '127.0.0.1', port },
-      dataDir,
-      networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
-    },
-    'tollgate dev (embedded defaults)',
-  )
+  const raw = {
+    listen: { host: v.host ?? '127.0.0.1', port },
+    dataDir,
+    networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
+  }
+  const config = parseConfig(raw, 'tollgate dev (embedded defaults)')
+  // Written out so that the other commands (events, accounts, keys, replay) can be tried on the dev data.
+  const configPath = join(dataDir, 'config.json')
+  writeFileSync(configPath, JSON.stringify(raw, null, 2) + '\n')
   const cipher = KeyCipher.fromSecret(secret)
   const ctx = await openContextFor(config)
   let apiKey: string
@@ -62,14 +63,15 @@ export async function devCommand(args: string[]): Promise<void> {
     [
       '',
       'Tollgate is running (dev mode: a local anvil devnet, the embedded event log in ' + dataDir + ').',
-      `  HTTP endpoint:      ${endpoint}`,
-      `  WebSocket endpoint: ${gateway.ws}/ws/dev-1`,
+      `  HTTP endpoint: ${endpoint}`,
       `  API key (demo account on Tier 3): ${apiKey}`,
       '',
       'Try it:',
       `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
       '',
-      `Metrics: ${gateway.http}/metrics   Events: npx tollgate events --config <file> (see README)   Stop: Ctrl-C`,
+      `Metrics: ${gateway.http}/metrics`,
+      `Events:  node bin/tollgate.js events --config ${configPath}`,
+      'Stop:    Ctrl-C',
       '',
     ].join('\n') + '\n',
   )

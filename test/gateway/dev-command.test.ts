@@ -1,0 +1,61 @@
+import t from 'tap'
+import { spawn, execFile } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+
+// `tollgate dev` on a fresh data folder: starts anvil, prints a key and a curl line that works;
+// a second run shows the same key again.
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-dev-'))
+t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+
+async function runDev(): Promise<{ key: string; curl: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'dev', '--port', '0', '--data', dataDir], {
+    env: { ...process.env, TOLLGATE_SECRET: '', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()))
+  const banner = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no curl line within 30 s; stderr: ${err}`)), 30_000)
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString()
+      if (/Stop:/.test(out)) {
+        clearTimeout(timer)
+        resolve(out)
+      }
+    })
+    child.on('exit', (code) => reject(new Error(`dev exited with ${code}: ${err}`)))
+  })
+  const key = /API key[^:]*: (tg_\w+)/.exec(banner)?.[1] ?? ''
+  const curl = banner.split('\n').find((l) => l.trim().startsWith('curl ')) ?? ''
+  return {
+    key,
+    curl: curl.trim(),
+    stop: () =>
+      new Promise((resolve) => {
+        child.removeAllListeners('exit')
+        child.once('exit', (code) => resolve(code))
+        child.kill('SIGINT')
+      }),
+  }
+}
+
+t.test('the printed curl line works', async (t) => {
+  const dev = await runDev()
+  t.match(dev.key, /^tg_/)
+  t.match(dev.curl, /^curl -s http:\/\/127\.0\.0\.1:\d+\/http\/dev-1 /)
+  const { stdout } = await promisify(execFile)('sh', ['-c', dev.curl])
+  const answer = JSON.parse(stdout)
+  t.equal(answer.id, 1)
+  t.match(answer.result, /^0x[0-9a-f]+$/)
+  t.equal(await dev.stop(), 0, 'stops cleanly on Ctrl-C')
+
+  const again = await runDev()
+  t.equal(again.key, dev.key, 'a second run shows the same demo key')
+  await again.stop()
+})
