@@ -79,7 +79,18 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const outboxGauge = metrics.gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log')
   const checkpointGauge = metrics.gauge('tollgate_projection_checkpoint', 'Last event log position applied to the LMDB projections')
   const keysGauge = metrics.gauge('tollgate_active_keys', 'Key actors in memory')
+  const upCalls = metrics.gauge('tollgate_upstream_calls', 'Calls sent to each node since start')
+  const upFailures = metrics.gauge('tollgate_upstream_failures', 'Transport failures and time-outs of each node since start')
+  const upHealthy = metrics.gauge('tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out')
+  const upInFlight = metrics.gauge('tollgate_upstream_in_flight', 'Calls waiting for each node now')
   metrics.onCollect(() => {
+    for (const s of upstreams.stats()) {
+      const labels = { network: s.network, node: s.node, kind: s.kind }
+      upCalls.set(s.calls, labels)
+      upFailures.set(s.failures, labels)
+      upHealthy.set(s.healthy ? 1 : 0, labels)
+      upInFlight.set(s.inFlight, labels)
+    }
     outboxGauge.set(outbox.pending())
     checkpointGauge.set(store.checkpoint())
     keysGauge.set(keys.size)

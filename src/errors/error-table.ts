@@ -1,0 +1,33 @@
+import { ERRORS, type ErrorCode } from './registry.js'
+
+/** When each error is answered: the README's error table is this, rendered (and a test checks it is). */
+const WHEN: Record<ErrorCode, string> = {
+  PARSE_ERROR: 'the body is not valid JSON',
+  INVALID_REQUEST: 'a request object is not JSON-RPC 2.0 (no `"jsonrpc":"2.0"`, no method, bad id or params)',
+  EMPTY_BATCH: 'the batch is `[]`',
+  METHOD_NOT_FOUND: 'the method does not exist, is not served, or needs a node kind the plan lacks',
+  INVALID_PARAMS: 'the parameters are wrong (the node says so; passed through as it says)',
+  INTERNAL_ERROR: 'a fault in the gateway',
+  MISSING_KEY: 'no `?apikey=` and no `Authorization: Bearer`',
+  INVALID_KEY: 'the key is malformed, unknown, regenerated or revoked',
+  PLAN_INACTIVE: 'the account has no plan, or its period ended',
+  NODE_KIND_NOT_ALLOWED: 'the plan does not include this network or node kind',
+  RATE_LIMITED: "over the key's requests per second (with `Retry-After`, `RateLimit-*`)",
+  BODY_TOO_LARGE: 'the body is over `limits.maxBodyBytes`',
+  BATCH_TOO_LARGE: 'the batch has more than `limits.maxBatch` calls',
+  UNKNOWN_NETWORK: 'the network slug is not in the config',
+  NOT_FOUND: 'no such path',
+  METHOD_NOT_ALLOWED: 'an RPC path with another HTTP method than POST',
+  NO_HEALTHY_UPSTREAM: 'no node of the needed kind is up',
+  UPSTREAM_TIMEOUT: 'the node did not answer within `limits.upstreamTimeoutMs`',
+  UPSTREAM_ERROR: 'the node failed (connection lost, bad answer)',
+}
+
+export function renderErrorTable(): string {
+  const rows = ['| code | HTTP | JSON-RPC | when |', '|---|---|---|---|']
+  for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    const e = ERRORS[code]
+    rows.push(`| \`${code}\` | ${e.http} | ${e.rpc} | ${WHEN[code]} |`)
+  }
+  return rows.join('\n')
+}
