@@ -1,0 +1,22 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { renderErrorTable } from '../../src/errors/error-table.js'
+import { configSchema } from '../../schemas/config.js'
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+
+t.test('the README error table is the registry', async (t) => {
+  const m = /<!-- error-table:start -->\n([\s\S]*?)\n<!-- error-table:end -->/.exec(readme)
+  t.ok(m, 'the README has the error table markers')
+  t.equal(m?.[1], renderErrorTable(), 'regenerate it from src/errors/error-table.ts')
+})
+
+t.test('the README shows the two commands', async (t) => {
+  t.match(readme, /npm ci && npm start/)
+  t.match(readme, /npm ci && npm test/)
+})
+
+t.test('every config default in the schema is in the README', async (t) => {
+  const limits = (configSchema.properties.limits as { properties: Record<string, { default: number }> }).properties
+  for (const [name, spec] of Object.entries(limits)) t.match(readme, new RegExp(`${name}\\b[^\\n]*${spec.default}|${spec.default}[^\\n]*${name}`), name)
+})
