@@ -16,7 +16,7 @@ import { Upstreams } from '../upstream/upstreams.js'
 import { UsageMeter } from '../usage/usage-meter.js'
 import { Metrics } from '../metrics/metrics.js'
 import { KeyDirectory } from './key-directory.js'
-import { RpcDispatcher } from './rpc-dispatcher.js'
+import { RpcDispatcher, type UsageSink } from './rpc-dispatcher.js'
 import { HttpServer } from '../front/http-server.js'
 import { HttpCounters } from '../front/http-counters.js'
 
@@ -39,6 +39,12 @@ export interface GatewayOptions {
   clock?: Clock
   /** Identifies this process in usage events; default host, pid and start time. */
   instance?: string
+  /**
+   * Internal, for the benchmark's "what metering costs" ratio (bench/README.md): false serves
+   * calls without counting usage or rate-limit decisions. Never a config field: a gateway that
+   * does not meter cannot bill.
+   */
+  meterUsage?: boolean
 }
 
 /**
@@ -95,7 +101,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     checkpointGauge.set(store.checkpoint())
     keysGauge.set(keys.size)
   })
-  const dispatcher = new RpcDispatcher({ usage, limits: config.limits })
+  const dispatcher = new RpcDispatcher({ usage: opts.meterUsage === false ? NO_USAGE : usage, limits: config.limits })
   const server = new HttpServer({
     keys,
     upstreams,
@@ -144,3 +150,6 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     },
   }
 }
+
+/** Counts nothing (meterUsage: false). */
+const NO_USAGE: UsageSink = { served: () => {}, rateLimited: () => {} }

@@ -22,6 +22,9 @@ export interface DispatchContext {
   readonly bytesIn: number
 }
 
+/** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
+export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
+
 /** A call ready to go upstream, with the node kind it was routed to. */
 interface Routed {
   readonly call: RpcCall
@@ -35,7 +38,7 @@ interface Routed {
  */
 export class RpcDispatcher {
   constructor(
-    private readonly deps: { usage: UsageMeter; limits: LimitsConfig },
+    private readonly deps: { usage: UsageSink; limits: LimitsConfig },
   ) {}
 
   async dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {

@@ -1,0 +1,86 @@
+import type { Row } from './measure.js'
+
+/** A comparison within one scenario of one run. */
+export interface Ratio {
+  scenario: string
+  name: string
+  value: number
+  /** For the issue's targets: the bound and whether it was met. */
+  goal?: string
+  met?: boolean
+}
+
+function find(rows: Row[], scenario: string, target: string): Row | undefined {
+  return rows.find((r) => r.scenario === scenario && r.target === target)
+}
+
+const round = (x: number, d = 2): number => Math.round(x * 10 ** d) / 10 ** d
+
+/** The ratios and the verdicts on issue 3's targets, from the rows of one run. */
+export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
+  const out: Ratio[] = []
+  const rps = (s: string, a: string, b: string, name: string, goal?: { min?: number; text: string }): void => {
+    const x = find(rows, s, a)
+    const y = find(rows, s, b)
+    if (!x || !y || !y.rps) return
+    const value = round(x.rps / y.rps)
+    out.push({ scenario: s, name, value, ...(goal ? { goal: goal.text, met: value >= (goal.min ?? 0) } : {}) })
+  }
+  for (const s of ['small', 'large', 'large-gzip', 'batch', 'ws']) {
+    rps(s, 'gateway', 'nginx', 'gateway / nginx', s === 'small' ? { min: 0.6, text: '>= 0.6' } : undefined)
+    rps(s, 'gateway', 'node-proxy', 'gateway / plain Node proxy', s === 'small' ? { min: 2, text: '>= 2' } : undefined)
+    rps(s, 'gateway', 'stub', 'gateway / stub directly')
+    if (baseline) {
+      rps(s, 'gateway', `gateway@${baseline}`, `gateway / gateway@${baseline} (speed-up)`)
+      rps(s, 'gateway-http-upstream', `gateway-http-upstream@${baseline}`, `HTTP-upstream gateway / same @${baseline} (speed-up)`)
+    }
+    rps(s, 'gateway-http-upstream', 'gateway', 'HTTP-upstream gateway / WS-upstream gateway')
+  }
+  const metered = find(rows, 'small', 'gateway')
+  const unmetered = find(rows, 'small', 'gateway-no-metering')
+  if (metered && unmetered && unmetered.rps) {
+    const cost = round(1 - metered.rps / unmetered.rps, 3)
+    out.push({ scenario: 'small', name: 'metering cost (1 - metered / unmetered throughput)', value: cost, goal: '<= 0.10', met: cost <= 0.1 })
+  }
+  for (const share of [25, 50, 75]) {
+    const s = `fixed-rate-${share}%`
+    const gw = find(rows, s, 'gateway')
+    const direct = find(rows, s, 'stub')
+    if (!gw || !direct) continue
+    const added = gw.p99Us - direct.p99Us
+    out.push({ scenario: s, name: 'gateway p99 - direct p99, µs (from due time)', value: added, ...(share === 50 ? { goal: '< 1000', met: added < 1000 } : {}) })
+    const svc = (gw.extra?.serviceP99Us ?? Number.NaN) - (direct.extra?.serviceP99Us ?? Number.NaN)
+    if (Number.isFinite(svc)) out.push({ scenario: s, name: 'gateway p99 - direct p99, µs (from actual send)', value: Math.round(svc) })
+  }
+  for (const target of ['gateway', 'nginx', 'node-proxy']) {
+    const alone = rows.find((r) => r.target === target && r.scenario.endsWith('alone'))
+    const flow = rows.find((r) => r.target === target && r.scenario.endsWith('gzip flow'))
+    if (!alone || !flow) continue
+    const added = flow.p99Us - alone.p99Us
+    out.push({
+      scenario: 'gzip-isolation',
+      name: `${target}: small-call p99 added by a gzip flow, µs`,
+      value: added,
+      ...(target === 'gateway' ? { goal: '< 1000 (a blocking 1 MB gzip adds tens of ms)', met: added < 1000 } : {}),
+    })
+  }
+  return out
+}
+
+const fmtMs = (us: number): string => (Number.isFinite(us) ? (us / 1000).toFixed(2) : '-')
+const fmt = (x: number, d = 0): string => (Number.isFinite(x) ? x.toFixed(d) : '-')
+
+/** The results as a fixed-width table for stdout. */
+export function formatTable(rows: Row[], ratios: Ratio[], notes: string[]): string {
+  const head = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'errors']
+  const body = rows.map((r) => [r.scenario, r.target, fmt(r.rps), fmtMs(r.p50Us), fmtMs(r.p99Us), fmt(r.cpuUsPerReq, 1), fmt(r.peakRssMiB, 0), String(r.errors)])
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)))
+  const line = (cells: string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
+  const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), '', 'ratios:']
+  for (const r of ratios) {
+    const verdict = r.goal ? `  target ${r.goal}: ${r.met ? 'met' : 'MISSED'}` : ''
+    out.push(`  ${r.scenario.padEnd(16)} ${r.name}: ${r.value}${verdict}`)
+  }
+  if (notes.length) out.push('', 'notes:', ...notes.map((n) => `  - ${n}`))
+  return out.join('\n')
+}
