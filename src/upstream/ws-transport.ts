@@ -1,4 +1,4 @@
-import { WebSocket } from 'undici'
+import { UpstreamWebSocket as WebSocket } from './ws-client.js'
 import { UpstreamTimeout, UpstreamTransportError } from './errors.js'
 import { readResponseHead } from './splice-id.js'
 
