@@ -25,6 +25,13 @@ export interface DispatchContext {
 /** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
 export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
 
+/** One call's outcome: the node's answer (client id spliced in) or the gateway's error for it. */
+interface Forwarded {
+  status: number
+  body: string
+  isError: boolean
+}
+
 /** A call ready to go upstream, with the node kind it was routed to. */
 interface Routed {
   readonly call: RpcCall
@@ -87,21 +94,46 @@ export class RpcDispatcher {
       const rejection = this.#admit(ctx, routed.map((x) => x.r))
       if (rejection) return rejection
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
+      const record = (index: number, r: Routed, out: Forwarded): void => {
+        const s = served[r.kind]
+        s.n++
+        if (out.isError) s.errors++
+        s.bytes += out.body.length
+        if (r.call.idJson !== undefined) parts[index] = out.body
+      }
+      // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
+      // not one per call: the profile's largest cost). What it leaves (unsafe methods, calls the
+      // node's answer skipped) goes call by call below.
+      const alone: typeof routed = []
+      await Promise.all(
+        (['full', 'archive'] as const).map(async (kind) => {
+          const group = routed.filter((x) => x.r.kind === kind)
+          if (group.length < 2) return void alone.push(...group)
+          let replies: Array<UpstreamReply | undefined>
+          try {
+            const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, clientIdJson: x.r.call.idJson ?? 'null' }))
+            replies = await ctx.pool.callBatch(kind, calls, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
+          } catch (err) {
+            for (const x of group) record(x.index, x.r, this.#failure(ctx, x.r, err))
+            return
+          }
+          group.forEach((x, k) => {
+            const reply = replies[k]
+            if (reply === undefined) alone.push(x)
+            else record(x.index, x.r, { status: 200, body: reply.body, isError: reply.isError })
+          })
+        }),
+      )
       // Bounded fan-out: a batch of 100 heavy calls must not take every upstream slot at once.
       let next = 0
       const worker = async (): Promise<void> => {
-        while (next < routed.length) {
-          const { index, r } = routed[next++]
-          const out = await this.#forward(ctx, r)
-          const s = served[r.kind]
-          s.n++
-          if (out.isError) s.errors++
-          s.bytes += out.body.length
-          if (r.call.idJson !== undefined) parts[index] = out.body
+        while (next < alone.length) {
+          const { index, r } = alone[next++]
+          record(index, r, await this.#forward(ctx, r))
         }
       }
       const workers: Promise<void>[] = []
-      for (let w = 0; w < Math.min(this.deps.limits.batchConcurrency, routed.length); w++) workers.push(worker())
+      for (let w = 0; w < Math.min(this.deps.limits.batchConcurrency, alone.length); w++) workers.push(worker())
       await Promise.all(workers)
       let first = true
       for (const kind of ['full', 'archive'] as const) {
@@ -170,21 +202,25 @@ export class RpcDispatcher {
   }
 
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
-  async #forward(ctx: DispatchContext, r: Routed): Promise<{ status: number; body: string; isError: boolean }> {
-    const idJson = r.call.idJson ?? 'null'
+  async #forward(ctx: DispatchContext, r: Routed): Promise<Forwarded> {
     let reply: UpstreamReply
     try {
-      reply = await ctx.pool.call(r.kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
+      reply = await ctx.pool.call(r.kind, r.call.method, r.call.params, r.call.idJson ?? 'null', { timeoutMs: this.deps.limits.upstreamTimeoutMs })
     } catch (err) {
-      const e =
-        err instanceof NoHealthyUpstream
-          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${r.kind} node for ${ctx.network} right now; retry with backoff`, { cause: err })
-          : err instanceof UpstreamTimeout
-            ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
-            : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true }
+      return this.#failure(ctx, r, err)
     }
     return { status: 200, body: reply.body, isError: reply.isError }
+  }
+
+  /** A call the upstream could not serve, as its JSON-RPC error. */
+  #failure(ctx: DispatchContext, r: Routed, err: unknown): Forwarded {
+    const e =
+      err instanceof NoHealthyUpstream
+        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${r.kind} node for ${ctx.network} right now; retry with backoff`, { cause: err })
+        : err instanceof UpstreamTimeout
+          ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
+          : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
+    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true }
   }
 }
 

@@ -2,8 +2,8 @@ import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './errors.js'
 import { NodeHealth, type NodeHealthOptions } from './health.js'
 import { HttpTransport } from './http-transport.js'
-import { readResponseHead } from './splice-id.js'
-import { WsTransport, type WsTransportOptions } from './ws-transport.js'
+import { readResponseHead, splitBatch } from './splice-id.js'
+import { batchText, WsTransport, type WsTransportOptions } from './ws-transport.js'
 
 export interface UpstreamNodeOptions {
   name: string
@@ -91,6 +91,53 @@ export class UpstreamNode {
       throw err
     } finally {
       this.#inFlight--
+    }
+  }
+
+  /**
+   * Send calls as one JSON-RPC batch (one WebSocket frame or one HTTP request) and resolve with
+   * each call's answer, in the order of `calls`; undefined for a call the node's array did not
+   * answer, and all undefined when the node answered the batch with something else than an
+   * array (some nodes refuse batches, or batches that large, with one error object): the caller
+   * then sends those calls one by one.
+   * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
+   */
+  async callBatch(calls: ReadonlyArray<{ method: string; params: unknown }>, timeoutMs: number): Promise<Array<NodeReply | undefined>> {
+    this.#health.begin()
+    this.counters.calls += calls.length
+    this.#inFlight += calls.length
+    try {
+      let answer: { text: string; firstId: number }
+      if (this.ws?.canSend()) {
+        this.counters.wsCalls += calls.length
+        answer = await this.ws.callBatch(calls, timeoutMs)
+      } else {
+        this.counters.httpCalls += calls.length
+        const firstId = this.#nextId
+        this.#nextId += calls.length
+        answer = { text: await this.http.call(batchText(calls, firstId), timeoutMs), firstId }
+      }
+      const out = new Array<NodeReply | undefined>(calls.length)
+      for (const text of splitBatch(answer.text) ?? []) {
+        let head: { id: number | string | null; isError: boolean }
+        try {
+          head = readResponseHead(text)
+        } catch {
+          continue // an unreadable element: its call goes again on its own
+        }
+        const index = typeof head.id === 'number' ? head.id - answer.firstId : -1
+        if (index >= 0 && index < calls.length) out[index] = { text, isError: head.isError }
+      }
+      this.#health.succeeded()
+      return out
+    } catch (err) {
+      if (isUpstreamFailure(err)) {
+        this.counters.failures++
+        this.#health.failed()
+      }
+      throw err
+    } finally {
+      this.#inFlight -= calls.length
     }
   }
 

@@ -101,6 +101,49 @@ export class UpstreamPool {
     }
   }
 
+  /**
+   * Send several calls to ONE node as a JSON-RPC batch (one frame or one request instead of one
+   * per call), with the same failover as call(). Each answer has the client's id spliced in.
+   * A call comes back undefined when the caller must send it on its own with call(): methods
+   * that are not safe to repeat (so that their failover rules stay those of call()), and calls
+   * the node's answer did not cover.
+   * @throws NoHealthyUpstream / UpstreamTimeout / UpstreamTransportError as call(), for the whole batch
+   */
+  async callBatch(
+    kind: NodeKind,
+    calls: ReadonlyArray<{ method: string; params: unknown; clientIdJson: string }>,
+    opts: PoolCallOptions,
+  ): Promise<Array<UpstreamReply | undefined>> {
+    const out = new Array<UpstreamReply | undefined>(calls.length)
+    const index: number[] = []
+    for (let i = 0; i < calls.length; i++) if (!NOT_SAFE_TO_REPEAT.has(calls[i].method)) index.push(i)
+    if (index.length === 0) return out
+    const sent = index.map((i) => calls[i])
+    const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
+    const tried = new Set<UpstreamNode>()
+    let lastFailure: UpstreamTransportError | undefined
+    for (;;) {
+      const node = this.#pick(kind, tried)
+      if (node === undefined) throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind })
+      const left = deadline - this.#clock.now()
+      if (left <= 0) throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
+      tried.add(node)
+      try {
+        const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left))
+        for (let k = 0; k < replies.length; k++) {
+          const r = replies[k]
+          if (r === undefined) continue
+          const call = sent[k]
+          out[index[k]] = { body: spliceId(r.text, call.clientIdJson), node: node.name, kind, isError: r.isError }
+        }
+        return out
+      } catch (err) {
+        if (!isUpstreamFailure(err)) throw err
+        lastFailure = err
+      }
+    }
+  }
+
   /** The next healthy node of `kind` in round-robin order that this call has not tried yet. */
   #pick(kind: NodeKind, tried: ReadonlySet<UpstreamNode>): UpstreamNode | undefined {
     const nodes = this.#byKind[kind]

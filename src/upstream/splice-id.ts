@@ -227,3 +227,40 @@ function parseObject(text: string): Record<string, unknown> {
   }
   return obj as Record<string, unknown>
 }
+
+/**
+ * The elements of a batch answer (a JSON array) as the node's own text, without parsing them:
+ * each is then read with readResponseHead and given the client's id with spliceId.
+ * Undefined when the text is not an array (a node may answer a whole batch with one error object).
+ */
+export function splitBatch(text: string): string[] | undefined {
+  let i = skipWhitespace(text, 0)
+  if (text.charCodeAt(i) !== OPEN_BRACKET) return undefined
+  const parts: string[] = []
+  i = skipWhitespace(text, i + 1)
+  if (text.charCodeAt(i) === CLOSE_BRACKET) return parts
+  for (;;) {
+    const end = skipValue(text, i)
+    if (end <= i) return undefined
+    parts.push(text.slice(i, end))
+    i = skipWhitespace(text, end)
+    const c = text.charCodeAt(i)
+    if (c === CLOSE_BRACKET) return parts
+    if (c !== COMMA) return undefined
+    i = skipWhitespace(text, i + 1)
+  }
+}
+
+/** The id of the first element of a batch answer (the WebSocket transport routes the whole batch by it). */
+export function batchHeadId(text: string): number | string | null | undefined {
+  let i = skipWhitespace(text, 0)
+  if (text.charCodeAt(i) !== OPEN_BRACKET) return undefined
+  i = skipWhitespace(text, i + 1)
+  const end = skipValue(text, i)
+  if (end <= i) return undefined
+  try {
+    return readResponseHead(text.slice(i, end)).id
+  } catch {
+    return undefined
+  }
+}
