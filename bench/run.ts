@@ -44,17 +44,22 @@ async function machine(): Promise<Record<string, unknown>> {
   }
 }
 
-/** `--profile`: the gateway under --cpu-prof, small calls for the measurement duration, top costs. */
+/** `--profile`: the gateway under --cpu-prof, one scenario's load (small calls by default), top costs. */
 async function profile(): Promise<void> {
   if (!wrk) throw new Error('--profile needs wrk (apt-get install -y wrk)')
   const dir = join(RESULTS, 'profile')
   rmSync(dir, { recursive: true, force: true })
   const set = await startTargets({ which: 'gateway-only', gatewayNodeFlags: ['--cpu-prof', '--cpu-prof-dir', dir] })
   const gw = set.targets.get('gateway')!
+  // --only picks what to profile: small (default), large, large-gzip or batch.
+  const scenario = opts.only?.[0] ?? 'small'
+  const body = scenario === 'batch' ? bodies.batch : scenario.startsWith('large') ? bodies.large : bodies.small
+  const headers = scenario === 'large-gzip' ? { 'Accept-Encoding': 'gzip' } : undefined
+  const connections = scenario.startsWith('large') ? 16 : opts.connections
   try {
-    log(`profile: small calls on the gateway for ${opts.durationS} s (after ${opts.warmupS} s of warm-up)`)
-    await runWrk(wrk, { url: gw.http, bodyFile: bodies.small, durationS: opts.warmupS, connections: opts.connections })
-    const r = await runWrk(wrk, { url: gw.http, bodyFile: bodies.small, durationS: opts.durationS, connections: opts.connections })
+    log(`profile: ${scenario} on the gateway for ${opts.durationS} s (after ${opts.warmupS} s of warm-up)`)
+    if (opts.warmupS > 0) await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.warmupS, connections, headers })
+    const r = await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.durationS, connections, headers })
     log(`profile: ${r.rps} req/s under the profiler`)
   } finally {
     await set.stopAll()
@@ -63,9 +68,9 @@ async function profile(): Promise<void> {
   const files = (await runToEnd('bash', ['-c', `ls -S '${dir}'/*.cpuprofile`])).trim().split('\n')
   const summary = summariseProfile(files[0], 30)
   const text = formatProfile(summary)
-  writeFileSync(join(RESULTS, 'profile-small.txt'), text + '\n')
+  writeFileSync(join(RESULTS, `profile-${scenario}.txt`), text + '\n')
   process.stdout.write(text + '\n')
-  log(`profile: ${files[0]} (open it in Chrome DevTools for the call tree); summary in bench/results/profile-small.txt`)
+  log(`profile: ${files[0]} (open it in Chrome DevTools for the call tree); summary in bench/results/profile-${scenario}.txt`)
 }
 
 async function compare(): Promise<void> {

@@ -27,7 +27,8 @@ const USAGE = `npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup 
   --duration     seconds per measurement (default 5)
   --only         scenarios: small, large, large-gzip, batch, ws, fixed-rate, gzip-isolation, event-log
   --baseline     also run the gateway of another commit (git archive of REF), e.g. --baseline main
-  --profile      node --cpu-prof on the gateway under the small-call load; prints the top costs
+  --profile      node --cpu-prof on the gateway under load (small calls, or --only large|large-gzip|batch);
+                 prints the top costs, writes bench/results/profile-<scenario>.txt
 `
 
 export function parseBenchOptions(argv: string[]): BenchOptions {

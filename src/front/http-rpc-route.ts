@@ -56,7 +56,8 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       deps.dispatcher.dispatch({ key, network, pool, bytesIn: bytes }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
-          const reply: Reply = { status: answer.status, body: answer.body, headers: answer.headers }
+          // The node's bytes when they were kept: nothing decoded or encoded again on the way out.
+          const reply: Reply = { status: answer.status, body: answer.bytes ?? answer.body, headers: answer.headers }
           sendReply(res, state, reply, acceptGzip)
         },
         (err: unknown) => {

@@ -67,6 +67,26 @@ function write(res: HttpResponse, state: ResponseState, reply: Reply, body: stri
     if (body !== null && reply.contentType === undefined) res.writeHeader('Vary', 'Accept-Encoding')
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k])
     if (body === null) res.endWithoutBody(undefined, reply.close)
+    else if (typeof body !== 'string' && body.length >= STREAM_MIN_BYTES && !reply.close) streamBody(res, state, body)
     else res.end(body, reply.close)
+  })
+}
+
+/**
+ * Above this size a body goes out with tryEnd/onWritable: what the socket does not take at once
+ * stays in our buffer and is sent from an offset when the socket drains. With end(), uWS would
+ * copy the unsent part of a 1 MB answer into its own buffer first.
+ */
+const STREAM_MIN_BYTES = 64 * 1024
+
+function streamBody(res: HttpResponse, state: ResponseState, body: Buffer): void {
+  const total = body.length
+  const start = res.getWriteOffset()
+  const [ok, done] = res.tryEnd(body, total)
+  if (ok || done) return
+  res.onWritable((offset) => {
+    if (state.aborted) return true
+    const [sent] = res.tryEnd(body.subarray(offset - start), total)
+    return sent
   })
 }

@@ -11,8 +11,13 @@ import type { LimitsConfig } from '../config/types.js'
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
   status: number
-  body: string | null
+  readonly body: string | null
   headers?: Readonly<Record<string, string>>
+  /**
+   * The same body as UTF-8 bytes, when it is a node's answer kept as bytes: send these (a 1 MB
+   * answer is then never decoded and encoded again); `body` decodes them when first read.
+   */
+  readonly bytes?: Buffer
 }
 
 export interface DispatchContext {
@@ -28,8 +33,10 @@ export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
 /** One call's outcome: the node's answer (client id spliced in) or the gateway's error for it. */
 interface Forwarded {
   status: number
-  body: string
+  readonly body: string
   isError: boolean
+  /** The answer as bytes, when the node's bytes were kept (see UpstreamReply.bytes). */
+  readonly bytes?: Buffer
 }
 
 /** A call ready to go upstream, with the node kind it was routed to. */
@@ -68,8 +75,9 @@ export class RpcDispatcher {
     const rejection = this.#admit(ctx, [routed])
     if (rejection) return rejection
     const out = await this.#forward(ctx, routed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, routed.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
+    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, routed.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
     if (entry.idJson === undefined) return { status: 204, body: null }
+    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes }
     return { status: out.status, body: out.body }
   }
 
@@ -98,7 +106,7 @@ export class RpcDispatcher {
         const s = served[r.kind]
         s.n++
         if (out.isError) s.errors++
-        s.bytes += out.body.length
+        s.bytes += sizeOf(out)
         if (r.call.idJson !== undefined) parts[index] = out.body
       }
       // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
@@ -209,6 +217,7 @@ export class RpcDispatcher {
     } catch (err) {
       return this.#failure(ctx, r, err)
     }
+    if (reply.bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes: reply.bytes, isError: reply.isError }
     return { status: 200, body: reply.body, isError: reply.isError }
   }
 
@@ -222,6 +231,11 @@ export class RpcDispatcher {
           : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
     return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true }
   }
+}
+
+/** Bytes out for usage: the bytes when kept, else the text's length (what was counted before bytes were kept). */
+function sizeOf(out: Forwarded): number {
+  return out.bytes !== undefined ? out.bytes.length : out.body.length
 }
 
 function answerOrNothing(entry: RpcCall, errorJson: string): RpcAnswer {

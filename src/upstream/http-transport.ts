@@ -60,6 +60,11 @@ export class HttpTransport {
    * @throws UpstreamTransportError connection refused or reset, non-JSON body
    */
   async call(body: string, timeoutMs: number): Promise<string> {
+    return (await this.callBytes(body, timeoutMs)).toString('utf8')
+  }
+
+  /** call(), resolving with the response body as bytes (nothing decoded). */
+  async callBytes(body: string, timeoutMs: number): Promise<Buffer> {
     const abort = new AbortController()
     let timedOut = false
     // Aborting a request on a pipelined socket resets that socket and fails the calls queued on
@@ -76,14 +81,14 @@ export class HttpTransport {
         body,
         signal: abort.signal,
       })
-      const text = await res.body.text()
-      if (!looksLikeJson(text)) {
-        throw new UpstreamTransportError(`HTTP ${res.statusCode} with a non-JSON body: ${text.slice(0, 80)}`, {
+      const bytes = Buffer.from(await res.body.arrayBuffer())
+      if (!looksLikeJson(bytes)) {
+        throw new UpstreamTransportError(`HTTP ${res.statusCode} with a non-JSON body: ${bytes.toString('utf8', 0, 240).slice(0, 80)}`, {
           node: this.name,
           requestSent: true,
         })
       }
-      return text
+      return bytes
     } catch (err) {
       if (err instanceof UpstreamTransportError) throw err
       if (timedOut) throw new UpstreamTimeout({ node: this.name, timeoutMs, cause: err })
@@ -105,9 +110,9 @@ export class HttpTransport {
 }
 
 /** A JSON-RPC answer is an object or a batch array; a proxy's error page is neither. */
-function looksLikeJson(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
+function looksLikeJson(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i]
     if (c === 0x7b || c === 0x5b) return true
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false
   }

@@ -2,7 +2,7 @@ import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './errors.js'
 import { NodeHealth, type NodeHealthOptions } from './health.js'
 import { HttpTransport } from './http-transport.js'
-import { readResponseHead, splitBatch } from './splice-id.js'
+import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
 import { batchText, WsTransport, type WsTransportOptions } from './ws-transport.js'
 
 export interface UpstreamNodeOptions {
@@ -22,8 +22,23 @@ export interface UpstreamNodeOptions {
 
 /** A node's answer to one call: its response object text (with OUR id) and whether it is an error. */
 export interface NodeReply {
-  text: string
+  /** The answer as text; for an answer kept as bytes, decoded when first read. */
+  readonly text: string
   isError: boolean
+  /** The answer as the node sent it, when the transport kept the bytes (one call, not a batch). */
+  readonly bytes?: Buffer
+}
+
+/** A reply kept as bytes: decoding 1 MB is paid only if someone reads `text`. */
+class BytesReply implements NodeReply {
+  #text: string | undefined
+  constructor(
+    readonly bytes: Buffer,
+    readonly isError: boolean,
+  ) {}
+  get text(): string {
+    return (this.#text ??= this.bytes.toString('utf8'))
+  }
 }
 
 /** Counters for /metrics. */
@@ -68,19 +83,19 @@ export class UpstreamNode {
     this.counters.calls++
     this.#inFlight++
     try {
-      let text: string
+      let bytes: Buffer
       if (this.ws?.canSend()) {
         this.counters.wsCalls++
-        text = await this.ws.call(method, params, timeoutMs)
+        bytes = await this.ws.callBytes(method, params, timeoutMs)
       } else {
         this.counters.httpCalls++
         const id = this.#nextId++
-        text = await this.http.call(
+        bytes = await this.http.callBytes(
           `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`,
           timeoutMs,
         )
       }
-      const reply = { text, isError: readHead(this.name, text).isError }
+      const reply = new BytesReply(bytes, readHead(this.name, bytes).isError)
       this.#health.succeeded()
       return reply
     } catch (err) {
@@ -162,9 +177,9 @@ export class UpstreamNode {
 }
 
 /** An answer whose head cannot be read is a broken answer, a failure like a reset connection. */
-function readHead(node: string, text: string): { isError: boolean } {
+function readHead(node: string, bytes: Buffer): { isError: boolean } {
   try {
-    return readResponseHead(text)
+    return readResponseHeadBytes(bytes)
   } catch (err) {
     if (err instanceof MalformedResponse) throw new UpstreamTransportError(err.message, { node, requestSent: true, cause: err })
     throw err

@@ -2,12 +2,18 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { UpstreamNode } from './node.js'
-import { spliceId } from './splice-id.js'
+import { spliceId, spliceIdBytes } from './splice-id.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {
   /** The node's response object text with the CLIENT's id spliced in; every other byte is the node's. */
-  body: string
+  readonly body: string
+  /**
+   * The same answer as bytes, when the transport kept the node's bytes: a front end sends these
+   * as they are (a 1 MB answer is then never decoded and encoded again). `body` is decoded from
+   * them when first read.
+   */
+  readonly bytes?: Buffer
   /** Name of the node that answered. */
   node: string
   kind: NodeKind
@@ -92,6 +98,7 @@ export class UpstreamPool {
       tried.add(node)
       try {
         const reply = await node.call(method, params, Math.min(opts.timeoutMs, left))
+        if (reply.bytes !== undefined) return new SplicedBytes(spliceIdBytes(reply.bytes, clientIdJson), node.name, kind, reply.isError)
         return { body: spliceId(reply.text, clientIdJson), node: node.name, kind, isError: reply.isError }
       } catch (err) {
         if (!isUpstreamFailure(err)) throw err
@@ -161,5 +168,19 @@ export class UpstreamPool {
 
   async close(): Promise<void> {
     await Promise.all(this.nodes().map((node) => node.close()))
+  }
+}
+
+/** An answer kept as bytes; its text is decoded only if someone reads `body`. */
+class SplicedBytes implements UpstreamReply {
+  #body: string | undefined
+  constructor(
+    readonly bytes: Buffer,
+    readonly node: string,
+    readonly kind: NodeKind,
+    readonly isError: boolean,
+  ) {}
+  get body(): string {
+    return (this.#body ??= this.bytes.toString('utf8'))
   }
 }

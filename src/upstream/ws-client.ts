@@ -10,7 +10,8 @@ import type { Socket } from 'node:net'
  * are written together (one writev) at the end of the turn.
  *
  * The surface is the part of the WHATWG WebSocket that WsTransport uses (readyState,
- * bufferedAmount, send, close, open/message/error/close listeners), so it can stand in for it.
+ * bufferedAmount, send, close, open/message/error/close listeners), except that a message is
+ * handed over as bytes: a 1 MB answer is then never decoded on its way to the client.
  */
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'
@@ -21,7 +22,8 @@ const OP_CLOSE = 0x8
 const OP_PING = 0x9
 const OP_PONG = 0xa
 
-type Listener = (ev: { data?: string }) => void
+/** `bytes`: a message's payload (text frames are not decoded here: the caller may not need to). */
+type Listener = (ev: { bytes?: Buffer }) => void
 type EventName = 'open' | 'message' | 'error' | 'close'
 
 /** Masking keys, drawn in blocks: one randomFillSync per 1,024 frames instead of one per frame. */
@@ -242,14 +244,14 @@ export class UpstreamWebSocket {
       case OP_CONTINUATION:
         if (opcode !== OP_CONTINUATION) this.#fragments = undefined
         if (fin && this.#fragments === undefined) {
-          this.#emit('message', { data: payload.toString('utf8') })
+          this.#emit('message', { bytes: payload })
           return
         }
         ;(this.#fragments ??= []).push(payload)
         if (fin) {
           const whole = Buffer.concat(this.#fragments)
           this.#fragments = undefined
-          this.#emit('message', { data: whole.toString('utf8') })
+          this.#emit('message', { bytes: whole })
         }
         return
       case OP_PING:
@@ -276,7 +278,7 @@ export class UpstreamWebSocket {
     this.#emit('close', {})
   }
 
-  #emit(type: EventName, ev: { data?: string }): void {
+  #emit(type: EventName, ev: { bytes?: Buffer }): void {
     for (const fn of this.#listeners[type]) fn(ev)
   }
 }
