@@ -20,10 +20,15 @@ app.get('/gzip', (res) => {
   res.onAborted(() => (state.aborted = true))
   sendReply(res, state, { status: 200, body }, true)
 })
+let listenSocket: unknown
 const port = await new Promise<number>((resolve, reject) =>
-  app.listen('127.0.0.1', 0, (s) => (s ? resolve(uws.us_socket_local_port(s as never)) : reject(new Error('listen failed')))),
+  app.listen('127.0.0.1', 0, (s) => {
+    if (!s) return reject(new Error('listen failed'))
+    listenSocket = s
+    resolve(uws.us_socket_local_port(s as never))
+  }),
 )
-t.teardown(() => app.close())
+t.teardown(() => uws.us_listen_socket_close(listenSocket as never))
 
 /** GET with a client that pauses after every read, so that the server sees backpressure. */
 function slowGet(path: string, extraHeaders = ''): Promise<{ head: string; body: Buffer }> {
