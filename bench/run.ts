@@ -77,7 +77,7 @@ async function compare(): Promise<void> {
   const info = await machine()
   log(`machine: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)}, commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}`)
   log('starting the stub, the gateways, the plain Node proxy and nginx, each in its own process…')
-  const set = await startTargets({ baseline: opts.baseline })
+  const set = await startTargets({ baseline: opts.baseline, which: opts.quick ? 'quick' : 'all' })
   const ctx: BenchContext = { opts, set, wrk, notes: [...set.notes], log }
   if (!wrk) ctx.notes.push('wrk is not installed: the closed-loop HTTP scenarios are skipped (apt-get install -y wrk, or run bench/setup.sh)')
   const wanted = (name: string): boolean => !opts.only || opts.only.includes(name)

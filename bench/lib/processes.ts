@@ -8,6 +8,11 @@ export interface Started<T = Record<string, unknown>> {
   readonly pid: number
   readonly info: T
   stop(): Promise<void>
+  /**
+   * Ask a target that reads commands on stdin (bench/targets/control.ts) for figures of its own:
+   * one line out, the next JSON line it prints back.
+   */
+  ask?(command: string): Promise<Record<string, number>>
 }
 
 /** Processes still running: killed when the harness exits, so that none outlives a failed run. */
@@ -23,10 +28,16 @@ export function startNodeScript<T>(name: string, script: string, arg: unknown, n
 
 /** Spawn and wait (at most 30 s) for a stdout line that parses as JSON with `ready: true`. */
 export function startReady<T>(name: string, command: string, args: string[]): Promise<Started<T>> {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] })
   live.add(child)
   child.once('exit', () => live.delete(child))
   let output = ''
+  const answers: Array<(v: Record<string, number>) => void> = []
+  const ask = (cmd: string): Promise<Record<string, number>> =>
+    new Promise((res) => {
+      answers.push(res)
+      child.stdin!.write(cmd + '\n')
+    })
   return new Promise((resolve, reject) => {
     const fail = (why: string): void => {
       clearTimeout(timer)
@@ -55,7 +66,9 @@ export function startReady<T>(name: string, command: string, args: string[]): Pr
         if (info?.ready) {
           clearTimeout(timer)
           child.removeAllListeners('exit')
-          resolve({ name, pid: child.pid!, info, stop: () => stopChild(child) })
+          resolve({ name, pid: child.pid!, info, stop: () => stopChild(child), ask })
+        } else if (info !== undefined) {
+          answers.shift()?.(info as unknown as Record<string, number>)
         }
       }
     })

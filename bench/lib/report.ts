@@ -56,13 +56,20 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
     const alone = rows.find((r) => r.target === target && r.scenario.endsWith('alone'))
     const flow = rows.find((r) => r.target === target && r.scenario.endsWith('gzip flow'))
     if (!alone || !flow) continue
-    const added = flow.p99Us - alone.p99Us
-    out.push({
-      scenario: 'gzip-isolation',
-      name: `${target}: small-call p99 added by a gzip flow, µs`,
-      value: added,
-      ...(target === 'gateway' ? { goal: '< 1000 (a blocking 1 MB gzip adds tens of ms)', met: added < 1000 } : {}),
-    })
+    out.push({ scenario: 'gzip-isolation', name: `${target}: small-call p99 added by a gzip flow, µs (CPU contention included)`, value: flow.p99Us - alone.p99Us })
+    const eld = flow.extra?.eldP99Us
+    if (eld !== undefined && Number.isFinite(eld)) {
+      // The direct measure: how late the event loop ran during the gzip flow. 1 MB gzips on the
+      // loop (tens of ms each at level 6, dozens per second) would put its p99 far above 10 ms;
+      // the max is kept too, but one descheduling of the process on a shared machine sets it.
+      out.push({
+        scenario: 'gzip-isolation',
+        name: `${target}: event-loop delay p99 during the gzip flow, µs`,
+        value: eld,
+        ...(target === 'gateway' ? { goal: '< 10000 (1 MB gzips on the loop: tens of ms each)', met: eld < 10_000 } : {}),
+      })
+      out.push({ scenario: 'gzip-isolation', name: `${target}: event-loop delay max during the gzip flow, µs`, value: flow.extra?.eldMaxUs ?? Number.NaN })
+    }
   }
   return out
 }

@@ -16,6 +16,8 @@ export interface Target {
   http: string
   /** WebSocket URL, when the target has one. */
   ws?: string
+  /** Figures from inside a Node target (event-loop delay): see bench/targets/control.ts. */
+  ask?: (command: string) => Promise<Record<string, number>>
 }
 
 export interface TargetSet {
@@ -41,7 +43,7 @@ export async function checkoutBaseline(ref: string): Promise<string> {
  * Start the stub and every target, each in its own process: nginx (when installed), the plain
  * Node proxy, and gateways (everything on; metering off; HTTP-only upstream; a baseline commit).
  */
-export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?: string[]; which?: 'all' | 'gateway-only' }): Promise<TargetSet> {
+export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?: string[]; which?: 'all' | 'quick' | 'gateway-only' }): Promise<TargetSet> {
   const started: Started[] = []
   const notes: string[] = []
   const targets = new Map<string, Target>()
@@ -60,10 +62,8 @@ export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?:
       { id: 'gateway', label: 'Tollgate (auth, KeyActor, metering; WS upstream)', arg: { stubHttp, stubWs, catalog }, flags: opts.gatewayNodeFlags },
     ]
     if (opts.which !== 'gateway-only') {
-      gateways.push(
-        { id: 'gateway-no-metering', label: 'Tollgate, usage metering off', arg: { stubHttp, stubWs, catalog, meterUsage: false } },
-        { id: 'gateway-http-upstream', label: 'Tollgate, node reached over HTTP only', arg: { stubHttp, catalog } },
-      )
+      gateways.push({ id: 'gateway-no-metering', label: 'Tollgate, usage metering off', arg: { stubHttp, stubWs, catalog, meterUsage: false } })
+      if (opts.which !== 'quick') gateways.push({ id: 'gateway-http-upstream', label: 'Tollgate, node reached over HTTP only', arg: { stubHttp, catalog } })
       if (opts.baseline) {
         const srcRoot = await checkoutBaseline(opts.baseline)
         gateways.push(
@@ -79,7 +79,7 @@ export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?:
       started.push(p)
       keys.push(p.info.apiKey)
       const base = `127.0.0.1:${p.info.port}`
-      targets.set(g.id, { id: g.id, label: g.label, pid: p.pid, http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`, ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}` })
+      targets.set(g.id, { id: g.id, label: g.label, pid: p.pid, http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`, ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`, ask: p.ask })
     }
     if (opts.which === 'gateway-only') return { targets, stubPid: stub.pid, notes, stopAll }
 
@@ -87,7 +87,7 @@ export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?:
     const key = keys[0]
     const proxy = await startNodeScript<{ port: number }>('node-proxy', join(BENCH, 'targets', 'node-proxy.ts'), { upstream: stubHttp, keys: [key] })
     started.push(proxy)
-    targets.set('node-proxy', { id: 'node-proxy', label: 'plain Node proxy (node:http + undici Pool)', pid: proxy.pid, http: `http://127.0.0.1:${proxy.info.port}/http/eth-1?apikey=${key}` })
+    targets.set('node-proxy', { id: 'node-proxy', label: 'plain Node proxy (node:http + undici Pool)', pid: proxy.pid, http: `http://127.0.0.1:${proxy.info.port}/http/eth-1?apikey=${key}`, ask: proxy.ask })
 
     const nginx = findNginx()
     if (nginx) {

@@ -6,7 +6,7 @@
  * requests that would have seen it and hides it from the percentiles ("coordinated omission").
  *
  * Raw sockets with a prebuilt request and a minimal response parser, so that the generator costs
- * little CPU on a 2-core machine. Timers tick every ~1 ms: requests that fell due since the last
+ * little CPU on a 2-core machine; one request in flight per connection (no pipelining). Timers tick every ~1 ms: requests that fell due since the last
  * tick are sent together, and that wait counts in their latency (reported as `lagP99Us`).
  *
  * Run as its own process: `node --import tsx bench/load/open-loop.ts '<json OpenLoopOptions>'`;
@@ -23,7 +23,10 @@ export interface OpenLoopOptions {
   durationMs: number
   /** Not measured: lets connections and JITs warm up at the same rate. */
   warmupMs?: number
+  /** Connections (default 100). */
   connections?: number
+  /** Most connections, opening more when all are busy (default: no more than `connections`). */
+  maxConnections?: number
 }
 
 export interface OpenLoopResult {
@@ -44,6 +47,8 @@ export interface OpenLoopResult {
   serviceP50Us: number
   serviceP99Us: number
   achievedRps: number
+  /** Connections open at the end: more than at the start when the target fell behind. */
+  connectionsUsed: number
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -134,18 +139,51 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     if (nLat < capacity) latencies[nLat++] = (now - dueAt) * 1000
     if (nService < capacity) service[nService++] = (now - sentAt) * 1000
   }
-  const conns = await Promise.all(
-    Array.from({ length: o.connections ?? 50 }, () => {
-      return new Promise<Conn>((resolve, reject) => {
-        const s = connect(Number(url.port), url.hostname, () => resolve(new Conn(s, onAnswer)))
-        s.once('error', reject)
+  // One request per connection at a time, as real clients do: no HTTP pipelining (which few
+  // clients use, and which uWebSockets.js does not serve for answers given asynchronously, see
+  // bench/README.md). A fixed set of connections, as wrk2 has: when every one is busy, a due
+  // request waits for the first free one, and that wait counts in its latency. (Opening more
+  // connections on demand made the generator itself the bottleneck: a connection storm.)
+  const maxConnections = o.maxConnections ?? o.connections ?? 100
+  const conns: Conn[] = []
+  const idle: Conn[] = []
+  const waiting: number[] = []
+  let opening = 0
+  let peakConnections = 0
+  const send = (c: Conn, dueAt: number): void => {
+    const now = performance.now()
+    c.due.push(dueAt)
+    c.sentAt.push(now)
+    c.socket.write(request)
+    if (dueAt >= measureFrom() && nLag < capacity) lags[nLag++] = (now - dueAt) * 1000
+  }
+  const release = (c: Conn): void => {
+    const dueAt = waiting.shift()
+    if (dueAt === undefined) idle.push(c)
+    else send(c, dueAt)
+  }
+  const open = (): Promise<Conn> =>
+    new Promise<Conn>((resolve, reject) => {
+      opening++
+      const s = connect(Number(url.port), url.hostname, () => {
+        opening--
+        const c = new Conn(s, (dueAt, sentAt, status) => {
+          onAnswer(dueAt, sentAt, status)
+          release(c)
+        })
+        conns.push(c)
+        peakConnections = Math.max(peakConnections, conns.length)
+        resolve(c)
       })
-    }),
-  )
+      s.once('error', (err) => {
+        opening--
+        reject(err)
+      })
+    })
+  for (const c of await Promise.all(Array.from({ length: o.connections ?? 100 }, open))) idle.push(c)
   const total = Math.floor((o.rate * (warmupMs + o.durationMs)) / 1000)
   const intervalMs = 1000 / o.rate
   let sent = 0
-  let next = 0
   start = performance.now()
   await new Promise<void>((resolve) => {
     const tick = (): void => {
@@ -153,17 +191,14 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
       const dueCount = Math.min(total, Math.floor((now - start) / intervalMs) + 1)
       while (sent < dueCount) {
         const dueAt = start + sent * intervalMs
-        // Least loaded of two connections (power of two choices): one slow answer does not
-        // queue everything behind it, as a pool of real clients would not.
-        const a = conns[next]
-        const b = conns[(next + 1) % conns.length]
-        next = (next + 1) % conns.length
-        const c = a.inFlight() <= b.inFlight() ? a : b
-        c.due.push(dueAt)
-        c.sentAt.push(now)
-        c.socket.write(request)
-        if (dueAt >= measureFrom() && nLag < capacity) lags[nLag++] = (now - dueAt) * 1000
         sent++
+        const c = idle.pop()
+        if (c !== undefined) {
+          send(c, dueAt)
+          continue
+        }
+        waiting.push(dueAt)
+        if (conns.length + opening < maxConnections) open().then(release, () => {})
       }
       if (sent >= total) resolve()
       else setTimeout(tick, 1)
@@ -172,9 +207,14 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   })
   // Wait for the last answers, bounded: what is still missing then counts with its wait so far.
   const waitUntil = performance.now() + 2000
-  while (conns.some((c) => c.inFlight() > 0) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 5))
+  while ((waiting.length > 0 || conns.some((c) => c.inFlight() > 0)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 5))
   let unanswered = 0
   const now = performance.now()
+  for (const dueAt of waiting) {
+    if (dueAt < measureFrom()) continue
+    unanswered++
+    if (nLat < capacity) latencies[nLat++] = (now - dueAt) * 1000
+  }
   for (const c of conns) {
     for (const dueAt of c.pending()) {
       if (dueAt < measureFrom()) continue
@@ -202,6 +242,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     serviceP50Us: Math.round(percentile(serviceSorted, 50)),
     serviceP99Us: Math.round(percentile(serviceSorted, 99)),
     achievedRps: Math.round((completed * 1000) / o.durationMs),
+    connectionsUsed: peakConnections,
   }
 }
 

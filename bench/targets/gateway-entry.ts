@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { pathToFileURL } from 'node:url'
+import { answerControlCommands } from './control.js'
 
 export interface GatewayTargetOptions {
   /** Folder holding src/ and actors/ (default: this checkout). */
@@ -71,6 +72,7 @@ const account = await createAccount(
   { wallet: `0x${randomBytes(20).toString('hex')}`, planId: 'bench' },
 )
 process.stdout.write(JSON.stringify({ ready: true, port: gateway.port, apiKey: account.apiKey }) + '\n')
+answerControlCommands()
 
 let stopping = false
 const stop = async (): Promise<void> => {

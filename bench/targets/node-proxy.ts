@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { gzip } from 'node:zlib'
 import { Pool } from 'undici'
+import { answerControlCommands } from './control.js'
 
 interface ProxyOptions {
   upstream: string
@@ -61,6 +62,7 @@ const server = createServer({ keepAliveTimeout: 60_000 }, onRequest)
 server.listen(opts.port ?? 0, '127.0.0.1', () => {
   const address = server.address()
   process.stdout.write(JSON.stringify({ ready: true, port: typeof address === 'object' && address ? address.port : 0 }) + '\n')
+  answerControlCommands()
 })
 process.on('SIGTERM', () => process.exit(0))
 process.on('SIGINT', () => process.exit(0))
