@@ -4,7 +4,7 @@
  * open-loop and WebSocket load). See bench/README.md for what each scenario measures and the
  * latest figures. Prints a table; writes bench/results/latest.json.
  */
-import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseBenchOptions } from './lib/options.js'
@@ -13,7 +13,7 @@ import { findWrk, runWrk } from './lib/wrk.js'
 import { httpScenarios, requestBodies, runHttpScenario, runWsScenario } from './lib/http-scenarios.js'
 import { runFixedRate, runGzipIsolation } from './lib/latency-scenarios.js'
 import { runEventLog } from './lib/event-log-scenario.js'
-import { computeRatios, formatTable } from './lib/report.js'
+import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
 import { runToEnd } from './lib/processes.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
 import type { BenchContext } from './lib/context.js'
@@ -111,7 +111,20 @@ async function compare(): Promise<void> {
     notes: ctx.notes,
   }
   writeFileSync(join(RESULTS, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
-  log(`done in ${result.elapsedS} s; bench/results/latest.json written`)
+  const markdown = formatMarkdown(result)
+  writeFileSync(join(RESULTS, 'latest.md'), markdown + '\n')
+  if (opts.updateReadme) {
+    // The figures section of bench/README.md is this run's, as measured: never edited by hand.
+    const path = join(import.meta.dirname, 'README.md')
+    const readme = readFileSync(path, 'utf8')
+    const begin = '<!-- bench:latest:start -->'
+    const end = '<!-- bench:latest:end -->'
+    const a = readme.indexOf(begin)
+    const b = readme.indexOf(end)
+    if (a < 0 || b < a) throw new Error(`bench/README.md has no ${begin} … ${end} section`)
+    writeFileSync(path, readme.slice(0, a + begin.length) + '\n' + markdown + '\n' + readme.slice(b))
+  }
+  log(`done in ${result.elapsedS} s; bench/results/latest.json and latest.md written${opts.updateReadme ? ', bench/README.md updated' : ''}`)
 }
 
 try {

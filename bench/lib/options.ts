@@ -17,16 +17,19 @@ export interface BenchOptions {
   profile: boolean
   /** wrk connections for small calls and batches. */
   connections: number
+  /** Put this run's figures into bench/README.md (between its bench:latest markers). */
+  updateReadme: boolean
 }
 
 const USAGE = `npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup S] [--only small,large,...]
-                     [--baseline GIT_REF] [--profile] [--connections N]
+                     [--baseline GIT_REF] [--profile] [--connections N] [--update-readme]
 
   --quick        one round of 1 s per target, no warm-up (under a minute); a smoke run, not figures
   --rounds       rounds per scenario, targets interleaved (default 3)
   --duration     seconds per measurement (default 5)
   --only         scenarios: small, large, large-gzip, batch, ws, fixed-rate, gzip-isolation, event-log
   --baseline     also run the gateway of another commit (git archive of REF), e.g. --baseline main
+  --update-readme  write this run's figures into bench/README.md (its bench:latest section)
   --profile      node --cpu-prof on the gateway under load (small calls, or --only large|large-gzip|batch);
                  prints the top costs, writes bench/results/profile-<scenario>.txt
 `
@@ -43,6 +46,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       baseline: { type: 'string' },
       profile: { type: 'boolean', default: false },
       connections: { type: 'string' },
+      'update-readme': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   })
@@ -60,5 +64,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     baseline: values.baseline,
     profile: values.profile === true,
     connections: Number(values.connections ?? 50),
+    updateReadme: values['update-readme'] === true,
   }
 }

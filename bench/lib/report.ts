@@ -91,3 +91,32 @@ export function formatTable(rows: Row[], ratios: Ratio[], notes: string[]): stri
   if (notes.length) out.push('', 'notes:', ...notes.map((n) => `  - ${n}`))
   return out.join('\n')
 }
+
+/** What run.ts writes to latest.json, as far as the Markdown rendering needs it. */
+export interface RunResult {
+  machine: Record<string, unknown>
+  options: { rounds: number; durationS: number; baseline?: string; quick: boolean }
+  elapsedS: number
+  rows: Row[]
+  ratios: Ratio[]
+  notes: string[]
+}
+
+/** The figures of a run as Markdown, for bench/README.md (`--update-readme`) and latest.md. */
+export function formatMarkdown(r: RunResult): string {
+  const m = r.machine
+  const out = [
+    `Run of ${String(m.date).slice(0, 16).replace('T', ' ')} UTC on ${m.nproc} × ${m.cpu} (load average ${JSON.stringify(m.loadavgAtStart)} at the start, ${JSON.stringify(m.loadavgAtEnd)} at the end), Node ${m.node}, ${m.nginx ?? 'no nginx'}, ${m.wrk ?? 'no wrk'}; commit \`${m.commit}\`${m.dirty ? ' with uncommitted changes' : ''}. ` +
+      `${r.options.rounds} round(s) of ${r.options.durationS} s per target${r.options.baseline ? `, baseline \`${r.options.baseline}\`` : ''}${r.options.quick ? ' (--quick: not figures to quote)' : ''}; ${r.elapsedS} s in all.`,
+    '',
+    '| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MiB | errors |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...r.rows.map((x) => `| ${x.scenario} | ${x.target} | ${fmt(x.rps)} | ${fmtMs(x.p50Us)} | ${fmtMs(x.p99Us)} | ${fmt(x.cpuUsPerReq, 1)} | ${fmt(x.peakRssMiB, 0)} | ${x.errors} |`),
+    '',
+    '| scenario | ratio | value | issue 3 target |',
+    '|---|---|---:|---|',
+    ...r.ratios.map((x) => `| ${x.scenario} | ${x.name} | ${x.value} | ${x.goal ? `${x.goal}: **${x.met ? 'met' : 'missed'}**` : ''} |`),
+  ]
+  if (r.notes.length) out.push('', ...r.notes.map((n) => `- ${n}`))
+  return out.join('\n')
+}
