@@ -1,5 +1,6 @@
 import { gzip } from 'node:zlib'
 import { promisify } from 'node:util'
+import { availableParallelism } from 'node:os'
 import type { HttpResponse } from './uws.js'
 
 const gzipAsync = promisify(gzip)
@@ -48,13 +49,37 @@ export interface Reply {
  */
 export function sendReply(res: HttpResponse, state: ResponseState, reply: Reply, acceptGzip: boolean): void {
   if (reply.body !== null && acceptGzip && reply.body.length >= GZIP_MIN_BYTES) {
-    gzipAsync(reply.body).then(
+    const body = reply.body
+    compress(body).then(
       (zipped) => write(res, state, reply, zipped, true),
-      () => write(res, state, reply, reply.body, false),
+      () => write(res, state, reply, body, false),
     )
     return
   }
   write(res, state, reply, reply.body, false)
+}
+
+/**
+ * Compressions running at once: one core fewer than the machine has (at least one). zlib runs on
+ * libuv's pool (4 threads by default); with 2 cores, 4 threads compressing 1 MB answers at once
+ * starved the event loop of CPU and every other client waited (bench/README.md, gzip-isolation).
+ * Beyond this, compressions queue: large gzip answers wait, small calls do not.
+ */
+const GZIP_CONCURRENCY = Math.max(1, availableParallelism() - 1)
+let gzipRunning = 0
+const gzipQueue: Array<() => void> = []
+
+async function compress(body: string | Buffer): Promise<Buffer> {
+  // A finishing compression hands its slot straight to the next in the queue.
+  if (gzipRunning >= GZIP_CONCURRENCY) await new Promise<void>((resolve) => gzipQueue.push(resolve))
+  else gzipRunning++
+  try {
+    return await gzipAsync(body)
+  } finally {
+    const next = gzipQueue.shift()
+    if (next) next()
+    else gzipRunning--
+  }
 }
 
 function write(res: HttpResponse, state: ResponseState, reply: Reply, body: string | Buffer | null, gzipped: boolean): void {
