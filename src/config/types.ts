@@ -14,6 +14,25 @@ export interface Config {
   plans: { catalog: string }
   limits: LimitsConfig
   usage: { intervalMs: number }
+  /** On-chain payment of paid plans; absent: paid plans are unavailable. */
+  payments?: PaymentsConfig
+  dashboard: DashboardConfig
+}
+
+export interface PaymentsConfig {
+  /** Network slug (a key of networks) the token lives on. */
+  network: string
+  /** ERC-20 contract address of the USD stablecoin. */
+  token: string
+  /** Address that receives payments. */
+  treasury: string
+  /** Blocks, the transfer's included, before a payment counts. */
+  confirmations: number
+}
+
+export interface DashboardConfig {
+  /** How long a dashboard sign-in lasts, in ms. */
+  sessionTtlMs: number
 }
 
 export interface EventsConfig {

@@ -43,6 +43,14 @@ export const accountProjection: Projection = {
         return update(writer, event.accountId, (a) => (a.activeKeyId === event.keyId ? { ...a, activeKeyId: null } : a))
       case 'RateLimited':
       case 'UsageRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)
