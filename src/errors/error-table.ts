@@ -12,6 +12,7 @@ const WHEN: Record<ErrorCode, string> = {
   INVALID_KEY: 'the key is malformed, unknown, regenerated or revoked',
   PLAN_INACTIVE: 'the account has no plan, or its period ended',
   NODE_KIND_NOT_ALLOWED: 'the plan does not include this network or node kind',
+  ORIGIN_NOT_ALLOWED: "the key has a domain allowlist and the request's `Origin` (else `Referer`) is not on it, or has neither",
   RATE_LIMITED: "over the key's requests per second (with `Retry-After`, `RateLimit-*`)",
   BODY_TOO_LARGE: 'the body is over `limits.maxBodyBytes`',
   BATCH_TOO_LARGE: 'the batch has more than `limits.maxBatch` calls',

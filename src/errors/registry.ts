@@ -26,6 +26,7 @@ export const ERRORS = {
   INVALID_KEY: { http: 401, rpc: -32001, message: 'Invalid API key: it is not a key this gateway issued (check for a copy/paste error), or it was regenerated; get the current key from the dashboard' },
   PLAN_INACTIVE: { http: 403, rpc: -32003, message: "Forbidden: the account's plan is not active" },
   NODE_KIND_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: the account's plan does not include this network or node kind" },
+  ORIGIN_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: this key is restricted to other domains; change the key's allowlist in the dashboard" },
   RATE_LIMITED: { http: 429, rpc: -32005, message: 'Rate limit exceeded: too many requests for this key; retry after the time in Retry-After, with exponential backoff' },
   BODY_TOO_LARGE: { http: 413, rpc: -32010, message: 'Request body too large' },
   BATCH_TOO_LARGE: { http: 413, rpc: -32011, message: 'Batch too large' },

@@ -9,6 +9,8 @@ export const claimKeys = {
   payment: (network: string, txHash: string, logIndex: number) => `pay|${network}|${txHash.toLowerCase()}|${logIndex}`,
   /** The paid invoice of an account whose plan is not activated yet. */
   pendingActivation: (accountId: string) => `activate|${accountId}`,
+  /** The account's last key revoked with a grace period (by: keyId, at: when it stops). */
+  graceKey: (accountId: string) => `grace|${accountId}`,
 }
 
 /**
@@ -97,11 +99,14 @@ export const billingProjection: Projection = {
         })
         return
       }
+      case 'KeyRevoked':
+        // Shown in the dashboard: "your previous key works until …".
+        if (event.effectiveAt > event.time) writer.putClaim(claimKeys.graceKey(event.accountId), { by: event.keyId, at: event.effectiveAt })
+        return
       case 'AccountCreated':
       case 'PlanEnded':
       case 'NodesSelected':
       case 'KeyIssued':
-      case 'KeyRevoked':
       case 'RateLimited':
       case 'UsageRecorded':
       case 'DomainsRestricted':
