@@ -49,6 +49,13 @@ const ROUTES: RouteSpec[] = [
       return { json: { signedOut: true }, setCookie: sessionCookie(s, '', 0) }
     },
   },
+  {
+    method: 'get',
+    path: '/api/session',
+    auth: false,
+    // 200 either way: the page asks this first, so a signed-out visitor sees no failed request.
+    handler: (c) => ({ json: c.session ? { signedIn: true, accountId: c.session.accountId, wallet: c.session.wallet, expiresAt: c.session.expiresAt } : { signedIn: false } }),
+  },
   { method: 'get', path: '/api/me', auth: true, handler: (c, s) => s.me(c.session!).then((json) => ({ json })) },
   { method: 'post', path: '/api/plans', auth: true, handler: (c, s) => s.choosePlan(c.session!, c.body).then((json) => ({ json })) },
   { method: 'post', path: '/api/invoices/:id/payment', auth: true, handler: (c, s) => s.pay(c.session!, c.params[0]!, c.body).then((json) => ({ json })) },

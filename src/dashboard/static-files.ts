@@ -70,6 +70,10 @@ export function registerStaticFiles(app: TemplatedApp, dir: string | undefined):
     }
     const serve = (acceptGzip: boolean, res: Parameters<Parameters<TemplatedApp['get']>[1]>[0]) => {
       const state: ResponseState = { aborted: false, done: false }
+      // gzip runs off the loop: the client may be gone when it is done.
+      res.onAborted(() => {
+        state.aborted = true
+      })
       sendReply(res, state, { status: 200, body, contentType: type, headers }, acceptGzip)
     }
     const route = rel === 'index.html' ? '/' : `/${rel}`

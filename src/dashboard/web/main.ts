@@ -43,6 +43,11 @@ function renderWallet(): void {
 }
 
 async function loadMe(): Promise<void> {
+  if (!(await api.get<{ signedIn: boolean }>('/api/session')).data.signedIn) {
+    state.me = null
+    state.usage = null
+    return
+  }
   try {
     state.me = (await api.get<Me>('/api/me')).data
   } catch (err) {

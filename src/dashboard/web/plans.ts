@@ -91,7 +91,8 @@ function planCard(state: AppState, actions: Actions, plan: Plan): HTMLElement {
 /** Checkboxes of (network, kind) pairs, at most `count` of them ticked. */
 function nodeChoice(state: AppState, actions: Actions, plan: Plan): HTMLElement {
   const count = plan.nodes.count ?? 1
-  const chosen = state.choices.get(plan.id) ?? []
+  // The nodes of the running plan, until the user changes them (a renewal keeps them).
+  const chosen = state.choices.get(plan.id) ?? (state.me?.plan?.id === plan.id ? state.me.nodes : [])
   const options = state.config!.networks.flatMap((n) => n.kinds.filter((k) => k === 'full' || plan.limits.archiveRps !== 0).map((kind) => ({ network: n.slug, kind })))
   const isChosen = (o: { network: string; kind: string }) => chosen.some((c) => c.network === o.network && c.kind === o.kind)
   return h(
@@ -102,7 +103,7 @@ function nodeChoice(state: AppState, actions: Actions, plan: Plan): HTMLElement 
       const id = `node-${plan.id}-${o.network}-${o.kind}`
       const box = h('input', { type: 'checkbox', id, checked: isChosen(o), disabled: !isChosen(o) && chosen.length >= count, 'data-node': `${o.network}:${o.kind}` })
       box.addEventListener('change', () => {
-        const next = (state.choices.get(plan.id) ?? []).filter((c) => !(c.network === o.network && c.kind === o.kind))
+        const next = chosen.filter((c) => !(c.network === o.network && c.kind === o.kind))
         if (box.checked) next.push(o)
         state.choices.set(plan.id, next)
         actions.render()

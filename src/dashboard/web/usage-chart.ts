@@ -46,7 +46,11 @@ export function renderUsage(state: AppState): void {
   )
   fill(
     'usage',
-    h('p', { id: 'usage-summary', 'data-field': 'usage-total' }, `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, per hour by network and node kind.`),
+    h(
+      'p',
+      { id: 'usage-summary', 'data-field': 'usage-total' },
+      sum === 0 ? `0 calls in the last ${hours} hours: calls made with your key appear here within seconds.` : `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, per hour by network and node kind.`,
+    ),
     chart,
     h('ul', { class: 'legend' }, ...usage.series.map((s, k) => h('li', {}, h('span', { class: `swatch c${k % COLORS.length}` }), `${s.network} ${s.kind}`))),
     h(
