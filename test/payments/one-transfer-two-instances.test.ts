@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -30,7 +30,7 @@ const pc = await setUpPaymentChain(t, anvil)
 const nats = await startNats()
 t.teardown(() => nats.stop())
 
-async function race(t: Tap.Test, a: Ledger, b: Ledger): Promise<void> {
+async function race(t: Test, a: Ledger, b: Ledger): Promise<void> {
   const wallet = pc.wallets[0]!
   const accountId = await accountFor(a, wallet.address)
   await b.projector.catchUp()

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { parseUnits } from 'viem'
 import { startAnvil } from '../helpers/anvil.js'
 import { transferToken } from '../helpers/contracts.js'
@@ -19,7 +19,7 @@ const pc = await setUpPaymentChain(t, anvil)
 const [alice, bob] = pc.wallets as [typeof pc.wallets[0], typeof pc.wallets[0]]
 const tokens = (n: string) => parseUnits(n, 18)
 
-async function refused(t: Tap.Test, work: Promise<unknown>, code: string): Promise<PaymentError> {
+async function refused(t: Test, work: Promise<unknown>, code: string): Promise<PaymentError> {
   const err = await work.then(
     () => undefined,
     (e: unknown) => e,

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createSiweMessage } from 'viem/siwe'
 import { serializeErc6492Signature, type Address } from 'viem'
 import { FakeClock } from '../../actors/runtime/clock.js'
@@ -57,7 +57,7 @@ function message(over: Partial<Parameters<typeof createSiweMessage>[0]> = {}): s
   })
 }
 
-async function refused(t: Tap.Test, work: Promise<unknown>, code: string): Promise<void> {
+async function refused(t: Test, work: Promise<unknown>, code: string): Promise<void> {
   const err = await work.then(
     () => undefined,
     (e: unknown) => e,
