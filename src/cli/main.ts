@@ -5,6 +5,7 @@ import { accountsCommand } from './commands/accounts.js'
 import { keysCommand } from './commands/keys.js'
 import { eventsCommand } from './commands/events.js'
 import { replayCommand } from './commands/replay.js'
+import { nodesCommand } from './commands/nodes.js'
 
 const USAGE = `Usage: tollgate <command>
 
@@ -12,6 +13,7 @@ const USAGE = `Usage: tollgate <command>
   start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   keys regenerate --config FILE --account ID [--grace SECONDS]
+  nodes attach --config FILE --account ID --network SLUG --url URL [--ws URL] [--kind full|archive]
   events --config FILE [--follow] [--from SEQ]
   replay --config FILE                       rebuild the LMDB projections from the event log
 `
@@ -23,6 +25,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   keys: keysCommand,
   events: eventsCommand,
   replay: replayCommand,
+  nodes: nodesCommand,
 }
 
 /** Run the command line; exit code 2 for usage mistakes, 1 for failures. */
