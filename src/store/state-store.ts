@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type RootDatabase } from 'lmdb'
-import type { AccountRecord, KeyRecord, UsageFilter, UsageRow, UsageTotals } from './records.js'
+import type { AccountRecord, KeyRecord, PenaltyRecord, UsageFilter, UsageRow, UsageTotals } from './records.js'
 import { emptyUsage } from './records.js'
 import { StateWriter, type StateDbs } from './state-writer.js'
 
@@ -11,7 +11,7 @@ const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
 export const STATE_DB_NAMES = ['accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets'] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 
-export type { AccountRecord, KeyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
+export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
 export type { StateWriter } from './state-writer.js'
 
@@ -89,6 +89,21 @@ export class StateStore {
   accountByWallet(wallet: string): AccountRecord | undefined {
     const id = this.#dbs.wallets.get(wallet.toLowerCase())
     return id === undefined ? undefined : this.#dbs.accounts.get(id)
+  }
+
+  /** The penalty stored under `key` (`ip:<address>`…), lifted or not. */
+  penalty(key: string): PenaltyRecord | undefined {
+    return this.#dbs.penalties.get(key)
+  }
+
+  /** Penalties whose key starts with `prefix` and that are still in force at `now`. */
+  penaltiesInForce(prefix: string, now: number): Array<{ key: string; penalty: PenaltyRecord }> {
+    const out: Array<{ key: string; penalty: PenaltyRecord }> = []
+    for (const { key, value } of this.#dbs.penalties.getRange({ start: prefix })) {
+      if (!key.startsWith(prefix)) break
+      if (value.until > now) out.push({ key, penalty: value })
+    }
+    return out
   }
 
   /** The last event seq applied to this store (0: none). */
