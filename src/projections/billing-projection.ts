@@ -110,6 +110,7 @@ export const billingProjection: Projection = {
       case 'RateLimited':
       case 'UsageRecorded':
       case 'DomainsRestricted':
+      case 'IpThrottled':
         return
       default:
         return unhandledEvent(event)

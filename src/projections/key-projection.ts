@@ -18,6 +18,7 @@ export const keyProjection: Projection = {
       case 'PlanEnded':
       case 'NodesSelected':
       case 'RateLimited':
+      case 'IpThrottled':
       case 'UsageRecorded':
       case 'SignedIn':
       case 'SignedOut':

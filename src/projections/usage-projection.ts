@@ -30,6 +30,7 @@ export const usageProjection: Projection = {
         if (!writer.markUsageCounted(event.id, event.intervalStart)) return
         writer.addUsage(usageKey(event.accountId, event.keyId, event.network, event.kind), { rateLimited: event.count })
         return
+      case 'IpThrottled':
       case 'AccountCreated':
       case 'PlanActivated':
       case 'PlanEnded':

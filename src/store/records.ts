@@ -41,6 +41,18 @@ export interface AccountRecord {
   activeKeyId: string | null
 }
 
+/**
+ * A decision in force that restricts a key or an IP until a time (an IP throttle, later
+ * connection cooldowns and message penalties), stored under `<subject>:<id>` (e.g. `ip:1.2.3.4`).
+ */
+export interface PenaltyRecord {
+  kind: 'ip-throttle'
+  reason: string
+  since: number
+  /** ms since epoch when it lifts by itself. */
+  until: number
+}
+
 /** Usage summed over every interval and instance. */
 export interface UsageTotals {
   requests: number

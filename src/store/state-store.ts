@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type RootDatabase } from 'lmdb'
 import type {
-  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, PrivateNodeRecord, SessionRecord, UsageFilter, UsageRow, UsageTotals,
+  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageFilter, UsageRow, UsageTotals,
 } from './records.js'
 import { emptyUsage, hourlyUsageKey } from './records.js'
 import { StateWriter, type StateDbs } from './state-writer.js'
@@ -16,7 +16,7 @@ export const STATE_DB_NAMES = [
 ] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 
-export type { AccountRecord, KeyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
+export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
 export type { StateWriter } from './state-writer.js'
 
@@ -122,6 +122,21 @@ export class StateStore {
     for (const id of this.#dbs.invoicesByAccount.getRange({ start: `${accountId}}`, end: `${accountId}|`, reverse: true, limit }).map((e) => e.value)) {
       const invoice = this.#dbs.invoices.get(id)
       if (invoice) out.push(invoice)
+    }
+    return out
+  }
+
+  /** The penalty stored under `key` (`ip:<address>`…), lifted or not. */
+  penalty(key: string): PenaltyRecord | undefined {
+    return this.#dbs.penalties.get(key)
+  }
+
+  /** Penalties whose key starts with `prefix` and that are still in force at `now`. */
+  penaltiesInForce(prefix: string, now: number): Array<{ key: string; penalty: PenaltyRecord }> {
+    const out: Array<{ key: string; penalty: PenaltyRecord }> = []
+    for (const { key, value } of this.#dbs.penalties.getRange({ start: prefix })) {
+      if (!key.startsWith(prefix)) break
+      if (value.until > now) out.push({ key, penalty: value })
     }
     return out
   }

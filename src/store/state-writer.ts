@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb'
-import type { AccountRecord, ClaimRecord, HourlyUsage, InvoiceRecord, KeyRecord, PrivateNodeRecord, SessionRecord, UsageTotals } from './records.js'
+import type { AccountRecord, ClaimRecord, HourlyUsage, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageTotals } from './records.js'
 import { accountInvoiceKey, emptyUsage } from './records.js'
 
 /** The named dbs of the state store (see StateStore). */
@@ -12,7 +12,7 @@ export interface StateDbs {
   /** UsageRecorded/RateLimited ids already summed → their intervalStart (to prune old ids by age one day). */
   usageEvents: Database<number, string>
   meta: Database<number, string>
-  penalties: Database<unknown, string>
+  penalties: Database<PenaltyRecord, string>
   /** sessionHash → dashboard session. */
   sessions: Database<SessionRecord, string>
   /** claim key → the first of competing facts (see ClaimRecord). */
@@ -65,6 +65,13 @@ export class StateWriter {
   putAccount(account: AccountRecord): void {
     this.#dbs.accounts.put(account.accountId, account)
     this.#dbs.wallets.put(account.wallet, account.accountId)
+  }
+
+  penalty(key: string): PenaltyRecord | undefined {
+    return this.#dbs.penalties.get(key)
+  }
+  putPenalty(key: string, penalty: PenaltyRecord): void {
+    this.#dbs.penalties.put(key, penalty)
   }
 
   /** Add `delta` to the totals stored under `key` (see usageKey()). */
