@@ -27,8 +27,9 @@ t.test('the request is recorded and the operator attaches a dedicated node', asy
   const out = await runCli(['nodes', 'attach', '--config', configPath, '--account', accountId, '--network', 'eth-1', '--url', 'http://10.1.2.3:8545', '--ws', 'ws://10.1.2.3:8546'], { TOLLGATE_SECRET: TEST_SECRET })
   t.equal(out.code, 0, out.stderr)
   t.same(out.last, { accountId, network: 'eth-1', kind: 'full', url: 'http://10.1.2.3:8545', ws: 'ws://10.1.2.3:8546' })
-  const events = await runCli(['events', '--config', configPath])
-  const types = events.stdout.trim().split('\n').map((l) => JSON.parse(l).type)
+  const reread = EmbeddedLog.open(join(dir, 'log'))
+  const types = (await reread.read(1, 100)).map((s) => s.event.type)
+  await reread.close()
   t.same(types, ['AccountCreated', 'PrivateNodeRequested', 'DedicatedNodeAttached'])
 
   const bad = await runCli(['nodes', 'attach', '--config', configPath, '--account', accountId, '--network', 'eth-9', '--url', 'http://x:1'])
