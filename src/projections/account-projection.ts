@@ -44,6 +44,14 @@ export const accountProjection: Projection = {
       case 'RateLimited':
       case 'IpThrottled':
       case 'UsageRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)

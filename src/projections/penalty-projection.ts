@@ -26,6 +26,14 @@ export const penaltyProjection: Projection = {
       case 'KeyRevoked':
       case 'RateLimited':
       case 'UsageRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)
