@@ -14,6 +14,46 @@ export interface Config {
   plans: { catalog: string }
   limits: LimitsConfig
   usage: { intervalMs: number }
+  routing: RoutingConfig
+  /**
+   * Behind a reverse proxy (nginx terminating TLS): take the client IP from the last entry of
+   * X-Forwarded-For instead of the socket's address. Off by default: a client could forge it.
+   */
+  trustProxy: boolean
+  /** On-chain payment of paid plans; absent: paid plans are unavailable. */
+  payments?: PaymentsConfig
+  dashboard: DashboardConfig
+}
+
+export interface RoutingConfig {
+  /** Blocks of state full nodes keep: calls for older state go to archive nodes. */
+  fullNodeWindowBlocks: number
+  /** How often each network's head block is polled. */
+  headPollMs: number
+}
+
+export interface IpThrottleConfig {
+  /** Rejected calls from one IP within `windowMs` that throttle it. */
+  rejections: number
+  windowMs: number
+  /** How long the IP stays throttled. */
+  durationMs: number
+}
+
+export interface PaymentsConfig {
+  /** Network slug (a key of networks) the token lives on. */
+  network: string
+  /** ERC-20 contract address of the USD stablecoin. */
+  token: string
+  /** Address that receives payments. */
+  treasury: string
+  /** Blocks, the transfer's included, before a payment counts. */
+  confirmations: number
+}
+
+export interface DashboardConfig {
+  /** How long a dashboard sign-in lasts, in ms. */
+  sessionTtlMs: number
 }
 
 export interface EventsConfig {
@@ -51,4 +91,7 @@ export interface LimitsConfig {
   upstreamTimeoutMs: number
   /** Concurrent calls of one batch sent upstream at once. */
   batchConcurrency: number
+  /** How long a call over a key's rate may wait for its token before it is rejected (0: no queue). */
+  queueMs: number
+  ipThrottle: IpThrottleConfig
 }

@@ -6,6 +6,9 @@ import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { HttpCounters } from './http-counters.js'
+import type { IpDirectory } from '../gateway/ip-directory.js'
+import { originAllowed } from '../keys/domain-allowlist.js'
+import { CORS_HEADERS } from './cors.js'
 
 export interface HttpRpcRouteDeps {
   keys: KeyDirectory
@@ -13,6 +16,9 @@ export interface HttpRpcRouteDeps {
   dispatcher: RpcDispatcher
   maxBodyBytes: number
   counters: HttpCounters
+  ips: IpDirectory
+  /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
+  trustProxy: boolean
   onError: (err: unknown) => void
 }
 
@@ -31,10 +37,16 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     const apiKey = keyFrom(req)
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
     const declaredLength = Number(req.getHeader('content-length') || '0')
+    const ip = clientIp(res, req, deps.trustProxy)
+    const origin = req.getHeader('origin')
+    const referer = req.getHeader('referer')
+    // Browsers (a dApp calling us from its own origin) read the answer only with CORS headers.
+    const cors = origin === '' ? undefined : CORS_HEADERS
 
     const fail = (e: GatewayError, close = false): void => {
       deps.counters.answered(network, e.http)
-      sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: e.headers, close }, acceptGzip)
+      const headers = cors === undefined ? e.headers : { ...cors, ...e.headers }
+      sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers, close }, acceptGzip)
     }
 
     const pool = deps.upstreams.pool(network)
@@ -47,17 +59,27 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       // Refuse before reading: the body is still on the wire, so the connection is closed after the answer.
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
+    const throttled = deps.ips.check(ip)
+    if (throttled) return drainThen(res, state, deps.maxBodyBytes, () => fail(throttled))
     const key = deps.keys.resolve(apiKey)
     if (key instanceof GatewayError) return drainThen(res, state, deps.maxBodyBytes, () => fail(key))
+    const access = deps.keys.accessOn(key, network)
+    if (!originAllowed(key.record.domains, origin, referer)) {
+      const from = origin || referer || 'no Origin or Referer header'
+      return drainThen(res, state, deps.maxBodyBytes, () =>
+        fail(new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`)),
+      )
+    }
 
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
       const parsed = parseRpcBody(body)
-      deps.dispatcher.dispatch({ key, network, pool, bytesIn: bytes }, parsed).then(
+      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
+          const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }
           // The node's bytes when they were kept: nothing decoded or encoded again on the way out.
-          const reply: Reply = { status: answer.status, body: answer.bytes ?? answer.body, headers: answer.headers }
+          const reply: Reply = { status: answer.status, body: answer.bytes ?? answer.body, headers }
           sendReply(res, state, reply, acceptGzip)
         },
         (err: unknown) => {
@@ -67,6 +89,23 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       )
     })
   })
+}
+
+const decoder = new TextDecoder()
+
+/**
+ * The client's IP: the socket's peer, or behind a trusted reverse proxy the last address of
+ * X-Forwarded-For (the one the proxy itself appended; earlier ones are the client's to forge).
+ */
+function clientIp(res: HttpResponse, req: HttpRequest, trustProxy: boolean): string {
+  if (trustProxy) {
+    const xff = req.getHeader('x-forwarded-for')
+    if (xff) {
+      const last = xff.slice(xff.lastIndexOf(',') + 1).trim()
+      if (last) return last
+    }
+  }
+  return decoder.decode(res.getRemoteAddressAsText())
 }
 
 /** The API key of a request: `?apikey=` first, then `Authorization: Bearer <key>`. */

@@ -19,6 +19,11 @@ import { KeyDirectory } from './key-directory.js'
 import { RpcDispatcher, type UsageSink } from './rpc-dispatcher.js'
 import { HttpServer } from '../front/http-server.js'
 import { HttpCounters } from '../front/http-counters.js'
+import { IpDirectory } from './ip-directory.js'
+import { HeadTracker } from './head-tracker.js'
+import { FilterPins } from './filter-pins.js'
+import { DashboardService } from '../dashboard/dashboard-service.js'
+import { dashboardDir } from '../dashboard/static-files.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -39,6 +44,10 @@ export interface GatewayOptions {
   clock?: Clock
   /** Identifies this process in usage events; default host, pid and start time. */
   instance?: string
+  /** TOLLGATE_SECRET (default: the environment's); without it the dashboard API is disabled. */
+  secret?: string
+  /** Folder of the built dashboard (default: dist/dashboard of this package, when built). */
+  dashboardDir?: string
   /**
    * Internal, for the benchmark's "what metering costs" ratio (bench/README.md): false serves
    * calls without counting usage or rate-limit decisions. Never a config field: a gateway that
@@ -61,16 +70,29 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const catalog = loadPlanCatalog(config.plans.catalog)
   const log = await openEventLog(config.events, config.dataDir)
   const store = StateStore.open(join(config.dataDir, 'state'))
-  const keys = new KeyDirectory(store, catalog, clock)
-  const projector = new Projector(store, log, {
-    onApplied: (changes) => keys.refresh(changes),
-  })
-  await projector.catchUp()
-  projector.start()
-
   const outbox = Outbox.open(join(config.dataDir, 'outbox'), log, {
     onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
   })
+  const keys = new KeyDirectory(store, catalog, clock, {
+    // The end of a plan period is a decision too: the first instance that sees it says so.
+    onPlanEnded: (account, planId, endedAt) =>
+      outbox.publish([makeEvent({ type: 'PlanEnded', accountId: account.accountId, planId, reason: 'expired' }, endedAt)]),
+  })
+  const ips = new IpDirectory(store, clock, config.limits.ipThrottle, (ip, until, rejections) => {
+    logger.warn({ ip, until: new Date(until).toISOString(), rejections }, 'client IP throttled')
+    outbox.publish([
+      makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
+    ])
+  })
+  const projector = new Projector(store, log, {
+    onApplied: (changes) => {
+      keys.refresh(changes)
+      ips.refresh(changes.penaltyKeys)
+    },
+    onError: (err) => logger.error({ err }, 'projection failed; retrying'),
+  })
+  await projector.catchUp()
+  projector.start()
   const usage = new UsageMeter({
     clock,
     intervalMs: config.usage.intervalMs,
@@ -101,24 +123,52 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     checkpointGauge.set(store.checkpoint())
     keysGauge.set(keys.size)
   })
-  const dispatcher = new RpcDispatcher({ usage: opts.meterUsage === false ? NO_USAGE : usage, limits: config.limits })
+  const heads = new HeadTracker(upstreams, {
+    intervalMs: config.routing.headPollMs,
+    timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+    onError: (network, err) => logger.debug({ network, err: String(err) }, 'head poll failed'),
+  })
+  await heads.start()
+  const filters = new FilterPins(clock)
+  const dispatcher = new RpcDispatcher({
+    usage: opts.meterUsage === false ? NO_USAGE : usage,
+    limits: config.limits,
+    heads,
+    filters,
+    windowBlocks: config.routing.fullNodeWindowBlocks,
+    onRejected: (ip, calls) => ips.rejected(ip, calls),
+  })
+  const secret = opts.secret ?? process.env.TOLLGATE_SECRET
+  let baseUrl = ''
+  const dashboard =
+    secret === undefined || secret === ''
+      ? undefined
+      : new DashboardService({ config, log, store, projector, catalog, clock, upstreams, secret, baseUrl: () => baseUrl })
   const server = new HttpServer({
     keys,
+    ips,
+    trustProxy: config.trustProxy,
     upstreams,
     dispatcher,
     counters,
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
     ready: () => projector.caughtUp(),
+    dashboard: { service: () => dashboard, staticDir: opts.dashboardDir ?? dashboardDir() },
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
   })
   const port = await server.listen(config.listen.host, config.listen.port)
-  const sweeper = setInterval(() => keys.sweep(), 60_000)
+  const sweeper = setInterval(() => {
+    keys.sweep()
+    ips.sweep()
+    filters.sweep()
+  }, 60_000)
   sweeper.unref()
 
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host
   const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`
   const ws = http.replace(/^http/, 'ws')
+  baseUrl = http
   logger.info({ http, ws, events: log.kind, networks: Object.keys(config.networks) }, 'ready')
 
   let closed = false
@@ -136,6 +186,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       closed = true
       server.close()
       clearInterval(sweeper)
+      heads.stop()
       usage.stop()
       try {
         await outbox.flush(5_000)

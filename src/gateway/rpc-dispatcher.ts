@@ -4,9 +4,14 @@ import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import { methodRule } from '../rpc/method-policy.js'
+import type { MethodSpec } from '../rpc/method-table.js'
+import { describeAccess, type Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
+import { route, saysStatePruned } from './router.js'
+import type { HeadTracker } from './head-tracker.js'
+import type { FilterPins } from './filter-pins.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -22,9 +27,24 @@ export interface RpcAnswer {
 
 export interface DispatchContext {
   readonly key: KeyContext
+  /** What the key may use on this network (KeyDirectory.accessOn). */
+  readonly access: Access
   readonly network: string
   readonly pool: UpstreamPool
   readonly bytesIn: number
+  /** The client's IP address (for IP throttling). */
+  readonly ip: string
+}
+
+export interface RpcDispatcherDeps {
+  usage: UsageSink
+  limits: LimitsConfig
+  heads: HeadTracker
+  filters: FilterPins
+  /** Blocks of state full nodes keep; older state is routed to archive nodes. */
+  windowBlocks: number
+  /** Calls of a client IP rejected by a rate limit (for IP throttling). */
+  onRejected?: (ip: string, calls: number) => void
 }
 
 /** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
@@ -35,6 +55,8 @@ interface Forwarded {
   status: number
   readonly body: string
   isError: boolean
+  /** The node kind that answered (a call may move to an archive node, see #forward). */
+  kind: NodeKind
   /** The answer as bytes, when the node's bytes were kept (see UpstreamReply.bytes). */
   readonly bytes?: Buffer
 }
@@ -42,8 +64,11 @@ interface Forwarded {
 /** A call ready to go upstream, with the node kind it was routed to. */
 interface Routed {
   readonly call: RpcCall
+  readonly spec: MethodSpec
   readonly kind: NodeKind
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy,
@@ -51,11 +76,13 @@ interface Routed {
  * and usage metering. Batches are handled call by call: one bad call is one error entry.
  */
 export class RpcDispatcher {
-  constructor(
-    private readonly deps: { usage: UsageSink; limits: LimitsConfig },
-  ) {}
+  constructor(private readonly deps: RpcDispatcherDeps) {}
 
   async dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
+    if (!ctx.access.full && !ctx.access.archive) {
+      const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(ctx.key.plan, ctx.key.account.nodes, ctx.network)}`)
+      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+    }
     switch (parsed.kind) {
       case 'parse-error':
         return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message) }
@@ -71,11 +98,15 @@ export class RpcDispatcher {
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
     if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message) }
     const routed = this.#route(ctx, entry)
-    if (typeof routed === 'string') return answerOrNothing(entry, routed)
-    const rejection = this.#admit(ctx, [routed])
-    if (rejection) return rejection
+    if ('refused' in routed) {
+      if (entry.idJson === undefined) return { status: 204, body: null }
+      return { status: routed.status, body: routed.body }
+    }
+    const admission = this.#admit(ctx, [routed])
+    if (admission.answer) return admission.answer
+    if (admission.delayMs > 0) await sleep(admission.delayMs)
     const out = await this.#forward(ctx, routed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, routed.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
+    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
     if (entry.idJson === undefined) return { status: 204, body: null }
     if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes }
     return { status: out.status, body: out.body }
@@ -95,27 +126,34 @@ export class RpcDispatcher {
         continue
       }
       const r = this.#route(ctx, entry)
-      if (typeof r === 'string') parts[i] = entry.idJson === undefined ? undefined : r
+      if ('refused' in r) parts[i] = entry.idJson === undefined ? undefined : r.body
       else routed.push({ index: i, r })
     }
     if (routed.length > 0) {
-      const rejection = this.#admit(ctx, routed.map((x) => x.r))
-      if (rejection) return rejection
+      const admission = this.#admit(ctx, routed.map((x) => x.r))
+      if (admission.answer) return admission.answer
+      if (admission.delayMs > 0) await sleep(admission.delayMs)
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
       const record = (index: number, r: Routed, out: Forwarded): void => {
-        const s = served[r.kind]
+        const s = served[out.kind]
         s.n++
         if (out.isError) s.errors++
         s.bytes += sizeOf(out)
         if (r.call.idJson !== undefined) parts[index] = out.body
       }
       // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
-      // not one per call: the profile's largest cost). What it leaves (unsafe methods, calls the
-      // node's answer skipped) goes call by call below.
+      // not one per call: the profile's largest cost). What it leaves goes call by call below,
+      // through #forward: filter calls (pinned to the node that holds the filter), unsafe methods,
+      // calls the node's answer skipped, and answers of pruned state (retried on an archive node).
       const alone: typeof routed = []
       await Promise.all(
         (['full', 'archive'] as const).map(async (kind) => {
-          const group = routed.filter((x) => x.r.kind === kind)
+          const group: typeof routed = []
+          for (const x of routed) {
+            if (x.r.kind !== kind) continue
+            if (x.r.spec.filter === undefined) group.push(x)
+            else alone.push(x)
+          }
           if (group.length < 2) return void alone.push(...group)
           let replies: Array<UpstreamReply | undefined>
           try {
@@ -127,8 +165,8 @@ export class RpcDispatcher {
           }
           group.forEach((x, k) => {
             const reply = replies[k]
-            if (reply === undefined) alone.push(x)
-            else record(x.index, x.r, { status: 200, body: reply.body, isError: reply.isError })
+            if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
+            else record(x.index, x.r, forwarded(reply))
           })
         }),
       )
@@ -158,43 +196,51 @@ export class RpcDispatcher {
     return { status: 200, body: `[${answered.join(',')}]` }
   }
 
-  /** The node kind for a call, or the JSON text of the error that answers it. */
-  #route(ctx: DispatchContext, call: RpcCall): Routed | string {
+  /** The node kind for a call, or the answer that refuses it. */
+  #route(ctx: DispatchContext, call: RpcCall): Routed | { refused: true; status: number; body: string } {
     const idJson = call.idJson ?? 'null'
-    const rule = methodRule(call.method)
-    if (!rule.ok) return errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message)
-    const limits = ctx.key.actor.state.limits
-    if (rule.needs === 'archive') {
-      if (limits.archive === 0) {
-        return errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, `Method not found: ${call.method.split('_')[0]}_* needs an archive node; the ${ctx.key.plan?.name ?? 'current'} plan has no archive access`)
-      }
-      return { call, kind: 'archive' }
+    const rule = methodRule(call.method, 'http')
+    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message) }
+    const r = route(call.method, rule.spec, call.params, {
+      access: ctx.access,
+      healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
+      head: this.deps.heads.head(ctx.network),
+      windowBlocks: this.deps.windowBlocks,
+      planName: ctx.key.plan?.name ?? 'current',
+    })
+    if ('refuse' in r) {
+      const spec = ERRORS[r.refuse]
+      return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message) }
     }
-    // Full nodes serve everything else; archive nodes stand in when the network has no full node.
-    if (!ctx.pool.hasKind('full') && ctx.pool.hasKind('archive') && limits.archive !== 0) return { call, kind: 'archive' }
-    return { call, kind: 'full' }
+    return { call, spec: rule.spec, kind: r.kind }
   }
 
-  /** Admit every routed call with the key's actor; the 429 answer when it says no. */
-  #admit(ctx: DispatchContext, routed: readonly Routed[]): RpcAnswer | undefined {
+  /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */
+  #admit(ctx: DispatchContext, routed: readonly Routed[]): { answer?: RpcAnswer; delayMs: number } {
     let full = 0
     let archive = 0
     for (const r of routed) {
       if (r.kind === 'full') full++
       else archive++
     }
+    let delayMs = 0
     for (const [kind, calls] of [['full', full], ['archive', archive]] as const) {
       if (calls === 0) continue
-      const d = ctx.key.actor.admit(kind, calls)
-      if (d.type === 'Rejected' && d.reason === 'no-access') {
-        const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`)
-        return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+      const d = ctx.key.actor.admit(kind, calls, this.deps.limits.queueMs)
+      if (d.type === 'Admitted') {
+        delayMs = Math.max(delayMs, d.delayMs)
+        continue
       }
-      if (d.type === 'Rejected') {
-        this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
-        const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-        const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`)
-        return {
+      if (d.reason === 'no-access') {
+        const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`)
+        return { answer: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }, delayMs: 0 }
+      }
+      this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
+      this.deps.onRejected?.(ctx.ip, calls)
+      const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
+      const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`)
+      return {
+        answer: {
           status: e.http,
           body: errorResponseJson('null', e.rpc, e.message),
           headers: {
@@ -203,22 +249,46 @@ export class RpcDispatcher {
             'RateLimit-Remaining': '0',
             'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
           },
-        }
+        },
+        delayMs: 0,
       }
     }
-    return undefined
+    return { delayMs }
   }
 
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
   async #forward(ctx: DispatchContext, r: Routed): Promise<Forwarded> {
-    let reply: UpstreamReply
+    const idJson = r.call.idJson ?? 'null'
+    let node: string | undefined
+    if (r.spec.filter === 'use') {
+      const params = r.call.params as unknown[] | undefined
+      const filterId = Array.isArray(params) ? params[0] : undefined
+      node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
+      if (node === undefined) {
+        // As geth says it, so that clients (ethers) recreate the filter.
+        return { status: 200, body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), isError: true, kind: r.kind }
+      }
+      if (r.call.method === 'eth_uninstallFilter') this.deps.filters.unpin(ctx.network, filterId)
+    }
     try {
-      reply = await ctx.pool.call(r.kind, r.call.method, r.call.params, r.call.idJson ?? 'null', { timeoutMs: this.deps.limits.upstreamTimeoutMs })
+      let reply = await this.#call(ctx, r, r.kind, idJson, node)
+      // Old state behind a block hash (or a head not known yet) reaches a full node that pruned it:
+      // one more try on an archive node, when the key has archive access.
+      if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && node === undefined && saysStatePruned(reply.body)) {
+        reply = await this.#call(ctx, r, 'archive', idJson, undefined)
+      }
+      if (r.spec.filter === 'create' && !reply.isError) {
+        const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.body)?.[1]
+        if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
+      }
+      return forwarded(reply)
     } catch (err) {
       return this.#failure(ctx, r, err)
     }
-    if (reply.bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes: reply.bytes, isError: reply.isError }
-    return { status: 200, body: reply.body, isError: reply.isError }
+  }
+
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<UpstreamReply> {
+    return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 
   /** A call the upstream could not serve, as its JSON-RPC error. */
@@ -229,16 +299,17 @@ export class RpcDispatcher {
         : err instanceof UpstreamTimeout
           ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
           : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true }
+    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind }
   }
+}
+
+/** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */
+function forwarded(reply: UpstreamReply): Forwarded {
+  if (reply.bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes: reply.bytes, isError: reply.isError, kind: reply.kind }
+  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind }
 }
 
 /** Bytes out for usage: the bytes when kept, else the text's length (what was counted before bytes were kept). */
 function sizeOf(out: Forwarded): number {
   return out.bytes !== undefined ? out.bytes.length : out.body.length
-}
-
-function answerOrNothing(entry: RpcCall, errorJson: string): RpcAnswer {
-  if (entry.idJson === undefined) return { status: 204, body: null }
-  return { status: 200, body: errorJson }
 }

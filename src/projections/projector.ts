@@ -3,17 +3,21 @@ import { categoryOf, type StoredEvent } from '../events/types.js'
 import type { StateStore } from '../store/state-store.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { accountProjection } from './account-projection.js'
+import { billingProjection } from './billing-projection.js'
 import { keyProjection } from './key-projection.js'
 import type { Projection } from './projection.js'
 import { usageProjection } from './usage-projection.js'
+import { penaltyProjection } from './penalty-projection.js'
 
 /** Every projection, applied in this order to each event. */
-export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection])
+export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection, billingProjection])
 
 /** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
 export interface ProjectorChanges {
   keyHashes: string[]
   accountIds: string[]
+  /** Penalty keys (`ip:<address>`…) whose decisions the batch carried. */
+  penaltyKeys: string[]
 }
 
 export interface ProjectorOptions {
@@ -159,7 +163,7 @@ export class Projector {
       writer.setCheckpoint(checkpoint)
       return { checkpoint, changes: touchedBy(chunk, writer) }
     })
-    if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0)) {
+    if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0 || changes.penaltyKeys.length > 0)) {
       try {
         this.#onApplied(changes)
       } catch (error) {
@@ -183,14 +187,16 @@ export class Projector {
 function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): ProjectorChanges {
   const keyHashes = new Set<string>()
   const accountIds = new Set<string>()
+  const penaltyKeys = new Set<string>()
   for (const { event } of chunk) {
-    if (categoryOf(event.type) !== 'accounts') continue
+    if (event.type === 'IpThrottled') penaltyKeys.add(`ip:${event.ip}`)
+    if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) continue
     accountIds.add(event.accountId)
     if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)
-    if (event.type === 'KeyRevoked') {
+    if (event.type === 'KeyRevoked' || event.type === 'DomainsRestricted') {
       const hash = writer.keyHashOf(event.keyId)
       if (hash !== undefined) keyHashes.add(hash)
     }
   }
-  return { keyHashes: [...keyHashes], accountIds: [...accountIds] }
+  return { keyHashes: [...keyHashes], accountIds: [...accountIds], penaltyKeys: [...penaltyKeys] }
 }

@@ -1,0 +1,42 @@
+import type { TollgateEvent } from '../events/types.js'
+import type { StateWriter } from '../store/state-writer.js'
+import { unhandledEvent, type Projection } from './projection.js'
+
+/**
+ * Keeps `penalties`: decisions in force until a time (IP throttles), so that a restarted
+ * gateway, or another instance following the same log, enforces them too. Two instances may
+ * throttle the same IP: the later `until` wins.
+ */
+export const penaltyProjection: Projection = {
+  name: 'penalties',
+  apply(event: TollgateEvent, writer: StateWriter): void {
+    switch (event.type) {
+      case 'IpThrottled': {
+        const key = `ip:${event.ip}`
+        const known = writer.penalty(key)
+        if (known !== undefined && known.until >= event.until) return
+        writer.putPenalty(key, { kind: 'ip-throttle', reason: event.reason, since: event.time, until: event.until })
+        return
+      }
+      case 'AccountCreated':
+      case 'PlanActivated':
+      case 'PlanEnded':
+      case 'NodesSelected':
+      case 'KeyIssued':
+      case 'KeyRevoked':
+      case 'RateLimited':
+      case 'UsageRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
+        return
+      default:
+        return unhandledEvent(event)
+    }
+  },
+}
