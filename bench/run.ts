@@ -38,7 +38,8 @@ async function machine(): Promise<Record<string, unknown>> {
     loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
     node: process.version,
     commit: await git(['rev-parse', '--short', 'HEAD']),
-    dirty: (await git(['status', '--porcelain', '--', 'src', 'actors', 'bench'])) !== '',
+    // Uncommitted code changes (results and docs do not count).
+    dirty: (await git(['status', '--porcelain', '--', 'src', 'actors', 'bench', ':!bench/results', ':!bench/README.md'])) !== '',
     wrk: wrk ? await version('bash', ['-c', `${wrk} --version 2>&1 | head -1`]) : null,
     nginx: await version('bash', ['-c', 'nginx -v 2>&1']),
   }
@@ -83,18 +84,28 @@ async function compare(): Promise<void> {
   const wanted = (name: string): boolean => !opts.only || opts.only.includes(name)
   const rows: Row[] = []
   const started = Date.now()
+  // A scenario that fails is a note in the results, not the end of a 15-minute run.
+  const attempt = async (name: string, run: () => Promise<Row[]>): Promise<void> => {
+    if (!wanted(name)) return
+    try {
+      rows.push(...(await run()))
+    } catch (err) {
+      ctx.notes.push(`${name}: failed: ${(err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 300)}`)
+      log(`${name} failed; going on`)
+    }
+  }
   try {
-    for (const s of httpScenarios(ctx, bodies)) if (wanted(s.name)) rows.push(...(await runHttpScenario(ctx, s)))
-    if (wanted('ws')) rows.push(...(await runWsScenario(ctx)))
-    if (wanted('fixed-rate')) {
+    for (const s of httpScenarios(ctx, bodies)) await attempt(s.name, () => runHttpScenario(ctx, s))
+    await attempt('ws', () => runWsScenario(ctx))
+    await attempt('fixed-rate', async () => {
       let max = rows.find((r) => r.scenario === 'small' && r.target === 'gateway')?.rps
       if (max === undefined && wrk) {
         max = (await runWrk(wrk, { url: set.targets.get('gateway')!.http, bodyFile: bodies.small, durationS: opts.durationS, connections: opts.connections })).rps
       }
-      if (max) rows.push(...(await runFixedRate(ctx, bodies.small, max)))
-    }
-    if (wanted('gzip-isolation')) rows.push(...(await runGzipIsolation(ctx, bodies)))
-    if (wanted('event-log')) rows.push(...(await runEventLog(ctx)))
+      return max ? runFixedRate(ctx, bodies.small, max) : []
+    })
+    await attempt('gzip-isolation', () => runGzipIsolation(ctx, bodies))
+    await attempt('event-log', () => runEventLog(ctx))
   } finally {
     await set.stopAll()
     rmSync(tmp, { recursive: true, force: true })

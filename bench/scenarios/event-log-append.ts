@@ -29,7 +29,11 @@ const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-log-'))
 const log: EventLog =
   opts.log === 'embedded'
     ? EmbeddedLog.open(join(dir, 'log'))
-    : await JetStreamLog.connect({ servers: opts.nats!, stream: `BENCH${randomBytes(4).toString('hex')}`, subjectPrefix: 'bench', replicas: 1, name: 'bench' })
+    : await (() => {
+        // A stream and subjects of its own per run: streams of one server must not overlap.
+        const tag = randomBytes(4).toString('hex')
+        return JetStreamLog.connect({ servers: opts.nats!, stream: `BENCH${tag}`, subjectPrefix: `bench${tag}`, replicas: 1, name: 'bench' })
+      })()
 
 let interval = 0
 const keyId = `key_${randomBytes(8).toString('hex')}`
