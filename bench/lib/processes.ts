@@ -180,3 +180,6 @@ export async function runNodeJson<T>(script: string, arg: unknown, nodeFlags: st
   const lines = out.trim().split('\n')
   return JSON.parse(lines[lines.length - 1]) as T
 }
+
+// Interrupted (Ctrl-C, kill): exit through the handler above, so that no target is left running.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130))
