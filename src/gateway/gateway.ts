@@ -22,6 +22,7 @@ import { HttpCounters } from '../front/http-counters.js'
 import { IpDirectory } from './ip-directory.js'
 import { HeadTracker } from './head-tracker.js'
 import { FilterPins } from './filter-pins.js'
+import { PoolSelector } from './pool-selector.js'
 import { DashboardService } from '../dashboard/dashboard-service.js'
 import { dashboardDir } from '../dashboard/static-files.js'
 
@@ -78,10 +79,13 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
     ])
   })
+  const upstreams = Upstreams.fromConfig(config.networks)
+  const pools = new PoolSelector(upstreams, store)
   const projector = new Projector(store, log, {
     onApplied: (changes) => {
       keys.refresh(changes)
       ips.refresh(changes.penaltyKeys)
+      pools.refresh(changes.accountIds)
     },
     onError: (err) => logger.error({ err }, 'projection failed; retrying'),
   })
@@ -95,7 +99,6 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   })
   usage.start()
 
-  const upstreams = Upstreams.fromConfig(config.networks)
   const metrics = new Metrics()
   const counters = new HttpCounters(metrics)
   const outboxGauge = metrics.gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log')
@@ -141,6 +144,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const server = new HttpServer({
     keys,
     ips,
+    pools,
     trustProxy: config.trustProxy,
     upstreams,
     dispatcher,
@@ -189,6 +193,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       }
       await outbox.close()
       await projector.stop()
+      await pools.close()
       await upstreams.close()
       await log.close()
       store.close()
