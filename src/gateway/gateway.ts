@@ -22,6 +22,11 @@ import { HttpCounters } from '../front/http-counters.js'
 import { IpDirectory } from './ip-directory.js'
 import { HeadTracker } from './head-tracker.js'
 import { FilterPins } from './filter-pins.js'
+import { NodeHeadMonitor } from '../upstream/node-heads.js'
+import { ImmutableCache } from '../cache/immutable-cache.js'
+import { FinalityTracker } from '../cache/finality.js'
+import { UpstreamCaller } from './upstream-caller.js'
+import { registerCallPathMetrics } from './call-path-metrics.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -34,6 +39,13 @@ export interface RunningGateway {
   readonly outbox: Outbox
   readonly usage: UsageMeter
   readonly projector: Projector
+  /** The upstream pools (node counters and health, for tests and tools). */
+  readonly upstreams: Upstreams
+  /** Cache, in-flight sharing, getLogs splitting (counters, for tests and tools). */
+  readonly calls: UpstreamCaller
+  /** The immutable-answer cache, when enabled. */
+  readonly cache?: ImmutableCache
+  readonly finality?: FinalityTracker
   close(): Promise<void>
 }
 
@@ -89,7 +101,14 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   })
   usage.start()
 
-  const upstreams = Upstreams.fromConfig(config.networks)
+  const upstreams = Upstreams.fromConfig(config.networks, {
+    health: {
+      failureThreshold: config.health.failureThreshold,
+      cooldownMs: config.health.cooldownMs,
+      maxErrorRate: config.health.maxErrorRate,
+      maxLagBlocks: config.health.maxLagBlocks,
+    },
+  })
   const metrics = new Metrics()
   const counters = new HttpCounters(metrics)
   const outboxGauge = metrics.gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log')
@@ -117,6 +136,38 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     onError: (network, err) => logger.debug({ network, err: String(err) }, 'head poll failed'),
   })
   await heads.start()
+  const nodeHeads = new NodeHeadMonitor(upstreams, {
+    intervalMs: config.health.pollMs,
+    timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+    onBest: (network, best) => heads.observe(network, best),
+    onChange: (network, node, behind, lag) =>
+      logger.warn({ network, node, lag, maxLagBlocks: config.health.maxLagBlocks }, behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in'),
+  })
+  await nodeHeads.start()
+  const cache = config.cache.enabled ? ImmutableCache.open(join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }) : undefined
+  const finality = cache
+    ? new FinalityTracker(upstreams, {
+        intervalMs: config.cache.finalityPollMs,
+        timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+        depthFor: (network) => config.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
+        headOf: (network) => heads.head(network),
+        onReorg: async (network, block) => {
+          logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
+          await cache.invalidate(network)
+        },
+        onModeChosen: (network, mode) => logger.info({ network, mode }, mode === 'tag' ? 'finality: the nodes\' finalized block' : 'finality: head minus finalityDepth (the nodes have no finalized tag)'),
+        onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
+      })
+    : undefined
+  await finality?.start()
+  const calls = new UpstreamCaller({
+    timeoutMs: config.limits.upstreamTimeoutMs,
+    heavy: config.heavy,
+    hedge: config.hedge,
+    cache,
+    finalized: finality ? (network) => finality.finalized(network) : undefined,
+  })
+  registerCallPathMetrics(metrics, { upstreams, calls, cache, finality })
   const filters = new FilterPins(clock)
   const dispatcher = new RpcDispatcher({
     usage,
@@ -124,7 +175,8 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     heads,
     filters,
     windowBlocks: config.routing.fullNodeWindowBlocks,
-    onRejected: (ip, calls) => ips.rejected(ip, calls),
+    onRejected: (ip, n) => ips.rejected(ip, n),
+    calls,
   })
   const server = new HttpServer({
     keys,
@@ -161,12 +213,18 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     outbox,
     usage,
     projector,
+    upstreams,
+    calls,
+    cache,
+    finality,
     async close() {
       if (closed) return
       closed = true
       server.close()
       clearInterval(sweeper)
       heads.stop()
+      nodeHeads.stop()
+      finality?.stop()
       usage.stop()
       try {
         await outbox.flush(5_000)
@@ -176,6 +234,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       await outbox.close()
       await projector.stop()
       await upstreams.close()
+      await cache?.close()
       await log.close()
       store.close()
     },
