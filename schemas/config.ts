@@ -186,6 +186,11 @@ export const configSchema = {
       description: 'Answers that can no longer change, in LMDB under dataDir/cache, shared by the gateway processes of the host.',
       properties: {
         enabled: { type: 'boolean', default: true },
+        path: {
+          type: 'string',
+          minLength: 1,
+          description: 'LMDB folder of the cache (default dataDir/cache); gateways on one host that name the same folder share it.',
+        },
         maxBytes: { ...positiveInteger, default: 1073741824, description: 'Stored answer bytes above which the oldest are evicted.' },
         finalityDepth: {
           ...positiveInteger,

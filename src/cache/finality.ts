@@ -115,13 +115,20 @@ export class FinalityTracker {
     const anchor = state.anchor
     if (anchor !== undefined) {
       const now = anchor.number === current.number ? current : (await block(`0x${anchor.number.toString(16)}`)).ref
-      // now undefined: the node has no block there (it is behind); nothing to compare yet.
-      if (now !== undefined && now.hash !== anchor.hash) {
+      if (now === undefined) {
+        // The node has no block where the finalized one was: its chain is shorter than before (a
+        // reorg being mined, a node behind). Keep the anchor, to compare once the node is back
+        // there, and cache nothing above what the node calls final now.
+        state.finalized = Math.min(current.number, anchor.number)
+        return
+      }
+      if (now.hash !== anchor.hash) {
         state.finalized = undefined
         await this.opts.onReorg(network, anchor.number)
       }
     }
-    state.anchor = current
+    // The anchor never moves back: a reorg between a lower finalized block and it would go unseen.
+    if (anchor === undefined || current.number >= anchor.number || state.finalized === undefined) state.anchor = current
     state.finalized = current.number
   }
 

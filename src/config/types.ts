@@ -69,6 +69,8 @@ export interface HeavyConfig {
 
 export interface CacheConfig {
   enabled: boolean
+  /** LMDB folder (default dataDir/cache); gateways on one host naming the same folder share it. */
+  path?: string
   /** Stored answer bytes above which the oldest are evicted. */
   maxBytes: number
   /** Blocks below the head taken as final where nodes do not know the `finalized` tag. */

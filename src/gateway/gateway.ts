@@ -144,7 +144,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       logger.warn({ network, node, lag, maxLagBlocks: config.health.maxLagBlocks }, behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in'),
   })
   await nodeHeads.start()
-  const cache = config.cache.enabled ? ImmutableCache.open(join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }) : undefined
+  const cache = config.cache.enabled ? ImmutableCache.open(config.cache.path ?? join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }) : undefined
   const finality = cache
     ? new FinalityTracker(upstreams, {
         intervalMs: config.cache.finalityPollMs,

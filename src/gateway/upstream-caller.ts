@@ -86,7 +86,9 @@ export class UpstreamCaller {
   async #cached(c: UpstreamCall): Promise<CallOutcome> {
     const cache = this.opts.cache
     const rule = cache === undefined ? undefined : cacheRuleFor(c.method, c.params)
-    if (cache === undefined || rule === undefined || !mayBeFinal(rule, this.opts.finalized?.(c.network))) return this.#shared(c, () => this.#send(c))
+    if (cache === undefined || rule === undefined) return this.#shared(c, () => this.#send(c))
+    // Cacheable in time but not final yet (above the finalized block): asked upstream, never stored.
+    if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return { ...(await this.#shared(c, () => this.#send(c))), cache: 'miss' }
     const generation = cache.generation(c.network)
     const callText = `${c.method}\0${JSON.stringify(c.params ?? [])}`
     const hit = cache.get(c.network, generation, callText)
