@@ -40,8 +40,8 @@ const LOW_WATER = 0.9
  * and eviction removes them in time. Eviction is by insertion order with a second chance for
  * entries hit since they were stored (an approximate LRU that costs no write on a hit).
  *
- * The folder is a cache: it is not part of the state that replay rebuilds, and it is deleted and
- * made anew when it cannot be opened.
+ * The folder is a cache: it is not part of the state that replay rebuilds; deleting it (gateways
+ * stopped) loses nothing but hits. When opening it throws (an LMDB version change), it is made anew.
  */
 export class ImmutableCache {
   readonly path: string
@@ -64,7 +64,7 @@ export class ImmutableCache {
     this.#maxBytes = opts.maxBytes
   }
 
-  /** Open the cache in folder `path`; a folder that cannot be opened is deleted and made anew. */
+  /** Open the cache in folder `path`; when opening throws, the folder is deleted and made anew. */
   static open(path: string, opts: ImmutableCacheOptions): ImmutableCache {
     const attempt = () => {
       mkdirSync(path, { recursive: true })
