@@ -90,7 +90,8 @@ export class UpstreamCaller {
     // Cacheable in time but not final yet (above the finalized block): asked upstream, never stored.
     if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return { ...(await this.#shared(c, () => this.#send(c))), cache: 'miss' }
     const generation = cache.generation(c.network)
-    const callText = `${c.method}\0${JSON.stringify(c.params ?? [])}`
+    // By node kind too: what a full node answered is not served as an archive node's answer.
+    const callText = `${c.kind}\0${c.method}\0${JSON.stringify(c.params ?? [])}`
     const hit = cache.get(c.network, generation, callText)
     if (hit !== undefined) return { body: spliceId(hit, c.idJson), node: 'cache', kind: c.kind, isError: false, cache: 'hit' }
     const reply = await this.#shared(c, async () => {
