@@ -1,14 +1,16 @@
 /**
- * Heavy-call scenarios (issue 7), standalone: `node --import tsx bench/scenarios-heavy.ts [--duration 5]`.
+ * Heavy-call scenarios (issue 7), standalone: `node --import tsx bench/scenarios-heavy.ts [--duration 5] [--rounds 3]`.
  * A real anvil filled with logs, gateways in this process (cache on, cache off), and wrk as the load
  * from its own process. Each scenario compares against named rivals in the same run:
- * - cache-hit: eth_getBlockByNumber(finalized block, full transactions) — anvil directly, the
- *   gateway with the cache off (every call upstream), the gateway with the cache on (all hits);
+ * - cache-hit: eth_getBlockByNumber of 120 finalized blocks of 25 transactions each (full
+ *   transactions, ~25 KB answers) in turn — anvil directly, the gateway with the cache off (every
+ *   call upstream; rotating blocks keep in-flight sharing out of it), the gateway with the cache on
+ *   (all hits after one warm-up pass);
  * - getlogs-wide: eth_getLogs over the whole history (thousands of blocks and logs) — anvil in one
  *   call, the gateway splitting it into parallel chunks with the cache off, and with it on (chunks
  *   at or below the finalized block come from the cache).
  * Prints a table and writes bench/results/heavy.json. To plug into bench/run.ts (issue-bench): call
- * `runHeavyScenarios({ durationS, log })` from there and append its rows (scenario, target, rps,
+ * `runHeavyScenarios({ durationS, rounds, log })` from there and append its rows (scenario, target, rps,
  * p50Us, p99Us, errors) to the run's rows; it needs no stub and no other target.
  */
 import { execFile } from 'node:child_process'
@@ -39,11 +41,16 @@ export interface HeavyRow {
   note?: string
 }
 
+/** wrk script: POST the bodies of BODY_FILE (one JSON request per line) in turn. */
 const LUA = `wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-local f = io.open(os.getenv("BODY_FILE"), "r")
-wrk.body = f:read("*a")
-f:close()
+local bodies = {}
+for line in io.lines(os.getenv("BODY_FILE")) do bodies[#bodies + 1] = line end
+local i = 0
+request = function()
+  i = i % #bodies + 1
+  return wrk.format(nil, nil, nil, bodies[i])
+end
 `
 
 /** wrk against `url` with the JSON body in `bodyFile`; requests per second and latency percentiles. */
@@ -67,7 +74,7 @@ async function wrk(url: string, bodyFile: string, script: string, durationS: num
   }
 }
 
-export async function runHeavyScenarios(opts: { durationS: number; log: (line: string) => void }): Promise<HeavyRow[]> {
+export async function runHeavyScenarios(opts: { durationS: number; rounds: number; log: (line: string) => void }): Promise<HeavyRow[]> {
   const tmp = mkdtempSync(join(tmpdir(), 'tollgate-heavy-bench-'))
   const script = join(tmp, 'post.lua')
   writeFileSync(script, LUA)
@@ -88,7 +95,7 @@ export async function runHeavyScenarios(opts: { durationS: number; log: (line: s
         {
           listen: { host: '127.0.0.1', port: 0 },
           dataDir: join(tmp, name),
-          networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
+          networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' }] } },
           cache: { enabled: cache },
         },
         name,
@@ -104,22 +111,43 @@ export async function runHeavyScenarios(opts: { durationS: number; log: (line: s
     }
     const targets = { anvil: anvil.url, 'gateway-cache-off': await start('off', false), 'gateway-cache-on': await start('on', true) }
 
-    const bodies = {
-      'cache-hit': { jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [`0x${(finalized - 100).toString(16)}`, true] },
-      'getlogs-wide': { jsonrpc: '2.0', id: 1, method: 'eth_getLogs', params: [{ fromBlock: '0x0', toBlock: `0x${finalized.toString(16)}` }] },
+    const logBlocks = [...new Set(((await anvil.rpc('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest' }])).result as Array<{ blockNumber: string }>).map((l) => l.blockNumber))]
+    const request = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })
+    const scenarios: Record<string, { bodies: string[]; connections: number }> = {
+      'cache-hit': { bodies: logBlocks.map((n) => request('eth_getBlockByNumber', [n, true])), connections: 32 },
+      'getlogs-wide': { bodies: [request('eth_getLogs', [{ fromBlock: '0x0', toBlock: `0x${finalized.toString(16)}` }])], connections: 4 },
     }
     const rows: HeavyRow[] = []
-    for (const [scenario, body] of Object.entries(bodies)) {
-      const file = join(tmp, `${scenario}.json`)
-      writeFileSync(file, JSON.stringify(body))
-      const connections = scenario === 'getlogs-wide' ? 4 : 32
+    for (const [scenario, { bodies, connections }] of Object.entries(scenarios)) {
+      const file = join(tmp, `${scenario}.jsonl`)
+      writeFileSync(file, bodies.join('\n') + '\n')
+      // Every body once first: checks the answers, and fills the cache of the cache-on target.
       for (const [target, url] of Object.entries(targets)) {
-        // One call first: checks the answer, and fills the cache for the cache-on target.
-        const check = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { result?: unknown }
-        if (check.result === undefined || check.result === null) throw new Error(`${scenario}/${target}: no result: ${JSON.stringify(check).slice(0, 200)}`)
-        await new Promise((r) => setTimeout(r, 200))
-        opts.log(`${scenario}: ${target}, ${opts.durationS} s, ${connections} connections`)
-        rows.push({ scenario, target, ...(await wrk(url, file, script, opts.durationS, connections)) })
+        for (const body of bodies) {
+          const check = (await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as { result?: unknown }
+          if (check.result === undefined || check.result === null) throw new Error(`${scenario}/${target}: no result: ${JSON.stringify(check).slice(0, 200)}`)
+        }
+      }
+      await new Promise((r) => setTimeout(r, 500))
+      // Targets interleaved round by round (A B C A B C …), medians: a busy neighbour hits all alike.
+      const samples = new Map<string, Array<Omit<HeavyRow, 'scenario' | 'target'>>>()
+      for (let round = 0; round < opts.rounds; round++) {
+        for (const [target, url] of Object.entries(targets)) {
+          opts.log(`${scenario}: ${target}, round ${round + 1}/${opts.rounds}, ${opts.durationS} s, ${connections} connections`)
+          const list = samples.get(target) ?? []
+          list.push(await wrk(url, file, script, opts.durationS, connections))
+          samples.set(target, list)
+        }
+      }
+      for (const [target, list] of samples) {
+        rows.push({
+          scenario,
+          target,
+          rps: median(list.map((x) => x.rps)),
+          p50Us: median(list.map((x) => x.p50Us)),
+          p99Us: median(list.map((x) => x.p99Us)),
+          errors: list.reduce((a, x) => a + x.errors, 0),
+        })
       }
     }
     return rows
@@ -128,6 +156,12 @@ export async function runHeavyScenarios(opts: { durationS: number; log: (line: s
     await anvil.stop()
     rmSync(tmp, { recursive: true, force: true })
   }
+}
+
+function median(xs: number[]): number {
+  const v = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(v.length / 2)
+  return v.length % 2 ? v[m] : Math.round((v[m - 1] + v[m]) / 2)
 }
 
 function table(rows: HeavyRow[]): string {
@@ -141,8 +175,8 @@ function table(rows: HeavyRow[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' } } })
-  const rows = await runHeavyScenarios({ durationS: Number(values.duration), log: (l) => process.stderr.write(`[heavy] ${l}\n`) })
+  const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } })
+  const rows = await runHeavyScenarios({ durationS: Number(values.duration), rounds: Number(values.rounds), log: (l) => process.stderr.write(`[heavy] ${l}\n`) })
   process.stdout.write(table(rows) + '\n')
   const dir = join(import.meta.dirname, 'results')
   mkdirSync(dir, { recursive: true })
