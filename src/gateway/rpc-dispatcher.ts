@@ -237,7 +237,7 @@ export class RpcDispatcher {
     } catch (err) {
       const e =
         err instanceof NoHealthyUpstream
-          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${r.kind} node for ${ctx.network} right now; retry with backoff`, { cause: err })
+          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
           : err instanceof UpstreamTimeout
             ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
             : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })

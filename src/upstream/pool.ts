@@ -104,7 +104,7 @@ export class UpstreamPool {
     for (;;) {
       const node = opts.node === undefined ? this.#pick(kind, tried) : this.#named(opts.node, tried)
       if (node === undefined) {
-        throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind })
+        throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
       }
       const left = deadline - this.#clock.now()
       if (left <= 0) {
@@ -170,6 +170,14 @@ export class UpstreamPool {
       }, hedgeMs)
       first.call(method, params, timeoutMs).then(win(first), lose)
     })
+  }
+
+  /** Each node of the kind and why it takes no call, for the 503 message. */
+  #whyNone(kind: NodeKind): string {
+    const nodes = this.#byKind[kind]
+    if (nodes.length === 0) return 'none configured'
+    const reasons: Record<string, string> = { failures: 'failing', 'error-rate': 'failing too often', behind: 'behind the other nodes' }
+    return nodes.map((n) => `${n.name}: ${reasons[n.outReason() ?? ''] ?? 'being probed'}`).join(', ')
   }
 
   /** Nodes of this kind that take calls now. */
