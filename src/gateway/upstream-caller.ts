@@ -132,7 +132,10 @@ export class UpstreamCaller {
     // A heavy call that timed out on one node would most likely time out on the next: its
     // time-out is its whole budget (a fast failure, a refused connection, still fails over).
     if (heavy) opts.deadlineMs = timeoutMs
-    else if (this.opts.hedge.enabled && c.node === undefined && METHODS[c.method]?.filter === undefined) opts.hedgeAfterMs = this.#hedgeDelay
+    // Only reads are hedged: a filter made twice, a transaction sent twice, are not the same call.
+    else if (this.opts.hedge.enabled && c.node === undefined && METHODS[c.method]?.filter === undefined && c.method !== 'eth_sendRawTransaction') {
+      opts.hedgeAfterMs = this.#hedgeDelay
+    }
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
   }
 
