@@ -17,11 +17,13 @@ const tg = await startTestGateway(t, {
 })
 const { apiKey } = await tg.createKey('tier-3')
 const pool = tg.gateway.upstreams.pool('eth-1')!
+// Distinct calls (a balance per id), so that in-flight sharing does not fold them into one, and
+// round-robin sends some of them to the hung node.
 const read = (id: number, signal?: AbortSignal) =>
   fetch(`${tg.url('eth-1')}?apikey=${apiKey}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_gasPrice', params: [] }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_getBalance', params: [`0x${id.toString(16).padStart(40, '0')}`, 'latest'] }),
     signal,
   }).then((r) => r.json() as Promise<{ result?: string; error?: unknown }>)
 
