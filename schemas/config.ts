@@ -30,6 +30,10 @@ const networkSchema = {
   properties: {
     chainId: { ...positiveInteger, description: 'EVM chain id (eth-1: 1, bsc-1: 56, pol-1: 137).' },
     upstreams: { type: 'array', minItems: 1, items: upstreamSchema },
+    finalityDepth: {
+      ...positiveInteger,
+      description: "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
+    },
   },
   required: ['chainId', 'upstreams'],
   additionalProperties: false,
@@ -142,6 +146,82 @@ export const configSchema = {
           description: 'Blocks of state full nodes keep; calls for older state go to archive nodes.',
         },
         headPollMs: { ...positiveInteger, default: 2000, description: "How often each network's head block is polled." },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    heavy: {
+      type: 'object',
+      description: 'Heavy calls (eth_getLogs, eth_getBlockReceipts, debug_trace*, trace_*): their time-out and eth_getLogs splitting.',
+      properties: {
+        timeoutMs: {
+          ...positiveInteger,
+          default: 60000,
+          description: 'Time-out of a heavy call, which is also its whole budget: one that timed out is not tried on another node.',
+        },
+        methodTimeoutMs: {
+          type: 'object',
+          description: 'Time-outs of single methods, overriding timeoutMs (e.g. {"debug_traceBlockByNumber": 120000}).',
+          propertyNames: { pattern: '^[a-z0-9]+_[A-Za-z0-9]+$' },
+          additionalProperties: positiveInteger,
+          default: {},
+        },
+        getLogs: {
+          type: 'object',
+          properties: {
+            chunkBlocks: { ...positiveInteger, default: 2000, description: 'A wider eth_getLogs range is split into chunks of this many blocks.' },
+            maxRangeBlocks: { ...positiveInteger, default: 100000, description: 'Widest eth_getLogs range served (wider: an error naming a range that works).' },
+            maxLogs: { ...positiveInteger, default: 100000, description: 'Most logs one eth_getLogs call returns (more: an error naming a range that works).' },
+            concurrency: { ...positiveInteger, default: 4, description: 'Chunks of one call fetched at once.' },
+          },
+          additionalProperties: false,
+          default: {},
+        },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    cache: {
+      type: 'object',
+      description: 'Answers that can no longer change, in LMDB under dataDir/cache, shared by the gateway processes of the host.',
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        path: {
+          type: 'string',
+          minLength: 1,
+          description: 'LMDB folder of the cache (default dataDir/cache); gateways on one host that name the same folder share it.',
+        },
+        maxBytes: { ...positiveInteger, default: 1073741824, description: 'Stored answer bytes above which the oldest are evicted.' },
+        finalityDepth: {
+          ...positiveInteger,
+          default: 64,
+          description: 'Blocks below the head taken as final on networks whose nodes do not know the `finalized` tag.',
+        },
+        finalityPollMs: { ...positiveInteger, default: 2000, description: 'How often the finalized block is read (and checked for a reorg).' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    health: {
+      type: 'object',
+      description: 'When a node is taken out of its pool, and how it comes back.',
+      properties: {
+        pollMs: { ...positiveInteger, default: 2000, description: 'How often every node is asked for its head (its lag, and the probe of a node that is out).' },
+        maxLagBlocks: { ...positiveInteger, default: 10, description: 'Blocks behind the best node of the network that take a node out; back within half of it.' },
+        failureThreshold: { ...positiveInteger, default: 3, description: 'Consecutive transport failures that take a node out.' },
+        maxErrorRate: { type: 'number', minimum: 0.01, maximum: 1, default: 0.5, description: 'Share of failed calls among its last 40 that takes a node out.' },
+        cooldownMs: { ...positiveInteger, default: 5000, description: 'How long a failing node stays out before a probe.' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    hedge: {
+      type: 'object',
+      description: 'Hedged reads: a read slower than its node\'s p95 latency is also asked of another node; the first answer wins.',
+      properties: {
+        enabled: { type: 'boolean', default: false },
+        minDelayMs: { ...positiveInteger, default: 50, description: 'Never hedge sooner than this.' },
+        maxDelayMs: { ...positiveInteger, default: 2000, description: 'Hedge no later than this, whatever the p95.' },
       },
       additionalProperties: false,
       default: {},

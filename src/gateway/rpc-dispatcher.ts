@@ -1,5 +1,5 @@
 import type { NodeKind } from '../events/types.js'
-import type { UpstreamPool, UpstreamReply } from '../upstream/pool.js'
+import type { UpstreamPool } from '../upstream/pool.js'
 import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
@@ -12,6 +12,7 @@ import type { LimitsConfig } from '../config/types.js'
 import { route, saysStatePruned } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
+import type { CallOutcome, UpstreamCaller } from './upstream-caller.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -40,6 +41,8 @@ export interface RpcDispatcherDeps {
   windowBlocks: number
   /** Calls of a client IP rejected by a rate limit (for IP throttling). */
   onRejected?: (ip: string, calls: number) => void
+  /** Cache, in-flight sharing, getLogs splitting, heavy time-outs (absent: straight to the pool). */
+  calls?: UpstreamCaller
 }
 
 /** A call ready to go upstream, with the node kind it was routed to. */
@@ -89,7 +92,7 @@ export class RpcDispatcher {
     const out = await this.#forward(ctx, routed)
     this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
     if (entry.idJson === undefined) return { status: 204, body: null }
-    return { status: out.status, body: out.body }
+    return { status: out.status, body: out.body, headers: out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache } }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -206,7 +209,7 @@ export class RpcDispatcher {
   }
 
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
-  async #forward(ctx: DispatchContext, r: Routed): Promise<{ status: number; body: string; isError: boolean; kind: NodeKind }> {
+  async #forward(ctx: DispatchContext, r: Routed): Promise<{ status: number; body: string; isError: boolean; kind: NodeKind; cache?: 'hit' | 'miss' }> {
     const idJson = r.call.idJson ?? 'null'
     let node: string | undefined
     if (r.spec.filter === 'use') {
@@ -230,11 +233,11 @@ export class RpcDispatcher {
         const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.body)?.[1]
         if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
       }
-      return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind }
+      return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache }
     } catch (err) {
       const e =
         err instanceof NoHealthyUpstream
-          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${r.kind} node for ${ctx.network} right now; retry with backoff`, { cause: err })
+          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
           : err instanceof UpstreamTimeout
             ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
             : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
@@ -242,7 +245,9 @@ export class RpcDispatcher {
     }
   }
 
-  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<UpstreamReply> {
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<CallOutcome> {
+    const { method, params } = r.call
+    if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
     return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 }
