@@ -145,7 +145,6 @@ export const configSchema = {
           default: 128,
           description: 'Blocks of state full nodes keep; calls for older state go to archive nodes.',
         },
-        headPollMs: { ...positiveInteger, default: 2000, description: "How often each network's head block is polled." },
       },
       additionalProperties: false,
       default: {},

@@ -32,8 +32,6 @@ export interface Config {
 export interface RoutingConfig {
   /** Blocks of state full nodes keep: calls for older state go to archive nodes. */
   fullNodeWindowBlocks: number
-  /** How often each network's head block is polled. */
-  headPollMs: number
 }
 
 export interface IpThrottleConfig {

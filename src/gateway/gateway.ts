@@ -139,12 +139,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     checkpointGauge.set(store.checkpoint())
     keysGauge.set(keys.size)
   })
-  const heads = new HeadTracker(upstreams, {
-    intervalMs: config.routing.headPollMs,
-    timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-    onError: (network, err) => logger.debug({ network, err: String(err) }, 'head poll failed'),
-  })
-  await heads.start()
+  const heads = new HeadTracker()
   const nodeHeads = new NodeHeadMonitor(upstreams, {
     intervalMs: config.health.pollMs,
     timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
@@ -240,7 +235,6 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       closed = true
       server.close()
       clearInterval(sweeper)
-      heads.stop()
       nodeHeads.stop()
       finality?.stop()
       usage.stop()

@@ -156,6 +156,7 @@ export class RpcDispatcher {
     const r = route(call.method, rule.spec, call.params, {
       access: ctx.access,
       healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
+      hasArchive: ctx.pool.hasKind('archive'),
       head: this.deps.heads.head(ctx.network),
       windowBlocks: this.deps.windowBlocks,
       planName: ctx.key.plan?.name ?? 'current',

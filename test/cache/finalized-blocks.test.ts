@@ -17,7 +17,7 @@ const finalized = parseInt((await anvil.rpc('eth_getBlockByNumber', ['finalized'
 const cacheDir = await mkdtemp(join(tmpdir(), 'tollgate-cache-'))
 t.teardown(() => rm(cacheDir, { recursive: true, force: true }))
 // No polling after start: every upstream call the node counts is a client's.
-const quiet = { routing: { headPollMs: 600_000 }, health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000, path: cacheDir } }
+const quiet = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000, path: cacheDir } }
 const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' as const }] } }
 const tg = await startTestGateway(t, { networks, config: quiet })
 const { apiKey } = await tg.createKey('tier-3')

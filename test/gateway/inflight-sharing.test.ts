@@ -10,7 +10,7 @@ t.teardown(async () => {
 })
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  config: { routing: { headPollMs: 600_000 }, health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
+  config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
 })
 const { apiKey } = await tg.createKey('tier-3')
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]

@@ -16,7 +16,6 @@ const tg = await startTestGateway(t, {
   config: {
     heavy: { timeoutMs: 400, methodTimeoutMs: { debug_traceBlockByNumber: 600 } },
     health: { pollMs: 600_000, failureThreshold: 2, cooldownMs: 600_000 },
-    routing: { headPollMs: 600_000 },
     cache: { finalityPollMs: 600_000 },
   },
 })

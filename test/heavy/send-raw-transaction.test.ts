@@ -16,7 +16,7 @@ t.teardown(async () => {
 // flaky node out here (the test wants it asked), and nothing polls after start.
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full', name: 'flaky' }, { url: anvil.url, kind: 'full', name: 'direct' }] } },
-  config: { health: { pollMs: 600_000, failureThreshold: 100, maxErrorRate: 1 }, routing: { headPollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
+  config: { health: { pollMs: 600_000, failureThreshold: 100, maxErrorRate: 1 }, cache: { finalityPollMs: 600_000 } },
 })
 const { apiKey } = await tg.createKey('tier-3')
 const [from, to] = (await anvil.rpc('eth_accounts')).result as string[]

@@ -13,7 +13,7 @@ t.teardown(async () => {
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: a.url, kind: 'full', name: 'a' }, { url: b.url, kind: 'full', name: 'b' }] } },
   limits: { upstreamTimeoutMs: 60_000 },
-  config: { hedge: { enabled: true, minDelayMs: 50, maxDelayMs: 500 }, health: { pollMs: 600_000 }, routing: { headPollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
+  config: { hedge: { enabled: true, minDelayMs: 50, maxDelayMs: 500 }, health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
 })
 const { apiKey } = await tg.createKey('tier-3')
 const pool = tg.gateway.upstreams.pool('eth-1')!
