@@ -1,5 +1,5 @@
 import type { NodeKind } from '../events/types.js'
-import type { UpstreamPool, UpstreamReply } from '../upstream/pool.js'
+import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
 import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
@@ -12,6 +12,7 @@ import type { LimitsConfig } from '../config/types.js'
 import { route, saysStatePruned } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
+import type { CallOutcome, UpstreamCaller } from './upstream-caller.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -45,6 +46,8 @@ export interface RpcDispatcherDeps {
   windowBlocks: number
   /** Calls of a client IP rejected by a rate limit (for IP throttling). */
   onRejected?: (ip: string, calls: number) => void
+  /** Cache, in-flight sharing, getLogs splitting, heavy time-outs (absent: straight to the pool). */
+  calls?: UpstreamCaller
 }
 
 /** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
@@ -57,6 +60,8 @@ interface Forwarded {
   isError: boolean
   /** The node kind that answered (a call may move to an archive node, see #forward). */
   kind: NodeKind
+  /** Served from the cache or asked upstream, for a cacheable call (X-Tollgate-Cache). */
+  cache?: 'hit' | 'miss'
   /** The answer as bytes, when the node's bytes were kept (see UpstreamReply.bytes). */
   readonly bytes?: Buffer
 }
@@ -108,8 +113,9 @@ export class RpcDispatcher {
     const out = await this.#forward(ctx, routed)
     this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
     if (entry.idJson === undefined) return { status: 204, body: null }
-    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes }
-    return { status: out.status, body: out.body }
+    const headers = out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
+    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes, headers }
+    return { status: out.status, body: out.body, headers }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -151,7 +157,9 @@ export class RpcDispatcher {
           const group: typeof routed = []
           for (const x of routed) {
             if (x.r.kind !== kind) continue
-            if (x.r.spec.filter === undefined) group.push(x)
+            // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
+            // transactions, filters) goes through it, call by call.
+            if (x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) group.push(x)
             else alone.push(x)
           }
           if (group.length < 2) return void alone.push(...group)
@@ -204,6 +212,7 @@ export class RpcDispatcher {
     const r = route(call.method, rule.spec, call.params, {
       access: ctx.access,
       healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
+      hasArchive: ctx.pool.hasKind('archive'),
       head: this.deps.heads.head(ctx.network),
       windowBlocks: this.deps.windowBlocks,
       planName: ctx.key.plan?.name ?? 'current',
@@ -287,7 +296,9 @@ export class RpcDispatcher {
     }
   }
 
-  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<UpstreamReply> {
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<CallOutcome> {
+    const { method, params } = r.call
+    if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
     return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 
@@ -295,7 +306,7 @@ export class RpcDispatcher {
   #failure(ctx: DispatchContext, r: Routed, err: unknown): Forwarded {
     const e =
       err instanceof NoHealthyUpstream
-        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${r.kind} node for ${ctx.network} right now; retry with backoff`, { cause: err })
+        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
         : err instanceof UpstreamTimeout
           ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
           : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
@@ -304,9 +315,10 @@ export class RpcDispatcher {
 }
 
 /** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */
-function forwarded(reply: UpstreamReply): Forwarded {
-  if (reply.bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes: reply.bytes, isError: reply.isError, kind: reply.kind }
-  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind }
+function forwarded(reply: CallOutcome): Forwarded {
+  const bytes = bytesOf(reply)
+  if (bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes, isError: reply.isError, kind: reply.kind, cache: reply.cache }
+  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache }
 }
 
 /** Bytes out for usage: the bytes when kept, else the text's length (what was counted before bytes were kept). */
