@@ -15,6 +15,8 @@ export interface HttpScenario {
   headers?: Record<string, string>
   targets: string[]
   connections: number
+  /** bench/load/distinct.lua: eth_getBalance over 1000 addresses instead of the body file. */
+  script?: 'distinct'
   /** What a correct answer looks like: checked once per target before measuring. */
   check: (res: { status: number; encoding: string | null; text: string }) => string | undefined
 }
@@ -53,7 +55,7 @@ export async function runHttpScenario(ctx: BenchContext, s: HttpScenario): Promi
   }
   ctx.log(`${s.name}: ${s.what} — ${targets.map((t) => t.id).join(', ')}`)
   const load = (t: Target, durationS: number) => (): Promise<LoadFigures> =>
-    runWrk(wrk, { url: t.http, bodyFile: s.bodyFile, durationS, connections: s.connections, headers: s.headers }).then((r) => ({
+    runWrk(wrk, { url: t.http, bodyFile: s.bodyFile, durationS, connections: s.connections, headers: s.headers, script: s.script }).then((r) => ({
       requests: r.requests,
       rps: r.rps,
       p50Us: r.p50Us,
@@ -66,7 +68,7 @@ export async function runHttpScenario(ctx: BenchContext, s: HttpScenario): Promi
 }
 
 /** Request bodies, written once per run into the results folder's temporary files. */
-export function requestBodies(dir: string): { small: string; large: string; batch: string } {
+export function requestBodies(dir: string): Bodies {
   const write = (name: string, body: unknown): string => {
     const path = join(dir, name)
     writeFileSync(path, JSON.stringify(body))
@@ -74,6 +76,8 @@ export function requestBodies(dir: string): { small: string; large: string; batc
   }
   return {
     small: write('small.json', { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+    // The check before measuring; wrk's distinct.lua makes the bodies it sends.
+    distinct: write('distinct.json', { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [`0x${'0'.repeat(36)}1ecf`, 'latest'] }),
     large: write('large.json', { jsonrpc: '2.0', id: 1, method: 'eth_getBlockReceipts', params: ['0x13a5f2c'] }),
     batch: write(
       'batch.json',
@@ -83,7 +87,14 @@ export function requestBodies(dir: string): { small: string; large: string; batc
 }
 
 /** The HTTP scenarios of a run, with the targets each compares. */
-export function httpScenarios(ctx: BenchContext, bodies: { small: string; large: string; batch: string }): HttpScenario[] {
+export interface Bodies {
+  small: string
+  distinct: string
+  large: string
+  batch: string
+}
+
+export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[] {
   const gw = ['gateway', ...(ctx.opts.baseline ? [`gateway@${ctx.opts.baseline}`] : [])]
   const gwHttp = ['gateway-http-upstream', ...(ctx.opts.baseline ? [`gateway-http-upstream@${ctx.opts.baseline}`] : [])]
   const okResult = (r: { status: number; text: string }): string | undefined =>
@@ -94,6 +105,15 @@ export function httpScenarios(ctx: BenchContext, bodies: { small: string; large:
       what: 'eth_blockNumber, one call per request',
       bodyFile: bodies.small,
       targets: ['stub', 'nginx', 'node-proxy', ...gw, 'gateway-no-metering', ...gwHttp],
+      connections: ctx.opts.connections,
+      check: okResult,
+    },
+    {
+      name: 'small-distinct',
+      what: 'eth_getBalance of 1000 addresses in turn: no two calls in flight alike (no in-flight sharing)',
+      bodyFile: bodies.distinct,
+      script: 'distinct',
+      targets: ['stub', 'nginx', 'node-proxy', ...gw, 'gateway-no-metering'],
       connections: ctx.opts.connections,
       check: okResult,
     },

@@ -18,7 +18,7 @@ export function findWrk(): string | undefined {
   return ['/usr/bin/wrk', '/usr/local/bin/wrk'].find((p) => existsSync(p))
 }
 
-const SCRIPT = join(import.meta.dirname, '..', 'load', 'post.lua')
+const SCRIPTS = { post: join(import.meta.dirname, '..', 'load', 'post.lua'), distinct: join(import.meta.dirname, '..', 'load', 'distinct.lua') }
 
 /**
  * wrk in its own process, POSTing the body file; one thread (the machine has 2 cores: the other
@@ -26,10 +26,10 @@ const SCRIPT = join(import.meta.dirname, '..', 'load', 'post.lua')
  */
 export async function runWrk(
   wrk: string,
-  o: { url: string; bodyFile: string; durationS: number; connections: number; headers?: Record<string, string> },
+  o: { url: string; bodyFile: string; durationS: number; connections: number; headers?: Record<string, string>; script?: keyof typeof SCRIPTS },
 ): Promise<WrkResult> {
   // wrk takes whole seconds only.
-  const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.durationS))}s`, '--timeout', '10s', '-s', SCRIPT]
+  const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.durationS))}s`, '--timeout', '10s', '-s', SCRIPTS[o.script ?? 'post']]
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`)
   args.push(o.url)
   const out = await runToEnd(wrk, args, { BENCH_BODY_FILE: o.bodyFile })

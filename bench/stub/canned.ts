@@ -92,6 +92,7 @@ export function cannedResults(largeBytes = 1_000_000): Record<string, string> {
     eth_chainId: '"0x1"',
     net_version: '"1"',
     eth_gasPrice: '"0x3b9aca00"',
+    eth_getBalance: '"0x1bc16d674ec80000"',
     eth_getBlockReceipts: blockReceiptsJson(largeBytes),
   }
 }
