@@ -52,15 +52,16 @@ async function profile(): Promise<void> {
   rmSync(dir, { recursive: true, force: true })
   const set = await startTargets({ which: 'gateway-only', gatewayNodeFlags: ['--cpu-prof', '--cpu-prof-dir', dir] })
   const gw = set.targets.get('gateway')!
-  // --only picks what to profile: small (default), large, large-gzip or batch.
+  // --only picks what to profile: small (default), small-distinct, large, large-gzip or batch.
   const scenario = opts.only?.[0] ?? 'small'
   const body = scenario === 'batch' ? bodies.batch : scenario.startsWith('large') ? bodies.large : bodies.small
   const headers = scenario === 'large-gzip' ? { 'Accept-Encoding': 'gzip' } : undefined
   const connections = scenario.startsWith('large') ? 16 : opts.connections
+  const script = scenario === 'small-distinct' ? ('distinct' as const) : undefined
   try {
     log(`profile: ${scenario} on the gateway for ${opts.durationS} s (after ${opts.warmupS} s of warm-up)`)
-    if (opts.warmupS > 0) await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.warmupS, connections, headers })
-    const r = await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.durationS, connections, headers })
+    if (opts.warmupS > 0) await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.warmupS, connections, headers, script })
+    const r = await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.durationS, connections, headers, script })
     log(`profile: ${r.rps} req/s under the profiler`)
   } finally {
     await set.stopAll()

@@ -1,5 +1,5 @@
 import type { NodeKind } from '../events/types.js'
-import type { UpstreamPool, UpstreamReply, PoolCallOptions } from '../upstream/pool.js'
+import { withClientId, type UpstreamPool, type UpstreamReply, type PoolCallOptions } from '../upstream/pool.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import { spliceId } from '../upstream/splice-id.js'
 import { METHODS } from '../rpc/method-table.js'
@@ -58,7 +58,7 @@ const HEDGE_MIN_SAMPLES = 20
  * out.cache // 'hit' once block 16 is final and was asked before
  */
 export class UpstreamCaller {
-  readonly inflight = new InflightCalls<UpstreamReply>()
+  readonly inflight = new InflightCalls<UpstreamReply>(withClientId)
   readonly logs: GetLogs
   readonly transactions = new TransactionSender()
 

@@ -272,6 +272,16 @@ export function bytesOf(reply: UpstreamReply): Buffer | undefined {
   return keptBytes.get(reply)
 }
 
+/**
+ * The same answer for another client: its id spliced in. An answer kept as bytes stays bytes
+ * (a 1 MB answer shared by several clients in flight is never decoded for them).
+ */
+export function withClientId(reply: UpstreamReply, clientIdJson: string): UpstreamReply {
+  const bytes = keptBytes.get(reply)
+  if (bytes !== undefined) return bytesReply(spliceIdBytes(bytes, clientIdJson), reply.node, reply.kind, reply.isError)
+  return { ...reply, body: spliceId(reply.body, clientIdJson) }
+}
+
 function bytesReply(bytes: Buffer, node: string, kind: NodeKind, isError: boolean): UpstreamReply {
   let body: string | undefined
   const reply: UpstreamReply = {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { rawRpc, startAnvil } from '../helpers/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
+import { bytesOf, UpstreamPool, withClientId } from '../../src/upstream/pool.js'
 import { batchHeadId, splitBatch } from '../../src/upstream/splice-id.js'
 
 // The calls of a client batch go to the node as ONE upstream batch; each answer must still be
@@ -62,4 +62,17 @@ t.test('eth_sendRawTransaction is left for call(), so that it keeps its own fail
   )
   t.equal(replies[0], undefined)
   t.equal(JSON.parse(replies[1]!.body).result, '0x7a69')
+})
+
+t.test('an answer kept as bytes is shared with another client id as bytes, and a copy never carries stale bytes', async (t) => {
+  for (const [label, pool] of Object.entries(pools)) {
+    const reply = await pool.call('full', 'eth_chainId', [], '"first"', { timeoutMs: 5_000 })
+    t.ok(bytesOf(reply), `${label}: the pool's own reply has its bytes`)
+    const other = withClientId(reply, '"second"')
+    t.equal(bytesOf(other)!.toString(), '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}', `${label}: spliced as bytes`)
+    t.equal(other.body, '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}')
+    t.equal(reply.body, '{"jsonrpc":"2.0","id":"first","result":"0x7a69"}', `${label}: the first is untouched`)
+    const copy = { ...reply, body: 'changed' }
+    t.equal(bytesOf(copy), undefined, `${label}: a copy is text only`)
+  }
 })
