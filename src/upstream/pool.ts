@@ -145,8 +145,23 @@ export class UpstreamPool {
     opts: PoolCallOptions,
   ): Promise<Array<UpstreamReply | undefined>> {
     const out = new Array<UpstreamReply | undefined>(calls.length)
+    // Identical calls of one batch (same method and params) are asked once, as in-flight sharing
+    // does for separate requests; every copy gets its own client id.
     const index: number[] = []
-    for (let i = 0; i < calls.length; i++) if (!NOT_SAFE_TO_REPEAT.has(calls[i].method)) index.push(i)
+    const copies: number[][] = []
+    const seen = new Map<string, number>()
+    for (let i = 0; i < calls.length; i++) {
+      if (NOT_SAFE_TO_REPEAT.has(calls[i].method)) continue
+      const key = `${calls[i].method}\0${JSON.stringify(calls[i].params ?? [])}`
+      const k = seen.get(key)
+      if (k !== undefined) {
+        copies[k].push(i)
+        continue
+      }
+      seen.set(key, index.length)
+      index.push(i)
+      copies.push([])
+    }
     if (index.length === 0) return out
     const sent = index.map((i) => calls[i])
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
@@ -163,8 +178,8 @@ export class UpstreamPool {
         for (let k = 0; k < replies.length; k++) {
           const r = replies[k]
           if (r === undefined) continue
-          const call = sent[k]
-          out[index[k]] = { body: spliceId(r.text, call.clientIdJson), node: node.name, kind, isError: r.isError }
+          out[index[k]] = { body: spliceId(r.text, sent[k].clientIdJson), node: node.name, kind, isError: r.isError }
+          for (const i of copies[k]) out[i] = { body: spliceId(r.text, calls[i].clientIdJson), node: node.name, kind, isError: r.isError }
         }
         return out
       } catch (err) {

@@ -76,3 +76,20 @@ t.test('an answer kept as bytes is shared with another client id as bytes, and a
     t.equal(bytesOf(copy), undefined, `${label}: a copy is text only`)
   }
 })
+
+t.test('identical calls of a batch are asked once, each answered with its own id', async (t) => {
+  const before = wsNode.counters.calls
+  const replies = await pools.ws.callBatch(
+    'full',
+    [
+      { method: 'eth_chainId', params: [], clientIdJson: '1' },
+      { method: 'eth_chainId', params: [], clientIdJson: '"two"' },
+      { method: 'net_version', params: [], clientIdJson: '3' },
+      { method: 'eth_chainId', params: [], clientIdJson: '4' },
+    ],
+    { timeoutMs: 5_000 },
+  )
+  t.equal(wsNode.counters.calls - before, 2, 'two distinct calls sent')
+  t.same(replies.map((r) => JSON.parse(r!.body).id), [1, 'two', 3, 4])
+  t.same(replies.map((r) => JSON.parse(r!.body).result), ['0x7a69', '0x7a69', '31337', '0x7a69'])
+})
