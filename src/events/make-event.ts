@@ -51,6 +51,12 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
       return [e.type, e.keyId]
     case 'RateLimited':
     case 'UsageRecorded':
+    case 'NotificationsRecorded':
       return [e.type, e.instance, e.keyId, e.network, e.kind, e.intervalStart]
+    case 'WsLimited':
+      return [e.type, e.instance, e.keyId, e.network, e.reason, e.intervalStart]
+    case 'WsCooldownStarted':
+    case 'WsPenaltyImposed':
+      return [e.type, e.instance, e.keyId, e.time]
   }
 }

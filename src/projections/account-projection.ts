@@ -43,6 +43,10 @@ export const accountProjection: Projection = {
         return update(writer, event.accountId, (a) => (a.activeKeyId === event.keyId ? { ...a, activeKeyId: null } : a))
       case 'RateLimited':
       case 'UsageRecorded':
+      case 'WsLimited':
+      case 'WsCooldownStarted':
+      case 'WsPenaltyImposed':
+      case 'NotificationsRecorded':
         return
       default:
         return unhandledEvent(event)

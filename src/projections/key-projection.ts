@@ -17,6 +17,10 @@ export const keyProjection: Projection = {
       case 'NodesSelected':
       case 'RateLimited':
       case 'UsageRecorded':
+      case 'WsLimited':
+      case 'WsCooldownStarted':
+      case 'WsPenaltyImposed':
+      case 'NotificationsRecorded':
         return
       default:
         return unhandledEvent(event)

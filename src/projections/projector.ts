@@ -6,9 +6,10 @@ import { accountProjection } from './account-projection.js'
 import { keyProjection } from './key-projection.js'
 import type { Projection } from './projection.js'
 import { usageProjection } from './usage-projection.js'
+import { wsBlockProjection } from './ws-block-projection.js'
 
 /** Every projection, applied in this order to each event. */
-export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection])
+export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, wsBlockProjection])
 
 /** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
 export interface ProjectorChanges {
@@ -184,6 +185,12 @@ function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): Projecto
   const keyHashes = new Set<string>()
   const accountIds = new Set<string>()
   for (const { event } of chunk) {
+    if (event.type === 'WsCooldownStarted' || event.type === 'WsPenaltyImposed') {
+      // A block decided by another instance (or before a restart) must reach this key's actor.
+      const hash = writer.keyHashOf(event.keyId)
+      if (hash !== undefined) keyHashes.add(hash)
+      continue
+    }
     if (categoryOf(event.type) !== 'accounts') continue
     accountIds.add(event.accountId)
     if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)

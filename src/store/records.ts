@@ -47,6 +47,8 @@ export interface UsageTotals {
   bytesOut: number
   /** Calls rejected by a rate limit (from RateLimited events). */
   rateLimited: number
+  /** Subscription notifications sent over WebSocket (from NotificationsRecorded; their bytes are in bytesOut). */
+  notifications: number
 }
 
 /** One row of the `usage` db: the totals of one key on one network and node kind. */
@@ -66,7 +68,24 @@ export interface UsageFilter {
 }
 
 export function emptyUsage(): UsageTotals {
-  return { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0 }
+  return { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0, notifications: 0 }
+}
+
+/**
+ * The WebSocket blocks of a key, from WsCooldownStarted and WsPenaltyImposed (the `penalties`
+ * db, under wsBlockKey()): the key's actor reads them on activation, so that a restart or
+ * another instance on the same log enforces them too.
+ */
+export interface WsBlocks {
+  /** New connections refused until then (ms since epoch); 0: none. */
+  cooldownUntil: number
+  /** Messages refused until then; 0: none. */
+  penaltyUntil: number
+}
+
+/** Key of a key's WsBlocks in the `penalties` db (prefixed: other kinds of penalty share the db). */
+export function wsBlockKey(keyId: string): string {
+  return `ws-key|${keyId}`
 }
 
 /** Key of the `usage` db. Its first field is the account so that one account's rows are a key range. */

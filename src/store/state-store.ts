@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type RootDatabase } from 'lmdb'
-import type { AccountRecord, KeyRecord, UsageFilter, UsageRow, UsageTotals } from './records.js'
-import { emptyUsage } from './records.js'
+import type { AccountRecord, KeyRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
+import { emptyUsage, wsBlockKey } from './records.js'
 import { StateWriter, type StateDbs } from './state-writer.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
@@ -11,7 +11,7 @@ const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
 export const STATE_DB_NAMES = ['accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets'] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 
-export type { AccountRecord, KeyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
+export type { AccountRecord, KeyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
 export type { StateWriter } from './state-writer.js'
 
@@ -91,6 +91,11 @@ export class StateStore {
     return id === undefined ? undefined : this.#dbs.accounts.get(id)
   }
 
+  /** The WebSocket cooldown and penalty of a key (see WsBlocks); none when it never had one. */
+  wsBlocks(keyId: string): WsBlocks | undefined {
+    return this.#dbs.penalties.get(wsBlockKey(keyId)) as WsBlocks | undefined
+  }
+
   /** The last event seq applied to this store (0: none). */
   checkpoint(): number {
     return this.#dbs.meta.get('checkpoint') ?? 0
@@ -107,7 +112,7 @@ export class StateStore {
       if (filter.keyId !== undefined && keyId !== filter.keyId) continue
       if (filter.network !== undefined && network !== filter.network) continue
       if (filter.kind !== undefined && kind !== filter.kind) continue
-      rows.push({ accountId, keyId, network, kind, ...value })
+      rows.push({ accountId, keyId, network, kind, ...value, notifications: value.notifications ?? 0 })
     }
     return rows
   }
@@ -121,6 +126,7 @@ export class StateStore {
       sum.bytesIn += row.bytesIn
       sum.bytesOut += row.bytesOut
       sum.rateLimited += row.rateLimited
+      sum.notifications += row.notifications ?? 0
     }
     return sum
   }

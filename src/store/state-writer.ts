@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb'
-import type { AccountRecord, KeyRecord, UsageTotals } from './records.js'
-import { emptyUsage } from './records.js'
+import type { AccountRecord, KeyRecord, UsageTotals, WsBlocks } from './records.js'
+import { emptyUsage, wsBlockKey } from './records.js'
 
 /** The named dbs of the state store (see StateStore). */
 export interface StateDbs {
@@ -66,7 +66,16 @@ export class StateWriter {
       bytesIn: row.bytesIn + (delta.bytesIn ?? 0),
       bytesOut: row.bytesOut + (delta.bytesOut ?? 0),
       rateLimited: row.rateLimited + (delta.rateLimited ?? 0),
+      // Rows written before notifications were counted have no such field.
+      notifications: (row.notifications ?? 0) + (delta.notifications ?? 0),
     })
+  }
+
+  wsBlocks(keyId: string): WsBlocks | undefined {
+    return this.#dbs.penalties.get(wsBlockKey(keyId)) as WsBlocks | undefined
+  }
+  putWsBlocks(keyId: string, blocks: WsBlocks): void {
+    this.#dbs.penalties.put(wsBlockKey(keyId), blocks)
   }
 
   /**

@@ -26,6 +26,22 @@ const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { type: K }>
     type: 'UsageRecorded', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'archive', instance: 'gw-1',
     intervalStart: T0, intervalMs: 10_000, requests: 12, errors: 1, bytesIn: 300, bytesOut: 4_000_000_000,
   },
+  WsLimited: {
+    type: 'WsLimited', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', instance: 'gw-1',
+    intervalStart: T0, intervalMs: 1000, reason: 'ws-messages-throttled', count: 40,
+  },
+  WsCooldownStarted: {
+    type: 'WsCooldownStarted', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', instance: 'gw-1',
+    reason: 'ws-connection-rate', until: T0 + 60_000, connections: 16, windowMs: 1000,
+  },
+  WsPenaltyImposed: {
+    type: 'WsPenaltyImposed', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', instance: 'gw-1',
+    reason: 'ws-bad-messages', until: T0 + 300_000, badMessages: 21, windowMs: 60_000,
+  },
+  NotificationsRecorded: {
+    type: 'NotificationsRecorded', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'full', instance: 'gw-1',
+    intervalStart: T0, intervalMs: 1000, notifications: 3, bytesOut: 2400,
+  },
 }
 const samples = EVENT_TYPES.map((type) => makeEvent(inputs[type] as EventInput, T0 + 1))
 
