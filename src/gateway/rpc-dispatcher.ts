@@ -3,7 +3,7 @@ import type { UpstreamPool, UpstreamReply } from '../upstream/pool.js'
 import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
-import { methodRule } from '../rpc/method-policy.js'
+import { methodRule, type Transport } from '../rpc/method-policy.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
@@ -13,6 +13,11 @@ export interface RpcAnswer {
   status: number
   body: string | null
   headers?: Readonly<Record<string, string>>
+  /**
+   * Calls answered with a protocol error (-32700, -32600, -32601, -32602), by the gateway or by
+   * the node: malformed or unsupported messages, which the WebSocket penalty counts.
+   */
+  malformed?: number
 }
 
 export interface DispatchContext {
@@ -20,13 +25,51 @@ export interface DispatchContext {
   readonly network: string
   readonly pool: UpstreamPool
   readonly bytesIn: number
+  /**
+   * The transport the calls came over (default 'http'). The method policy depends on it, and so
+   * does admission: over HTTP each routed call is admitted here against the key's per-kind
+   * requests per second (429 when refused); a WebSocket session admits each message against the
+   * key's message limit before dispatching it (src/ws/ws-session.ts), so only access is checked here.
+   */
+  readonly transport?: Transport
+  /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
+  readonly local?: LocalCalls
 }
 
-/** A call ready to go upstream, with the node kind it was routed to. */
+/** What a local call answers: the response text with the client's id in it. */
+export interface LocalAnswer {
+  body: string
+  isError: boolean
+  /** A malformed or unsupported call (counts towards the WebSocket penalty). */
+  malformed: boolean
+}
+
+/** Calls the gateway answers itself rather than a node. */
+export interface LocalCalls {
+  call(call: RpcCall, idJson: string, kind: NodeKind): Promise<LocalAnswer>
+}
+
+/** A call ready to go upstream (or to `local`), with the node kind it was routed to. */
 interface Routed {
   readonly call: RpcCall
   readonly kind: NodeKind
+  readonly local: boolean
 }
+
+/** A call refused before forwarding: its error text, and whether it was malformed or unsupported. */
+interface Refused {
+  readonly error: string
+  readonly malformed: boolean
+}
+
+interface Forwarded {
+  status: number
+  body: string
+  isError: boolean
+  malformed: boolean
+}
+
+const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
 
 /**
  * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy,
@@ -41,9 +84,9 @@ export class RpcDispatcher {
   async dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
     switch (parsed.kind) {
       case 'parse-error':
-        return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message) }
+        return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 }
       case 'empty-batch':
-        return { status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message) }
+        return { status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message), malformed: 1 }
       case 'single':
         return this.#single(ctx, parsed.entry)
       case 'batch':
@@ -52,33 +95,38 @@ export class RpcDispatcher {
   }
 
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
-    if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message) }
+    if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), malformed: 1 }
     const routed = this.#route(ctx, entry)
-    if (typeof routed === 'string') return answerOrNothing(entry, routed)
+    if (isRefused(routed)) return { ...answerOrNothing(entry, routed.error), malformed: routed.malformed ? 1 : 0 }
     const rejection = this.#admit(ctx, [routed])
     if (rejection) return rejection
     const out = await this.#forward(ctx, routed)
     this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, routed.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
-    if (entry.idJson === undefined) return { status: 204, body: null }
-    return { status: out.status, body: out.body }
+    const malformed = out.malformed ? 1 : 0
+    if (entry.idJson === undefined) return { status: 204, body: null, malformed }
+    return { status: out.status, body: out.body, malformed }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
     if (entries.length > this.deps.limits.maxBatch) {
       const e = new GatewayError('BATCH_TOO_LARGE', `Batch too large: ${entries.length} calls, at most ${this.deps.limits.maxBatch} are accepted in one batch; split it into several requests`)
-      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 }
     }
+    let malformed = 0
     const parts = new Array<string | undefined>(entries.length)
     const routed: Array<{ index: number; r: Routed }> = []
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]
       if (isInvalid(entry)) {
         parts[i] = errorResponseJson(entry.idJson, entry.rpc, entry.message)
+        malformed++
         continue
       }
       const r = this.#route(ctx, entry)
-      if (typeof r === 'string') parts[i] = entry.idJson === undefined ? undefined : r
-      else routed.push({ index: i, r })
+      if (isRefused(r)) {
+        parts[i] = entry.idJson === undefined ? undefined : r.error
+        if (r.malformed) malformed++
+      } else routed.push({ index: i, r })
     }
     if (routed.length > 0) {
       const rejection = this.#admit(ctx, routed.map((x) => x.r))
@@ -93,6 +141,7 @@ export class RpcDispatcher {
           const s = served[r.kind]
           s.n++
           if (out.isError) s.errors++
+          if (out.malformed) malformed++
           s.bytes += out.body.length
           if (r.call.idJson !== undefined) parts[index] = out.body
         }
@@ -111,29 +160,45 @@ export class RpcDispatcher {
     }
     const answered = parts.filter((p): p is string => p !== undefined)
     // A batch of notifications only is answered with nothing (JSON-RPC 2.0, section 6).
-    if (answered.length === 0) return { status: 204, body: null }
-    return { status: 200, body: `[${answered.join(',')}]` }
+    if (answered.length === 0) return { status: 204, body: null, malformed }
+    return { status: 200, body: `[${answered.join(',')}]`, malformed }
   }
 
-  /** The node kind for a call, or the JSON text of the error that answers it. */
-  #route(ctx: DispatchContext, call: RpcCall): Routed | string {
+  /** The node kind for a call, or the error that answers it. */
+  #route(ctx: DispatchContext, call: RpcCall): Routed | Refused {
     const idJson = call.idJson ?? 'null'
-    const rule = methodRule(call.method)
-    if (!rule.ok) return errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message)
+    const rule = methodRule(call.method, ctx.transport)
+    if (!rule.ok) return { error: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
+    const local = rule.local === true
     const limits = ctx.key.actor.state.limits
+    let kind: NodeKind
     if (rule.needs === 'archive') {
       if (limits.archive === 0) {
-        return errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, `Method not found: ${call.method.split('_')[0]}_* needs an archive node; the ${ctx.key.plan?.name ?? 'current'} plan has no archive access`)
+        return {
+          error: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, `Method not found: ${call.method.split('_')[0]}_* needs an archive node; the ${ctx.key.plan?.name ?? 'current'} plan has no archive access`),
+          malformed: true,
+        }
       }
-      return { call, kind: 'archive' }
+      kind = 'archive'
+    } else if (!ctx.pool.hasKind('full') && ctx.pool.hasKind('archive') && limits.archive !== 0) {
+      // Full nodes serve everything else; archive nodes stand in when the network has no full node.
+      kind = 'archive'
+    } else {
+      kind = 'full'
     }
-    // Full nodes serve everything else; archive nodes stand in when the network has no full node.
-    if (!ctx.pool.hasKind('full') && ctx.pool.hasKind('archive') && limits.archive !== 0) return { call, kind: 'archive' }
-    return { call, kind: 'full' }
+    // Over WebSocket, access is checked call by call (HTTP refuses the whole request with 403
+    // in #admit): a WebSocket client matches answers to calls by id, so each gets its own.
+    if (ctx.transport === 'ws' && limits[kind] === 0) {
+      const e = ERRORS.NODE_KIND_NOT_ALLOWED
+      return { error: errorResponseJson(idJson, e.rpc, `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`), malformed: false }
+    }
+    return { call, kind, local }
   }
 
   /** Admit every routed call with the key's actor; the 429 answer when it says no. */
   #admit(ctx: DispatchContext, routed: readonly Routed[]): RpcAnswer | undefined {
+    // WebSocket messages were admitted by the session against the key's message limit.
+    if (ctx.transport === 'ws') return undefined
     let full = 0
     let archive = 0
     for (const r of routed) {
@@ -167,8 +232,9 @@ export class RpcDispatcher {
   }
 
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
-  async #forward(ctx: DispatchContext, r: Routed): Promise<{ status: number; body: string; isError: boolean }> {
+  async #forward(ctx: DispatchContext, r: Routed): Promise<Forwarded> {
     const idJson = r.call.idJson ?? 'null'
+    if (r.local) return this.#local(ctx, r, idJson)
     let reply: UpstreamReply
     try {
       reply = await ctx.pool.call(r.kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
@@ -179,9 +245,36 @@ export class RpcDispatcher {
           : err instanceof UpstreamTimeout
             ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
             : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true }
+      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false }
     }
-    return { status: 200, body: reply.body, isError: reply.isError }
+    // Only the WebSocket penalty needs to know, and only error answers can say so.
+    const malformed = ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
+    return { status: 200, body: reply.body, isError: reply.isError, malformed }
+  }
+
+  async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
+    try {
+      if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method} over ${ctx.transport ?? 'http'}`)
+      const out = await ctx.local.call(r.call, idJson, r.kind)
+      return { status: 200, body: out.body, isError: out.isError, malformed: out.malformed }
+    } catch (err) {
+      const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })
+      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false }
+    }
+  }
+}
+
+function isRefused(r: Routed | Refused): r is Refused {
+  return (r as Refused).error !== undefined
+}
+
+/** Whether a node's error answer is a protocol error (malformed or unsupported call). */
+function isProtocolError(body: string): boolean {
+  try {
+    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code
+    return typeof code === 'number' && PROTOCOL_ERROR_CODES.has(code)
+  } catch {
+    return false
   }
 }
 
