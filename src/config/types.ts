@@ -13,7 +13,24 @@ export interface Config {
   networks: Record<string, NetworkConfig>
   plans: { catalog: string }
   limits: LimitsConfig
+  ws: WsConfig
   usage: { intervalMs: number }
+}
+
+/** The WebSocket endpoint's limits (schemas/config.ts describes each). */
+export interface WsConfig {
+  maxConnectionsPerKey: number
+  newConnectionsPerSecond: number
+  cooldownMs: number
+  messagesPerSecond: number
+  tolerance: number
+  badMessages: number
+  badMessagesWindowMs: number
+  penaltyMs: number
+  maxMessageBytes: number
+  maxBufferedBytes: number
+  idleTimeoutSec: number
+  maxSubscriptionsPerConnection: number
 }
 
 export interface EventsConfig {

@@ -69,7 +69,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
 }
 
 /** The API key of a request: `?apikey=` first, then `Authorization: Bearer <key>`. */
-function keyFrom(req: HttpRequest): string {
+export function keyFrom(req: HttpRequest): string {
   const q = req.getQuery('apikey')
   if (q) return q
   const auth = req.getHeader('authorization')

@@ -19,6 +19,10 @@ import { KeyDirectory } from './key-directory.js'
 import { RpcDispatcher } from './rpc-dispatcher.js'
 import { HttpServer } from '../front/http-server.js'
 import { HttpCounters } from '../front/http-counters.js'
+import { Subscriptions } from '../ws/subscriptions.js'
+import { WsCounters } from '../ws/ws-counters.js'
+import { WsDecisions } from '../ws/ws-decisions.js'
+import { WsServer } from '../ws/ws-server.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -55,7 +59,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const catalog = loadPlanCatalog(config.plans.catalog)
   const log = await openEventLog(config.events, config.dataDir)
   const store = StateStore.open(join(config.dataDir, 'state'))
-  const keys = new KeyDirectory(store, catalog, clock)
+  const keys = new KeyDirectory(store, catalog, clock, undefined, config.ws)
   const projector = new Projector(store, log, {
     onApplied: (changes) => keys.refresh(changes),
   })
@@ -72,6 +76,13 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i as EventInput, clock.now()))),
   })
   usage.start()
+  const wsDecisions = new WsDecisions({
+    clock,
+    intervalMs: config.usage.intervalMs,
+    instance,
+    emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i, clock.now()))),
+  })
+  wsDecisions.start()
 
   const upstreams = Upstreams.fromConfig(config.networks)
   const metrics = new Metrics()
@@ -96,6 +107,22 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     keysGauge.set(keys.size)
   })
   const dispatcher = new RpcDispatcher({ usage, limits: config.limits })
+  const subscriptions = Subscriptions.fromUpstreams(upstreams, {
+    timeoutMs: config.limits.upstreamTimeoutMs,
+    onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
+  })
+  const wsServer = new WsServer({
+    keys,
+    upstreams,
+    subscriptions,
+    dispatcher,
+    usage,
+    decisions: wsDecisions,
+    counters: new WsCounters(metrics, () => subscriptions.stats()),
+    config: config.ws,
+    clock,
+    onError: (err) => logger.error({ err }, 'unexpected error on the WebSocket path'),
+  })
   const server = new HttpServer({
     keys,
     upstreams,
@@ -105,6 +132,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     maxBodyBytes: config.limits.maxBodyBytes,
     ready: () => projector.caughtUp(),
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
+    routes: (app) => wsServer.register(app),
   })
   const port = await server.listen(config.listen.host, config.listen.port)
   const sweeper = setInterval(() => keys.sweep(), 60_000)
@@ -129,8 +157,11 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       if (closed) return
       closed = true
       server.close()
+      wsServer.close()
+      subscriptions.close()
       clearInterval(sweeper)
       usage.stop()
+      wsDecisions.stop()
       try {
         await outbox.flush(5_000)
       } catch (err) {
