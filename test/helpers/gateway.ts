@@ -33,6 +33,8 @@ export interface TestGateway {
 export interface TestGatewayOptions {
   networks: Record<string, NetworkConfig>
   nats?: string
+  /** JetStream stream name (default: a new one): gateways given the same one share their event log. */
+  stream?: string
   catalog?: string
   limits?: Partial<LimitsConfig>
   /** WebSocket limits (config `ws`). */
@@ -54,7 +56,7 @@ export async function startTestGateway(
   const raw = {
     listen: { host: '127.0.0.1', port: 0 },
     dataDir,
-    events: opts.nats ? { nats: opts.nats, stream: `T${randomBytes(4).toString('hex')}` } : {},
+    events: opts.nats ? { nats: opts.nats, stream: opts.stream ?? `T${randomBytes(4).toString('hex')}` } : {},
     networks: opts.networks,
     plans: { catalog: opts.catalog ?? 'default' },
     limits: opts.limits ?? {},
