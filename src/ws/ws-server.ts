@@ -85,10 +85,10 @@ export class WsServer {
           this.#deps.onError(err)
         }
       },
-      close: (ws) => {
+      close: (ws, code) => {
         const { session } = ws.getUserData()
         this.#sessions.delete(session)
-        session.closed()
+        session.closed(code)
       },
     })
   }

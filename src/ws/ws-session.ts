@@ -167,10 +167,14 @@ export class WsSession implements SubscriptionSink {
     this.#socket.end(code, Buffer.from(reason).subarray(0, 123))
   }
 
-  /** The connection is gone (uWS close handler): end its subscriptions and free its slot. */
-  closed(): void {
+  /**
+   * The connection is gone (uWS close handler): end its subscriptions and free its slot. `code`
+   * 1006 without a close of ours: the peer vanished, or stayed silent past idleTimeout.
+   */
+  closed(code = 1000): void {
     if (this.#closed) return
     this.#closed = true
+    if (this.#closeCause === undefined && code === 1006) this.#closeCause = 'idle-or-error'
     for (const id of this.#subs.keys()) this.#hub.unsubscribe(id, this)
     this.#subs.clear()
     this.key.actor.ws({ type: 'WsDisconnect' })
