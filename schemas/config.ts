@@ -111,6 +111,24 @@ export const configSchema = {
         maxBatch: { ...positiveInteger, default: 100, description: 'Most calls in one batch (413 beyond).' },
         upstreamTimeoutMs: { ...positiveInteger, default: 30000, description: 'Time-out of one upstream call.' },
         batchConcurrency: { ...positiveInteger, default: 16, description: 'Calls of one batch sent upstream at once.' },
+        queueMs: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 10000,
+          default: 250,
+          description: "How long a call over a key's rate may wait for its token before it is rejected with 429 (0: no queue).",
+        },
+        ipThrottle: {
+          type: 'object',
+          description: 'A client IP whose calls keep being rejected by rate limits is throttled for every key.',
+          properties: {
+            rejections: { ...positiveInteger, default: 2000, description: 'Rejected calls within windowMs that throttle the IP.' },
+            windowMs: { ...positiveInteger, default: 10000 },
+            durationMs: { ...positiveInteger, default: 60000, description: 'How long the IP stays throttled.' },
+          },
+          additionalProperties: false,
+          default: {},
+        },
       },
       additionalProperties: false,
       default: {},
@@ -146,6 +164,24 @@ export const configSchema = {
       },
       additionalProperties: false,
       default: {},
+    },
+    routing: {
+      type: 'object',
+      properties: {
+        fullNodeWindowBlocks: {
+          ...positiveInteger,
+          default: 128,
+          description: 'Blocks of state full nodes keep; calls for older state go to archive nodes.',
+        },
+        headPollMs: { ...positiveInteger, default: 2000, description: "How often each network's head block is polled." },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    trustProxy: {
+      type: 'boolean',
+      default: false,
+      description: 'Take the client IP from the last X-Forwarded-For entry (behind nginx); off: the socket address.',
     },
     usage: {
       type: 'object',

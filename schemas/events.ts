@@ -100,6 +100,14 @@ export const eventSchemas: Record<EventType, object> = {
     count: nonNegativeInteger,
     reason: { enum: ['http-rps'] },
   }),
+  IpThrottled: eventSchema('IpThrottled', 'A client IP that kept exceeding rate limits is throttled until `until`, for every key.', {
+    ip: { type: 'string', minLength: 1 },
+    until: nonNegativeInteger,
+    reason: { enum: ['rate-limit-rejections'] },
+    rejections: nonNegativeInteger,
+    windowMs: nonNegativeInteger,
+    instance: { type: 'string', minLength: 1 },
+  }),
   UsageRecorded: eventSchema('UsageRecorded', 'Usage aggregated per key, network, node kind and interval.', {
     ...keyScope,
     requests: nonNegativeInteger,

@@ -24,11 +24,16 @@ export interface KeyState {
   ws: WsKeyState
 }
 
-export type AdmitCommand = { type: 'Admit'; kind: CallKind; calls: number }
+/**
+ * Admit `calls` calls to nodes of `kind`. `queueMs`: how long a call may wait for tokens instead
+ * of being rejected at once (the spec's "excess requests may first be queued briefly").
+ */
+export type AdmitCommand = { type: 'Admit'; kind: CallKind; calls: number; queueMs?: number }
 export type KeyCommand = AdmitCommand | WsCommand
 
 export type AdmitDecision =
-  | { type: 'Admitted'; remaining: number; limit: number | null; resetMs: number }
+  /** `delayMs` > 0: admitted from the queue; the host forwards the calls after that long. */
+  | { type: 'Admitted'; remaining: number; limit: number | null; resetMs: number; delayMs: number }
   | { type: 'Rejected'; reason: 'http-rps'; retryAfterMs: number; limit: number; remaining: 0; resetMs: number }
   /** The plan gives this key no access to this node kind (limit 0): a 403, not a 429. */
   | { type: 'Rejected'; reason: 'no-access'; kind: CallKind; limit: 0; remaining: 0 }
@@ -107,13 +112,24 @@ function admit(state: KeyState, command: AdmitCommand, now: number): { state: Ke
   if (limit === null) {
     return {
       state,
-      decision: { type: 'Admitted', remaining: Number.POSITIVE_INFINITY, limit: null, resetMs: 0 },
+      decision: { type: 'Admitted', remaining: Number.POSITIVE_INFINITY, limit: null, resetMs: 0, delayMs: 0 },
     }
   }
   const result = take(state.buckets[kind], calls, limit, burstOf(limit), now)
   const next: KeyState = { ...state, buckets: { ...state.buckets, [kind]: result.bucket } }
   if (result.ok) {
-    return { state: next, decision: { type: 'Admitted', remaining: result.remaining, limit, resetMs: result.resetMs } }
+    return { state: next, decision: { type: 'Admitted', remaining: result.remaining, limit, resetMs: result.resetMs, delayMs: 0 } }
+  }
+  // The queue: take the tokens now, in debt, and let the calls wait until the debt is refilled.
+  // Bounded in time by queueMs, and so in length too: at most limit × queueMs / 1000 calls of
+  // debt can be waiting at once; what would wait longer is rejected.
+  const queueMs = command.queueMs ?? 0
+  if (queueMs > 0 && result.retryAfterMs <= queueMs) {
+    const queued = { tokens: result.bucket.tokens - calls, at: result.bucket.at }
+    return {
+      state: { ...state, buckets: { ...state.buckets, [kind]: queued } },
+      decision: { type: 'Admitted', remaining: 0, limit, resetMs: result.resetMs, delayMs: result.retryAfterMs },
+    }
   }
   return {
     state: next,

@@ -27,9 +27,9 @@ export class KeyActor {
     return this.#state
   }
 
-  /** Admit `calls` calls (a batch counts each) to nodes of `kind`. */
-  admit(kind: CallKind, calls: number): AdmitDecision {
-    const { state, decision } = decide(this.#state, { type: 'Admit', kind, calls }, this.#clock.now())
+  /** Admit `calls` calls (a batch counts each) to nodes of `kind`, queueing up to `queueMs`. */
+  admit(kind: CallKind, calls: number, queueMs = 0): AdmitDecision {
+    const { state, decision } = decide(this.#state, { type: 'Admit', kind, calls, queueMs }, this.#clock.now())
     this.#state = state
     return decision
   }

@@ -17,6 +17,7 @@ import { Projector } from '../projections/projector.js'
 import type { StateStore } from '../store/state-store.js'
 import { BadGraceError, BadNodesError, NoActiveKeyError, UnknownAccountError, UnknownPlanError } from './errors.js'
 import { accountIdForWallet, normalizeWallet } from './wallet.js'
+import { selectionProblem } from '../plans/entitlements.js'
 
 /**
  * What the account commands need. Each command decides from the projected state (caught up with
@@ -37,8 +38,16 @@ export interface CreateAccountInput {
   /** 0x + 40 hex digits, any case. */
   wallet: string
   planId: string
-  /** The (network, kind) pairs to allow; absent or empty: all the plan allows. */
+  /** The (network, kind) pairs to allow; absent or empty: all the plan allows (plans that let the user choose need them). */
   nodes?: Entitlement[]
+  /** The networks the gateway serves, to check the nodes against (absent: not checked). */
+  networks?: readonly string[]
+}
+
+export interface SelectNodesInput {
+  accountId: string
+  nodes: Entitlement[]
+  networks?: readonly string[]
 }
 
 export interface CreatedAccount {
@@ -73,6 +82,8 @@ export async function createAccount(deps: AccountCommandDeps, input: CreateAccou
   const plan = deps.catalog.get(input.planId)
   if (plan === undefined) throw new UnknownPlanError(input.planId, planIds(deps.catalog))
   const nodes = checkNodes(input.nodes ?? [])
+  const problem = selectionProblem(plan, nodes, input.networks ?? nodes.map((n) => n.network))
+  if (problem !== undefined) throw new BadNodesError(problem)
   const projector = projectorOf(deps)
   await projector.catchUp()
 
@@ -122,6 +133,26 @@ export async function regenerateKey(deps: AccountCommandDeps, input: RegenerateK
 }
 
 /**
+ * Change the nodes an account uses (Tiers 1 and 2 choose theirs; others may narrow theirs).
+ * Emits NodesSelected.
+ * @throws UnknownAccountError, BadNodesError (the selection does not fit the plan)
+ */
+export async function selectNodes(deps: AccountCommandDeps, input: SelectNodesInput): Promise<{ accountId: string; nodes: Entitlement[] }> {
+  const nodes = checkNodes(input.nodes)
+  const projector = projectorOf(deps)
+  await projector.catchUp()
+  const account = deps.store.account(input.accountId)
+  if (account === undefined) throw new UnknownAccountError(input.accountId)
+  const plan = account.plan ? deps.catalog.get(account.plan.planId) : undefined
+  if (plan === undefined) throw new BadNodesError('the account has no active plan to choose nodes for')
+  const problem = selectionProblem(plan, nodes, input.networks ?? nodes.map((n) => n.network))
+  if (problem !== undefined) throw new BadNodesError(problem)
+  await deps.log.append([makeEvent<NodesSelected>({ type: 'NodesSelected', accountId: account.accountId, nodes }, deps.clock.now())])
+  await projector.catchUp()
+  return { accountId: account.accountId, nodes }
+}
+
+/**
  * The account's active key in clear (decrypted from its stored cipher), for its owner to see
  * again. Reads the store as it is: no catch-up.
  * @throws UnknownAccountError, NoActiveKeyError, KeyDecryptError (another TOLLGATE_SECRET)
@@ -151,13 +182,13 @@ function projectorOf(deps: AccountCommandDeps): Projector {
 
 /** Entitlements as given, checked and de-duplicated (same pair twice would be the same fact). */
 function checkNodes(nodes: readonly Entitlement[]): Entitlement[] {
-  if (!Array.isArray(nodes)) throw new BadNodesError(`not a list: ${JSON.stringify(nodes)}`)
+  if (!Array.isArray(nodes)) throw new BadNodesError(`not a list: ${JSON.stringify(nodes)}; expected a list of { network, kind: 'full' | 'archive' }`)
   const seen = new Map<string, Entitlement>()
   for (const n of nodes) {
     if (n === null || typeof n !== 'object' || typeof n.network !== 'string' || n.network === '') {
-      throw new BadNodesError(`${JSON.stringify(n)} has no network`)
+      throw new BadNodesError(`${JSON.stringify(n)} has no network; expected { network, kind: 'full' | 'archive' }`)
     }
-    if (n.kind !== 'full' && n.kind !== 'archive') throw new BadNodesError(`${JSON.stringify(n)} has kind ${JSON.stringify(n.kind)}`)
+    if (n.kind !== 'full' && n.kind !== 'archive') throw new BadNodesError(`${JSON.stringify(n)} has kind ${JSON.stringify(n.kind)}; expected 'full' or 'archive'`)
     seen.set(`${n.network}:${n.kind}`, { network: n.network, kind: n.kind })
   }
   return [...seen.values()]

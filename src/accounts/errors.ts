@@ -31,7 +31,7 @@ export class UnknownPlanError extends AccountCommandError {
 export class BadNodesError extends AccountCommandError {
   override name = 'BadNodesError'
   constructor(detail: string) {
-    super('BAD_NODES', `bad node selection: ${detail}; expected a list of { network, kind: 'full' | 'archive' }`)
+    super('BAD_NODES', `bad node selection: ${detail}`)
   }
 }
 

@@ -11,6 +11,7 @@ const USAGE = `Usage: tollgate <command>
   dev [--port 8080] [--data ./data/dev]      local devnet, embedded log, demo key, curl line
   start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
+  accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2
   keys regenerate --config FILE --account ID [--grace SECONDS]
   events --config FILE [--follow] [--from SEQ]
   replay --config FILE                       rebuild the LMDB projections from the event log

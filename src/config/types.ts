@@ -15,6 +15,27 @@ export interface Config {
   limits: LimitsConfig
   ws: WsConfig
   usage: { intervalMs: number }
+  routing: RoutingConfig
+  /**
+   * Behind a reverse proxy (nginx terminating TLS): take the client IP from the last entry of
+   * X-Forwarded-For instead of the socket's address. Off by default: a client could forge it.
+   */
+  trustProxy: boolean
+}
+
+export interface RoutingConfig {
+  /** Blocks of state full nodes keep: calls for older state go to archive nodes. */
+  fullNodeWindowBlocks: number
+  /** How often each network's head block is polled. */
+  headPollMs: number
+}
+
+export interface IpThrottleConfig {
+  /** Rejected calls from one IP within `windowMs` that throttle it. */
+  rejections: number
+  windowMs: number
+  /** How long the IP stays throttled. */
+  durationMs: number
 }
 
 /** The WebSocket endpoint's limits (schemas/config.ts describes each). */
@@ -68,4 +89,7 @@ export interface LimitsConfig {
   upstreamTimeoutMs: number
   /** Concurrent calls of one batch sent upstream at once. */
   batchConcurrency: number
+  /** How long a call over a key's rate may wait for its token before it is rejected (0: no queue). */
+  queueMs: number
+  ipThrottle: IpThrottleConfig
 }

@@ -1,7 +1,7 @@
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { decodeEvent, encodeEvent } from './codec.js'
 import { EventLogUnavailable, type EventLog, type LogFollower } from './log.js'
-import { FollowLoop } from './follow-loop.js'
+import { FollowLoop, FollowerSet } from './follow-loop.js'
 import type { StoredEvent, TollgateEvent } from './types.js'
 
 /** How often a follower that is caught up looks for appends made by other processes. */
@@ -25,7 +25,7 @@ export class EmbeddedLog implements EventLog {
   readonly #env: RootDatabase
   readonly #events: Database<Buffer, number>
   readonly #ids: Database<number, string>
-  readonly #followers = new Set<FollowLoop>()
+  readonly #followers = new FollowerSet()
   #closed = false
 
   private constructor(env: RootDatabase) {
@@ -59,7 +59,7 @@ export class EmbeddedLog implements EventLog {
     } catch (cause) {
       throw new EventLogUnavailable('embedded log: write failed', { cause })
     }
-    for (const follower of this.#followers) follower.wake()
+    this.#followers.wakeAll()
   }
 
   async read(from: number, limit: number): Promise<StoredEvent[]> {
@@ -81,21 +81,13 @@ export class EmbeddedLog implements EventLog {
       // Other processes' appends are only seen by looking: a short poll when idle.
       idleWaitMs: POLL_MS,
     })
-    this.#followers.add(loop)
-    loop.start()
-    return {
-      stop: async () => {
-        this.#followers.delete(loop)
-        await loop.stop()
-      },
-    }
+    return this.#followers.start(loop)
   }
 
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await Promise.all([...this.#followers].map((follower) => follower.stop()))
-    this.#followers.clear()
+    await this.#followers.stopAll()
     await this.#env.close()
   }
 

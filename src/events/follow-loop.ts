@@ -94,3 +94,31 @@ export class FollowLoop {
     })
   }
 }
+
+/** The running followers of one log: started, woken together, and stopped with it. */
+export class FollowerSet {
+  readonly #loops = new Set<FollowLoop>()
+
+  /** Start `loop` and hand back the LogFollower that stops it. */
+  start(loop: FollowLoop): { stop(): Promise<void> } {
+    this.#loops.add(loop)
+    loop.start()
+    return {
+      stop: async () => {
+        this.#loops.delete(loop)
+        await loop.stop()
+      },
+    }
+  }
+
+  /** New events may be there: every follower looks now instead of at its next poll. */
+  wakeAll(): void {
+    for (const loop of this.#loops) loop.wake()
+  }
+
+  async stopAll(): Promise<void> {
+    const loops = [...this.#loops]
+    this.#loops.clear()
+    await Promise.all(loops.map((loop) => loop.stop()))
+  }
+}

@@ -10,7 +10,7 @@ import {
 } from '@nats-io/jetstream'
 import { connect, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node'
 import { decodeEvent, encodeEvent } from './codec.js'
-import { FollowLoop } from './follow-loop.js'
+import { FollowLoop, FollowerSet } from './follow-loop.js'
 import { EventLogUnavailable, type EventLog, type LogFollower } from './log.js'
 import { subjectOf, type StoredEvent, type TollgateEvent } from './types.js'
 
@@ -67,7 +67,7 @@ export class JetStreamLog implements EventLog {
   readonly #js: JetStreamClient
   readonly #jsm: JetStreamManager
   readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'onError'>
-  readonly #followers = new Set<FollowLoop>()
+  readonly #followers = new FollowerSet()
   #wakeSub: Subscription | undefined
   #connected = true
   #closed = false
@@ -157,22 +157,14 @@ export class JetStreamLog implements EventLog {
       idleWaitMs: FOLLOW_POLL_MS,
       onError: this.#opts.onError,
     })
-    this.#followers.add(loop)
     this.#ensureWakeSubscription()
-    loop.start()
-    return {
-      stop: async () => {
-        this.#followers.delete(loop)
-        await loop.stop()
-      },
-    }
+    return this.#followers.start(loop)
   }
 
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    await Promise.all([...this.#followers].map((follower) => follower.stop()))
-    this.#followers.clear()
+    await this.#followers.stopAll()
     await this.#nc.close()
   }
 
@@ -203,7 +195,7 @@ export class JetStreamLog implements EventLog {
     if (this.#wakeSub) return
     this.#wakeSub = this.#nc.subscribe(`${this.#opts.subjectPrefix}.>`, {
       callback: () => {
-        for (const follower of this.#followers) follower.wake()
+        this.#followers.wakeAll()
       },
     })
   }
@@ -214,7 +206,7 @@ export class JetStreamLog implements EventLog {
       else if (status.type === 'reconnect') {
         this.#connected = true
         // Publishes made while we were away were not seen by the wake subscription.
-        for (const follower of this.#followers) follower.wake()
+        this.#followers.wakeAll()
       }
     }
   }

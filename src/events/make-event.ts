@@ -49,6 +49,8 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
     case 'KeyIssued':
     case 'KeyRevoked':
       return [e.type, e.keyId]
+    case 'IpThrottled':
+      return [e.type, e.instance, e.ip, e.until]
     case 'RateLimited':
     case 'UsageRecorded':
     case 'NotificationsRecorded':

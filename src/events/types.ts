@@ -85,6 +85,22 @@ export interface RateLimited extends EventHead<'RateLimited'> {
   reason: 'http-rps'
 }
 
+/**
+ * A client IP kept exceeding rate limits and is throttled until `until`, for every key (the
+ * throttle lifts by itself then). Projected, so that a restarted gateway, or another instance on
+ * the same log, enforces it too.
+ */
+export interface IpThrottled extends EventHead<'IpThrottled'> {
+  ip: string
+  /** ms since epoch when the throttle lifts. */
+  until: number
+  reason: 'rate-limit-rejections'
+  /** Rejected calls counted over `windowMs` that crossed the threshold. */
+  rejections: number
+  windowMs: number
+  instance: string
+}
+
 /** Usage aggregated per key, network, node kind and interval, by the instance that served it. */
 export interface UsageRecorded extends EventHead<'UsageRecorded'> {
   accountId: string
@@ -167,6 +183,7 @@ export type TollgateEvent =
   | KeyIssued
   | KeyRevoked
   | RateLimited
+  | IpThrottled
   | UsageRecorded
   | WsLimited
   | WsCooldownStarted
@@ -191,6 +208,7 @@ export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.free
   KeyIssued: 1,
   KeyRevoked: 1,
   RateLimited: 1,
+  IpThrottled: 1,
   UsageRecorded: 1,
   WsLimited: 1,
   WsCooldownStarted: 1,
@@ -222,6 +240,7 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'WsLimited':
     case 'WsCooldownStarted':
     case 'WsPenaltyImposed':
+    case 'IpThrottled':
       return 'decisions'
     case 'UsageRecorded':
     case 'NotificationsRecorded':

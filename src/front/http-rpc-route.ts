@@ -6,6 +6,7 @@ import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { HttpCounters } from './http-counters.js'
+import type { IpDirectory } from '../gateway/ip-directory.js'
 
 export interface HttpRpcRouteDeps {
   keys: KeyDirectory
@@ -13,6 +14,9 @@ export interface HttpRpcRouteDeps {
   dispatcher: RpcDispatcher
   maxBodyBytes: number
   counters: HttpCounters
+  ips: IpDirectory
+  /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
+  trustProxy: boolean
   onError: (err: unknown) => void
 }
 
@@ -31,6 +35,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     const apiKey = keyFrom(req)
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
     const declaredLength = Number(req.getHeader('content-length') || '0')
+    const ip = clientIp(res, req, deps.trustProxy)
 
     const fail = (e: GatewayError, close = false): void => {
       deps.counters.answered(network, e.http)
@@ -47,13 +52,16 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       // Refuse before reading: the body is still on the wire, so the connection is closed after the answer.
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
+    const throttled = deps.ips.check(ip)
+    if (throttled) return drainThen(res, state, deps.maxBodyBytes, () => fail(throttled))
     const key = deps.keys.resolve(apiKey)
     if (key instanceof GatewayError) return drainThen(res, state, deps.maxBodyBytes, () => fail(key))
+    const access = deps.keys.accessOn(key, network)
 
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
       const parsed = parseRpcBody(body)
-      deps.dispatcher.dispatch({ key, network, pool, bytesIn: bytes }, parsed).then(
+      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
           const reply: Reply = { status: answer.status, body: answer.body, headers: answer.headers }
@@ -66,6 +74,23 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       )
     })
   })
+}
+
+const decoder = new TextDecoder()
+
+/**
+ * The client's IP: the socket's peer, or behind a trusted reverse proxy the last address of
+ * X-Forwarded-For (the one the proxy itself appended; earlier ones are the client's to forge).
+ */
+export function clientIp(res: HttpResponse, req: HttpRequest, trustProxy: boolean): string {
+  if (trustProxy) {
+    const xff = req.getHeader('x-forwarded-for')
+    if (xff) {
+      const last = xff.slice(xff.lastIndexOf(',') + 1).trim()
+      if (last) return last
+    }
+  }
+  return decoder.decode(res.getRemoteAddressAsText())
 }
 
 /** The API key of a request: `?apikey=` first, then `Authorization: Bearer <key>`. */

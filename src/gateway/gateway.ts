@@ -19,6 +19,9 @@ import { KeyDirectory } from './key-directory.js'
 import { RpcDispatcher } from './rpc-dispatcher.js'
 import { HttpServer } from '../front/http-server.js'
 import { HttpCounters } from '../front/http-counters.js'
+import { IpDirectory } from './ip-directory.js'
+import { HeadTracker } from './head-tracker.js'
+import { FilterPins } from './filter-pins.js'
 import { Subscriptions } from '../ws/subscriptions.js'
 import { WsCounters } from '../ws/ws-counters.js'
 import { WsDecisions } from '../ws/ws-decisions.js'
@@ -59,16 +62,30 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const catalog = loadPlanCatalog(config.plans.catalog)
   const log = await openEventLog(config.events, config.dataDir)
   const store = StateStore.open(join(config.dataDir, 'state'))
-  const keys = new KeyDirectory(store, catalog, clock, undefined, config.ws)
-  const projector = new Projector(store, log, {
-    onApplied: (changes) => keys.refresh(changes),
-  })
-  await projector.catchUp()
-  projector.start()
-
   const outbox = Outbox.open(join(config.dataDir, 'outbox'), log, {
     onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
   })
+  const keys = new KeyDirectory(store, catalog, clock, {
+    ws: config.ws,
+    // The end of a plan period is a decision too: the first instance that sees it says so.
+    onPlanEnded: (account, planId, endedAt) =>
+      outbox.publish([makeEvent({ type: 'PlanEnded', accountId: account.accountId, planId, reason: 'expired' }, endedAt)]),
+  })
+  const ips = new IpDirectory(store, clock, config.limits.ipThrottle, (ip, until, rejections) => {
+    logger.warn({ ip, until: new Date(until).toISOString(), rejections }, 'client IP throttled')
+    outbox.publish([
+      makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
+    ])
+  })
+  const projector = new Projector(store, log, {
+    onApplied: (changes) => {
+      keys.refresh(changes)
+      ips.refresh(changes.penaltyKeys)
+    },
+    onError: (err) => logger.error({ err }, 'projection failed; retrying'),
+  })
+  await projector.catchUp()
+  projector.start()
   const usage = new UsageMeter({
     clock,
     intervalMs: config.usage.intervalMs,
@@ -106,13 +123,29 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     checkpointGauge.set(store.checkpoint())
     keysGauge.set(keys.size)
   })
-  const dispatcher = new RpcDispatcher({ usage, limits: config.limits })
+  const heads = new HeadTracker(upstreams, {
+    intervalMs: config.routing.headPollMs,
+    timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+    onError: (network, err) => logger.debug({ network, err: String(err) }, 'head poll failed'),
+  })
+  await heads.start()
+  const filters = new FilterPins(clock)
+  const dispatcher = new RpcDispatcher({
+    usage,
+    limits: config.limits,
+    heads,
+    filters,
+    windowBlocks: config.routing.fullNodeWindowBlocks,
+    onRejected: (ip, calls) => ips.rejected(ip, calls),
+  })
   const subscriptions = Subscriptions.fromUpstreams(upstreams, {
     timeoutMs: config.limits.upstreamTimeoutMs,
     onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
   })
   const wsServer = new WsServer({
     keys,
+    ips,
+    trustProxy: config.trustProxy,
     upstreams,
     subscriptions,
     dispatcher,
@@ -125,6 +158,8 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   })
   const server = new HttpServer({
     keys,
+    ips,
+    trustProxy: config.trustProxy,
     upstreams,
     dispatcher,
     counters,
@@ -135,7 +170,11 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     routes: (app) => wsServer.register(app),
   })
   const port = await server.listen(config.listen.host, config.listen.port)
-  const sweeper = setInterval(() => keys.sweep(), 60_000)
+  const sweeper = setInterval(() => {
+    keys.sweep()
+    ips.sweep()
+    filters.sweep()
+  }, 60_000)
   sweeper.unref()
 
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host
@@ -160,6 +199,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       wsServer.close()
       subscriptions.close()
       clearInterval(sweeper)
+      heads.stop()
       usage.stop()
       wsDecisions.stop()
       try {

@@ -9,6 +9,7 @@ import { hashApiKey, isWellFormedApiKey, sameHash } from '../keys/api-key.js'
 import type { StateStore, AccountRecord, KeyRecord } from '../store/state-store.js'
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
 import { GatewayError } from '../errors/registry.js'
+import { accessOn, type Access } from '../plans/entitlements.js'
 
 /** What the request path knows about an authenticated key. */
 export interface KeyContext {
@@ -17,7 +18,14 @@ export interface KeyContext {
   account: AccountRecord
   plan: Plan | undefined
   readonly actor: KeyActor
+  /** What the key may use per network, computed on first use and dropped when the account changes. */
+  access: Map<string, Access>
+  /** The end of the plan period was reported (one PlanEnded per period). */
+  endReported: boolean
 }
+
+/** Called once when a key's plan is found past its end: the host emits PlanEnded. */
+export type PlanEndedHook = (account: AccountRecord, planId: string, endedAt: number) => void
 
 /**
  * Resolves API keys to their actor and projected state. The LMDB projection is the truth; this
@@ -31,13 +39,16 @@ export class KeyDirectory {
   readonly #clock: Clock
   readonly #registry: ActorRegistry<string, KeyContext | null>
   readonly #ws: WsConfig | undefined
+  readonly #onPlanEnded: PlanEndedHook | undefined
 
   /** `ws`: the configured WebSocket limits (default: the spec's). */
-  constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, idleMs = 5 * 60_000, ws?: WsConfig) {
+  constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, opts: { idleMs?: number; onPlanEnded?: PlanEndedHook; ws?: WsConfig } = {}) {
+    const idleMs = opts.idleMs ?? 5 * 60_000
+    this.#onPlanEnded = opts.onPlanEnded
+    this.#ws = opts.ws
     this.#store = store
     this.#catalog = catalog
     this.#clock = clock
-    this.#ws = ws
     this.#registry = new ActorRegistry<string, KeyContext | null>({
       clock,
       idleMs,
@@ -70,9 +81,28 @@ export class KeyDirectory {
     const plan = ctx.account.plan
     if (!plan || !ctx.plan) return new GatewayError('PLAN_INACTIVE', "Forbidden: the account has no active plan; choose one in the dashboard's Plans section")
     if (plan.endsAt !== null && plan.endsAt <= now) {
-      return new GatewayError('PLAN_INACTIVE', `Forbidden: the ${ctx.plan.name} plan ended at ${new Date(plan.endsAt).toISOString()}; renew it or choose another plan in the dashboard`)
+      if (!ctx.endReported) {
+        ctx.endReported = true
+        this.#onPlanEnded?.(ctx.account, plan.planId, plan.endsAt)
+      }
+      const ended = new Date(plan.endsAt).toISOString()
+      const detail =
+        ctx.plan.nodes.rule === 'all-full' && ctx.plan.priceUsdPerMonth === null
+          ? `Forbidden: the ${ctx.plan.name} of this account ended at ${ended}; choose a plan in the dashboard's Plans section to go on`
+          : `Forbidden: the ${ctx.plan.name} plan of this account ended at ${ended}; renew it (another payment) or choose another plan in the dashboard`
+      return new GatewayError('PLAN_INACTIVE', detail)
     }
     return ctx
+  }
+
+  /** The node kinds this key may use on `network` (cached per key until its account changes). */
+  accessOn(ctx: KeyContext, network: string): Access {
+    let access = ctx.access.get(network)
+    if (access === undefined) {
+      access = accessOn(ctx.plan, ctx.account.nodes, network)
+      ctx.access.set(network, access)
+    }
+    return access
   }
 
   /** Reload the keys and accounts a projected batch touched (called by the projector). */
@@ -98,6 +128,8 @@ export class KeyDirectory {
       if (!account) return
       ctx.account = account
       ctx.plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
+      ctx.access = new Map()
+      ctx.endReported = false
       ctx.actor.updateLimits(limitsOf(ctx.plan), wsLimitsOf(ctx.plan, this.#ws))
     })
   }
@@ -121,7 +153,7 @@ export class KeyDirectory {
       { keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan), ws: wsLimitsOf(plan, this.#ws) },
       this.#clock.now(),
     )
-    const ctx: KeyContext = { keyHash, record, account, plan, actor: new KeyActor(state, this.#clock) }
+    const ctx: KeyContext = { keyHash, record, account, plan, actor: new KeyActor(state, this.#clock), access: new Map(), endReported: false }
     this.#restoreWsBlocks(ctx)
     return ctx
   }

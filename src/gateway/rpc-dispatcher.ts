@@ -4,9 +4,14 @@ import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import { methodRule, type Transport } from '../rpc/method-policy.js'
+import type { MethodSpec } from '../rpc/method-table.js'
+import { describeAccess, type Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
+import { route, saysStatePruned } from './router.js'
+import type { HeadTracker } from './head-tracker.js'
+import type { FilterPins } from './filter-pins.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -22,14 +27,18 @@ export interface RpcAnswer {
 
 export interface DispatchContext {
   readonly key: KeyContext
+  /** What the key may use on this network (KeyDirectory.accessOn). */
+  readonly access: Access
   readonly network: string
   readonly pool: UpstreamPool
   readonly bytesIn: number
+  /** The client's IP address (for IP throttling). */
+  readonly ip: string
   /**
    * The transport the calls came over (default 'http'). The method policy depends on it, and so
    * does admission: over HTTP each routed call is admitted here against the key's per-kind
-   * requests per second (429 when refused); a WebSocket session admits each message against the
-   * key's message limit before dispatching it (src/ws/ws-session.ts), so only access is checked here.
+   * requests per second (queued briefly, then 429); a WebSocket session admits each message
+   * against the key's message limit before dispatching it (src/ws/ws-session.ts).
    */
   readonly transport?: Transport
   /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
@@ -49,16 +58,31 @@ export interface LocalCalls {
   call(call: RpcCall, idJson: string, kind: NodeKind): Promise<LocalAnswer>
 }
 
-/** A call ready to go upstream (or to `local`), with the node kind it was routed to. */
+export interface RpcDispatcherDeps {
+  usage: UsageMeter
+  limits: LimitsConfig
+  heads: HeadTracker
+  filters: FilterPins
+  /** Blocks of state full nodes keep; older state is routed to archive nodes. */
+  windowBlocks: number
+  /** Calls of a client IP rejected by a rate limit (for IP throttling). */
+  onRejected?: (ip: string, calls: number) => void
+}
+
+/** A call ready to go upstream, with the node kind it was routed to. */
 interface Routed {
   readonly call: RpcCall
+  readonly spec: MethodSpec
   readonly kind: NodeKind
+  /** Answered by ctx.local, not by a node. */
   readonly local: boolean
 }
 
-/** A call refused before forwarding: its error text, and whether it was malformed or unsupported. */
+/** A call refused before forwarding: its answer, and whether it was malformed or unsupported. */
 interface Refused {
-  readonly error: string
+  readonly refused: true
+  readonly status: number
+  readonly body: string
   readonly malformed: boolean
 }
 
@@ -66,10 +90,13 @@ interface Forwarded {
   status: number
   body: string
   isError: boolean
+  kind: NodeKind
   malformed: boolean
 }
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy,
@@ -77,11 +104,13 @@ const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -3260
  * and usage metering. Batches are handled call by call: one bad call is one error entry.
  */
 export class RpcDispatcher {
-  constructor(
-    private readonly deps: { usage: UsageMeter; limits: LimitsConfig },
-  ) {}
+  constructor(private readonly deps: RpcDispatcherDeps) {}
 
   async dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
+    if (!ctx.access.full && !ctx.access.archive) {
+      const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(ctx.key.plan, ctx.key.account.nodes, ctx.network)}`)
+      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+    }
     switch (parsed.kind) {
       case 'parse-error':
         return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 }
@@ -97,11 +126,16 @@ export class RpcDispatcher {
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
     if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), malformed: 1 }
     const routed = this.#route(ctx, entry)
-    if (isRefused(routed)) return { ...answerOrNothing(entry, routed.error), malformed: routed.malformed ? 1 : 0 }
-    const rejection = this.#admit(ctx, [routed])
-    if (rejection) return rejection
+    if ('refused' in routed) {
+      const malformed = routed.malformed ? 1 : 0
+      if (entry.idJson === undefined) return { status: 204, body: null, malformed }
+      return { status: routed.status, body: routed.body, malformed }
+    }
+    const admission = this.#admit(ctx, [routed])
+    if (admission.answer) return admission.answer
+    if (admission.delayMs > 0) await sleep(admission.delayMs)
     const out = await this.#forward(ctx, routed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, routed.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
+    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
     const malformed = out.malformed ? 1 : 0
     if (entry.idJson === undefined) return { status: 204, body: null, malformed }
     return { status: out.status, body: out.body, malformed }
@@ -123,14 +157,15 @@ export class RpcDispatcher {
         continue
       }
       const r = this.#route(ctx, entry)
-      if (isRefused(r)) {
-        parts[i] = entry.idJson === undefined ? undefined : r.error
+      if ('refused' in r) {
+        parts[i] = entry.idJson === undefined ? undefined : r.body
         if (r.malformed) malformed++
       } else routed.push({ index: i, r })
     }
     if (routed.length > 0) {
-      const rejection = this.#admit(ctx, routed.map((x) => x.r))
-      if (rejection) return rejection
+      const admission = this.#admit(ctx, routed.map((x) => x.r))
+      if (admission.answer) return admission.answer
+      if (admission.delayMs > 0) await sleep(admission.delayMs)
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
       // Bounded fan-out: a batch of 100 heavy calls must not take every upstream slot at once.
       let next = 0
@@ -138,7 +173,7 @@ export class RpcDispatcher {
         while (next < routed.length) {
           const { index, r } = routed[next++]
           const out = await this.#forward(ctx, r)
-          const s = served[r.kind]
+          const s = served[out.kind]
           s.n++
           if (out.isError) s.errors++
           if (out.malformed) malformed++
@@ -164,59 +199,54 @@ export class RpcDispatcher {
     return { status: 200, body: `[${answered.join(',')}]`, malformed }
   }
 
-  /** The node kind for a call, or the error that answers it. */
+  /** The node kind for a call, or the answer that refuses it. */
   #route(ctx: DispatchContext, call: RpcCall): Routed | Refused {
     const idJson = call.idJson ?? 'null'
-    const rule = methodRule(call.method, ctx.transport)
-    if (!rule.ok) return { error: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
-    const local = rule.local === true
-    const limits = ctx.key.actor.state.limits
-    let kind: NodeKind
-    if (rule.needs === 'archive') {
-      if (limits.archive === 0) {
-        return {
-          error: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, `Method not found: ${call.method.split('_')[0]}_* needs an archive node; the ${ctx.key.plan?.name ?? 'current'} plan has no archive access`),
-          malformed: true,
-        }
-      }
-      kind = 'archive'
-    } else if (!ctx.pool.hasKind('full') && ctx.pool.hasKind('archive') && limits.archive !== 0) {
-      // Full nodes serve everything else; archive nodes stand in when the network has no full node.
-      kind = 'archive'
-    } else {
-      kind = 'full'
+    const rule = methodRule(call.method, ctx.transport ?? 'http')
+    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
+    const r = route(call.method, rule.spec, call.params, {
+      access: ctx.access,
+      healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
+      head: this.deps.heads.head(ctx.network),
+      windowBlocks: this.deps.windowBlocks,
+      planName: ctx.key.plan?.name ?? 'current',
+    })
+    if ('refuse' in r) {
+      const spec = ERRORS[r.refuse]
+      return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
-    // Over WebSocket, access is checked call by call (HTTP refuses the whole request with 403
-    // in #admit): a WebSocket client matches answers to calls by id, so each gets its own.
-    if (ctx.transport === 'ws' && limits[kind] === 0) {
-      const e = ERRORS.NODE_KIND_NOT_ALLOWED
-      return { error: errorResponseJson(idJson, e.rpc, `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`), malformed: false }
-    }
-    return { call, kind, local }
+    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true }
   }
 
-  /** Admit every routed call with the key's actor; the 429 answer when it says no. */
-  #admit(ctx: DispatchContext, routed: readonly Routed[]): RpcAnswer | undefined {
-    // WebSocket messages were admitted by the session against the key's message limit.
-    if (ctx.transport === 'ws') return undefined
+  /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */
+  #admit(ctx: DispatchContext, routed: readonly Routed[]): { answer?: RpcAnswer; delayMs: number } {
+    // WebSocket messages were admitted by the session, against the key's message limit; which
+    // node kinds the key may use was checked call by call by the router.
+    if (ctx.transport === 'ws') return { delayMs: 0 }
     let full = 0
     let archive = 0
     for (const r of routed) {
       if (r.kind === 'full') full++
       else archive++
     }
+    let delayMs = 0
     for (const [kind, calls] of [['full', full], ['archive', archive]] as const) {
       if (calls === 0) continue
-      const d = ctx.key.actor.admit(kind, calls)
-      if (d.type === 'Rejected' && d.reason === 'no-access') {
-        const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`)
-        return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+      const d = ctx.key.actor.admit(kind, calls, this.deps.limits.queueMs)
+      if (d.type === 'Admitted') {
+        delayMs = Math.max(delayMs, d.delayMs)
+        continue
       }
-      if (d.type === 'Rejected') {
-        this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
-        const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-        const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`)
-        return {
+      if (d.reason === 'no-access') {
+        const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`)
+        return { answer: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }, delayMs: 0 }
+      }
+      this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
+      this.deps.onRejected?.(ctx.ip, calls)
+      const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
+      const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`)
+      return {
+        answer: {
           status: e.http,
           body: errorResponseJson('null', e.rpc, e.message),
           headers: {
@@ -225,19 +255,42 @@ export class RpcDispatcher {
             'RateLimit-Remaining': '0',
             'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
           },
-        }
+        },
+        delayMs: 0,
       }
     }
-    return undefined
+    return { delayMs }
   }
 
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
   async #forward(ctx: DispatchContext, r: Routed): Promise<Forwarded> {
     const idJson = r.call.idJson ?? 'null'
     if (r.local) return this.#local(ctx, r, idJson)
-    let reply: UpstreamReply
+    let node: string | undefined
+    if (r.spec.filter === 'use') {
+      const params = r.call.params as unknown[] | undefined
+      const filterId = Array.isArray(params) ? params[0] : undefined
+      node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
+      if (node === undefined) {
+        // As geth says it, so that clients (ethers) recreate the filter.
+        return { status: 200, body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), isError: true, kind: r.kind, malformed: false }
+      }
+      if (r.call.method === 'eth_uninstallFilter') this.deps.filters.unpin(ctx.network, filterId)
+    }
     try {
-      reply = await ctx.pool.call(r.kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
+      let reply = await this.#call(ctx, r, r.kind, idJson, node)
+      // Old state behind a block hash (or a head not known yet) reaches a full node that pruned it:
+      // one more try on an archive node, when the key has archive access.
+      if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && node === undefined && saysStatePruned(reply.body)) {
+        reply = await this.#call(ctx, r, 'archive', idJson, undefined)
+      }
+      if (r.spec.filter === 'create' && !reply.isError) {
+        const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.body)?.[1]
+        if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
+      }
+      // Only the WebSocket penalty needs to know, and only error answers can say so.
+      const malformed = ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
+      return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, malformed }
     } catch (err) {
       const e =
         err instanceof NoHealthyUpstream
@@ -245,30 +298,27 @@ export class RpcDispatcher {
           : err instanceof UpstreamTimeout
             ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
             : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false }
+      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
     }
-    // Only the WebSocket penalty needs to know, and only error answers can say so.
-    const malformed = ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
-    return { status: 200, body: reply.body, isError: reply.isError, malformed }
   }
 
   async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
     try {
       if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method} over ${ctx.transport ?? 'http'}`)
       const out = await ctx.local.call(r.call, idJson, r.kind)
-      return { status: 200, body: out.body, isError: out.isError, malformed: out.malformed }
+      return { status: 200, body: out.body, isError: out.isError, kind: r.kind, malformed: out.malformed }
     } catch (err) {
       const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })
-      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false }
+      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
     }
+  }
+
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<UpstreamReply> {
+    return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 }
 
-function isRefused(r: Routed | Refused): r is Refused {
-  return (r as Refused).error !== undefined
-}
-
-/** Whether a node's error answer is a protocol error (malformed or unsupported call). */
+/** Whether a node's error answer is a protocol error (a malformed or unsupported call). */
 function isProtocolError(body: string): boolean {
   try {
     const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code
@@ -276,9 +326,4 @@ function isProtocolError(body: string): boolean {
   } catch {
     return false
   }
-}
-
-function answerOrNothing(entry: RpcCall, errorJson: string): RpcAnswer {
-  if (entry.idJson === undefined) return { status: 204, body: null }
-  return { status: 200, body: errorJson }
 }

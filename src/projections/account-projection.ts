@@ -42,6 +42,7 @@ export const accountProjection: Projection = {
         // key when it is the one revoked.
         return update(writer, event.accountId, (a) => (a.activeKeyId === event.keyId ? { ...a, activeKeyId: null } : a))
       case 'RateLimited':
+      case 'IpThrottled':
       case 'UsageRecorded':
       case 'WsLimited':
       case 'WsCooldownStarted':

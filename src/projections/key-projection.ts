@@ -16,6 +16,7 @@ export const keyProjection: Projection = {
       case 'PlanEnded':
       case 'NodesSelected':
       case 'RateLimited':
+      case 'IpThrottled':
       case 'UsageRecorded':
       case 'WsLimited':
       case 'WsCooldownStarted':

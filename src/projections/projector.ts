@@ -6,15 +6,17 @@ import { accountProjection } from './account-projection.js'
 import { keyProjection } from './key-projection.js'
 import type { Projection } from './projection.js'
 import { usageProjection } from './usage-projection.js'
-import { wsBlockProjection } from './ws-block-projection.js'
+import { penaltyProjection } from './penalty-projection.js'
 
 /** Every projection, applied in this order to each event. */
-export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, wsBlockProjection])
+export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection])
 
 /** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
 export interface ProjectorChanges {
   keyHashes: string[]
   accountIds: string[]
+  /** Penalty keys (`ip:<address>`…) whose decisions the batch carried. */
+  penaltyKeys: string[]
 }
 
 export interface ProjectorOptions {
@@ -160,7 +162,7 @@ export class Projector {
       writer.setCheckpoint(checkpoint)
       return { checkpoint, changes: touchedBy(chunk, writer) }
     })
-    if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0)) {
+    if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0 || changes.penaltyKeys.length > 0)) {
       try {
         this.#onApplied(changes)
       } catch (error) {
@@ -184,14 +186,16 @@ export class Projector {
 function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): ProjectorChanges {
   const keyHashes = new Set<string>()
   const accountIds = new Set<string>()
+  const penaltyKeys = new Set<string>()
   for (const { event } of chunk) {
+    if (event.type === 'IpThrottled') penaltyKeys.add(`ip:${event.ip}`)
     if (event.type === 'WsCooldownStarted' || event.type === 'WsPenaltyImposed') {
       // A block decided by another instance (or before a restart) must reach this key's actor.
       const hash = writer.keyHashOf(event.keyId)
       if (hash !== undefined) keyHashes.add(hash)
       continue
     }
-    if (categoryOf(event.type) !== 'accounts') continue
+    if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) continue
     accountIds.add(event.accountId)
     if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)
     if (event.type === 'KeyRevoked') {
@@ -199,5 +203,5 @@ function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): Projecto
       if (hash !== undefined) keyHashes.add(hash)
     }
   }
-  return { keyHashes: [...keyHashes], accountIds: [...accountIds] }
+  return { keyHashes: [...keyHashes], accountIds: [...accountIds], penaltyKeys: [...penaltyKeys] }
 }

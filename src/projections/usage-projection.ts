@@ -35,6 +35,7 @@ export const usageProjection: Projection = {
       case 'WsCooldownStarted':
       case 'WsPenaltyImposed':
         return
+      case 'IpThrottled':
       case 'AccountCreated':
       case 'PlanActivated':
       case 'PlanEnded':

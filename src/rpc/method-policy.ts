@@ -1,74 +1,50 @@
-import type { NodeKind } from '../events/types.js'
+import { METHODS, REFUSED, REFUSED_NAMESPACES, SERVED_NAMESPACES, type MethodSpec } from './method-table.js'
 
 /**
- * Which methods the gateway serves and which node kind each needs. The spec lists the common set
- * (eth, net, web3, txpool, debug, trace); every other method of those namespaces is passed to the
- * node, which answers -32601 itself when it does not know it. What would expose or change the
- * node itself is refused here, before it reaches a node shared by every customer.
+ * Whether a method is served on a transport, and what it needs (src/rpc/method-table.ts). A
+ * refusal carries the message the client gets with -32601: which method, and why.
  */
 export type MethodRule =
-  /** `local`: the gateway answers it itself (subscriptions, shared between clients: src/ws/). */
-  | { ok: true; needs: NodeKind | 'any'; local?: true }
+  /** `local`: the gateway answers it itself (subscriptions over WebSocket, shared between clients: src/ws/). */
+  | { ok: true; spec: MethodSpec; local?: true }
   | { ok: false; message: string }
 
-/** The transport a call came over: some methods only make sense on one of them. */
 export type Transport = 'http' | 'ws'
 
-/** Methods that live as long as a WebSocket connection: served by the gateway over WebSocket only. */
-const SUBSCRIPTION_METHODS = new Set(['eth_subscribe', 'eth_unsubscribe'])
+const WS_ONLY = new Set(['eth_subscribe', 'eth_unsubscribe'])
 
-const SERVED_NAMESPACES = new Set(['eth', 'net', 'web3', 'txpool', 'debug', 'trace'])
+const cache = { http: new Map<string, MethodRule>(), ws: new Map<string, MethodRule>() }
 
-/** Methods of served namespaces that sign with, or change, the node's own accounts or settings. */
-const REFUSED = new Set([
-  'eth_sign',
-  'eth_signTransaction',
-  'eth_signTypedData',
-  'eth_signTypedData_v3',
-  'eth_signTypedData_v4',
-  'eth_sendTransaction',
-  'eth_accounts',
-  'eth_coinbase',
-  'eth_mining',
-  'eth_hashrate',
-  'eth_submitWork',
-  'eth_submitHashrate',
-  'eth_getWork',
-])
-
-const caches: Record<Transport, Map<string, MethodRule>> = { http: new Map(), ws: new Map() }
-
-/**
- * Whether `method` is served over `transport` (default HTTP), and by which node kind.
- * @example methodRule('eth_subscribe', 'ws') // { ok: true, needs: 'any', local: true }
- */
 export function methodRule(method: string, transport: Transport = 'http'): MethodRule {
-  const cache = caches[transport]
-  let rule = cache.get(method)
+  const byMethod = cache[transport]
+  let rule = byMethod.get(method)
   if (rule === undefined) {
     rule = decideRule(method, transport)
     // Bounded: a client sending random method names must not grow this without end.
-    if (cache.size < 4096) cache.set(method, rule)
+    if (byMethod.size < 4096) byMethod.set(method, rule)
   }
   return rule
 }
 
 function decideRule(method: string, transport: Transport): MethodRule {
+  const shown = JSON.stringify(method.length > 64 ? `${method.slice(0, 64)}…` : method)
+  const spec = METHODS[method]
+  if (spec !== undefined) {
+    if (transport === 'http' && WS_ONLY.has(method)) {
+      return { ok: false, message: `Method not found: ${method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>` }
+    }
+    if (WS_ONLY.has(method)) return { ok: true, spec, local: true }
+    return { ok: true, spec }
+  }
+  const refused = REFUSED[method]
+  if (refused !== undefined) return { ok: false, message: `Method not found: ${method} is not available through this gateway: it ${refused}` }
   const sep = method.indexOf('_')
   const ns = sep > 0 ? method.slice(0, sep) : ''
-  if (!SERVED_NAMESPACES.has(ns) || sep === method.length - 1) {
-    return {
-      ok: false,
-      message: `Method not found: ${JSON.stringify(method.slice(0, 64))} is not served; methods are <namespace>_<name> in eth, net, web3, txpool, debug or trace`,
-    }
+  if (method.startsWith('debug_set')) return { ok: false, message: `Method not found: ${method} is not available through this gateway: it changes the node's settings` }
+  const refusedNs = REFUSED_NAMESPACES[ns]
+  if (refusedNs !== undefined) return { ok: false, message: `Method not found: ${ns}_* methods are not available through this gateway: the namespace ${refusedNs}` }
+  if (SERVED_NAMESPACES.includes(ns)) {
+    return { ok: false, message: `Method not found: ${shown} is not a method this gateway serves in the ${ns} namespace; see the method list in the README` }
   }
-  if (SUBSCRIPTION_METHODS.has(method)) {
-    if (transport === 'ws') return { ok: true, needs: 'any', local: true }
-    return { ok: false, message: `Method not found: ${method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>` }
-  }
-  if (REFUSED.has(method) || method.startsWith('debug_set')) {
-    return { ok: false, message: `Method not found: ${method} is not available through this gateway (it would use or change the node's own accounts or settings); sign locally and use eth_sendRawTransaction` }
-  }
-  if (ns === 'trace') return { ok: true, needs: 'archive' }
-  return { ok: true, needs: 'any' }
+  return { ok: false, message: `Method not found: ${shown}; methods are <namespace>_<name> in ${SERVED_NAMESPACES.join(', ')}` }
 }

@@ -39,6 +39,19 @@ export interface AccountRecord {
   activeKeyId: string | null
 }
 
+/**
+ * A decision in force that restricts a key or an IP until a time (an IP throttle, later
+ * connection cooldowns and message penalties), stored under `<subject>:<id>` (e.g. `ip:1.2.3.4`).
+ */
+export interface PenaltyRecord {
+  /** ip-throttle under `ip:<address>`; ws-cooldown and ws-penalty under wsCooldownKey() and wsPenaltyKey(). */
+  kind: 'ip-throttle' | 'ws-cooldown' | 'ws-penalty'
+  reason: string
+  since: number
+  /** ms since epoch when it lifts by itself. */
+  until: number
+}
+
 /** Usage summed over every interval and instance. */
 export interface UsageTotals {
   requests: number
@@ -72,9 +85,9 @@ export function emptyUsage(): UsageTotals {
 }
 
 /**
- * The WebSocket blocks of a key, from WsCooldownStarted and WsPenaltyImposed (the `penalties`
- * db, under wsBlockKey()): the key's actor reads them on activation, so that a restart or
- * another instance on the same log enforces them too.
+ * The WebSocket blocks of a key, read from its two records in the `penalties` db (a
+ * WsCooldownStarted and a WsPenaltyImposed fold into them): the key's actor reads them on
+ * activation, so that a restart or another instance on the same log enforces them too.
  */
 export interface WsBlocks {
   /** New connections refused until then (ms since epoch); 0: none. */
@@ -83,9 +96,14 @@ export interface WsBlocks {
   penaltyUntil: number
 }
 
-/** Key of a key's WsBlocks in the `penalties` db (prefixed: other kinds of penalty share the db). */
-export function wsBlockKey(keyId: string): string {
-  return `ws-key|${keyId}`
+/** Key of a key's WebSocket connection cooldown in the `penalties` db. */
+export function wsCooldownKey(keyId: string): string {
+  return `ws-cooldown:${keyId}`
+}
+
+/** Key of a key's WebSocket message penalty in the `penalties` db. */
+export function wsPenaltyKey(keyId: string): string {
+  return `ws-penalty:${keyId}`
 }
 
 /** Key of the `usage` db. Its first field is the account so that one account's rows are a key range. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type RootDatabase } from 'lmdb'
-import type { AccountRecord, KeyRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
-import { emptyUsage, wsBlockKey } from './records.js'
+import type { AccountRecord, KeyRecord, PenaltyRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
+import { emptyUsage, wsCooldownKey, wsPenaltyKey } from './records.js'
 import { StateWriter, type StateDbs } from './state-writer.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
@@ -11,7 +11,7 @@ const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
 export const STATE_DB_NAMES = ['accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets'] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 
-export type { AccountRecord, KeyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
+export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
 export type { StateWriter } from './state-writer.js'
 
@@ -91,9 +91,27 @@ export class StateStore {
     return id === undefined ? undefined : this.#dbs.accounts.get(id)
   }
 
-  /** The WebSocket cooldown and penalty of a key (see WsBlocks); none when it never had one. */
+  /** The penalty stored under `key` (`ip:<address>`…), lifted or not. */
+  penalty(key: string): PenaltyRecord | undefined {
+    return this.#dbs.penalties.get(key)
+  }
+
+  /** The WebSocket cooldown and penalty of a key, from the `penalties` db; undefined when it never had either. */
   wsBlocks(keyId: string): WsBlocks | undefined {
-    return this.#dbs.penalties.get(wsBlockKey(keyId)) as WsBlocks | undefined
+    const cooldown = this.#dbs.penalties.get(wsCooldownKey(keyId))
+    const penalty = this.#dbs.penalties.get(wsPenaltyKey(keyId))
+    if (cooldown === undefined && penalty === undefined) return undefined
+    return { cooldownUntil: cooldown?.until ?? 0, penaltyUntil: penalty?.until ?? 0 }
+  }
+
+  /** Penalties whose key starts with `prefix` and that are still in force at `now`. */
+  penaltiesInForce(prefix: string, now: number): Array<{ key: string; penalty: PenaltyRecord }> {
+    const out: Array<{ key: string; penalty: PenaltyRecord }> = []
+    for (const { key, value } of this.#dbs.penalties.getRange({ start: prefix })) {
+      if (!key.startsWith(prefix)) break
+      if (value.until > now) out.push({ key, penalty: value })
+    }
+    return out
   }
 
   /** The last event seq applied to this store (0: none). */

@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb'
-import type { AccountRecord, KeyRecord, UsageTotals, WsBlocks } from './records.js'
-import { emptyUsage, wsBlockKey } from './records.js'
+import type { AccountRecord, KeyRecord, PenaltyRecord, UsageTotals } from './records.js'
+import { emptyUsage } from './records.js'
 
 /** The named dbs of the state store (see StateStore). */
 export interface StateDbs {
@@ -12,7 +12,7 @@ export interface StateDbs {
   /** UsageRecorded/RateLimited ids already summed → their intervalStart (to prune old ids by age one day). */
   usageEvents: Database<number, string>
   meta: Database<number, string>
-  penalties: Database<unknown, string>
+  penalties: Database<PenaltyRecord, string>
 }
 
 const CHECKPOINT = 'checkpoint'
@@ -57,6 +57,13 @@ export class StateWriter {
     this.#dbs.wallets.put(account.wallet, account.accountId)
   }
 
+  penalty(key: string): PenaltyRecord | undefined {
+    return this.#dbs.penalties.get(key)
+  }
+  putPenalty(key: string, penalty: PenaltyRecord): void {
+    this.#dbs.penalties.put(key, penalty)
+  }
+
   /** Add `delta` to the totals stored under `key` (see usageKey()). */
   addUsage(key: string, delta: Partial<UsageTotals>): void {
     const row = this.#dbs.usage.get(key) ?? emptyUsage()
@@ -69,13 +76,6 @@ export class StateWriter {
       // Rows written before notifications were counted have no such field.
       notifications: (row.notifications ?? 0) + (delta.notifications ?? 0),
     })
-  }
-
-  wsBlocks(keyId: string): WsBlocks | undefined {
-    return this.#dbs.penalties.get(wsBlockKey(keyId)) as WsBlocks | undefined
-  }
-  putWsBlocks(keyId: string, blocks: WsBlocks): void {
-    this.#dbs.penalties.put(wsBlockKey(keyId), blocks)
   }
 
   /**

@@ -23,6 +23,11 @@ export interface PoolCallOptions {
    * times out, another one gets what is left of it. Each attempt gets min(timeoutMs, what is left).
    */
   deadlineMs?: number
+  /**
+   * Send to this node only, with no failover (a filter lives on the node that created it). It is
+   * tried even while marked unhealthy: no other node could answer.
+   */
+  node?: string
 }
 
 /**
@@ -81,7 +86,7 @@ export class UpstreamPool {
     const tried = new Set<UpstreamNode>()
     let lastFailure: UpstreamTransportError | undefined
     for (;;) {
-      const node = this.#pick(kind, tried)
+      const node = opts.node === undefined ? this.#pick(kind, tried) : this.#named(opts.node, tried)
       if (node === undefined) {
         throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind })
       }
@@ -99,6 +104,16 @@ export class UpstreamPool {
         lastFailure = err
       }
     }
+  }
+
+  /** Nodes of this kind that take calls now. */
+  hasHealthy(kind: NodeKind): boolean {
+    return this.#byKind[kind].some((node) => node.healthy())
+  }
+
+  #named(name: string, tried: ReadonlySet<UpstreamNode>): UpstreamNode | undefined {
+    const node = this.nodes().find((n) => n.name === name)
+    return node === undefined || tried.has(node) ? undefined : node
   }
 
   /** The next healthy node of `kind` in round-robin order that this call has not tried yet. */

@@ -1,10 +1,12 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsConfig } from '../config/types.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
-import { keyFrom } from '../front/http-rpc-route.js'
+import { clientIp, keyFrom } from '../front/http-rpc-route.js'
 import { sendReply, type ResponseState } from '../front/respond.js'
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../front/uws.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
+import type { IpDirectory } from '../gateway/ip-directory.js'
+import { describeAccess } from '../plans/entitlements.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
@@ -15,6 +17,9 @@ import { CLOSE, WsSession, type WsUserData } from './ws-session.js'
 
 export interface WsServerDeps {
   keys: KeyDirectory
+  ips: IpDirectory
+  /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
+  trustProxy: boolean
   upstreams: Upstreams
   subscriptions: Subscriptions
   dispatcher: RpcDispatcher
@@ -107,13 +112,20 @@ export class WsServer {
     const protocol = req.getHeader('sec-websocket-protocol')
     const extensions = req.getHeader('sec-websocket-extensions')
     const deps = this.#deps
+    const ip = clientIp(res, req, deps.trustProxy)
     const pool = deps.upstreams.pool(network)
     if (pool === undefined) {
       return refuse(res, network, deps.counters, new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(network.slice(0, 40))}: this gateway serves ${deps.upstreams.networks().join(', ')}`))
     }
     const hub = deps.subscriptions.hub(network)!
+    const throttled = deps.ips.check(ip)
+    if (throttled) return refuse(res, network, deps.counters, throttled)
     const key = deps.keys.resolve(apiKey)
     if (key instanceof GatewayError) return refuse(res, network, deps.counters, key)
+    const access = deps.keys.accessOn(key, network)
+    if (!access.full && !access.archive) {
+      return refuse(res, network, deps.counters, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, network)}`))
+    }
     const d = key.actor.ws({ type: 'WsConnect' })
     if (d.type === 'WsRefused') {
       const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
@@ -130,7 +142,9 @@ export class WsServer {
           : `New WebSocket connections of this key are blocked for ${retryAfterS} s more (cooldown after too many in one second)`
       return refuse(res, network, deps.counters, new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }))
     }
-    const session = new WsSession(key, network, pool, hub, {
+    const session = new WsSession(key, network, pool, hub, ip, {
+      keys: deps.keys,
+      ips: deps.ips,
       dispatcher: deps.dispatcher,
       usage: deps.usage,
       decisions: deps.decisions,

@@ -4,7 +4,8 @@ import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../events/types.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import type { DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import type { KeyContext } from '../gateway/key-directory.js'
+import type { KeyContext, KeyDirectory } from '../gateway/key-directory.js'
+import type { IpDirectory } from '../gateway/ip-directory.js'
 import { isInvalid, parseRpcBody, type ParsedBody, type RpcCall } from '../rpc/parse.js'
 import type { UpstreamPool } from '../upstream/pool.js'
 import { spliceId } from '../upstream/splice-id.js'
@@ -21,6 +22,8 @@ export interface WsUserData {
 }
 
 export interface WsSessionDeps {
+  keys: KeyDirectory
+  ips: IpDirectory
   dispatcher: RpcDispatcher
   usage: UsageMeter
   decisions: WsDecisions
@@ -61,17 +64,19 @@ export class WsSession implements SubscriptionSink {
   readonly network: string
   readonly #pool: UpstreamPool
   readonly #hub: SubscriptionHub
+  readonly #ip: string
   readonly #deps: WsSessionDeps
   readonly #subs = new Map<string, ClientSub>()
   #socket: WebSocket<WsUserData> | undefined
   #closed = false
   #closeCause: WsCloseCause | undefined
 
-  constructor(key: KeyContext, network: string, pool: UpstreamPool, hub: SubscriptionHub, deps: WsSessionDeps) {
+  constructor(key: KeyContext, network: string, pool: UpstreamPool, hub: SubscriptionHub, ip: string, deps: WsSessionDeps) {
     this.key = key
     this.network = network
     this.#pool = pool
     this.#hub = hub
+    this.#ip = ip
     this.#deps = deps
   }
 
@@ -105,7 +110,17 @@ export class WsSession implements SubscriptionSink {
     if (decision.type === 'WsMessageRejected') return this.#refuse(parsed, calls, decision)
     this.#deps.counters.message(this.network, 'served')
     const local = new SessionLocalCalls(this)
-    const ctx: DispatchContext = { key: this.key, network: this.network, pool: this.#pool, bytesIn: bytes, transport: 'ws', local }
+    const ctx: DispatchContext = {
+      key: this.key,
+      // Looked up per message: a plan or node selection changed meanwhile applies at once.
+      access: this.#deps.keys.accessOn(this.key, this.network),
+      network: this.network,
+      pool: this.#pool,
+      bytesIn: bytes,
+      ip: this.#ip,
+      transport: 'ws',
+      local,
+    }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(
       (answer) => {
         if (answer.body !== null) this.send(answer.body)
@@ -255,6 +270,8 @@ export class WsSession implements SubscriptionSink {
     let message: string
     if (d.reason === 'ws-messages-throttled') {
       this.#deps.counters.message(this.network, 'throttled')
+      // A client IP that keeps exceeding its limits is throttled, whatever the transport.
+      this.#deps.ips.rejected(this.#ip, calls)
       code = ERRORS.RATE_LIMITED.rpc
       message = `Rate limit exceeded: this key may send ${d.limit} messages per second over WebSocket (each call of a batch counts); retry after ${d.retryAfterMs} ms, with exponential backoff`
     } else {

@@ -77,7 +77,7 @@ t.test('create again for the same wallet: same account, one AccountCreated, the 
 
 t.test('regenerate: new key works, old one stops at now + grace, showKey shows the new one', async (t) => {
   const { store, clock, deps } = setup(t)
-  const created = await createAccount(deps, { wallet: WALLET, planId: 'tier-2' })
+  const created = await createAccount(deps, { wallet: WALLET, planId: 'tier-2', nodes: [{ network: 'eth-1', kind: 'full' }] })
   clock.advance(5_000)
   const regen = await regenerateKey(deps, { accountId: created.accountId, graceMs: 60_000 })
 
@@ -108,7 +108,7 @@ t.test('refusals have a code, a clear message, and append nothing', async (t) =>
   t.ok(refused instanceof AccountCommandError, 'one base class for every refusal')
   t.equal(await log.lastSeq(), 0)
 
-  const { accountId } = await createAccount(deps, { wallet: WALLET, planId: 'tier-1' })
+  const { accountId } = await createAccount(deps, { wallet: WALLET, planId: 'tier-1', nodes: [{ network: 'eth-1', kind: 'full' }] })
   await t.rejects(regenerateKey(deps, { accountId, graceMs: -1 }), { code: 'BAD_GRACE' })
   t.equal(await log.lastSeq(), 4)
 })
@@ -140,7 +140,7 @@ t.test('a store that another projector follows sees the commands: new key within
       new Promise<never>((_, reject) => setTimeout(() => reject(new Error('not applied within 1 s')), 1_000).unref()),
     ])
 
-  const created = await createAccount(deps, { wallet: WALLET, planId: 'tier-1' })
+  const created = await createAccount(deps, { wallet: WALLET, planId: 'tier-1', nodes: [{ network: 'eth-1', kind: 'full' }] })
   await t.resolves(seen(() => gatewayStore.keyByHash(hashApiKey(created.apiKey)) !== undefined))
   await regenerateKey(deps, { accountId: created.accountId })
   const oldHash = hashApiKey(created.apiKey)

@@ -52,7 +52,7 @@ t.test('on JetStream: create, regenerate and usage reach a following store; repl
     catalog: loadPlanCatalog('default'),
     cipher: KeyCipher.fromSecret('test-secret-of-a-decent-length-0123456789'),
   }
-  const created = await createAccount(deps, { wallet: '0x' + 'c0'.repeat(20), planId: 'tier-2' })
+  const created = await createAccount(deps, { wallet: '0x' + 'c0'.repeat(20), planId: 'tier-2', nodes: [{ network: 'eth-1', kind: 'full' }] })
   t.ok(cliStore.keyByHash(hashApiKey(created.apiKey)), 'the command sees its own write')
   await t.resolves(reached(() => gatewayStore.keyByHash(hashApiKey(created.apiKey)) !== undefined), 'the gateway store gets the key')
 

@@ -16,8 +16,8 @@ t.test('admits up to the limit in one second, then rejects with the time until a
   const { actor, admitMany } = given({ full: 500, archive: 250 })
   const admitted = admitMany('full', 500)
   t.ok(admitted.every((d) => d.type === 'Admitted'), 'the first 500 calls are admitted')
-  t.same(admitted[0], { type: 'Admitted', remaining: 499, limit: 500, resetMs: 2 })
-  t.same(admitted[499], { type: 'Admitted', remaining: 0, limit: 500, resetMs: 1000 })
+  t.same(admitted[0], { type: 'Admitted', remaining: 499, limit: 500, resetMs: 2, delayMs: 0 })
+  t.same(admitted[499], { type: 'Admitted', remaining: 0, limit: 500, resetMs: 1000, delayMs: 0 })
   t.same(actor.admit('full', 1), {
     type: 'Rejected',
     reason: 'http-rps',
@@ -56,7 +56,7 @@ t.test('full and archive buckets are separate', async (t) => {
   const { actor, admitMany } = given({ full: 2, archive: 1 })
   admitMany('full', 2)
   t.equal(actor.admit('full', 1).type, 'Rejected')
-  t.same(actor.admit('archive', 1), { type: 'Admitted', remaining: 0, limit: 1, resetMs: 1000 })
+  t.same(actor.admit('archive', 1), { type: 'Admitted', remaining: 0, limit: 1, resetMs: 1000, delayMs: 0 })
   t.equal(actor.admit('archive', 1).type, 'Rejected')
 })
 
@@ -76,10 +76,10 @@ t.test('0 limit: no access to that kind, a different refusal from a rate limit',
 
 t.test('a batch of N calls costs N tokens', async (t) => {
   const { actor } = given({ full: 100, archive: 100 })
-  t.same(actor.admit('full', 60), { type: 'Admitted', remaining: 40, limit: 100, resetMs: 600 })
+  t.same(actor.admit('full', 60), { type: 'Admitted', remaining: 40, limit: 100, resetMs: 600, delayMs: 0 })
   const rejected = actor.admit('full', 50)
   t.match(rejected, { type: 'Rejected', reason: 'http-rps', retryAfterMs: 100 }, '10 tokens missing at 100/s')
-  t.same(actor.admit('full', 40), { type: 'Admitted', remaining: 0, limit: 100, resetMs: 1000 }, 'a refused batch took nothing')
+  t.same(actor.admit('full', 40), { type: 'Admitted', remaining: 0, limit: 100, resetMs: 1000, delayMs: 0 }, 'a refused batch took nothing')
 })
 
 t.test('a batch larger than the burst is admitted from a full bucket and leaves a debt', async (t) => {
@@ -99,7 +99,7 @@ t.test('a plan change keeps the bucket level (capped at the new burst)', async (
   admitMany('full', 10)
   actor.updateLimits({ full: 500, archive: 250 })
   t.equal(actor.admit('full', 1).type, 'Rejected', 'an upgrade does not refill a drained bucket')
-  t.same(actor.admit('archive', 1), { type: 'Admitted', remaining: 249, limit: 250, resetMs: 4 }, 'newly granted kind starts full')
+  t.same(actor.admit('archive', 1), { type: 'Admitted', remaining: 249, limit: 250, resetMs: 4, delayMs: 0 }, 'newly granted kind starts full')
   clock.advance(1000)
   actor.updateLimits({ full: 2, archive: 250 })
   t.equal(admitMany('full', 3).filter((d) => d.type === 'Admitted').length, 2, 'a downgrade caps the level')

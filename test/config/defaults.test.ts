@@ -14,7 +14,16 @@ t.test('every default is filled in', async (t) => {
   t.same(config.events, { stream: 'TOLLGATE', subjectPrefix: 'tollgate', replicas: 1 })
   t.equal(config.events.nats, undefined, 'no NATS: the embedded log')
   t.same(config.plans, { catalog: 'default' })
-  t.same(config.limits, { maxBodyBytes: 1048576, maxBatch: 100, upstreamTimeoutMs: 30000, batchConcurrency: 16 })
+  t.same(config.limits, {
+    maxBodyBytes: 1048576,
+    maxBatch: 100,
+    upstreamTimeoutMs: 30000,
+    batchConcurrency: 16,
+    queueMs: 250,
+    ipThrottle: { rejections: 2000, windowMs: 10000, durationMs: 60000 },
+  })
+  t.same(config.routing, { fullNodeWindowBlocks: 128, headPollMs: 2000 })
+  t.equal(config.trustProxy, false)
   t.same(config.usage, { intervalMs: 1000 })
   t.equal(config.publicUrl, undefined)
 })

@@ -22,6 +22,9 @@ const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { type: K }>
     type: 'RateLimited', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'full', instance: 'gw-1',
     intervalStart: T0, intervalMs: 10_000, count: 7, reason: 'http-rps',
   },
+  IpThrottled: {
+    type: 'IpThrottled', ip: '203.0.113.7', until: T0 + 60_000, reason: 'rate-limit-rejections', rejections: 1000, windowMs: 10_000, instance: 'gw-1',
+  },
   UsageRecorded: {
     type: 'UsageRecorded', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'archive', instance: 'gw-1',
     intervalStart: T0, intervalMs: 10_000, requests: 12, errors: 1, bytesIn: 300, bytesOut: 4_000_000_000,

@@ -10,7 +10,7 @@ const tg = await startTestGateway(t, {
 })
 const url = tg.url('eth-1')
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
-const { apiKey } = await tg.createKey('tier-1')
+const { apiKey } = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
 
 t.test('the key works as ?apikey= and as Authorization: Bearer', async (t) => {
   const q = await rpc(url, call, { apiKey })

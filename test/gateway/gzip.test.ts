@@ -7,7 +7,7 @@ import { startTestGateway } from '../helpers/gateway.js'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } } })
-const { apiKey } = await tg.createKey('tier-1')
+const { apiKey } = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
 
 /** A raw HTTP POST (fetch would decompress on its own and hide the encoding). */
 function post(body: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {

@@ -14,7 +14,7 @@ const tg = await startTestGateway(t, {
   catalog: 'set-b',
   usageIntervalMs: 200,
 })
-const { apiKey, keyId } = await tg.createKey('free') // set B Free: 2 requests per second
+const { apiKey, keyId } = await tg.createKey('free', [{ network: 'eth-1', kind: 'full' }]) // set B Free: 2 requests per second
 const url = tg.url('eth-1')
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
 
@@ -35,7 +35,7 @@ t.test('a burst past the limit gets 429 with the headers clients need', async (t
 })
 
 t.test('a batch counts each of its calls', async (t) => {
-  const other = await tg.createKey('free')
+  const other = await tg.createKey('free', [{ network: 'eth-1', kind: 'full' }])
   const batch = Array.from({ length: 2 }, (_, i) => ({ ...call, id: i }))
   t.equal((await rpc(url, batch, { apiKey: other.apiKey })).status, 200, 'two calls fill the bucket')
   const next = await rpc(url, call, { apiKey: other.apiKey })

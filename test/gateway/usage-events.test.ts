@@ -12,7 +12,7 @@ const tg = await startTestGateway(t, {
   usageIntervalMs: 200,
 })
 const a = await tg.createKey('tier-3')
-const b = await tg.createKey('tier-1')
+const b = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
 const url = tg.url('eth-1')
 const call = (id: number, method = 'eth_blockNumber') => ({ jsonrpc: '2.0', id, method, params: [] })
 

@@ -61,7 +61,7 @@ t.test('account, plan and key: the key is found by the hash of the clear key', a
   t.equal(store.accountByWallet(WALLET.toUpperCase().replace('0X', '0x'))?.accountId, 'acc_1', 'wallet lookup ignores case')
   t.equal(store.checkpoint(), 3)
   t.ok(projector.caughtUp())
-  t.same(changes, [{ keyHashes: [key.keyHash], accountIds: ['acc_1'] }], 'onApplied names the key and the account')
+  t.same(changes, [{ keyHashes: [key.keyHash], accountIds: ['acc_1'], penaltyKeys: [] }], 'onApplied names the key and the account')
 })
 
 t.test('regenerate: the old key is revoked from effectiveAt, the new one works, the account points at it', async (t) => {
@@ -85,7 +85,7 @@ t.test('regenerate: the old key is revoked from effectiveAt, the new one works, 
   t.notOk(isKeyActive(old, effectiveAt), 'old key stops at effectiveAt')
   t.ok(isKeyActive(store.keyByHash(newKey.keyHash)!, effectiveAt + 1e9), 'new key works')
   t.equal(store.account('acc_1')!.activeKeyId, newKey.keyId)
-  t.same(changes, [{ keyHashes: [newKey.keyHash, oldKey.keyHash], accountIds: ['acc_1'] }])
+  t.same(changes, [{ keyHashes: [newKey.keyHash, oldKey.keyHash], accountIds: ['acc_1'], penaltyKeys: [] }])
 
   // A later "revoke now" wins over the grace period; a later, longer one never extends it.
   await log.append([ev<KeyRevoked>({ type: 'KeyRevoked', accountId: 'acc_1', keyId: newKey.keyId, reason: 'revoked', effectiveAt: T0 + 5 }, T0 + 5)])
@@ -138,5 +138,5 @@ t.test('events another projector already applied to the shared store are still r
   const gateway = new Projector(store, log, { onApplied: (c) => reported.push(c) })
   await gateway.apply(await log.read(1, 10)) // skipped: at or below the checkpoint
   t.equal(store.checkpoint(), 3)
-  t.same(reported, [{ keyHashes: [key.keyHash], accountIds: ['acc_1'] }], 'its actors still hear about the key')
+  t.same(reported, [{ keyHashes: [key.keyHash], accountIds: ['acc_1'], penaltyKeys: [] }], 'its actors still hear about the key')
 })

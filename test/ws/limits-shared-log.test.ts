@@ -19,7 +19,7 @@ const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: 
 const stream = 'WSSHARED'
 const one = await startTestGateway(t, { networks, clock, nats: nats.url, stream })
 const two = await startTestGateway(t, { networks, clock, nats: nats.url, stream })
-const { apiKey, keyId } = await one.createKey('tier-1')
+const { apiKey, keyId } = await one.createKey('tier-3')
 const on = (g: typeof one) => `${g.wsUrl('eth-1')}?apikey=${apiKey}`
 const call = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })
 

@@ -30,7 +30,7 @@ async function eventsOf(g: TestGateway): Promise<TollgateEvent[]> {
 }
 
 t.test('50 concurrent connections; the 51st is refused with 429; closing one makes room', async (t) => {
-  const { apiKey } = await tg.createKey('tier-1')
+  const { apiKey } = await tg.createKey('tier-3')
   const open: WsClient[] = []
   t.teardown(() => Promise.all(open.map((c) => c.close())))
   for (let i = 0; i < 50; i++) {
@@ -49,7 +49,7 @@ t.test('50 concurrent connections; the 51st is refused with 429; closing one mak
 })
 
 t.test('15 new connections in one second; the 16th starts a 60 s cooldown, held across a restart', async (t) => {
-  const { apiKey, keyId } = await tg.createKey('tier-1')
+  const { apiKey, keyId } = await tg.createKey('tier-3')
   const open = await Promise.all(Array.from({ length: 15 }, () => connectWs(wsUrl(apiKey))))
   const sixteenth = await tryUpgrade(wsUrl(apiKey))
   t.equal(sixteenth.status, 429)
@@ -80,7 +80,7 @@ t.test('15 new connections in one second; the 16th starts a 60 s cooldown, held 
 })
 
 t.test('500 messages a second plus 10%: 550 served, then -32005, and a flood beyond is dropped', async (t) => {
-  const { apiKey } = await tg.createKey('tier-1')
+  const { apiKey } = await tg.createKey('tier-3')
   const ws = await connectWs(wsUrl(apiKey))
   t.teardown(() => ws.close())
   const sizes = [100, 100, 100, 100, 100, 50]
@@ -105,7 +105,7 @@ t.test('500 messages a second plus 10%: 550 served, then -32005, and a flood bey
 })
 
 t.test('20 malformed messages are tolerated; the 21st brings a 5-minute penalty', async (t) => {
-  const { apiKey, keyId } = await tg.createKey('tier-1')
+  const { apiKey, keyId } = await tg.createKey('tier-3')
   const ws = await connectWs(wsUrl(apiKey))
   t.teardown(() => ws.close())
   for (let i = 0; i < 20; i++) t.equal((await ws.call('{not json')).error.code, -32700)
@@ -127,7 +127,7 @@ t.test('20 malformed messages are tolerated; the 21st brings a 5-minute penalty'
 })
 
 t.test('a message over the documented size closes the connection with 1009', async (t) => {
-  const { apiKey } = await tg.createKey('tier-1')
+  const { apiKey } = await tg.createKey('tier-3')
   const ws = await connectWs(wsUrl(apiKey))
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'web3_sha3', params: ['0x' + 'ab'.repeat(600_000)] }))
   const closed = await ws.closed

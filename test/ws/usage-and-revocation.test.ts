@@ -19,12 +19,12 @@ const tg = await startTestGateway(t, {
 })
 
 t.test('a regenerated key closes its open connections with 1008', async (t) => {
-  const { apiKey, accountId } = await tg.createKey('tier-1')
+  const { apiKey, accountId } = await tg.createKey('tier-3')
   const ws = await connectWs(`${tg.wsUrl('eth-1')}?apikey=${apiKey}`)
   t.equal((await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })).result, '0x7a69')
   const g = tg.gateway
   await regenerateKey(
-    { log: g.log, store: g.store, catalog: loadPlanCatalog('default'), cipher: KeyCipher.fromSecret(process.env.TOLLGATE_SECRET), clock: systemClock, projector: g.projector },
+    { log: g.log, store: g.store, catalog: loadPlanCatalog('default'), cipher: KeyCipher.fromSecret(process.env.TOLLGATE_SECRET!), clock: systemClock, projector: g.projector },
     { accountId },
   )
   const closed = await ws.closed
@@ -33,7 +33,7 @@ t.test('a regenerated key closes its open connections with 1008', async (t) => {
 })
 
 t.test('calls and notifications are metered per key', async (t) => {
-  const { apiKey, keyId } = await tg.createKey('tier-1')
+  const { apiKey, keyId } = await tg.createKey('tier-3')
   const ws = await connectWs(`${tg.wsUrl('eth-1')}?apikey=${apiKey}`)
   const id = (await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })).result
   await ws.call([

@@ -4,11 +4,17 @@ import { createAccount } from '../../accounts/commands.js'
 import { KeyCipher, secretFromEnv } from '../../keys/key-cipher.js'
 import { systemClock } from '../../../actors/runtime/clock.js'
 import type { Entitlement } from '../../events/types.js'
+import { accountsNodesCommand } from './accounts-nodes.js'
 
 /** `tollgate accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]` */
 export async function accountsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args
-  if (sub !== 'create') throw new UsageError(`tollgate accounts: unknown subcommand ${JSON.stringify(sub ?? '')}; use: tollgate accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,...]`)
+  if (sub === 'nodes') return accountsNodesCommand(rest)
+  if (sub !== 'create') {
+    throw new UsageError(
+      `tollgate accounts: unknown subcommand ${JSON.stringify(sub ?? '')}; use: tollgate accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,...] or tollgate accounts nodes --config FILE --account ID --nodes eth-1:full,...`,
+    )
+  }
   const v = parseCommandArgs('accounts create', rest, {
     config: { type: 'string' },
     wallet: { type: 'string' },
@@ -29,7 +35,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
     }
     const out = await createAccount(
       { log: ctx.log, store: ctx.store, catalog: ctx.catalog, cipher, clock: systemClock, projector: ctx.projector },
-      { wallet, planId, nodes },
+      { wallet, planId, nodes, networks: Object.keys(ctx.config.networks) },
     )
     process.stdout.write(JSON.stringify({ accountId: out.accountId, keyId: out.keyId, apiKey: out.apiKey }) + '\n')
   } finally {

@@ -1,0 +1,69 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+import { initialIpState, isIdle, recordRejected, throttledFor, type IpState, type IpThrottleLimits } from '../../actors/ip/ip-throttle.js'
+import type { StateStore } from '../store/state-store.js'
+import { GatewayError } from '../errors/registry.js'
+
+/** What the host does with a throttle decision: emit IpThrottled (through the outbox). */
+export type IpThrottledHook = (ip: string, until: number, rejections: number) => void
+
+/**
+ * Client IPs: the throttle state of each IP seen rejecting (in memory, per instance), and the
+ * throttles in force from the event log (projected into LMDB by any instance), so that a
+ * restarted gateway or another instance enforces them too.
+ */
+export class IpDirectory {
+  readonly #local = new Map<string, IpState>()
+  /** ip → until, from the projection. */
+  readonly #projected = new Map<string, number>()
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly clock: Clock,
+    private readonly limits: IpThrottleLimits,
+    private readonly onThrottled: IpThrottledHook,
+  ) {
+    for (const { key, penalty } of store.penaltiesInForce('ip:', clock.now())) this.#projected.set(key.slice(3), penalty.until)
+  }
+
+  /** The 429 for a throttled IP, or undefined. */
+  check(ip: string): GatewayError | undefined {
+    const now = this.clock.now()
+    const projected = this.#projected.get(ip) ?? 0
+    const local = this.#local.get(ip)
+    const waitMs = Math.max(projected - now, local ? throttledFor(local, now) : 0)
+    if (waitMs <= 0) {
+      if (projected !== 0) this.#projected.delete(ip)
+      return undefined
+    }
+    const retryAfterS = Math.ceil(waitMs / 1000)
+    return new GatewayError(
+      'IP_THROTTLED',
+      `Too many requests from this IP address: its calls kept exceeding rate limits (${this.limits.rejections} rejected within ${this.limits.windowMs / 1000} s), so it is throttled for every key until ${new Date(now + waitMs).toISOString()}; retry after ${retryAfterS} s with exponential backoff`,
+      { headers: { 'Retry-After': String(retryAfterS) } },
+    )
+  }
+
+  /** Count calls of this IP that a rate limit rejected. */
+  rejected(ip: string, calls: number): void {
+    const now = this.clock.now()
+    const { state, decision } = recordRejected(this.#local.get(ip) ?? initialIpState(), calls, now, this.limits)
+    this.#local.set(ip, state)
+    if (decision.type === 'Throttled') this.onThrottled(ip, decision.until, decision.rejections)
+  }
+
+  /** The projector applied decisions about these penalty keys (`ip:<address>`). */
+  refresh(penaltyKeys: readonly string[]): void {
+    for (const key of penaltyKeys) {
+      if (!key.startsWith('ip:')) continue
+      const penalty = this.store.penalty(key)
+      if (penalty) this.#projected.set(key.slice(3), penalty.until)
+    }
+  }
+
+  /** Forget IPs with nothing to remember (memory stays bounded by the IPs recently rejected). */
+  sweep(): void {
+    const now = this.clock.now()
+    for (const [ip, state] of this.#local) if (isIdle(state, now, this.limits)) this.#local.delete(ip)
+    for (const [ip, until] of this.#projected) if (until <= now) this.#projected.delete(ip)
+  }
+}

@@ -1,0 +1,83 @@
+import type { NodeKind } from '../events/types.js'
+import type { MethodSpec } from '../rpc/method-table.js'
+
+/** Which node kinds the key may use on the network, and which the network has healthy now. */
+export interface RouteContext {
+  readonly access: { readonly full: boolean; readonly archive: boolean }
+  readonly healthy: { readonly full: boolean; readonly archive: boolean }
+  /** The network's head block as last seen; undefined until known (old state then goes to full nodes). */
+  readonly head: number | undefined
+  /** Blocks of state full nodes keep (state older than head − window is archive-only). */
+  readonly windowBlocks: number
+  /** Plan name, for messages. */
+  readonly planName: string
+}
+
+export type Route =
+  | { kind: NodeKind }
+  /** The call cannot be served for this key: `code` says which registry error answers it. */
+  | { refuse: 'METHOD_NOT_FOUND' | 'ARCHIVE_REQUIRED'; message: string }
+
+/**
+ * Route one call to a node kind: trace_* and state older than the full nodes' window go to
+ * archive nodes (or get a clear refusal when the key has none); everything else goes to full
+ * nodes, and to archive nodes when no full node is healthy or the key has only archive access.
+ * Pure, so that every rule is tested without nodes.
+ */
+export function route(method: string, spec: MethodSpec, params: unknown, ctx: RouteContext): Route {
+  if (spec.needs === 'archive') {
+    if (ctx.access.archive) return { kind: 'archive' }
+    const ns = method.slice(0, method.indexOf('_'))
+    return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${ns}_* needs an archive node; the ${ctx.planName} plan has none on this network` }
+  }
+  const block = spec.block ? oldestBlockOf(spec, params) : undefined
+  if (block !== undefined && ctx.head !== undefined && ctx.head - block > ctx.windowBlocks) {
+    if (ctx.access.archive) return { kind: 'archive' }
+    return {
+      refuse: 'ARCHIVE_REQUIRED',
+      message: `State at block ${block} is older than the ${ctx.windowBlocks} blocks full nodes keep (head ${ctx.head}); the ${ctx.planName} plan has no archive access on this network: query a recent block, or choose a plan with archive nodes`,
+    }
+  }
+  if (ctx.access.full && (ctx.healthy.full || !ctx.access.archive || !ctx.healthy.archive)) return { kind: 'full' }
+  return { kind: 'archive' }
+}
+
+/**
+ * The oldest block a call reads, as a number: undefined for tags that mean "recent" (latest,
+ * pending, safe, finalized), a block hash, or no block parameter (the node's default is latest).
+ */
+export function oldestBlockOf(spec: MethodSpec, params: unknown): number | undefined {
+  if (!spec.block || !Array.isArray(params)) return undefined
+  if ('filter' in spec.block) {
+    const filter = params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined
+    if (!filter || typeof filter !== 'object' || filter.blockHash !== undefined) return undefined
+    const from = blockNumberOf(filter.fromBlock)
+    const to = blockNumberOf(filter.toBlock)
+    if (from === undefined) return to
+    return to === undefined ? from : Math.min(from, to)
+  }
+  return blockNumberOf(params[spec.block.at])
+}
+
+function blockNumberOf(param: unknown): number | undefined {
+  if (typeof param === 'string') {
+    if (param === 'earliest') return 0
+    if (/^0x[0-9a-fA-F]{1,16}$/.test(param)) return parseInt(param, 16)
+    return undefined
+  }
+  if (typeof param === 'number' && Number.isInteger(param) && param >= 0) return param
+  if (param && typeof param === 'object' && 'blockNumber' in param) return blockNumberOf((param as { blockNumber: unknown }).blockNumber)
+  return undefined
+}
+
+/**
+ * A full node's answer that says the state asked for is pruned: the call is worth one more try on
+ * an archive node (old state behind a block hash, or a head not known yet). Messages of geth,
+ * erigon, nethermind, reth and anvil.
+ */
+const PRUNED = /missing trie node|BlockOutOfRange|historical state|state (?:is )?not available|pruned|header not found|state at block .* is pruned|required historical state unavailable/i
+
+/** Call only with an error answer (`isError`): error objects are small, so the head is enough. */
+export function saysStatePruned(errorBody: string): boolean {
+  return PRUNED.test(errorBody.length > 1000 ? errorBody.slice(0, 1000) : errorBody)
+}

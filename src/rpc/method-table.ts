@@ -1,0 +1,148 @@
+/**
+ * The methods the gateway serves, by namespace, and what the router needs to know of each: the
+ * node kind it needs and where its block parameter is. The spec's table is the common set; the
+ * rest of the Ethereum execution API's read and send-signed methods are here too, because clients
+ * call them before they ever send a transaction (eth_chainId, eth_feeHistory, eth_getProof…).
+ * A method that is not here gets -32601 from the gateway with a message that says why.
+ */
+
+/** Where a method's block parameter is, for routing old state to archive nodes. */
+export type BlockParam =
+  /** params[i] is a block number, a tag, or an EIP-1898 object ({blockNumber} or {blockHash}). */
+  | { at: number }
+  /** params[0] is a filter object with fromBlock (and toBlock). */
+  | { filter: true }
+
+export interface MethodSpec {
+  /** `archive`: only archive nodes serve it (trace_*); `any`: full nodes, archive ones for old state. */
+  readonly needs: 'any' | 'archive'
+  readonly block?: BlockParam
+  /** Filter methods hold state on one node: they are pinned to the node that created the filter. */
+  readonly filter?: 'create' | 'use'
+  /** Resource-intensive (the spec's heavy calls). */
+  readonly heavy?: boolean
+}
+
+const any: MethodSpec = { needs: 'any' }
+const at = (i: number, extra: Partial<MethodSpec> = {}): MethodSpec => ({ needs: 'any', block: { at: i }, ...extra })
+const archive = (extra: Partial<MethodSpec> = {}): MethodSpec => ({ needs: 'archive', ...extra })
+
+export const METHODS: Readonly<Record<string, MethodSpec>> = Object.freeze({
+  // eth: chain state and blocks
+  eth_blockNumber: any,
+  eth_chainId: any,
+  eth_syncing: any,
+  eth_protocolVersion: any,
+  eth_gasPrice: any,
+  eth_maxPriorityFeePerGas: any,
+  eth_blobBaseFee: any,
+  eth_feeHistory: at(1),
+  eth_getBalance: at(1),
+  eth_getCode: at(1),
+  eth_getStorageAt: at(2),
+  eth_getTransactionCount: at(1),
+  eth_getProof: at(2),
+  eth_call: at(1),
+  eth_estimateGas: at(1),
+  eth_createAccessList: at(1),
+  eth_simulateV1: at(1),
+  eth_getBlockByNumber: at(0),
+  eth_getBlockByHash: any,
+  eth_getBlockReceipts: at(0, { heavy: true }),
+  eth_getBlockTransactionCountByNumber: at(0),
+  eth_getBlockTransactionCountByHash: any,
+  eth_getUncleCountByBlockNumber: at(0),
+  eth_getUncleCountByBlockHash: any,
+  eth_getUncleByBlockNumberAndIndex: at(0),
+  eth_getUncleByBlockHashAndIndex: any,
+  eth_getHeaderByNumber: at(0),
+  eth_getHeaderByHash: any,
+  // eth: transactions and logs
+  eth_getTransactionByHash: any,
+  eth_getRawTransactionByHash: any,
+  eth_getTransactionByBlockNumberAndIndex: at(0),
+  eth_getTransactionByBlockHashAndIndex: any,
+  eth_getTransactionReceipt: any,
+  eth_sendRawTransaction: any,
+  eth_getLogs: { needs: 'any', block: { filter: true }, heavy: true },
+  // eth: filters (state on one node)
+  eth_newFilter: { needs: 'any', filter: 'create' },
+  eth_newBlockFilter: { needs: 'any', filter: 'create' },
+  eth_newPendingTransactionFilter: { needs: 'any', filter: 'create' },
+  eth_getFilterChanges: { needs: 'any', filter: 'use' },
+  eth_getFilterLogs: { needs: 'any', filter: 'use' },
+  eth_uninstallFilter: { needs: 'any', filter: 'use' },
+  // eth: subscriptions (WebSocket only; refused over HTTP by the policy)
+  eth_subscribe: any,
+  eth_unsubscribe: any,
+  // net, web3
+  net_version: any,
+  net_listening: any,
+  net_peerCount: any,
+  web3_clientVersion: any,
+  web3_sha3: any,
+  // txpool
+  txpool_content: any,
+  txpool_contentFrom: any,
+  txpool_status: any,
+  txpool_inspect: any,
+  // debug (full and archive nodes)
+  debug_traceTransaction: { needs: 'any', heavy: true },
+  debug_traceCall: at(1, { heavy: true }),
+  debug_traceBlockByNumber: at(0, { heavy: true }),
+  debug_traceBlockByHash: { needs: 'any', heavy: true },
+  debug_traceBlock: { needs: 'any', heavy: true },
+  debug_getRawBlock: at(0),
+  debug_getRawHeader: at(0),
+  debug_getRawReceipts: at(0),
+  debug_getRawTransaction: any,
+  debug_getBadBlocks: any,
+  debug_storageRangeAt: { needs: 'any', heavy: true },
+  debug_getModifiedAccountsByNumber: { needs: 'any', heavy: true },
+  debug_getModifiedAccountsByHash: { needs: 'any', heavy: true },
+  // trace (archive nodes only)
+  trace_transaction: archive({ heavy: true }),
+  trace_get: archive(),
+  trace_block: archive({ heavy: true }),
+  trace_filter: archive({ heavy: true }),
+  trace_call: archive(),
+  trace_callMany: archive(),
+  trace_rawTransaction: archive(),
+  trace_replayTransaction: archive({ heavy: true }),
+  trace_replayBlockTransactions: archive({ heavy: true }),
+})
+
+/** Refused with a reason, though a node may know them: they use or change the node itself. */
+export const REFUSED: Readonly<Record<string, string>> = Object.freeze({
+  eth_sign: 'signs with the node’s own accounts; sign locally and use eth_sendRawTransaction',
+  eth_signTransaction: 'signs with the node’s own accounts; sign locally and use eth_sendRawTransaction',
+  eth_signTypedData: 'signs with the node’s own accounts; sign locally',
+  eth_signTypedData_v3: 'signs with the node’s own accounts; sign locally',
+  eth_signTypedData_v4: 'signs with the node’s own accounts; sign locally',
+  eth_sendTransaction: 'sends from the node’s own accounts; sign locally and use eth_sendRawTransaction',
+  eth_accounts: 'the node’s accounts are not yours; use your wallet’s accounts',
+  eth_coinbase: 'describes the node itself',
+  eth_mining: 'describes the node itself',
+  eth_hashrate: 'describes the node itself',
+  eth_getWork: 'mining is not offered',
+  eth_submitWork: 'mining is not offered',
+  eth_submitHashrate: 'mining is not offered',
+})
+
+/** Namespaces whose every method would expose or change the node (admin, accounts, mining, dev nodes). */
+export const REFUSED_NAMESPACES: Readonly<Record<string, string>> = Object.freeze({
+  admin: 'administers the node',
+  personal: 'uses the node’s own accounts',
+  miner: 'controls the node’s mining',
+  clique: 'controls the node’s consensus',
+  engine: 'is the consensus client’s API',
+  les: 'administers the node',
+  anvil: 'controls a development node',
+  evm: 'controls a development node',
+  hardhat: 'controls a development node',
+  ganache: 'controls a development node',
+  tenderly: 'controls a development node',
+})
+
+/** Namespaces the spec serves. */
+export const SERVED_NAMESPACES: readonly string[] = Object.freeze(['eth', 'net', 'web3', 'txpool', 'debug', 'trace'])
