@@ -196,6 +196,36 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
     },
+    payments: {
+      type: 'object',
+      description: 'On-chain payment of paid plans in a USD stablecoin (ERC-20); absent: paid plans are unavailable.',
+      properties: {
+        network: { type: 'string', minLength: 1, description: 'Network slug (one of networks) the token lives on.' },
+        token: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'ERC-20 contract address of the USD stablecoin (its decimals are read from it).' },
+        treasury: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'Address that receives payments.' },
+        confirmations: {
+          type: 'integer',
+          minimum: 1,
+          default: 12,
+          description: 'Blocks, the transfer\'s included, before a payment counts (a reorg shallower than this cannot undo it).',
+        },
+      },
+      required: ['network', 'token', 'treasury'],
+      additionalProperties: false,
+    },
+    dashboard: {
+      type: 'object',
+      properties: {
+        sessionTtlMs: {
+          type: 'integer',
+          minimum: 60000,
+          default: 86400000,
+          description: 'How long a dashboard sign-in lasts (the session cookie\'s expiry).',
+        },
+      },
+      additionalProperties: false,
+      default: {},
+    },
   },
   required: ['networks'],
   additionalProperties: false,

@@ -13,6 +13,18 @@ const nonNegativeInteger = { type: 'integer', minimum: 0 } as const
 const msSinceEpoch = { type: 'integer', minimum: 0, description: 'Milliseconds since the epoch.' } as const
 const nonEmpty = { type: 'string', minLength: 1 } as const
 const nodeKind = { enum: ['full', 'archive'] } as const
+const address = { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case 0x address.' } as const
+const sha256Hex = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const
+const uintString = { type: 'string', pattern: '^[0-9]+$', description: 'An integer in the token\'s smallest unit, as a decimal string.' } as const
+const entitlements = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: { network: { type: 'string', minLength: 1 }, kind: nodeKind },
+    required: ['network', 'kind'],
+    additionalProperties: false,
+  },
+} as const
 
 /** A property bag and which of its names are required (all of them, in this catalog). */
 type Payload = Record<string, object>
@@ -152,5 +164,61 @@ export const eventSchemas: Record<EventType, object> = {
     ...keyScope,
     notifications: nonNegativeInteger,
     bytesOut: nonNegativeInteger,
+  }),
+  SignedIn: eventSchema('SignedIn', 'A wallet signed in with SIWE (EIP-4361); the first SignedIn of a nonce wins.', {
+    accountId: nonEmpty,
+    wallet: address,
+    nonce: { type: 'string', pattern: '^[A-Za-z0-9]{8,}$' },
+    sessionHash: { ...sha256Hex, description: 'hex SHA-256 of the session token.' },
+    expiresAt: msSinceEpoch,
+  }),
+  SignedOut: eventSchema('SignedOut', 'A dashboard session ended before its expiry.', {
+    accountId: nonEmpty,
+    sessionHash: sha256Hex,
+  }),
+  FreePlanClaimed: eventSchema('FreePlanClaimed', 'A free plan was taken, once per account (wallet); the first claim wins.', {
+    accountId: nonEmpty,
+    planId: nonEmpty,
+    attempt: nonEmpty,
+  }),
+  InvoiceCreated: eventSchema('InvoiceCreated', 'A paid plan was chosen: the amount due in an ERC-20 token.', {
+    accountId: nonEmpty,
+    invoiceId: nonEmpty,
+    planId: nonEmpty,
+    nodes: entitlements,
+    network: nonEmpty,
+    token: address,
+    treasury: address,
+    amount: uintString,
+    decimals: { type: 'integer', minimum: 0, maximum: 255 },
+    priceUsd: { type: 'number', minimum: 0 },
+  }),
+  PaymentConfirmed: eventSchema('PaymentConfirmed', 'An ERC-20 transfer paid an invoice; one transfer (tx hash, log index) pays one invoice.', {
+    accountId: nonEmpty,
+    invoiceId: nonEmpty,
+    network: nonEmpty,
+    txHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
+    logIndex: nonNegativeInteger,
+    from: address,
+    amount: uintString,
+    blockNumber: nonNegativeInteger,
+    blockHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
+    attempt: nonEmpty,
+  }),
+  PrivateNodeRequested: eventSchema('PrivateNodeRequested', 'The owner asked for a Private Node.', {
+    accountId: nonEmpty,
+    nodes: entitlements,
+  }),
+  DomainsRestricted: eventSchema('DomainsRestricted', 'The browser domains a key may be used from (empty: any).', {
+    accountId: nonEmpty,
+    keyId: nonEmpty,
+    domains: { type: 'array', items: nonEmpty },
+  }),
+  DedicatedNodeAttached: eventSchema('DedicatedNodeAttached', 'The operator attached a dedicated node to an account.', {
+    accountId: nonEmpty,
+    network: nonEmpty,
+    kind: nodeKind,
+    url: nonEmpty,
+    ws: { type: ['string', 'null'], minLength: 1 },
   }),
 }

@@ -126,6 +126,11 @@ export async function regenerateKey(deps: AccountCommandDeps, input: RegenerateK
   const key = generateApiKey()
   // The new key first: an account must never be left without an active key between the two.
   const events: TollgateEvent[] = [issue(deps, account.accountId, key, now)]
+  // A new key keeps the old one's domain allowlist: regenerating after a leak must not lift it.
+  const domains = account.activeKeyId ? deps.store.keyById(account.activeKeyId)?.domains : undefined
+  if (domains !== undefined && domains.length > 0) {
+    events.push(makeEvent({ type: 'DomainsRestricted', accountId: account.accountId, keyId: key.keyId, domains: [...domains] }, now))
+  }
   if (account.activeKeyId) events.push(revoke(account.accountId, account.activeKeyId, now + graceMs, now))
   await deps.log.append(events)
   await projector.catchUp()

@@ -2,7 +2,16 @@
  * Errors of the account commands. Each has a stable `code` that the CLI and the dashboard can
  * map (to an exit status, an HTTP status) without parsing messages.
  */
-export type AccountErrorCode = 'BAD_WALLET' | 'UNKNOWN_PLAN' | 'BAD_NODES' | 'BAD_GRACE' | 'UNKNOWN_ACCOUNT' | 'NO_ACTIVE_KEY'
+export type AccountErrorCode =
+  | 'BAD_WALLET'
+  | 'UNKNOWN_PLAN'
+  | 'BAD_NODES'
+  | 'BAD_GRACE'
+  | 'UNKNOWN_ACCOUNT'
+  | 'NO_ACTIVE_KEY'
+  | 'FREE_PLAN_USED'
+  | 'WRONG_PLAN_KIND'
+  | 'BAD_DOMAINS'
 
 /** Base class: a command refused what it was asked (nothing was appended). */
 export class AccountCommandError extends Error {
@@ -53,5 +62,27 @@ export class NoActiveKeyError extends AccountCommandError {
   override name = 'NoActiveKeyError'
   constructor(accountId: string) {
     super('NO_ACTIVE_KEY', `account ${JSON.stringify(accountId)} has no active API key; regenerate one`)
+  }
+}
+
+export class FreePlanUsedError extends AccountCommandError {
+  override name = 'FreePlanUsedError'
+  constructor(planName: string) {
+    super('FREE_PLAN_USED', `the ${planName} was already used by this wallet; it can be taken once. Choose a paid plan`)
+  }
+}
+
+/** The plan cannot be taken this way (a paid plan without payment, a free plan with an invoice, a private plan). */
+export class WrongPlanKindError extends AccountCommandError {
+  override name = 'WrongPlanKindError'
+  constructor(message: string) {
+    super('WRONG_PLAN_KIND', message)
+  }
+}
+
+export class BadDomainsError extends AccountCommandError {
+  override name = 'BadDomainsError'
+  constructor(detail: string) {
+    super('BAD_DOMAINS', `bad domain list: ${detail}; expected host names such as example.com, *.example.com or localhost:3000`)
   }
 }

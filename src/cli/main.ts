@@ -5,6 +5,7 @@ import { accountsCommand } from './commands/accounts.js'
 import { keysCommand } from './commands/keys.js'
 import { eventsCommand } from './commands/events.js'
 import { replayCommand } from './commands/replay.js'
+import { nodesCommand } from './commands/nodes.js'
 
 const USAGE = `Usage: tollgate <command>
 
@@ -13,6 +14,7 @@ const USAGE = `Usage: tollgate <command>
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2
   keys regenerate --config FILE --account ID [--grace SECONDS]
+  nodes attach --config FILE --account ID --network SLUG --url URL [--ws URL] [--kind full|archive]
   events --config FILE [--follow] [--from SEQ]
   replay --config FILE                       rebuild the LMDB projections from the event log
 `
@@ -24,6 +26,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   keys: keysCommand,
   events: eventsCommand,
   replay: replayCommand,
+  nodes: nodesCommand,
 }
 
 /** Run the command line; exit code 2 for usage mistakes, 1 for failures. */

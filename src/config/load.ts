@@ -44,6 +44,11 @@ export function parseConfig(json: unknown, source = 'config'): Config {
   if (problems.length > 0) throw new ConfigError(source, problems)
   nameUpstreams(config)
   if (config.publicUrl !== undefined) config.publicUrl = config.publicUrl.replace(/\/+$/, '')
+  if (config.payments !== undefined) {
+    // Lower case: addresses are compared with log topics, which nodes return in lower case.
+    config.payments.token = config.payments.token.toLowerCase()
+    config.payments.treasury = config.payments.treasury.toLowerCase()
+  }
   return deepFreeze(config)
 }
 
@@ -73,6 +78,9 @@ function checkBeyondSchema(config: Config): ConfigProblem[] {
   const nats = config.events.nats
   for (const [i, url] of (Array.isArray(nats) ? nats : nats === undefined ? [] : [nats]).entries()) {
     checkUrl(Array.isArray(nats) ? `/events/nats/${i}` : '/events/nats', url, ['nats:', 'tls:', 'ws:', 'wss:'])
+  }
+  if (config.payments !== undefined && config.networks[config.payments.network] === undefined) {
+    problems.push({ path: '/payments/network', message: `must be one of the configured networks (${Object.keys(config.networks).join(', ')})` })
   }
   for (const [slug, network] of Object.entries(config.networks)) {
     const names = new Set<string>()

@@ -21,6 +21,9 @@ export interface Config {
    * X-Forwarded-For instead of the socket's address. Off by default: a client could forge it.
    */
   trustProxy: boolean
+  /** On-chain payment of paid plans; absent: paid plans are unavailable. */
+  payments?: PaymentsConfig
+  dashboard: DashboardConfig
 }
 
 export interface RoutingConfig {
@@ -52,6 +55,22 @@ export interface WsConfig {
   maxBufferedBytes: number
   idleTimeoutSec: number
   maxSubscriptionsPerConnection: number
+}
+
+export interface PaymentsConfig {
+  /** Network slug (a key of networks) the token lives on. */
+  network: string
+  /** ERC-20 contract address of the USD stablecoin. */
+  token: string
+  /** Address that receives payments. */
+  treasury: string
+  /** Blocks, the transfer's included, before a payment counts. */
+  confirmations: number
+}
+
+export interface DashboardConfig {
+  /** How long a dashboard sign-in lasts, in ms. */
+  sessionTtlMs: number
 }
 
 export interface EventsConfig {

@@ -12,6 +12,7 @@ const WHEN: Record<ErrorCode, string> = {
   INVALID_KEY: 'the key is malformed, unknown, regenerated or revoked',
   PLAN_INACTIVE: 'the account has no plan, or its period ended',
   NODE_KIND_NOT_ALLOWED: 'the plan does not include this network or node kind',
+  ORIGIN_NOT_ALLOWED: "the key has a domain allowlist and the request's `Origin` (else `Referer`) is not on it, or has neither",
   ARCHIVE_REQUIRED: 'the call reads state older than the full nodes keep (`routing.fullNodeWindowBlocks`) and the plan has no archive access',
   IP_THROTTLED: 'the client IP kept exceeding rate limits (see IP throttling); lifted by itself',
   FILTER_NOT_FOUND: 'eth_getFilterChanges & co. for a filter this key did not create here, or one idle over 5 minutes (as geth says it)',

@@ -26,6 +26,7 @@ export const ERRORS = {
   INVALID_KEY: { http: 401, rpc: -32001, message: 'Invalid API key: it is not a key this gateway issued (check for a copy/paste error), or it was regenerated; get the current key from the dashboard' },
   PLAN_INACTIVE: { http: 403, rpc: -32003, message: "Forbidden: the account's plan is not active" },
   NODE_KIND_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: the account's plan does not include this network or node kind" },
+  ORIGIN_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: this key is restricted to other domains; change the key's allowlist in the dashboard" },
   ARCHIVE_REQUIRED: { http: 403, rpc: -32003, message: "Forbidden: this call reads state older than full nodes keep, and the plan has no archive access" },
   IP_THROTTLED: { http: 429, rpc: -32005, message: 'Too many requests from this IP address: it kept exceeding rate limits and is throttled for a while; retry after the time in Retry-After' },
   FILTER_NOT_FOUND: { http: 200, rpc: -32000, message: 'filter not found' },

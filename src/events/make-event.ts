@@ -60,5 +60,24 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
     case 'WsCooldownStarted':
     case 'WsPenaltyImposed':
       return [e.type, e.instance, e.keyId, e.time]
+    case 'SignedIn':
+      // One nonce, one sign-in: a replay is the same fact and is stored once.
+      return [e.type, e.nonce]
+    case 'SignedOut':
+      return [e.type, e.sessionHash]
+    case 'FreePlanClaimed':
+      // Once per account (one wallet): two claims at once are one fact.
+      return [e.type, e.accountId, e.planId]
+    case 'InvoiceCreated':
+      return [e.type, e.invoiceId]
+    case 'PaymentConfirmed':
+      // Not the invoice: one transfer offered for two invoices must be ONE fact.
+      return [e.type, e.network, e.txHash.toLowerCase(), e.logIndex]
+    case 'PrivateNodeRequested':
+      return [e.type, e.accountId, e.time]
+    case 'DomainsRestricted':
+      return [e.type, e.keyId, e.time, [...e.domains].sort()]
+    case 'DedicatedNodeAttached':
+      return [e.type, e.accountId, e.network, e.kind, e.url]
   }
 }

@@ -71,6 +71,104 @@ export interface KeyRevoked extends EventHead<'KeyRevoked'> {
   effectiveAt: number
 }
 
+/**
+ * A wallet signed in with Sign-In with Ethereum. The nonce is used once: the first SignedIn of a
+ * nonce in the log wins (the projection ignores later ones), so a replayed message never opens a
+ * second session, even from another instance. Only the session's hash is here, never its token.
+ */
+export interface SignedIn extends EventHead<'SignedIn'> {
+  accountId: string
+  /** Lower-case 0x address that signed. */
+  wallet: string
+  /** The SIWE nonce the message carried (public once used). */
+  nonce: string
+  /** hex SHA-256 of the session token (the cookie). */
+  sessionHash: string
+  expiresAt: number
+}
+
+/** A session ended before its expiry (the owner signed out). */
+export interface SignedOut extends EventHead<'SignedOut'> {
+  accountId: string
+  sessionHash: string
+}
+
+/**
+ * A free plan (the Free Trial) was taken by an account, which is one wallet: the first claim in the
+ * log wins, and its `attempt` (random per request) tells the request that made it that it won.
+ */
+export interface FreePlanClaimed extends EventHead<'FreePlanClaimed'> {
+  accountId: string
+  planId: string
+  attempt: string
+}
+
+/** A paid plan was chosen: what to pay, in which token, to whom. */
+export interface InvoiceCreated extends EventHead<'InvoiceCreated'> {
+  accountId: string
+  invoiceId: string
+  planId: string
+  /** The nodes chosen (Tier 1 and 2); empty: all the plan allows. */
+  nodes: Entitlement[]
+  /** Network slug of the payment. */
+  network: string
+  /** Lower-case 0x address of the ERC-20 token. */
+  token: string
+  /** Lower-case 0x address that receives the payment. */
+  treasury: string
+  /** Amount due in the token's smallest unit, as a decimal string (it may not fit a double). */
+  amount: string
+  /** The token's decimals, read from the contract when the invoice was made. */
+  decimals: number
+  priceUsd: number
+}
+
+/**
+ * An on-chain transfer paid an invoice. Its id comes from (network, tx hash, log index) only, so
+ * one transfer offered for two invoices is one fact: the log keeps the first (JetStream msgID,
+ * the embedded log's id index), and the projection ignores a later one with another invoice.
+ */
+export interface PaymentConfirmed extends EventHead<'PaymentConfirmed'> {
+  accountId: string
+  invoiceId: string
+  network: string
+  txHash: string
+  logIndex: number
+  /** Lower-case 0x address the tokens came from (the account's wallet). */
+  from: string
+  /** Amount transferred, smallest unit, decimal string. */
+  amount: string
+  blockNumber: number
+  blockHash: string
+  /** Random per request: tells the request whose event the log kept that it won. */
+  attempt: string
+}
+
+/** The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached). */
+export interface PrivateNodeRequested extends EventHead<'PrivateNodeRequested'> {
+  accountId: string
+  /** What the owner would like (network, kind). */
+  nodes: Entitlement[]
+}
+
+/** The browser origins (domains) a key may be used from; empty: any. */
+export interface DomainsRestricted extends EventHead<'DomainsRestricted'> {
+  accountId: string
+  keyId: string
+  /** Lower-case host names, `*.example.com` for subdomains, optionally with `:port`. */
+  domains: string[]
+}
+
+/** The operator attached a dedicated upstream node to an account (Private Node). */
+export interface DedicatedNodeAttached extends EventHead<'DedicatedNodeAttached'> {
+  accountId: string
+  network: string
+  kind: NodeKind
+  url: string
+  /** WebSocket URL, null when the node has none. */
+  ws: string | null
+}
+
 /** Rejections aggregated per key, network, node kind and interval (never one event per call). */
 export interface RateLimited extends EventHead<'RateLimited'> {
   accountId: string
@@ -189,6 +287,14 @@ export type TollgateEvent =
   | WsCooldownStarted
   | WsPenaltyImposed
   | NotificationsRecorded
+  | SignedIn
+  | SignedOut
+  | FreePlanClaimed
+  | InvoiceCreated
+  | PaymentConfirmed
+  | PrivateNodeRequested
+  | DomainsRestricted
+  | DedicatedNodeAttached
 
 export type EventType = TollgateEvent['type']
 
@@ -214,6 +320,14 @@ export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.free
   WsCooldownStarted: 1,
   WsPenaltyImposed: 1,
   NotificationsRecorded: 1,
+  SignedIn: 1,
+  SignedOut: 1,
+  FreePlanClaimed: 1,
+  InvoiceCreated: 1,
+  PaymentConfirmed: 1,
+  PrivateNodeRequested: 1,
+  DomainsRestricted: 1,
+  DedicatedNodeAttached: 1,
 })
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[]
@@ -235,6 +349,14 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'NodesSelected':
     case 'KeyIssued':
     case 'KeyRevoked':
+    case 'SignedIn':
+    case 'SignedOut':
+    case 'FreePlanClaimed':
+    case 'InvoiceCreated':
+    case 'PaymentConfirmed':
+    case 'PrivateNodeRequested':
+    case 'DomainsRestricted':
+    case 'DedicatedNodeAttached':
       return 'accounts'
     case 'RateLimited':
     case 'WsLimited':

@@ -7,6 +7,8 @@ import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { HttpCounters } from './http-counters.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
+import { originAllowed } from '../keys/domain-allowlist.js'
+import { CORS_HEADERS } from './cors.js'
 
 export interface HttpRpcRouteDeps {
   keys: KeyDirectory
@@ -36,10 +38,15 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
     const declaredLength = Number(req.getHeader('content-length') || '0')
     const ip = clientIp(res, req, deps.trustProxy)
+    const origin = req.getHeader('origin')
+    const referer = req.getHeader('referer')
+    // Browsers (a dApp calling us from its own origin) read the answer only with CORS headers.
+    const cors = origin === '' ? undefined : CORS_HEADERS
 
     const fail = (e: GatewayError, close = false): void => {
       deps.counters.answered(network, e.http)
-      sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: e.headers, close }, acceptGzip)
+      const headers = cors === undefined ? e.headers : { ...cors, ...e.headers }
+      sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers, close }, acceptGzip)
     }
 
     const pool = deps.upstreams.pool(network)
@@ -57,6 +64,12 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     const key = deps.keys.resolve(apiKey)
     if (key instanceof GatewayError) return drainThen(res, state, deps.maxBodyBytes, () => fail(key))
     const access = deps.keys.accessOn(key, network)
+    if (!originAllowed(key.record.domains, origin, referer)) {
+      const from = origin || referer || 'no Origin or Referer header'
+      return drainThen(res, state, deps.maxBodyBytes, () =>
+        fail(new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`)),
+      )
+    }
 
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
@@ -64,7 +77,8 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
-          const reply: Reply = { status: answer.status, body: answer.body, headers: answer.headers }
+          const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }
+          const reply: Reply = { status: answer.status, body: answer.body, headers }
           sendReply(res, state, reply, acceptGzip)
         },
         (err: unknown) => {

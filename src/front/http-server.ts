@@ -3,6 +3,10 @@ import { registerHttpRpcRoute, type HttpRpcRouteDeps } from './http-rpc-route.js
 import { sendReply, type ResponseState } from './respond.js'
 import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import type { Metrics } from '../metrics/metrics.js'
+import { CORS_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.js'
+import type { DashboardService } from '../dashboard/dashboard-service.js'
+import { registerApiRoutes } from '../dashboard/api-routes.js'
+import { registerStaticFiles } from '../dashboard/static-files.js'
 
 export interface HttpServerDeps extends HttpRpcRouteDeps {
   metrics: Metrics
@@ -10,6 +14,14 @@ export interface HttpServerDeps extends HttpRpcRouteDeps {
   ready: () => boolean
   /** Routes of other parts (the WebSocket endpoint), registered before the catch-all ones. */
   routes?: (app: TemplatedApp) => void
+  /** The dashboard: its JSON API under /api/ and its static files at / (absent: neither). */
+  dashboard?: DashboardRoutes
+}
+
+export interface DashboardRoutes {
+  service: () => DashboardService | undefined
+  /** Folder of the built dashboard; undefined: not built (/ says so). */
+  staticDir: string | undefined
 }
 
 /** The uWS app with every route of the gateway; `listen` binds only what the config says. */
@@ -29,7 +41,16 @@ export class HttpServer {
       plain(res, ok ? 200 : 503, ok ? 'ready\n' : 'not ready: projections are catching up with the event log\n')
     })
     app.get('/metrics', (res) => plain(res, 200, deps.metrics.render(), 'text/plain; version=0.0.4'))
+    // CORS preflight of a browser dApp: JSON and Authorization make every cross-origin call preflighted.
+    app.options('/http/:network', (res) => {
+      const state: ResponseState = { aborted: false, done: false }
+      sendReply(res, state, { status: 204, body: null, headers: { ...CORS_HEADERS, ...CORS_PREFLIGHT_HEADERS } }, false)
+    })
     app.any('/http/:network', (res) => jsonError(res, 'METHOD_NOT_ALLOWED', { Allow: 'POST' }))
+    if (deps.dashboard) {
+      registerApiRoutes(app, deps.dashboard.service, deps.onError)
+      registerStaticFiles(app, deps.dashboard.staticDir)
+    }
     app.any('/*', (res) => jsonError(res, 'NOT_FOUND'))
   }
 

@@ -12,12 +12,16 @@ export const GZIP_MIN_BYTES = 1024
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK',
+  202: '202 Accepted',
   204: '204 No Content',
+  304: '304 Not Modified',
   400: '400 Bad Request',
   401: '401 Unauthorized',
+  402: '402 Payment Required',
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  409: '409 Conflict',
   413: '413 Payload Too Large',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',

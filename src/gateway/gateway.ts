@@ -26,6 +26,8 @@ import { Subscriptions } from '../ws/subscriptions.js'
 import { WsCounters } from '../ws/ws-counters.js'
 import { WsDecisions } from '../ws/ws-decisions.js'
 import { WsServer } from '../ws/ws-server.js'
+import { DashboardService } from '../dashboard/dashboard-service.js'
+import { dashboardDir } from '../dashboard/static-files.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -46,6 +48,10 @@ export interface GatewayOptions {
   clock?: Clock
   /** Identifies this process in usage events; default host, pid and start time. */
   instance?: string
+  /** TOLLGATE_SECRET (default: the environment's); without it the dashboard API is disabled. */
+  secret?: string
+  /** Folder of the built dashboard (default: dist/dashboard of this package, when built). */
+  dashboardDir?: string
 }
 
 /**
@@ -156,6 +162,12 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     clock,
     onError: (err) => logger.error({ err }, 'unexpected error on the WebSocket path'),
   })
+  const secret = opts.secret ?? process.env.TOLLGATE_SECRET
+  let baseUrl = ''
+  const dashboard =
+    secret === undefined || secret === ''
+      ? undefined
+      : new DashboardService({ config, log, store, projector, catalog, clock, upstreams, secret, baseUrl: () => baseUrl })
   const server = new HttpServer({
     keys,
     ips,
@@ -166,6 +178,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
     ready: () => projector.caughtUp(),
+    dashboard: { service: () => dashboard, staticDir: opts.dashboardDir ?? dashboardDir() },
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
     routes: (app) => wsServer.register(app),
   })
@@ -180,6 +193,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host
   const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`
   const ws = http.replace(/^http/, 'ws')
+  baseUrl = http
   logger.info({ http, ws, events: log.kind, networks: Object.keys(config.networks) }, 'ready')
 
   let closed = false

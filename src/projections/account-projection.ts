@@ -48,6 +48,14 @@ export const accountProjection: Projection = {
       case 'WsCooldownStarted':
       case 'WsPenaltyImposed':
       case 'NotificationsRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)

@@ -1,4 +1,4 @@
-import type { KeyIssued, KeyRevoked, TollgateEvent } from '../events/types.js'
+import type { DomainsRestricted, KeyIssued, KeyRevoked, TollgateEvent } from '../events/types.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { unhandledEvent, type Projection } from './projection.js'
 
@@ -11,6 +11,8 @@ export const keyProjection: Projection = {
         return issue(event, writer)
       case 'KeyRevoked':
         return revoke(event, writer)
+      case 'DomainsRestricted':
+        return restrict(event, writer)
       case 'AccountCreated':
       case 'PlanActivated':
       case 'PlanEnded':
@@ -22,6 +24,13 @@ export const keyProjection: Projection = {
       case 'WsCooldownStarted':
       case 'WsPenaltyImposed':
       case 'NotificationsRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)
@@ -51,4 +60,13 @@ function revoke(event: KeyRevoked, writer: StateWriter): void {
   // stop the key now, and a later grace period must not extend an earlier revocation.
   const revokedAt = key.revokedAt === null ? event.effectiveAt : Math.min(key.revokedAt, event.effectiveAt)
   writer.putKey({ ...key, revokedAt })
+}
+
+function restrict(event: DomainsRestricted, writer: StateWriter): void {
+  const hash = writer.keyHashOf(event.keyId)
+  const key = hash === undefined ? undefined : writer.key(hash)
+  if (key === undefined || key.accountId !== event.accountId) return
+  const { domains: _old, ...rest } = key
+  // No field at all when unrestricted: keys that were never restricted keep their exact shape.
+  writer.putKey(event.domains.length === 0 ? rest : { ...rest, domains: [...event.domains] })
 }

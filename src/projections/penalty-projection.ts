@@ -39,6 +39,14 @@ export const penaltyProjection: Projection = {
       case 'UsageRecorded':
       case 'WsLimited':
       case 'NotificationsRecorded':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)

@@ -3,13 +3,14 @@ import { categoryOf, type StoredEvent } from '../events/types.js'
 import type { StateStore } from '../store/state-store.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { accountProjection } from './account-projection.js'
+import { billingProjection } from './billing-projection.js'
 import { keyProjection } from './key-projection.js'
 import type { Projection } from './projection.js'
 import { usageProjection } from './usage-projection.js'
 import { penaltyProjection } from './penalty-projection.js'
 
 /** Every projection, applied in this order to each event. */
-export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection])
+export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection, billingProjection])
 
 /** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
 export interface ProjectorChanges {
@@ -198,7 +199,7 @@ function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): Projecto
     if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) continue
     accountIds.add(event.accountId)
     if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)
-    if (event.type === 'KeyRevoked') {
+    if (event.type === 'KeyRevoked' || event.type === 'DomainsRestricted') {
       const hash = writer.keyHashOf(event.keyId)
       if (hash !== undefined) keyHashes.add(hash)
     }

@@ -1,5 +1,5 @@
 import type { TollgateEvent } from '../events/types.js'
-import { usageKey } from '../store/records.js'
+import { HOUR_MS, hourlyUsageKey, usageKey } from '../store/records.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { unhandledEvent, type Projection } from './projection.js'
 
@@ -19,6 +19,12 @@ export const usageProjection: Projection = {
           bytesIn: event.bytesIn,
           bytesOut: event.bytesOut,
         })
+        // Hourly buckets per account for the dashboard's chart (an interval is counted in the
+        // hour it starts in; intervals are seconds long, so the error is at most one interval).
+        if (event.requests > 0) {
+          const hour = event.intervalStart - (event.intervalStart % HOUR_MS)
+          writer.addHourlyUsage(hourlyUsageKey(event.accountId, hour, event.network, event.kind), event.requests, event.errors)
+        }
         return
       case 'RateLimited':
         if (!writer.markUsageCounted(event.id, event.intervalStart)) return
@@ -42,6 +48,14 @@ export const usageProjection: Projection = {
       case 'NodesSelected':
       case 'KeyIssued':
       case 'KeyRevoked':
+      case 'SignedIn':
+      case 'SignedOut':
+      case 'FreePlanClaimed':
+      case 'InvoiceCreated':
+      case 'PaymentConfirmed':
+      case 'PrivateNodeRequested':
+      case 'DomainsRestricted':
+      case 'DedicatedNodeAttached':
         return
       default:
         return unhandledEvent(event)

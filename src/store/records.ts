@@ -16,6 +16,8 @@ export interface KeyRecord {
   issuedAt: number
   /** From when the key no longer works (ms since epoch, may be in the future: a grace period); null: not revoked. */
   revokedAt: number | null
+  /** Browser domains the key may be used from (Origin/Referer); absent or empty: any. */
+  domains?: string[]
 }
 
 /** The plan period an account has (the plan's limits come from the plan catalog by planId). */
@@ -114,4 +116,85 @@ export function usageKey(accountId: string, keyId: string, network: string, kind
 /** Whether a key record lets calls through at `now` (a revocation with a grace period is not yet in force). */
 export function isKeyActive(key: KeyRecord, now: number): boolean {
   return key.revokedAt === null || now < key.revokedAt
+}
+
+/** A dashboard session (Sign-In with Ethereum), by the hash of its cookie token. */
+export interface SessionRecord {
+  accountId: string
+  wallet: string
+  expiresAt: number
+}
+
+/** The paid part of an invoice, from the PaymentConfirmed that won. */
+export interface InvoicePayment {
+  txHash: string
+  logIndex: number
+  amount: string
+  blockNumber: number
+  /** When the payment was confirmed: the paid period starts here. */
+  paidAt: number
+  attempt: string
+}
+
+/** An invoice of a paid plan (InvoiceCreated, then PaymentConfirmed, then the plan activated). */
+export interface InvoiceRecord {
+  invoiceId: string
+  accountId: string
+  planId: string
+  nodes: Entitlement[]
+  network: string
+  token: string
+  treasury: string
+  amount: string
+  decimals: number
+  priceUsd: number
+  createdAt: number
+  paid: InvoicePayment | null
+  /** The plan of this invoice was activated (PlanActivated seen after the payment). */
+  activated: boolean
+}
+
+/**
+ * The first of competing facts, by claim key: `nonce|<nonce>` (a SIWE nonce → the session it
+ * opened), `free|<account>|<plan>` (a free plan taken), `pay|<network>|<tx>|<logIndex>` (a
+ * transfer → the invoice it paid). `by` identifies the winner (session hash, attempt).
+ */
+export interface ClaimRecord {
+  by: string
+  /** The invoice a transfer paid (pay| claims only). */
+  invoiceId?: string
+  at: number
+}
+
+/** A Private Node request and the dedicated nodes attached to the account. */
+export interface PrivateNodeRecord {
+  accountId: string
+  requestedAt: number | null
+  requested: Entitlement[]
+  attached: Array<{ network: string; kind: NodeKind; url: string; ws: string | null; attachedAt: number }>
+}
+
+/** Calls of one account in one hour on one network and node kind. */
+export interface HourlyUsage {
+  requests: number
+  errors: number
+}
+
+/** One row of usageHourly(): an hour (start, ms since epoch) of one network and node kind. */
+export interface HourlyUsageRow extends HourlyUsage {
+  hour: number
+  network: string
+  kind: NodeKind
+}
+
+export const HOUR_MS = 3_600_000
+
+/** Key of the `usageHourly` db: account first, then the hour zero-padded so that keys sort by time. */
+export function hourlyUsageKey(accountId: string, hour: number, network: string, kind: NodeKind): string {
+  return `${accountId}|${String(hour).padStart(15, '0')}|${network}|${kind}`
+}
+
+/** Key of the `invoicesByAccount` db: the account's invoices in creation order. */
+export function accountInvoiceKey(accountId: string, createdAt: number, invoiceId: string): string {
+  return `${accountId}|${String(createdAt).padStart(15, '0')}|${invoiceId}`
 }

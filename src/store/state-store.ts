@@ -1,14 +1,19 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type RootDatabase } from 'lmdb'
-import type { AccountRecord, KeyRecord, PenaltyRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
-import { emptyUsage, wsCooldownKey, wsPenaltyKey } from './records.js'
+import type {
+  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks,
+} from './records.js'
+import { emptyUsage, hourlyUsageKey, wsCooldownKey, wsPenaltyKey } from './records.js'
 import { StateWriter, type StateDbs } from './state-writer.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
   TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
 
 /** Names of the dbs in the store, in the order the digest walks them. */
-export const STATE_DB_NAMES = ['accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets'] as const
+export const STATE_DB_NAMES = [
+  'accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets',
+  'claims', 'invoices', 'invoicesByAccount', 'privateNodes', 'sessions', 'usageHourly',
+] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 
 export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
@@ -56,6 +61,12 @@ export class StateStore {
       usageEvents: db('usageEvents'),
       meta: db('meta'),
       penalties: db('penalties'),
+      sessions: db('sessions'),
+      claims: db('claims'),
+      invoices: db('invoices'),
+      invoicesByAccount: db('invoicesByAccount'),
+      privateNodes: db('privateNodes'),
+      usageHourly: db('usageHourly'),
     }
     this.#writer = new StateWriter(this.#dbs)
   }
@@ -64,7 +75,7 @@ export class StateStore {
   static open(path: string): StateStore {
     try {
       mkdirSync(path, { recursive: true })
-      return new StateStore(path, open({ path, maxDbs: 16 }))
+      return new StateStore(path, open({ path, maxDbs: 32 }))
     } catch (cause) {
       throw new StateStoreClosed(`cannot open the state store at ${path}: ${(cause as Error).message}`, { cause })
     }
@@ -91,6 +102,30 @@ export class StateStore {
     return id === undefined ? undefined : this.#dbs.accounts.get(id)
   }
 
+  /** A dashboard session by the hash of its token (expired ones included: check expiresAt). */
+  session(sessionHash: string): SessionRecord | undefined {
+    return this.#dbs.sessions.get(sessionHash)
+  }
+
+  /** The first of competing facts under a claim key (see ClaimRecord). */
+  claim(key: string): ClaimRecord | undefined {
+    return this.#dbs.claims.get(key)
+  }
+
+  invoice(invoiceId: string): InvoiceRecord | undefined {
+    return this.#dbs.invoices.get(invoiceId)
+  }
+
+  /** An account's invoices, newest first, at most `limit`. */
+  invoicesOf(accountId: string, limit = 20): InvoiceRecord[] {
+    const out: InvoiceRecord[] = []
+    for (const id of this.#dbs.invoicesByAccount.getRange({ start: `${accountId}}`, end: `${accountId}|`, reverse: true, limit }).map((e) => e.value)) {
+      const invoice = this.#dbs.invoices.get(id)
+      if (invoice) out.push(invoice)
+    }
+    return out
+  }
+
   /** The penalty stored under `key` (`ip:<address>`…), lifted or not. */
   penalty(key: string): PenaltyRecord | undefined {
     return this.#dbs.penalties.get(key)
@@ -112,6 +147,21 @@ export class StateStore {
       if (value.until > now) out.push({ key, penalty: value })
     }
     return out
+  }
+
+  privateNode(accountId: string): PrivateNodeRecord | undefined {
+    return this.#dbs.privateNodes.get(accountId)
+  }
+
+  /** An account's calls per hour from `from` (ms, inclusive) to `to` (exclusive), by network and node kind. */
+  usageHourly(accountId: string, from: number, to: number): HourlyUsageRow[] {
+    const rows: HourlyUsageRow[] = []
+    const range = { start: hourlyUsageKey(accountId, from, '', 'full').split('||')[0], end: hourlyUsageKey(accountId, to, '', 'full').split('||')[0] }
+    for (const { key, value } of this.#dbs.usageHourly.getRange(range)) {
+      const [, hour, network, kind] = key.split('|') as [string, string, string, HourlyUsageRow['kind']]
+      rows.push({ hour: Number(hour), network, kind, requests: value.requests, errors: value.errors })
+    }
+    return rows
   }
 
   /** The last event seq applied to this store (0: none). */

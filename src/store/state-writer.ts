@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb'
-import type { AccountRecord, KeyRecord, PenaltyRecord, UsageTotals } from './records.js'
-import { emptyUsage } from './records.js'
+import type { AccountRecord, ClaimRecord, HourlyUsage, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageTotals } from './records.js'
+import { accountInvoiceKey, emptyUsage } from './records.js'
 
 /** The named dbs of the state store (see StateStore). */
 export interface StateDbs {
@@ -13,6 +13,16 @@ export interface StateDbs {
   usageEvents: Database<number, string>
   meta: Database<number, string>
   penalties: Database<PenaltyRecord, string>
+  /** sessionHash → dashboard session. */
+  sessions: Database<SessionRecord, string>
+  /** claim key → the first of competing facts (see ClaimRecord). */
+  claims: Database<ClaimRecord, string>
+  invoices: Database<InvoiceRecord, string>
+  /** accountInvoiceKey() → invoiceId. */
+  invoicesByAccount: Database<string, string>
+  privateNodes: Database<PrivateNodeRecord, string>
+  /** hourlyUsageKey() → calls in that hour. */
+  usageHourly: Database<HourlyUsage, string>
 }
 
 const CHECKPOINT = 'checkpoint'
@@ -76,6 +86,55 @@ export class StateWriter {
       // Rows written before notifications were counted have no such field.
       notifications: (row.notifications ?? 0) + (delta.notifications ?? 0),
     })
+  }
+
+  session(sessionHash: string): SessionRecord | undefined {
+    return this.#dbs.sessions.get(sessionHash)
+  }
+  putSession(sessionHash: string, session: SessionRecord): void {
+    this.#dbs.sessions.put(sessionHash, session)
+  }
+  removeSession(sessionHash: string): void {
+    this.#dbs.sessions.remove(sessionHash)
+  }
+
+  claim(key: string): ClaimRecord | undefined {
+    return this.#dbs.claims.get(key)
+  }
+  /** Record the claim unless one is there: true when this one is the first (it won). */
+  claimFirst(key: string, claim: ClaimRecord): boolean {
+    if (this.#dbs.claims.get(key) !== undefined) return false
+    this.#dbs.claims.put(key, claim)
+    return true
+  }
+
+  /** Set (or replace) a claim: for markers that are not first-wins, such as a pending activation. */
+  putClaim(key: string, claim: ClaimRecord): void {
+    this.#dbs.claims.put(key, claim)
+  }
+  removeClaim(key: string): void {
+    this.#dbs.claims.remove(key)
+  }
+
+  invoice(invoiceId: string): InvoiceRecord | undefined {
+    return this.#dbs.invoices.get(invoiceId)
+  }
+  putInvoice(invoice: InvoiceRecord): void {
+    this.#dbs.invoices.put(invoice.invoiceId, invoice)
+    this.#dbs.invoicesByAccount.put(accountInvoiceKey(invoice.accountId, invoice.createdAt, invoice.invoiceId), invoice.invoiceId)
+  }
+
+  privateNode(accountId: string): PrivateNodeRecord | undefined {
+    return this.#dbs.privateNodes.get(accountId)
+  }
+  putPrivateNode(record: PrivateNodeRecord): void {
+    this.#dbs.privateNodes.put(record.accountId, record)
+  }
+
+  /** Add calls to one hourly bucket (see hourlyUsageKey()). */
+  addHourlyUsage(key: string, requests: number, errors: number): void {
+    const row = this.#dbs.usageHourly.get(key)
+    this.#dbs.usageHourly.put(key, { requests: (row?.requests ?? 0) + requests, errors: (row?.errors ?? 0) + errors })
   }
 
   /**

@@ -7,6 +7,7 @@ import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
 import { describeAccess } from '../plans/entitlements.js'
+import { originAllowed } from '../keys/domain-allowlist.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
@@ -113,6 +114,9 @@ export class WsServer {
     const extensions = req.getHeader('sec-websocket-extensions')
     const deps = this.#deps
     const ip = clientIp(res, req, deps.trustProxy)
+    // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
+    const origin = req.getHeader('origin')
+    const referer = req.getHeader('referer')
     const pool = deps.upstreams.pool(network)
     if (pool === undefined) {
       return refuse(res, network, deps.counters, new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(network.slice(0, 40))}: this gateway serves ${deps.upstreams.networks().join(', ')}`))
@@ -122,6 +126,10 @@ export class WsServer {
     if (throttled) return refuse(res, network, deps.counters, throttled)
     const key = deps.keys.resolve(apiKey)
     if (key instanceof GatewayError) return refuse(res, network, deps.counters, key)
+    if (!originAllowed(key.record.domains, origin, referer)) {
+      const from = origin || referer || 'no Origin or Referer header'
+      return refuse(res, network, deps.counters, new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`))
+    }
     const access = deps.keys.accessOn(key, network)
     if (!access.full && !access.archive) {
       return refuse(res, network, deps.counters, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, network)}`))

@@ -20,3 +20,10 @@ t.test('every config default in the schema is in the README', async (t) => {
   const limits = (configSchema.properties.limits as unknown as { properties: Record<string, { default: unknown }> }).properties
   for (const [name, spec] of Object.entries(limits)) if (typeof spec.default === 'number') t.match(readme, new RegExp(`${name}\\b[^\\n]*${spec.default}|${spec.default}[^\\n]*${name}`), name)
 })
+
+t.test('the README API error table is the dashboard API registry', async (t) => {
+  const { renderApiErrorTable } = await import('../../src/dashboard/api-errors.js')
+  const m = /<!-- api-error-table:start -->\n([\s\S]*?)\n<!-- api-error-table:end -->/.exec(readme)
+  t.ok(m, 'the README has the API error table markers')
+  t.equal(m?.[1], renderApiErrorTable(), 'regenerate it from src/dashboard/api-errors.ts')
+})

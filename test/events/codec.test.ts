@@ -45,6 +45,20 @@ const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { type: K }>
     type: 'NotificationsRecorded', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'full', instance: 'gw-1',
     intervalStart: T0, intervalMs: 1000, notifications: 3, bytesOut: 2400,
   },
+  SignedIn: { type: 'SignedIn', accountId: 'acc-1', wallet: '0x' + 'ab'.repeat(20), nonce: 'a1b2c3d4e5f6', sessionHash: 'e'.repeat(64), expiresAt: T0 + 86_400_000 },
+  SignedOut: { type: 'SignedOut', accountId: 'acc-1', sessionHash: 'e'.repeat(64) },
+  FreePlanClaimed: { type: 'FreePlanClaimed', accountId: 'acc-1', planId: 'free-trial', attempt: 'r4nd0m' },
+  InvoiceCreated: {
+    type: 'InvoiceCreated', accountId: 'acc-1', invoiceId: 'inv_1', planId: 'tier-1', nodes: [{ network: 'eth-1', kind: 'full' }],
+    network: 'eth-1', token: '0x' + 'cd'.repeat(20), treasury: '0x' + 'ef'.repeat(20), amount: '50000000000000000000', decimals: 18, priceUsd: 50,
+  },
+  PaymentConfirmed: {
+    type: 'PaymentConfirmed', accountId: 'acc-1', invoiceId: 'inv_1', network: 'eth-1', txHash: '0x' + '12'.repeat(32), logIndex: 0,
+    from: '0x' + 'ab'.repeat(20), amount: '50000000000000000000', blockNumber: 12, blockHash: '0x' + '34'.repeat(32), attempt: 'r4nd0m',
+  },
+  PrivateNodeRequested: { type: 'PrivateNodeRequested', accountId: 'acc-1', nodes: [{ network: 'eth-1', kind: 'archive' }] },
+  DomainsRestricted: { type: 'DomainsRestricted', accountId: 'acc-1', keyId: 'k1', domains: ['example.com', '*.example.org'] },
+  DedicatedNodeAttached: { type: 'DedicatedNodeAttached', accountId: 'acc-1', network: 'eth-1', kind: 'full', url: 'http://10.0.0.5:8545', ws: null },
 }
 const samples = EVENT_TYPES.map((type) => makeEvent(inputs[type] as EventInput, T0 + 1))
 

@@ -53,7 +53,7 @@ export async function devCommand(args: string[]): Promise<void> {
 
   let gateway: Awaited<ReturnType<typeof startGateway>>
   try {
-    gateway = await startGateway(config, { logger })
+    gateway = await startGateway(config, { logger, secret })
   } catch (err) {
     await devnet.stop()
     throw err
@@ -69,6 +69,7 @@ export async function devCommand(args: string[]): Promise<void> {
       'Try it:',
       `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
       '',
+      `Dashboard: ${gateway.http}/  (paid plans need "payments" in the config; see the README)`,
       `Metrics: ${gateway.http}/metrics`,
       `Events:  node bin/tollgate.js events --config ${configPath}`,
       'Stop:    Ctrl-C',

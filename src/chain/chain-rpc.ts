@@ -1,0 +1,81 @@
+import { createPublicClient, custom, type PublicClient } from 'viem'
+import type { UpstreamPool } from '../upstream/pool.js'
+
+/** The node answered a JSON-RPC error (a revert, bad params): kept with its code and data for viem. */
+export class ChainRpcError extends Error {
+  override name = 'ChainRpcError'
+  readonly code: number
+  readonly data: unknown
+  constructor(method: string, error: { code?: number; message?: string; data?: unknown }, options?: { cause?: unknown }) {
+    super(`${method}: ${error.message ?? 'error'} (code ${error.code ?? '?'})`, options)
+    this.code = error.code ?? -32603
+    this.data = error.data
+  }
+}
+
+/** The node could not be reached (no healthy node, time-out, connection lost). */
+export class ChainUnavailableError extends Error {
+  override name = 'ChainUnavailableError'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+/** A JSON-RPC client of one network: the gateway's own upstream pool, never the user's wallet. */
+export interface ChainRpc {
+  readonly network: string
+  /** The call's `result`; throws ChainRpcError (node said no) or ChainUnavailableError (no answer). */
+  request<T = unknown>(method: string, params: unknown[]): Promise<T>
+}
+
+/**
+ * A ChainRpc over an UpstreamPool: payments and contract-wallet signatures are checked through
+ * the nodes the gateway trusts, so that a user (or a compromised browser) cannot feed it a fake
+ * receipt. Full nodes first; archive nodes when the network has no full node.
+ * @example
+ * const rpc = poolRpc(upstreams.pool('eth-1')!, { timeoutMs: 10_000 })
+ * const head = await rpc.request<string>('eth_blockNumber', [])
+ */
+export function poolRpc(pool: UpstreamPool, opts: { timeoutMs: number }): ChainRpc {
+  const kind = pool.hasKind('full') ? 'full' : 'archive'
+  return {
+    network: pool.network,
+    async request<T>(method: string, params: unknown[]): Promise<T> {
+      let body: string
+      try {
+        body = (await pool.call(kind, method, params, '1', { timeoutMs: opts.timeoutMs })).body
+      } catch (cause) {
+        throw new ChainUnavailableError(`${pool.network}: no node answered ${method}`, { cause })
+      }
+      const answer = JSON.parse(body) as { result?: T; error?: { code?: number; message?: string; data?: unknown } }
+      if (answer.error) throw new ChainRpcError(method, answer.error)
+      return answer.result as T
+    },
+  }
+}
+
+/**
+ * A viem public client whose every request goes through `rpc` (for viem's signature checks:
+ * ERC-1271 and the ERC-6492 universal validator are eth_calls).
+ */
+export function viemClientOf(rpc: ChainRpc, chainId: number): PublicClient {
+  return createPublicClient({
+    chain: {
+      id: chainId,
+      name: rpc.network,
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [] } },
+    },
+    transport: custom({
+      async request({ method, params }) {
+        try {
+          return await rpc.request(method, (params ?? []) as unknown[])
+        } catch (err) {
+          // viem reads `code` and `data` (revert data) from what the transport throws.
+          if (err instanceof ChainRpcError) throw Object.assign(new Error(err.message), { code: err.code, data: err.data })
+          throw err
+        }
+      },
+    }),
+  })
+}

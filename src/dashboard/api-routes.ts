@@ -1,0 +1,163 @@
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../front/uws.js'
+import { sendReply, type ResponseState } from '../front/respond.js'
+import { ApiError, toApiError } from './api-errors.js'
+import type { DashboardService, Session } from './dashboard-service.js'
+
+/** Largest API request body: a SIWE message and signature (an ERC-6492 one carries init code). */
+const MAX_API_BODY = 64 * 1024
+export const SESSION_COOKIE = 'tg_session'
+
+interface ApiCall {
+  params: string[]
+  query: URLSearchParams
+  body: Record<string, unknown>
+  session: Session | undefined
+}
+interface ApiAnswer {
+  status?: number
+  json: unknown
+  setCookie?: string
+}
+type Handler = (call: ApiCall, service: DashboardService) => Promise<ApiAnswer> | ApiAnswer
+
+interface RouteSpec {
+  method: 'get' | 'post' | 'put'
+  path: string
+  /** Needs a signed-in session. */
+  auth: boolean
+  handler: Handler
+}
+
+const ROUTES: RouteSpec[] = [
+  { method: 'get', path: '/api/config', auth: false, handler: (_c, s) => ({ json: s.publicConfig() }) },
+  { method: 'post', path: '/api/siwe/nonce', auth: false, handler: (_c, s) => ({ json: s.nonce() }) },
+  {
+    method: 'post',
+    path: '/api/siwe/verify',
+    auth: false,
+    handler: async (c, s) => {
+      const out = await s.signIn(c.body)
+      return { json: { accountId: out.accountId, expiresAt: out.expiresAt }, setCookie: sessionCookie(s, out.token, Math.floor(s.sessionTtlMs / 1000)) }
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/siwe/logout',
+    auth: false,
+    handler: async (c, s) => {
+      if (c.session) await s.signOut(c.session)
+      return { json: { signedOut: true }, setCookie: sessionCookie(s, '', 0) }
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/session',
+    auth: false,
+    // 200 either way: the page asks this first, so a signed-out visitor sees no failed request.
+    handler: (c) => ({ json: c.session ? { signedIn: true, accountId: c.session.accountId, wallet: c.session.wallet, expiresAt: c.session.expiresAt } : { signedIn: false } }),
+  },
+  { method: 'get', path: '/api/me', auth: true, handler: (c, s) => s.me(c.session!).then((json) => ({ json })) },
+  { method: 'post', path: '/api/plans', auth: true, handler: (c, s) => s.choosePlan(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'post', path: '/api/invoices/:id/payment', auth: true, handler: (c, s) => s.pay(c.session!, c.params[0]!, c.body).then((json) => ({ json })) },
+  { method: 'post', path: '/api/keys/regenerate', auth: true, handler: (c, s) => s.regenerate(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'put', path: '/api/keys/domains', auth: true, handler: (c, s) => s.setDomains(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => ({ json: s.usage(c.session!, c.query.get('hours')) }) },
+]
+
+/**
+ * The dashboard's JSON API under /api/. Answers are JSON; errors are `{ "error": { code,
+ * message, details? } }` with the status of API_ERRORS. The session is an HttpOnly, SameSite=Strict
+ * cookie (Secure when the public URL is https). Calls that change something must be JSON from
+ * our own origin: a form or a script on another site cannot send `Content-Type: application/json`
+ * without a CORS preflight we never grant, and the Origin check refuses it when present.
+ */
+export function registerApiRoutes(app: TemplatedApp, service: () => DashboardService | undefined, onError: (err: unknown) => void): void {
+  for (const route of ROUTES) {
+    app[route.method](route.path, (res: HttpResponse, req: HttpRequest) => {
+      const state: ResponseState = { aborted: false, done: false }
+      res.onAborted(() => {
+        state.aborted = true
+      })
+      const params = route.path.includes(':') ? [req.getParameter(0) ?? ''] : []
+      const query = new URLSearchParams(req.getQuery() ?? '')
+      const cookie = req.getHeader('cookie')
+      const origin = req.getHeader('origin')
+      const fetchSite = req.getHeader('sec-fetch-site')
+      const contentType = req.getHeader('content-type')
+      const answer = (a: ApiAnswer): void => {
+        const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }
+        if (a.setCookie !== undefined) headers['Set-Cookie'] = a.setCookie
+        sendReply(res, state, { status: a.status ?? 200, body: JSON.stringify(a.json), contentType: 'application/json; charset=utf-8', headers }, false)
+      }
+      const failWith = (err: unknown): void => {
+        const e = toApiError(err)
+        if (e.code === 'INTERNAL') onError(err)
+        answer({ status: e.http, json: { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } } })
+      }
+      const run = async (rawBody: string | null): Promise<void> => {
+        const s = service()
+        if (s === undefined) throw new ApiError('DASHBOARD_DISABLED', 'The dashboard is not available: the gateway runs without TOLLGATE_SECRET.')
+        if (route.method !== 'get') {
+          if (!contentType.toLowerCase().startsWith('application/json')) throw new ApiError('WRONG_ORIGIN', 'Send JSON (Content-Type: application/json).')
+          if ((origin !== '' && origin !== s.origin) || (fetchSite !== '' && fetchSite !== 'same-origin' && fetchSite !== 'none')) {
+            throw new ApiError('WRONG_ORIGIN', `This request must come from the dashboard at ${s.origin}.`)
+          }
+        }
+        let body: Record<string, unknown> = {}
+        if (rawBody !== null && rawBody.trim() !== '') {
+          try {
+            body = JSON.parse(rawBody) as Record<string, unknown>
+          } catch {
+            throw new ApiError('BAD_REQUEST', 'The request body is not JSON.')
+          }
+          if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
+        }
+        const session = await s.session(cookieValue(cookie, SESSION_COOKIE))
+        if (route.auth && session === undefined) throw new ApiError('NOT_SIGNED_IN')
+        answer(await route.handler({ params, query, body, session }, s))
+      }
+      if (route.method === 'get') {
+        run(null).catch(failWith)
+        return
+      }
+      readSmallBody(res, state, MAX_API_BODY, (body) => {
+        if (body === null) return failWith(new ApiError('BAD_REQUEST', 'The request body is too large.'))
+        run(body).catch(failWith)
+      })
+    })
+  }
+  app.any('/api/*', (res) => {
+    const state: ResponseState = { aborted: false, done: false }
+    const e = new ApiError('NOT_FOUND')
+    sendReply(res, state, { status: e.http, body: JSON.stringify({ error: { code: e.code, message: e.message } }), contentType: 'application/json; charset=utf-8', close: true }, false)
+  })
+}
+
+function sessionCookie(s: DashboardService, token: string, maxAgeS: number): string {
+  return `${SESSION_COOKIE}=${token}; Path=/; Max-Age=${maxAgeS}; HttpOnly; SameSite=Strict${s.secureCookies ? '; Secure' : ''}`
+}
+
+/** The value of cookie `name` in a Cookie header. */
+export function cookieValue(header: string, name: string): string | undefined {
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+function readSmallBody(res: HttpResponse, state: ResponseState, max: number, done: (body: string | null) => void): void {
+  const chunks: Buffer[] = []
+  let size = 0
+  let over = false
+  res.onData((chunk, isLast) => {
+    if (over) return
+    size += chunk.byteLength
+    if (size > max) {
+      over = true
+      return done(null)
+    }
+    chunks.push(Buffer.from(chunk.slice(0)))
+    if (isLast && !state.aborted) done(Buffer.concat(chunks).toString('utf8'))
+  })
+}

@@ -1,0 +1,316 @@
+import type { PublicClient } from 'viem'
+import type { Clock } from '../../actors/runtime/clock.js'
+import type { Config } from '../config/types.js'
+import type { EventLog } from '../events/log.js'
+import type { Entitlement, NodeKind } from '../events/types.js'
+import { makeEvent } from '../events/make-event.js'
+import { KeyCipher } from '../keys/key-cipher.js'
+import type { PlanCatalog } from '../plans/catalog.js'
+import type { Projector } from '../projections/projector.js'
+import { claimKeys } from '../projections/billing-projection.js'
+import type { StateStore } from '../store/state-store.js'
+import { HOUR_MS, type AccountRecord, type InvoiceRecord, type SessionRecord } from '../store/records.js'
+import type { Upstreams } from '../upstream/upstreams.js'
+import { poolRpc, viemClientOf, type ChainRpc } from '../chain/chain-rpc.js'
+import { AccountLock } from '../accounts/account-lock.js'
+import { regenerateKey, type AccountCommandDeps } from '../accounts/commands.js'
+import { claimFreePlan, isFreePlan } from '../accounts/free-plan.js'
+import { restrictDomains } from '../accounts/key-settings.js'
+import { requestPrivateNode } from '../accounts/private-node.js'
+import { createInvoice, type InvoiceDeps } from '../payments/invoices.js'
+import { ensureActivated, payInvoice } from '../payments/pay-invoice.js'
+import { TokenDecimals, usdOf } from '../payments/token.js'
+import { SiweNonces } from '../siwe/nonces.js'
+import { sessionHashOf, signIn } from '../siwe/sign-in.js'
+import { ApiError } from './api-errors.js'
+
+export interface DashboardDeps {
+  config: Config
+  log: EventLog
+  store: StateStore
+  projector: Projector
+  catalog: PlanCatalog
+  clock: Clock
+  upstreams: Upstreams
+  /** TOLLGATE_SECRET: decrypts keys for their owner, signs nonces. */
+  secret: string
+  /** The gateway's base URL (publicUrl, else the bound listen address): the SIWE domain and origin. */
+  baseUrl: () => string
+}
+
+/** A signed-in dashboard user. */
+export interface Session extends SessionRecord {
+  sessionHash: string
+}
+
+/** Longest grace period the dashboard offers for a regenerated key. */
+const MAX_GRACE_S = 30 * 24 * 3600
+
+/**
+ * What the dashboard's JSON API does, without HTTP: sign-in, the account's state, plans,
+ * payments, keys and usage. Every change is a command that appends events and catches the
+ * projections up (so the answer shows it); commands of one account run one at a time here.
+ */
+export class DashboardService {
+  readonly #deps: DashboardDeps
+  readonly #cipher: KeyCipher
+  readonly #nonces: SiweNonces
+  readonly #lock = new AccountLock()
+  readonly #decimals = new TokenDecimals()
+  readonly #clients = new Map<number, PublicClient>()
+  readonly #available: Entitlement[]
+  readonly #timeoutMs: number
+
+  constructor(deps: DashboardDeps) {
+    this.#deps = deps
+    this.#cipher = KeyCipher.fromSecret(deps.secret)
+    this.#nonces = new SiweNonces(deps.secret)
+    this.#timeoutMs = Math.min(deps.config.limits.upstreamTimeoutMs, 15_000)
+    this.#available = Object.entries(deps.config.networks).flatMap(([network, n]) =>
+      (['full', 'archive'] as const).filter((kind) => n.upstreams.some((u) => u.kind === kind)).map((kind) => ({ network, kind })),
+    )
+  }
+
+  get origin(): string {
+    return new URL(this.#deps.baseUrl()).origin
+  }
+
+  /** The session cookie must be Secure when users reach us over https (TLS in front of us). */
+  get secureCookies(): boolean {
+    return this.origin.startsWith('https:')
+  }
+
+  get sessionTtlMs(): number {
+    return this.#deps.config.dashboard.sessionTtlMs
+  }
+
+  /** What the page needs before sign-in: networks, plans, payment terms, sign-in domain. */
+  publicConfig(): unknown {
+    const { config, catalog } = this.#deps
+    const payments = config.payments
+    return {
+      siwe: { domain: new URL(this.#deps.baseUrl()).host, origin: this.origin },
+      networks: Object.entries(config.networks).map(([slug, n]) => ({ slug, chainId: n.chainId, kinds: this.#kindsOf(slug), ...this.#urls(slug) })),
+      catalog: catalog.name,
+      plans: catalog.plans.map((p) => ({
+        id: p.id,
+        name: p.name,
+        description: p.description,
+        priceUsdPerMonth: p.priceUsdPerMonth,
+        priceFrom: p.priceFrom ?? false,
+        periodMs: p.periodMs,
+        limits: p.limits,
+        nodes: p.nodes,
+        free: isFreePlan(p),
+        how: p.nodes.rule === 'dedicated' ? 'request' : isFreePlan(p) ? 'free' : 'pay',
+      })),
+      payments: payments === undefined ? null : { network: payments.network, chainId: config.networks[payments.network]!.chainId, token: payments.token, treasury: payments.treasury, confirmations: payments.confirmations },
+    }
+  }
+
+  nonce(): { nonce: string } {
+    return { nonce: this.#nonces.issue(this.#deps.clock.now()) }
+  }
+
+  async signIn(input: { message?: unknown; signature?: unknown }): Promise<{ token: string; expiresAt: number; accountId: string }> {
+    const { config } = this.#deps
+    const session = await signIn(
+      {
+        ...this.#deps,
+        nonces: this.#nonces,
+        expect: { domain: new URL(this.#deps.baseUrl()).host, origin: this.origin, chainIds: Object.values(config.networks).map((n) => n.chainId) },
+        clientFor: (chainId) => this.#clientFor(chainId),
+        sessionTtlMs: config.dashboard.sessionTtlMs,
+      },
+      { message: String(input.message ?? ''), signature: String(input.signature ?? '') },
+    )
+    return { token: session.token, expiresAt: session.expiresAt, accountId: session.accountId }
+  }
+
+  async signOut(session: Session): Promise<void> {
+    await this.#deps.log.append([makeEvent({ type: 'SignedOut', accountId: session.accountId, sessionHash: session.sessionHash }, this.#deps.clock.now())])
+    await this.#deps.projector.catchUp()
+  }
+
+  /** The session of a cookie token, or undefined (none, expired, signed out). */
+  async session(token: string | undefined): Promise<Session | undefined> {
+    if (token === undefined || token.length < 20 || token.length > 100) return undefined
+    const sessionHash = sessionHashOf(token)
+    let record = this.#deps.store.session(sessionHash)
+    if (record === undefined) {
+      // Signed in on another instance a moment ago: its SignedIn may not be projected here yet.
+      await this.#deps.projector.catchUp()
+      record = this.#deps.store.session(sessionHash)
+    }
+    if (record === undefined || record.expiresAt <= this.#deps.clock.now()) return undefined
+    return { ...record, sessionHash }
+  }
+
+  /** The account as the dashboard shows it (the key in clear: the owner is asking). */
+  async me(session: Session): Promise<unknown> {
+    const { store, clock, catalog } = this.#deps
+    await this.#lock.run(session.accountId, () => this.#finishActivations(session.accountId))
+    const account = this.#account(session)
+    const now = clock.now()
+    const plan = account.plan === null ? null : catalog.get(account.plan.planId)
+    const activeKey = account.activeKeyId === null ? undefined : store.keyById(account.activeKeyId)
+    const grace = store.claim(claimKeys.graceKey(account.accountId))
+    const graceKey = grace === undefined || grace.at <= now ? undefined : store.keyById(grace.by)
+    return {
+      accountId: account.accountId,
+      wallet: account.wallet,
+      createdAt: account.createdAt,
+      plan:
+        account.plan === null
+          ? null
+          : { id: account.plan.planId, name: plan?.name ?? account.plan.planId, startsAt: account.plan.startsAt, endsAt: account.plan.endsAt, active: account.plan.endsAt === null || account.plan.endsAt > now },
+      nodes: account.nodes,
+      freePlansUsed: catalog.plans.filter((p) => isFreePlan(p) && store.claim(claimKeys.freePlan(account.accountId, p.id)) !== undefined).map((p) => p.id),
+      key: activeKey === undefined ? null : { keyId: activeKey.keyId, apiKey: this.#cipher.decrypt(activeKey.keyCipher), issuedAt: activeKey.issuedAt, domains: activeKey.domains ?? [] },
+      previousKey: graceKey === undefined ? null : { keyId: graceKey.keyId, ending: this.#cipher.decrypt(graceKey.keyCipher).slice(-6), worksUntil: grace!.at },
+      endpoints: this.#endpointsOf(account),
+      invoices: store.invoicesOf(account.accountId, 10).map((i) => this.#invoiceView(i)),
+      privateNode: store.privateNode(account.accountId) ?? null,
+    }
+  }
+
+  /** Take a plan: a free one at once, a paid one as an invoice to pay, the private one as a request. */
+  async choosePlan(session: Session, input: { planId?: unknown; nodes?: unknown }): Promise<unknown> {
+    const planId = String(input.planId ?? '')
+    const plan = this.#deps.catalog.get(planId)
+    if (plan === undefined) throw new ApiError('UNKNOWN_PLAN', `There is no plan ${JSON.stringify(planId)}.`)
+    return this.#lock.run(session.accountId, async () => {
+      if (plan.nodes.rule === 'dedicated') {
+        await requestPrivateNode(this.#commandDeps(), { accountId: session.accountId, nodes: input.nodes, available: this.#available })
+        return { requested: true }
+      }
+      if (isFreePlan(plan)) {
+        await claimFreePlan(this.#commandDeps(), { accountId: session.accountId, planId, nodes: input.nodes, available: this.#available })
+        return { activated: true }
+      }
+      const invoice = await createInvoice(this.#invoiceDeps(), { accountId: session.accountId, planId, nodes: input.nodes, available: this.#available })
+      return { invoice: this.#invoiceView(invoice) }
+    })
+  }
+
+  /** Check the payment of an invoice (a transaction hash the wallet sent) and activate its plan. */
+  async pay(session: Session, invoiceId: string, input: { txHash?: unknown }): Promise<unknown> {
+    return this.#lock.run(session.accountId, async () => {
+      const { invoice } = await payInvoice(this.#invoiceDeps(), { accountId: session.accountId, invoiceId, txHash: String(input.txHash ?? '') })
+      return { invoice: this.#invoiceView(invoice) }
+    })
+  }
+
+  async regenerate(session: Session, input: { graceSeconds?: unknown }): Promise<unknown> {
+    const grace = input.graceSeconds === undefined ? 0 : Number(input.graceSeconds)
+    if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_S) throw new ApiError('BAD_GRACE', `The grace period must be between 0 and ${MAX_GRACE_S / 86400} days.`)
+    return this.#lock.run(session.accountId, async () => {
+      const account = this.#account(session)
+      if (account.activeKeyId === null) throw new ApiError('NO_ACTIVE_KEY')
+      const out = await regenerateKey(this.#commandDeps(), { accountId: session.accountId, graceMs: Math.round(grace * 1000) })
+      return { keyId: out.keyId }
+    })
+  }
+
+  async setDomains(session: Session, input: { domains?: unknown }): Promise<unknown> {
+    return this.#lock.run(session.accountId, async () => ({ domains: await restrictDomains(this.#commandDeps(), { accountId: session.accountId, domains: input.domains }) }))
+  }
+
+  /** Calls per hour for the last `hours` hours (this one included), by network and node kind. */
+  usage(session: Session, hoursParam: string | null): unknown {
+    const hours = Math.min(168, Math.max(1, Number(hoursParam) || 24))
+    const now = this.#deps.clock.now()
+    const lastHour = now - (now % HOUR_MS)
+    const from = lastHour - (hours - 1) * HOUR_MS
+    const series = new Map<string, { network: string; kind: NodeKind; requests: number[]; errors: number[] }>()
+    for (const row of this.#deps.store.usageHourly(session.accountId, from, lastHour + HOUR_MS)) {
+      const id = `${row.network}:${row.kind}`
+      let s = series.get(id)
+      if (s === undefined) series.set(id, (s = { network: row.network, kind: row.kind, requests: new Array<number>(hours).fill(0), errors: new Array<number>(hours).fill(0) }))
+      const i = (row.hour - from) / HOUR_MS
+      s.requests[i] += row.requests
+      s.errors[i] += row.errors
+    }
+    return { from, hours, hourMs: HOUR_MS, series: [...series.values()] }
+  }
+
+  #account(session: Session): AccountRecord {
+    const account = this.#deps.store.account(session.accountId)
+    if (account === undefined) throw new ApiError('NOT_SIGNED_IN')
+    return account
+  }
+
+  async #finishActivations(accountId: string): Promise<void> {
+    const pending = this.#deps.store.claim(claimKeys.pendingActivation(accountId))
+    const invoice = pending === undefined ? undefined : this.#deps.store.invoice(pending.by)
+    if (invoice !== undefined) await ensureActivated(this.#invoiceDeps(), invoice)
+  }
+
+  #invoiceView(i: InvoiceRecord): unknown {
+    const plan = this.#deps.catalog.get(i.planId)
+    return {
+      invoiceId: i.invoiceId,
+      planId: i.planId,
+      planName: plan?.name ?? i.planId,
+      nodes: i.nodes,
+      network: i.network,
+      chainId: this.#deps.config.networks[i.network]?.chainId ?? null,
+      token: i.token,
+      treasury: i.treasury,
+      amount: i.amount,
+      amountUsd: usdOf(i.amount, i.decimals),
+      decimals: i.decimals,
+      createdAt: i.createdAt,
+      status: i.paid === null ? 'unpaid' : i.activated ? 'active' : 'paid',
+      txHash: i.paid?.txHash ?? null,
+    }
+  }
+
+  #endpointsOf(account: AccountRecord): unknown[] {
+    const plan = account.plan === null ? undefined : this.#deps.catalog.get(account.plan.planId)
+    if (plan === undefined) return []
+    const slugs = account.nodes.length > 0 ? [...new Set(account.nodes.map((n) => n.network))] : Object.keys(this.#deps.config.networks)
+    return slugs
+      .filter((slug) => this.#deps.config.networks[slug] !== undefined)
+      .map((slug) => {
+        const chosen = account.nodes.filter((n) => n.network === slug).map((n) => n.kind)
+        const kinds = chosen.length > 0 ? chosen : this.#kindsOf(slug).filter((k) => k === 'full' || plan.limits.archiveRps !== 0)
+        return { network: slug, chainId: this.#deps.config.networks[slug]!.chainId, kinds, ...this.#urls(slug) }
+      })
+  }
+
+  #urls(slug: string): { http: string; ws: string } {
+    const base = this.#deps.baseUrl()
+    return { http: `${base}/http/${slug}`, ws: `${base.replace(/^http/, 'ws')}/ws/${slug}` }
+  }
+
+  #kindsOf(slug: string): NodeKind[] {
+    return this.#available.filter((a) => a.network === slug).map((a) => a.kind)
+  }
+
+  #clientFor(chainId: number): PublicClient | undefined {
+    let client = this.#clients.get(chainId)
+    if (client !== undefined) return client
+    const slug = Object.keys(this.#deps.config.networks).find((s) => this.#deps.config.networks[s]!.chainId === chainId)
+    const pool = slug === undefined ? undefined : this.#deps.upstreams.pool(slug)
+    if (pool === undefined) return undefined
+    client = viemClientOf(poolRpc(pool, { timeoutMs: this.#timeoutMs }), chainId)
+    this.#clients.set(chainId, client)
+    return client
+  }
+
+  #paymentRpc(): ChainRpc | undefined {
+    const payments = this.#deps.config.payments
+    const pool = payments === undefined ? undefined : this.#deps.upstreams.pool(payments.network)
+    return pool === undefined ? undefined : poolRpc(pool, { timeoutMs: this.#timeoutMs })
+  }
+
+  #commandDeps(): AccountCommandDeps & { projector: Projector } {
+    const { log, store, catalog, clock, projector } = this.#deps
+    return { log, store, catalog, clock, projector, cipher: this.#cipher }
+  }
+
+  #invoiceDeps(): InvoiceDeps {
+    return { ...this.#commandDeps(), payments: this.#deps.config.payments, rpc: this.#paymentRpc(), decimals: this.#decimals }
+  }
+}

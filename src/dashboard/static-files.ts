@@ -1,0 +1,93 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, extname, join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { TemplatedApp } from '../front/uws.js'
+import { sendReply, type ResponseState } from '../front/respond.js'
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+  '.webmanifest': 'application/manifest+json',
+}
+
+/**
+ * The page may run only our own scripts and talk only to us; a browser wallet's injected
+ * provider is the extension's, not the page's, so it is not affected.
+ */
+const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+})
+
+/**
+ * The built dashboard (`npm run build:dashboard` writes dist/dashboard/), found by walking up
+ * from this module so that it resolves from src/ (tsx, tests) and from dist/src/ (compiled).
+ */
+export function dashboardDir(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const candidate = join(dir, 'dist', 'dashboard')
+    if (existsSync(join(candidate, 'index.html'))) return candidate
+    const parent = dirname(dir)
+    if (parent === dir) return undefined
+    dir = parent
+  }
+}
+
+/**
+ * Serve the dashboard's static files from memory: `/` is index.html (never cached: it names the
+ * current hashed assets), `/assets/*` are content-hashed and cached for a year. Every file gets a
+ * static route of its own, which uWS matches before the catch-all 404. Without a build, `/` says
+ * how to make one.
+ */
+export function registerStaticFiles(app: TemplatedApp, dir: string | undefined): number {
+  if (dir === undefined) {
+    app.get('/', (res) => {
+      const state: ResponseState = { aborted: false, done: false }
+      const html = '<!doctype html><title>Tollgate</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm run build:dashboard</code>) and restart.</p>'
+      sendReply(res, state, { status: 503, body: html, contentType: TYPES['.html'], headers: PAGE_HEADERS }, false)
+    })
+    return 0
+  }
+  const files = walk(dir)
+  for (const path of files) {
+    const body = readFileSync(path)
+    const rel = relative(dir, path).split(sep).join('/')
+    const type = TYPES[extname(path)] ?? 'application/octet-stream'
+    const immutable = rel.startsWith('assets/')
+    const headers = {
+      ...(type.startsWith('text/html') ? PAGE_HEADERS : { 'X-Content-Type-Options': 'nosniff' }),
+      'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    }
+    const serve = (acceptGzip: boolean, res: Parameters<Parameters<TemplatedApp['get']>[1]>[0]) => {
+      const state: ResponseState = { aborted: false, done: false }
+      // gzip runs off the loop: the client may be gone when it is done.
+      res.onAborted(() => {
+        state.aborted = true
+      })
+      sendReply(res, state, { status: 200, body, contentType: type, headers }, acceptGzip)
+    }
+    const route = rel === 'index.html' ? '/' : `/${rel}`
+    app.get(route, (res, req) => serve(req.getHeader('accept-encoding').includes('gzip'), res))
+    if (rel === 'index.html') app.get('/index.html', (res, req) => serve(req.getHeader('accept-encoding').includes('gzip'), res))
+  }
+  return files.length
+}
+
+function walk(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) walk(path, out)
+    else out.push(path)
+  }
+  return out
+}

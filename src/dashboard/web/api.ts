@@ -1,0 +1,104 @@
+/** The dashboard's JSON API (same origin, session cookie). */
+
+export class ApiFailure extends Error {
+  override name = 'ApiFailure'
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, string | number> = {},
+  ) {
+    super(message)
+  }
+}
+
+export interface ApiResult<T> {
+  status: number
+  data: T
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
+  let res: Response
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+  } catch {
+    throw new ApiFailure(0, 'OFFLINE', 'The gateway cannot be reached: check your connection and try again.')
+  }
+  const data = (await res.json().catch(() => ({}))) as { error?: { code: string; message: string; details?: Record<string, string | number> } }
+  if (!res.ok || data.error) {
+    const e = data.error ?? { code: 'HTTP_' + res.status, message: `The gateway answered ${res.status}.` }
+    throw new ApiFailure(res.status, e.code, e.message, e.details)
+  }
+  return { status: res.status, data: data as T }
+}
+
+export const api = {
+  get: <T>(path: string) => call<T>('GET', path),
+  post: <T>(path: string, body: unknown = {}) => call<T>('POST', path, body),
+  put: <T>(path: string, body: unknown) => call<T>('PUT', path, body),
+}
+
+export type NodeKind = 'full' | 'archive'
+export interface Entitlement {
+  network: string
+  kind: NodeKind
+}
+
+export interface PublicConfig {
+  siwe: { domain: string; origin: string }
+  networks: Array<{ slug: string; chainId: number; kinds: NodeKind[]; http: string; ws: string }>
+  catalog: string
+  plans: Array<{
+    id: string
+    name: string
+    description: string
+    priceUsdPerMonth: number | null
+    priceFrom: boolean
+    periodMs: number | null
+    limits: { fullRps: number | null; archiveRps: number | null }
+    nodes: { rule: 'all-full' | 'choose' | 'all' | 'dedicated'; count?: number }
+    how: 'free' | 'pay' | 'request'
+  }>
+  payments: { network: string; chainId: number; token: string; treasury: string; confirmations: number } | null
+}
+
+export interface Invoice {
+  invoiceId: string
+  planId: string
+  planName: string
+  nodes: Entitlement[]
+  network: string
+  chainId: number
+  token: string
+  treasury: string
+  amount: string
+  amountUsd: string
+  createdAt: number
+  status: 'unpaid' | 'paid' | 'active'
+  txHash: string | null
+}
+
+export interface Me {
+  accountId: string
+  wallet: string
+  plan: { id: string; name: string; startsAt: number; endsAt: number | null; active: boolean } | null
+  nodes: Entitlement[]
+  freePlansUsed: string[]
+  key: { keyId: string; apiKey: string; issuedAt: number; domains: string[] } | null
+  previousKey: { keyId: string; ending: string; worksUntil: number } | null
+  endpoints: Array<{ network: string; chainId: number; kinds: NodeKind[]; http: string; ws: string }>
+  invoices: Invoice[]
+  privateNode: { requestedAt: number | null; attached: Array<{ network: string; kind: NodeKind }> } | null
+}
+
+export interface Usage {
+  from: number
+  hours: number
+  hourMs: number
+  series: Array<{ network: string; kind: NodeKind; requests: number[]; errors: number[] }>
+}

@@ -1,0 +1,160 @@
+import t from 'tap'
+import { createWalletClient, http, parseUnits, type Hex } from 'viem'
+import type { Page } from 'playwright-core'
+import { startAnvil } from '../helpers/anvil.js'
+import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
+import { ensureDashboardBuilt } from '../helpers/dashboard-build.js'
+import { artifactPath, launchChromium } from '../helpers/browser.js'
+
+/*
+ * The dashboard end to end in headless Chromium, with an EIP-1193 test wallet injected into the
+ * page that signs with an anvil account: connect, sign in, take the Free Trial, see the key and
+ * call the gateway with it; pay for Tier 1 (an ERC-20 transfer the wallet sends) and see the
+ * plan change; regenerate and see the old key refused. Screenshots of each section are kept in
+ * test-artifacts/dashboard/.
+ */
+const CHAIN = 31337
+const dashboardDir = ensureDashboardBuilt()
+const anvil = await startAnvil({ chainId: CHAIN })
+t.teardown(() => anvil.stop())
+const chain = chainAt(anvil.url, CHAIN)
+const token = await deployToken(chain, anvilAccount(0))
+const treasury = '0x000000000000000000000000000000000000bEEF'
+const user = anvilAccount(2)
+await transferToken(chain, token, anvilAccount(0), user.address, parseUnits('1000', 18))
+
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: CHAIN, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, kind: 'archive', name: 'archive' }] } },
+  usageIntervalMs: 100,
+  extra: { payments: { network: 'eth-1', token, treasury, confirmations: 2 } },
+})
+void dashboardDir
+const base = tg.gateway.http
+const callGateway = (key: string) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { bearer: key })
+
+const browser = await launchChromium(t)
+const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+const page = await context.newPage()
+const problems: string[] = []
+page.on('console', (m) => m.type() === 'error' && problems.push(m.text()))
+page.on('pageerror', (e) => problems.push(String(e)))
+
+// The test wallet: the page's window.ethereum forwards every request to this function in Node.
+const wallet = createWalletClient({ account: user, chain: { id: CHAIN, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.url] } } }, transport: http(anvil.url) })
+const walletCalls: string[] = []
+await page.exposeFunction('__testWallet', async (method: string, params: unknown[]) => {
+  walletCalls.push(method)
+  switch (method) {
+    case 'eth_requestAccounts':
+    case 'eth_accounts':
+      return [user.address]
+    case 'eth_chainId':
+      return `0x${CHAIN.toString(16)}`
+    case 'personal_sign':
+      return user.signMessage({ message: { raw: params[0] as Hex } })
+    case 'wallet_switchEthereumChain':
+      return null
+    case 'eth_sendTransaction': {
+      const tx = params[0] as { to: Hex; data: Hex }
+      return wallet.sendTransaction({ to: tx.to, data: tx.data })
+    }
+    default:
+      return (await anvil.rpc(method, params)).result
+  }
+})
+await page.addInitScript(() => {
+  const w = window as unknown as { ethereum: unknown; __testWallet(method: string, params: unknown[]): Promise<unknown> }
+  w.ethereum = { isTestWallet: true, request: ({ method, params }: { method: string; params?: unknown[] }) => w.__testWallet(method, params ?? []), on() {} }
+})
+
+async function shoot(p: Page, name: string, section?: string): Promise<void> {
+  const path = artifactPath('dashboard', `${name}.png`)
+  if (section) await p.locator(`#${section}`).screenshot({ path })
+  else await p.screenshot({ path, fullPage: true })
+}
+
+async function shownKey(): Promise<string> {
+  const show = page.getByRole('button', { name: 'Show' })
+  if (await show.isVisible()) await show.click()
+  const key = await page.locator('[data-field=api-key]').getAttribute('data-key')
+  return key ?? ''
+}
+
+t.test('signed out: the plans with prices and a Connect wallet button', async (t) => {
+  await page.goto(`${base}/`)
+  await page.locator('[data-plan=tier-3]').waitFor()
+  t.match(await page.locator('[data-plan=tier-1] .price').textContent(), '50 USD / month')
+  t.match(await page.locator('#endpoints').textContent(), /Connect your wallet/)
+  t.ok(await page.getByRole('button', { name: 'Connect wallet' }).isVisible())
+  await shoot(page, '01-signed-out')
+})
+
+let trialKey = ''
+t.test('connect the wallet, take the Free Trial, see the key, call the gateway with it', async (t) => {
+  await page.getByRole('button', { name: 'Connect wallet' }).click()
+  await page.locator('[data-field=wallet]').waitFor()
+  t.ok(walletCalls.includes('personal_sign'), 'the wallet signed the SIWE message')
+  await page.locator('[data-action=choose-free-trial]').click()
+  await page.locator('[data-field=plan]', { hasText: 'Free Trial' }).waitFor()
+  trialKey = await shownKey()
+  t.match(trialKey, /^tg_[A-Za-z0-9]{38}$/)
+  const answer = await callGateway(trialKey)
+  t.equal(answer.status, 200)
+  t.match(answer.json.result, /^0x[0-9a-f]+$/)
+  t.match(await page.locator('[data-plan=free-trial] button').textContent(), 'Already used')
+  t.match(await page.locator('#endpoints').textContent(), `${base}/http/eth-1`)
+  await shoot(page, '02-free-trial')
+  await shoot(page, '03-endpoints', 'endpoints')
+})
+
+t.test('pay for Tier 1 with the wallet and see the plan change', async (t) => {
+  await page.locator('[data-plan=tier-1] [data-node="eth-1:archive"]').check()
+  await page.locator('[data-action=choose-tier-1]').click()
+  // confirmations: 2, and anvil mines one block per transaction: the page waits for one more.
+  await page.locator('[data-msg="plans:tier-1"]', { hasText: 'confirmations: 1 of 2' }).waitFor()
+  t.ok(walletCalls.includes('eth_sendTransaction'), 'the wallet sent the token transfer')
+  await shoot(page, '04-payment-waiting', 'plans')
+  await anvil.rpc('anvil_mine', ['0x1'])
+  await page.locator('[data-field=plan]', { hasText: 'Tier 1' }).waitFor({ timeout: 15_000 })
+  t.match(await page.locator('[data-msg="plans:tier-1"]').textContent(), 'Payment confirmed')
+  t.match(await page.locator('[data-plan=tier-1] .badge').textContent(), /Your plan, until/)
+  t.equal(await shownKey(), trialKey, 'the key is kept across the plan change')
+  t.equal((await callGateway(trialKey)).status, 200)
+  await shoot(page, '05-plans', 'plans')
+})
+
+t.test('regenerate the key: the old one is refused', async (t) => {
+  await page.locator('[data-action=regenerate]').click()
+  await page.locator('[data-msg=key]', { hasText: 'New key issued' }).waitFor()
+  const fresh = await shownKey()
+  t.not(fresh, trialKey)
+  const old = await callGateway(trialKey)
+  t.equal(old.status, 401, 'the old key is refused at once')
+  t.equal((await callGateway(fresh)).status, 200)
+  await shoot(page, '06-subscription', 'subscription')
+})
+
+t.test('the usage chart shows the calls', async (t) => {
+  const key = await shownKey()
+  for (let i = 0; i < 5; i++) await callGateway(key)
+  for (let i = 0; i < 50; i++) {
+    await page.reload()
+    const text = (await page.locator('[data-field=usage-total]').textContent()) ?? ''
+    if (Number(text.split(' ')[0]) >= 8) break
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  t.match(await page.locator('[data-field=usage-total]').textContent(), /^(\d+) calls in the last 24 hours/)
+  t.ok((await page.locator('#usage svg rect').count()) > 0, 'bars are drawn')
+  await shoot(page, '07-usage', 'usage')
+})
+
+t.test('on a phone', async (t) => {
+  await page.setViewportSize({ width: 390, height: 844 })
+  await page.reload()
+  await page.locator('[data-field=plan]').waitFor()
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+  t.equal(overflow, 0, 'nothing wider than the screen')
+  await shoot(page, '08-phone')
+  t.same(problems, [], 'no error in the page console (CSP, scripts)')
+})

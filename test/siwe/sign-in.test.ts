@@ -1,0 +1,161 @@
+import t, { type Test } from 'tap'
+import { createSiweMessage } from 'viem/siwe'
+import { serializeErc6492Signature, type Address } from 'viem'
+import { FakeClock } from '../../actors/runtime/clock.js'
+import { startAnvil } from '../helpers/anvil.js'
+import { anvilAccount, chainAt, counterfactualWallet, deployErc1271Wallet } from '../helpers/contracts.js'
+import { openLedger } from '../helpers/ledger.js'
+import { TEST_SECRET } from '../helpers/gateway.js'
+import { Upstreams } from '../../src/upstream/upstreams.js'
+import { poolRpc, viemClientOf } from '../../src/chain/chain-rpc.js'
+import { SiweNonces } from '../../src/siwe/nonces.js'
+import { signIn, type SignInDeps } from '../../src/siwe/sign-in.js'
+import { SiweError } from '../../src/siwe/siwe-error.js'
+import { accountIdForWallet } from '../../src/accounts/wallet.js'
+
+/*
+ * Sign-In with Ethereum against a real anvil (chain 31337) reached through the gateway's own
+ * upstream pool: EOAs by recovery, a deployed ERC-1271 wallet (hand-assembled bytecode, see
+ * test/helpers/contracts.ts) and an undeployed one by ERC-6492 (viem's universal validator).
+ */
+const DOMAIN = 'dash.example.com'
+const ORIGIN = 'https://dash.example.com'
+const CHAIN = 31337
+
+const anvil = await startAnvil({ chainId: CHAIN })
+t.teardown(() => anvil.stop())
+const upstreams = Upstreams.fromConfig({ 'eth-1': { chainId: CHAIN, upstreams: [{ url: anvil.url, kind: 'full', name: 'anvil' }] } })
+t.teardown(() => upstreams.close())
+const client = viemClientOf(poolRpc(upstreams.pool('eth-1')!, { timeoutMs: 10_000 }), CHAIN)
+const chain = chainAt(anvil.url, CHAIN)
+
+const clock = new FakeClock(Date.now())
+const ledger = await openLedger(t, { clock })
+const nonces = new SiweNonces(TEST_SECRET)
+const deps: SignInDeps = {
+  ...ledger,
+  nonces,
+  expect: { domain: DOMAIN, origin: ORIGIN, chainIds: [CHAIN] },
+  clientFor: (id) => (id === CHAIN ? client : undefined),
+  sessionTtlMs: 3_600_000,
+}
+
+const alice = anvilAccount(1)
+
+function message(over: Partial<Parameters<typeof createSiweMessage>[0]> = {}): string {
+  return createSiweMessage({
+    domain: DOMAIN,
+    address: alice.address,
+    statement: 'Sign in to the Tollgate dashboard.',
+    uri: `${ORIGIN}/`,
+    version: '1',
+    chainId: CHAIN,
+    nonce: nonces.issue(clock.now()),
+    issuedAt: new Date(clock.now()),
+    expirationTime: new Date(clock.now() + 600_000),
+    ...over,
+  })
+}
+
+async function refused(t: Test, work: Promise<unknown>, code: string): Promise<void> {
+  const err = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  t.ok(err instanceof SiweError, `refused with a SiweError (${(err as Error)?.message})`)
+  t.equal((err as SiweError).code, code)
+}
+
+t.test('a first sign-in creates the account and opens a session; a second one signs in to it', async (t) => {
+  const text = message()
+  const session = await signIn(deps, { message: text, signature: await alice.signMessage({ message: text }) })
+  t.equal(session.accountId, accountIdForWallet(alice.address))
+  t.equal(session.created, true)
+  t.equal(session.expiresAt, clock.now() + 3_600_000)
+  t.match(session.token, /^[A-Za-z0-9_-]{43}$/)
+  t.ok(ledger.store.account(session.accountId), 'AccountCreated projected')
+
+  const again = message()
+  const second = await signIn(deps, { message: again, signature: await alice.signMessage({ message: again }) })
+  t.equal(second.created, false)
+  t.equal(second.accountId, session.accountId)
+  t.not(second.token, session.token)
+})
+
+t.test('a replayed message is refused, and so is the same message sent twice at once', async (t) => {
+  const text = message()
+  const signature = await alice.signMessage({ message: text })
+  await signIn(deps, { message: text, signature })
+  await refused(t, signIn(deps, { message: text, signature }), 'NONCE_USED')
+
+  const twice = message()
+  const sig2 = await alice.signMessage({ message: twice })
+  const results = await Promise.allSettled([signIn(deps, { message: twice, signature: sig2 }), signIn(deps, { message: twice, signature: sig2 })])
+  t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'exactly one of two concurrent submissions opens a session')
+  const loser = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
+  t.equal((loser.reason as SiweError).code, 'NONCE_USED')
+})
+
+t.test('another domain, another URI, an unserved chain are refused', async (t) => {
+  for (const [over, code] of [
+    [{ domain: 'evil.example.com' }, 'WRONG_DOMAIN'],
+    [{ domain: 'dash.example.com:8443' }, 'WRONG_DOMAIN'],
+    [{ uri: 'https://evil.example.com/' }, 'WRONG_URI'],
+    [{ chainId: 1 }, 'WRONG_CHAIN'],
+  ] as const) {
+    const text = message(over)
+    await refused(t, signIn(deps, { message: text, signature: await alice.signMessage({ message: text }) }), code)
+  }
+})
+
+t.test('expired, too old, not yet valid, and foreign or expired nonces are refused', async (t) => {
+  const expired = message({ expirationTime: new Date(clock.now() - 1000) })
+  await refused(t, signIn(deps, { message: expired, signature: await alice.signMessage({ message: expired }) }), 'MESSAGE_EXPIRED')
+  const old = message({ issuedAt: new Date(clock.now() - 3_600_000), expirationTime: undefined })
+  await refused(t, signIn(deps, { message: old, signature: await alice.signMessage({ message: old }) }), 'MESSAGE_EXPIRED')
+  const future = message({ issuedAt: new Date(clock.now() + 3_600_000) })
+  await refused(t, signIn(deps, { message: future, signature: await alice.signMessage({ message: future }) }), 'NOT_YET_VALID')
+  const foreign = message({ nonce: new SiweNonces('another deployment secret').issue(clock.now()) })
+  await refused(t, signIn(deps, { message: foreign, signature: await alice.signMessage({ message: foreign }) }), 'BAD_NONCE')
+
+  const later = message({ expirationTime: undefined })
+  clock.advance(10.5 * 60_000) // past the nonce's 10 minutes (the message itself is still young enough)
+  await refused(t, signIn(deps, { message: later, signature: await alice.signMessage({ message: later }) }), 'NONCE_EXPIRED')
+})
+
+t.test('a bad signature, another signer, or an edited message are refused', async (t) => {
+  const text = message()
+  const bob = anvilAccount(2)
+  await refused(t, signIn(deps, { message: text, signature: await bob.signMessage({ message: text }) }), 'BAD_SIGNATURE')
+  await refused(t, signIn(deps, { message: text, signature: '0x' + '11'.repeat(65) }), 'BAD_SIGNATURE')
+  await refused(t, signIn(deps, { message: text, signature: 'not hex' }), 'BAD_SIGNATURE')
+  const signature = await alice.signMessage({ message: text })
+  await refused(t, signIn(deps, { message: text.replace('Sign in to', 'Sign into'), signature }), 'BAD_SIGNATURE')
+  // A line the parser skips must not ride along unnoticed.
+  await refused(t, signIn(deps, { message: `${text}\nTransfer all funds: yes`, signature }), 'BAD_MESSAGE')
+  await refused(t, signIn(deps, { message: 'hello', signature }), 'BAD_MESSAGE')
+})
+
+t.test('a deployed ERC-1271 contract wallet signs in through our node', async (t) => {
+  const owner = anvilAccount(3)
+  const wallet: Address = await deployErc1271Wallet(chain, anvilAccount(0), owner.address)
+  t.not((await anvil.rpc('eth_getCode', [wallet, 'latest'])).result, '0x', 'the wallet is deployed')
+  const text = message({ address: wallet })
+  // The owner's key signs; the wallet contract vouches for it (isValidSignature).
+  const session = await signIn(deps, { message: text, signature: await owner.signMessage({ message: text }) })
+  t.equal(session.wallet, wallet.toLowerCase())
+
+  const stranger = message({ address: wallet })
+  await refused(t, signIn(deps, { message: stranger, signature: await anvilAccount(4).signMessage({ message: stranger }) }), 'BAD_SIGNATURE')
+})
+
+t.test('an undeployed (counterfactual) wallet signs in with an ERC-6492 signature', async (t) => {
+  const owner = anvilAccount(4)
+  const { address, factory, factoryData } = counterfactualWallet(owner.address)
+  t.equal((await anvil.rpc('eth_getCode', [address, 'latest'])).result, '0x', 'not deployed')
+  const text = message({ address })
+  const signature = serializeErc6492Signature({ address: factory, data: factoryData, signature: await owner.signMessage({ message: text }) })
+  const session = await signIn(deps, { message: text, signature })
+  t.equal(session.wallet, address.toLowerCase())
+  t.equal((await anvil.rpc('eth_getCode', [address, 'latest'])).result, '0x', 'checking it deployed nothing (an eth_call)')
+})
