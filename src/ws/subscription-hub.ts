@@ -244,8 +244,8 @@ export class SubscriptionHub {
     if (node === undefined) return
     const generation = this.#generation
     for (const shared of this.#shared.values()) {
-      // A subscription still opening for the first time binds itself (or is re-done below when stale).
-      if (shared.clients.size === 0) continue
+      // Nobody waits for it (its first subscribe is in this very call: it binds itself).
+      if (shared.clients.size === 0 && shared.opening === undefined) continue
       this.#call(node, shared).then(
         (text) => {
           if (generation !== this.#generation || this.#shared.get(shared.request.key) !== shared) return
@@ -274,7 +274,9 @@ export class SubscriptionHub {
     if (shared === undefined) {
       // The node may send the first notification in the same read as its answer to the
       // subscribe, before that answer's continuation has bound the id: hold it for a moment.
-      if (this.#orphans.size >= MAX_ORPHANS) return
+      // Ids that never get bound (a subscription ended upstream while its notifications were on
+      // the wire) must not fill the holding area for good: past the bound, start afresh.
+      if (this.#orphans.size >= MAX_ORPHANS && !this.#orphans.has(upstreamId)) this.#orphans = new Map()
       const held = this.#orphans.get(upstreamId) ?? []
       if (held.length < 16) held.push(text)
       this.#orphans.set(upstreamId, held)
