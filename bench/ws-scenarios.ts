@@ -9,7 +9,8 @@
  * It stands alone (the bench harness of bench/run.ts is built on another branch) and writes
  * bench/results/ws-latest.json.
  *
- * Run: node --import tsx bench/ws-scenarios.ts [--quick] [--connections 10000] [--seconds 5] [--rounds 3]
+ * Run: node --import tsx bench/ws-scenarios.ts [--quick] [--connections 10000] [--seconds 5] [--rounds 3] [--profile]
+ * (--profile: the gateway writes a CPU profile to bench/results/profiles/ when it stops.)
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -33,8 +34,8 @@ const now = (): number => performance.timeOrigin + performance.now()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Spawn a Node child with tsx; resolve with it and the first stdout/stderr line `match` accepts. */
-function start(args: string[], env: Record<string, string>, match: (line: string) => unknown): Promise<{ child: ChildProcess; found: any }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function start(args: string[], env: Record<string, string>, match: (line: string) => unknown, nodeArgs: string[] = []): Promise<{ child: ChildProcess; found: any }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   return new Promise((resolve, reject) => {
     let buffer = ''
     const onData = (d: Buffer) => {
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
     const gw = await start(['src/cli/main.ts', 'start', '--config', configPath], env, (l) => {
       const line = JSON.parse(l)
       return line.msg === 'ready' ? line.ws : undefined
-    })
+    }, process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir', join(ROOT, 'bench', 'results', 'profiles')] : [])
     children.push(gw.child)
     const account = await start(['src/cli/main.ts', 'accounts', 'create', '--config', configPath, '--wallet', `0x${randomBytes(20).toString('hex')}`, '--plan', 'private'], env, (l) => JSON.parse(l).apiKey)
     const gwUrl = `${gw.found}/ws/eth-1?apikey=${account.found}`
@@ -198,7 +199,8 @@ async function main(): Promise<void> {
     mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true })
     writeFileSync(join(ROOT, 'bench', 'results', 'ws-latest.json'), JSON.stringify(results, null, 2) + '\n')
   } finally {
-    for (const c of children) c.kill('SIGTERM')
+    // The gateway stops on SIGTERM (and writes its profile): wait for it.
+    await Promise.all(children.map((c) => new Promise<void>((r) => (c.exitCode !== null ? r() : (c.once('exit', () => r()), c.kill('SIGTERM'))))))
     rmSync(dir, { recursive: true, force: true })
   }
 }
