@@ -16,6 +16,10 @@ export interface Config {
   ws: WsConfig
   usage: { intervalMs: number }
   routing: RoutingConfig
+  heavy: HeavyConfig
+  cache: CacheConfig
+  health: HealthConfig
+  hedge: HedgeConfig
   /**
    * Behind a reverse proxy (nginx terminating TLS): take the client IP from the last entry of
    * X-Forwarded-For instead of the socket's address. Off by default: a client could forge it.
@@ -29,8 +33,6 @@ export interface Config {
 export interface RoutingConfig {
   /** Blocks of state full nodes keep: calls for older state go to archive nodes. */
   fullNodeWindowBlocks: number
-  /** How often each network's head block is polled. */
-  headPollMs: number
 }
 
 export interface IpThrottleConfig {
@@ -87,6 +89,43 @@ export interface EventsConfig {
 export interface NetworkConfig {
   chainId: number
   upstreams: UpstreamConfig[]
+  /** Blocks below the head taken as final when the nodes have no `finalized` tag (default cache.finalityDepth). */
+  finalityDepth?: number
+}
+
+export interface HeavyConfig {
+  /** Time-out of a heavy call (method table `heavy`), which is also its whole budget. */
+  timeoutMs: number
+  /** Per-method time-outs overriding timeoutMs. */
+  methodTimeoutMs: Record<string, number>
+  getLogs: { chunkBlocks: number; maxRangeBlocks: number; maxLogs: number; concurrency: number }
+}
+
+export interface CacheConfig {
+  enabled: boolean
+  /** LMDB folder (default dataDir/cache); gateways on one host naming the same folder share it. */
+  path?: string
+  /** Stored answer bytes above which the oldest are evicted. */
+  maxBytes: number
+  /** Blocks below the head taken as final where nodes do not know the `finalized` tag. */
+  finalityDepth: number
+  finalityPollMs: number
+}
+
+export interface HealthConfig {
+  /** How often every node is asked for its head. */
+  pollMs: number
+  /** Blocks behind the best node that take a node out. */
+  maxLagBlocks: number
+  failureThreshold: number
+  maxErrorRate: number
+  cooldownMs: number
+}
+
+export interface HedgeConfig {
+  enabled: boolean
+  minDelayMs: number
+  maxDelayMs: number
 }
 
 export interface UpstreamConfig {

@@ -29,6 +29,8 @@ export const ERRORS = {
   ORIGIN_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: this key is restricted to other domains; change the key's allowlist in the dashboard" },
   ARCHIVE_REQUIRED: { http: 403, rpc: -32003, message: "Forbidden: this call reads state older than full nodes keep, and the plan has no archive access" },
   IP_THROTTLED: { http: 429, rpc: -32005, message: 'Too many requests from this IP address: it kept exceeding rate limits and is throttled for a while; retry after the time in Retry-After' },
+  LOGS_RANGE_TOO_WIDE: { http: 200, rpc: -32602, message: 'eth_getLogs block range too wide; ask for a narrower range' },
+  LOGS_TOO_MANY: { http: 200, rpc: -32602, message: 'eth_getLogs query returned too many logs; ask for a narrower range' },
   FILTER_NOT_FOUND: { http: 200, rpc: -32000, message: 'filter not found' },
   RATE_LIMITED: { http: 429, rpc: -32005, message: 'Rate limit exceeded: too many requests for this key; retry after the time in Retry-After, with exponential backoff' },
   BODY_TOO_LARGE: { http: 413, rpc: -32010, message: 'Request body too large' },

@@ -7,6 +7,7 @@ import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { HttpCounters } from './http-counters.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
+import type { PoolSelector } from '../gateway/pool-selector.js'
 import { originAllowed } from '../keys/domain-allowlist.js'
 import { CORS_HEADERS } from './cors.js'
 
@@ -17,6 +18,7 @@ export interface HttpRpcRouteDeps {
   maxBodyBytes: number
   counters: HttpCounters
   ips: IpDirectory
+  pools: PoolSelector
   /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
   trustProxy: boolean
   onError: (err: unknown) => void
@@ -49,8 +51,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers, close }, acceptGzip)
     }
 
-    const pool = deps.upstreams.pool(network)
-    if (!pool) {
+    if (!deps.upstreams.pool(network)) {
       return drainThen(res, state, deps.maxBodyBytes, () =>
         fail(new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(network.slice(0, 40))}: this gateway serves ${deps.upstreams.networks().join(', ')}`)),
       )
@@ -64,6 +65,8 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     const key = deps.keys.resolve(apiKey)
     if (key instanceof GatewayError) return drainThen(res, state, deps.maxBodyBytes, () => fail(key))
     const access = deps.keys.accessOn(key, network)
+    // A Private Node account's calls go to its dedicated node once one is attached.
+    const pool = deps.pools.poolFor(key, network)!
     if (!originAllowed(key.record.domains, origin, referer)) {
       const from = origin || referer || 'no Origin or Referer header'
       return drainThen(res, state, deps.maxBodyBytes, () =>

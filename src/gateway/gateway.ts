@@ -26,8 +26,14 @@ import { Subscriptions } from '../ws/subscriptions.js'
 import { WsCounters } from '../ws/ws-counters.js'
 import { WsDecisions } from '../ws/ws-decisions.js'
 import { WsServer } from '../ws/ws-server.js'
+import { PoolSelector } from './pool-selector.js'
 import { DashboardService } from '../dashboard/dashboard-service.js'
 import { dashboardDir } from '../dashboard/static-files.js'
+import { NodeHeadMonitor } from '../upstream/node-heads.js'
+import { ImmutableCache } from '../cache/immutable-cache.js'
+import { FinalityTracker } from '../cache/finality.js'
+import { UpstreamCaller } from './upstream-caller.js'
+import { registerCallPathMetrics } from './call-path-metrics.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -40,6 +46,13 @@ export interface RunningGateway {
   readonly outbox: Outbox
   readonly usage: UsageMeter
   readonly projector: Projector
+  /** The upstream pools (node counters and health, for tests and tools). */
+  readonly upstreams: Upstreams
+  /** Cache, in-flight sharing, getLogs splitting (counters, for tests and tools). */
+  readonly calls: UpstreamCaller
+  /** The immutable-answer cache, when enabled. */
+  readonly cache?: ImmutableCache
+  readonly finality?: FinalityTracker
   close(): Promise<void>
 }
 
@@ -83,10 +96,20 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
     ])
   })
+  const upstreams = Upstreams.fromConfig(config.networks, {
+    health: {
+      failureThreshold: config.health.failureThreshold,
+      cooldownMs: config.health.cooldownMs,
+      maxErrorRate: config.health.maxErrorRate,
+      maxLagBlocks: config.health.maxLagBlocks,
+    },
+  })
+  const pools = new PoolSelector(upstreams, store)
   const projector = new Projector(store, log, {
     onApplied: (changes) => {
       keys.refresh(changes)
       ips.refresh(changes.penaltyKeys)
+      pools.refresh(changes.accountIds)
     },
     onError: (err) => logger.error({ err }, 'projection failed; retrying'),
   })
@@ -107,7 +130,6 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   })
   wsDecisions.start()
 
-  const upstreams = Upstreams.fromConfig(config.networks)
   const metrics = new Metrics()
   const counters = new HttpCounters(metrics)
   const outboxGauge = metrics.gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log')
@@ -129,12 +151,39 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     checkpointGauge.set(store.checkpoint())
     keysGauge.set(keys.size)
   })
-  const heads = new HeadTracker(upstreams, {
-    intervalMs: config.routing.headPollMs,
+  const heads = new HeadTracker()
+  const nodeHeads = new NodeHeadMonitor(upstreams, {
+    intervalMs: config.health.pollMs,
     timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-    onError: (network, err) => logger.debug({ network, err: String(err) }, 'head poll failed'),
+    onBest: (network, best) => heads.observe(network, best),
+    onChange: (network, node, behind, lag) =>
+      logger.warn({ network, node, lag, maxLagBlocks: config.health.maxLagBlocks }, behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in'),
   })
-  await heads.start()
+  await nodeHeads.start()
+  const cache = config.cache.enabled ? ImmutableCache.open(config.cache.path ?? join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }) : undefined
+  const finality = cache
+    ? new FinalityTracker(upstreams, {
+        intervalMs: config.cache.finalityPollMs,
+        timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+        depthFor: (network) => config.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
+        headOf: (network) => heads.head(network),
+        onReorg: async (network, block) => {
+          logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
+          await cache.invalidate(network)
+        },
+        onModeChosen: (network, mode) => logger.info({ network, mode }, mode === 'tag' ? 'finality: the nodes\' finalized block' : 'finality: head minus finalityDepth (the nodes have no finalized tag)'),
+        onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
+      })
+    : undefined
+  await finality?.start()
+  const calls = new UpstreamCaller({
+    timeoutMs: config.limits.upstreamTimeoutMs,
+    heavy: config.heavy,
+    hedge: config.hedge,
+    cache,
+    finalized: finality ? (network) => finality.finalized(network) : undefined,
+  })
+  registerCallPathMetrics(metrics, { upstreams, calls, cache, finality })
   const filters = new FilterPins(clock)
   const dispatcher = new RpcDispatcher({
     usage,
@@ -142,7 +191,8 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     heads,
     filters,
     windowBlocks: config.routing.fullNodeWindowBlocks,
-    onRejected: (ip, calls) => ips.rejected(ip, calls),
+    onRejected: (ip, n) => ips.rejected(ip, n),
+    calls,
   })
   const subscriptions = Subscriptions.fromUpstreams(upstreams, {
     timeoutMs: config.limits.upstreamTimeoutMs,
@@ -171,6 +221,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const server = new HttpServer({
     keys,
     ips,
+    pools,
     trustProxy: config.trustProxy,
     upstreams,
     dispatcher,
@@ -206,6 +257,10 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     outbox,
     usage,
     projector,
+    upstreams,
+    calls,
+    cache,
+    finality,
     async close() {
       if (closed) return
       closed = true
@@ -213,7 +268,8 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       wsServer.close()
       subscriptions.close()
       clearInterval(sweeper)
-      heads.stop()
+      nodeHeads.stop()
+      finality?.stop()
       usage.stop()
       wsDecisions.stop()
       try {
@@ -223,7 +279,9 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       }
       await outbox.close()
       await projector.stop()
+      await pools.close()
       await upstreams.close()
+      await cache?.close()
       await log.close()
       store.close()
     },

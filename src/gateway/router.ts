@@ -5,6 +5,8 @@ import type { MethodSpec } from '../rpc/method-table.js'
 export interface RouteContext {
   readonly access: { readonly full: boolean; readonly archive: boolean }
   readonly healthy: { readonly full: boolean; readonly archive: boolean }
+  /** Whether the network has archive nodes at all (healthy or not). */
+  readonly hasArchive: boolean
   /** The network's head block as last seen; undefined until known (old state then goes to full nodes). */
   readonly head: number | undefined
   /** Blocks of state full nodes keep (state older than head − window is archive-only). */
@@ -26,12 +28,16 @@ export type Route =
  */
 export function route(method: string, spec: MethodSpec, params: unknown, ctx: RouteContext): Route {
   if (spec.needs === 'archive') {
+    if (ctx.access.archive && !ctx.hasArchive) {
+      return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${method} needs an archive node, and this network has none` }
+    }
     if (ctx.access.archive) return { kind: 'archive' }
     const ns = method.slice(0, method.indexOf('_'))
     return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${ns}_* needs an archive node; the ${ctx.planName} plan has none on this network` }
   }
   const block = spec.block ? oldestBlockOf(spec, params) : undefined
-  if (block !== undefined && ctx.head !== undefined && ctx.head - block > ctx.windowBlocks) {
+  // A network without archive nodes: its full nodes are all there is (they may keep more than the window).
+  if (block !== undefined && ctx.head !== undefined && ctx.head - block > ctx.windowBlocks && ctx.hasArchive) {
     if (ctx.access.archive) return { kind: 'archive' }
     return {
       refuse: 'ARCHIVE_REQUIRED',

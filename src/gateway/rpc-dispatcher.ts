@@ -1,5 +1,5 @@
 import type { NodeKind } from '../events/types.js'
-import type { UpstreamPool, UpstreamReply } from '../upstream/pool.js'
+import type { UpstreamPool } from '../upstream/pool.js'
 import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
@@ -12,6 +12,7 @@ import type { LimitsConfig } from '../config/types.js'
 import { route, saysStatePruned } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
+import type { CallOutcome, UpstreamCaller } from './upstream-caller.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -67,6 +68,8 @@ export interface RpcDispatcherDeps {
   windowBlocks: number
   /** Calls of a client IP rejected by a rate limit (for IP throttling). */
   onRejected?: (ip: string, calls: number) => void
+  /** Cache, in-flight sharing, getLogs splitting, heavy time-outs (absent: straight to the pool). */
+  calls?: UpstreamCaller
 }
 
 /** A call ready to go upstream, with the node kind it was routed to. */
@@ -92,6 +95,8 @@ interface Forwarded {
   isError: boolean
   kind: NodeKind
   malformed: boolean
+  /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
+  cache?: 'hit' | 'miss'
 }
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
@@ -138,7 +143,7 @@ export class RpcDispatcher {
     this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
     const malformed = out.malformed ? 1 : 0
     if (entry.idJson === undefined) return { status: 204, body: null, malformed }
-    return { status: out.status, body: out.body, malformed }
+    return { status: out.status, body: out.body, headers: out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }, malformed }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -207,6 +212,7 @@ export class RpcDispatcher {
     const r = route(call.method, rule.spec, call.params, {
       access: ctx.access,
       healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
+      hasArchive: ctx.pool.hasKind('archive'),
       head: this.deps.heads.head(ctx.network),
       windowBlocks: this.deps.windowBlocks,
       planName: ctx.key.plan?.name ?? 'current',
@@ -290,11 +296,11 @@ export class RpcDispatcher {
       }
       // Only the WebSocket penalty needs to know, and only error answers can say so.
       const malformed = ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
-      return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, malformed }
+      return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, malformed, cache: reply.cache }
     } catch (err) {
       const e =
         err instanceof NoHealthyUpstream
-          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${r.kind} node for ${ctx.network} right now; retry with backoff`, { cause: err })
+          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
           : err instanceof UpstreamTimeout
             ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
             : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
@@ -313,7 +319,9 @@ export class RpcDispatcher {
     }
   }
 
-  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<UpstreamReply> {
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<CallOutcome> {
+    const { method, params } = r.call
+    if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
     return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 }

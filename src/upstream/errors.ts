@@ -34,10 +34,13 @@ export class NoHealthyUpstream extends Error {
   override name = 'NoHealthyUpstream'
   readonly network: string
   readonly kind: NodeKind
-  constructor(opts: { network: string; kind: NodeKind; cause?: unknown }) {
-    super(`no healthy ${opts.kind} node for ${opts.network}`, { cause: opts.cause })
+  /** Why: each node of the kind and why it is out (`a: behind, b: failures`), or `none configured`. */
+  readonly why?: string
+  constructor(opts: { network: string; kind: NodeKind; why?: string; cause?: unknown }) {
+    super(`no healthy ${opts.kind} node for ${opts.network}${opts.why ? ` (${opts.why})` : ''}`, { cause: opts.cause })
     this.network = opts.network
     this.kind = opts.kind
+    this.why = opts.why
   }
 }
 

@@ -5,39 +5,78 @@ export interface NodeHealthOptions {
   failureThreshold?: number
   /** How long a node stays out before one call may probe it (default 5 s). */
   cooldownMs?: number
+  /**
+   * Share of failed calls among the last `errorWindow` that takes a node out (default 0.5), so
+   * that a node failing every other call is out too (consecutive failures alone would let it
+   * flap in and out).
+   */
+  maxErrorRate?: number
+  /** Calls the error rate is computed over (default 40); the rate counts only once it is full. */
+  errorWindow?: number
+  /**
+   * Blocks behind the best node of the network that take a node out (default 10); it comes back
+   * when it is within half of that again, so that a node hovering at the bound does not flap.
+   */
+  maxLagBlocks?: number
   clock?: Clock
 }
 
+/** Why a node is out, for /metrics and logs. */
+export type OutReason = 'failures' | 'error-rate' | 'behind'
+
 /**
- * A node's health as a small circuit breaker: up; out for a cooldown after `failureThreshold`
- * consecutive transport failures; then one call at a time may probe it, and the first success
- * lets it in again. A JSON-RPC error answered by the node is a success here: the node works.
+ * A node's health: a small circuit breaker plus a lag gate. Up; out for a cooldown after
+ * `failureThreshold` consecutive transport failures or an error rate over `maxErrorRate`; then one
+ * call at a time may probe it, and the first success lets it in again. Independently, a node more
+ * than `maxLagBlocks` behind the best node of its network is out until it catches up (the head
+ * monitor keeps polling it: that poll is its probe). A JSON-RPC error answered by the node is a
+ * success here: the node works.
  */
 export class NodeHealth {
   readonly #threshold: number
   readonly #cooldownMs: number
+  readonly #maxErrorRate: number
+  readonly #maxLagBlocks: number
   readonly #clock: Clock
+  /** Outcomes of the last calls, 1 = failed, as a ring. */
+  readonly #outcomes: Uint8Array
+  #outcomeCount = 0
+  #outcomeNext = 0
+  #failuresInWindow = 0
   #consecutiveFailures = 0
   /** 0 while up; else the time the cooldown ends. */
   #outUntil = 0
+  #outReason: OutReason | undefined
   /** A probe call is in flight: others keep away until it tells (one bad node, one wasted call). */
   #probing = false
+  #lag: number | undefined
+  #behind = false
 
   constructor(opts: NodeHealthOptions = {}) {
     this.#threshold = opts.failureThreshold ?? 3
     this.#cooldownMs = opts.cooldownMs ?? 5_000
+    this.#maxErrorRate = opts.maxErrorRate ?? 0.5
+    this.#outcomes = new Uint8Array(opts.errorWindow ?? 40)
+    this.#maxLagBlocks = opts.maxLagBlocks ?? 10
     this.#clock = opts.clock ?? systemClock
   }
 
-  /** May a call be sent to this node now (up, or out with its cooldown over and no probe running)? */
+  /** May a call be sent to this node now (in step, and up or out with its cooldown over and no probe running)? */
   available(): boolean {
+    if (this.#behind) return false
     if (this.#outUntil === 0) return true
     return !this.#probing && this.#clock.now() >= this.#outUntil
   }
 
-  /** The node is up (not out and not being probed). */
+  /** The node is up (not out, not behind, and not being probed). */
   up(): boolean {
-    return this.#outUntil === 0
+    return this.#outUntil === 0 && !this.#behind
+  }
+
+  /** Why the node is out, undefined while it is up. */
+  outReason(): OutReason | undefined {
+    if (this.#behind) return 'behind'
+    return this.#outUntil === 0 ? undefined : this.#outReason
   }
 
   /** A call is being sent; when the node is out and cooling down is over, this call is the probe. */
@@ -47,7 +86,16 @@ export class NodeHealth {
 
   succeeded(): void {
     this.#consecutiveFailures = 0
+    if (this.#outUntil !== 0) {
+      // Back in: the failures that took it out must not take it out again at the next one.
+      this.#outcomes.fill(0)
+      this.#outcomeCount = 0
+      this.#failuresInWindow = 0
+    } else {
+      this.#push(0)
+    }
     this.#outUntil = 0
+    this.#outReason = undefined
     this.#probing = false
   }
 
@@ -56,8 +104,41 @@ export class NodeHealth {
     if (this.#probing) {
       this.#probing = false
       this.#outUntil = this.#clock.now() + this.#cooldownMs
-    } else if (this.#outUntil === 0 && this.#consecutiveFailures >= this.#threshold) {
-      this.#outUntil = this.#clock.now() + this.#cooldownMs
+      return
     }
+    if (this.#outUntil !== 0) return
+    this.#push(1)
+    if (this.#consecutiveFailures >= this.#threshold) this.#takeOut('failures')
+    else if (this.#outcomeCount === this.#outcomes.length && this.errorRate() > this.#maxErrorRate) this.#takeOut('error-rate')
+  }
+
+  /** Share of failed calls among the last ones (0 with none). */
+  errorRate(): number {
+    return this.#outcomeCount === 0 ? 0 : this.#failuresInWindow / this.#outcomeCount
+  }
+
+  /** The head monitor's measure: blocks behind the best node of the network. */
+  observeLag(lag: number): void {
+    this.#lag = lag
+    if (lag > this.#maxLagBlocks) this.#behind = true
+    else if (lag <= Math.floor(this.#maxLagBlocks / 2)) this.#behind = false
+  }
+
+  /** Blocks behind the best node at the last head poll, undefined before the first. */
+  lag(): number | undefined {
+    return this.#lag
+  }
+
+  #takeOut(reason: OutReason): void {
+    this.#outUntil = this.#clock.now() + this.#cooldownMs
+    this.#outReason = reason
+  }
+
+  #push(failed: 0 | 1): void {
+    if (this.#outcomeCount === this.#outcomes.length) this.#failuresInWindow -= this.#outcomes[this.#outcomeNext]
+    else this.#outcomeCount++
+    this.#outcomes[this.#outcomeNext] = failed
+    this.#failuresInWindow += failed
+    this.#outcomeNext = (this.#outcomeNext + 1) % this.#outcomes.length
   }
 }

@@ -1,7 +1,8 @@
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './errors.js'
-import { NodeHealth, type NodeHealthOptions } from './health.js'
+import { NodeHealth, type NodeHealthOptions, type OutReason } from './health.js'
 import { HttpTransport } from './http-transport.js'
+import { LatencyWindow } from './latency-window.js'
 import { readResponseHead } from './splice-id.js'
 import { WsTransport, type WsTransportOptions } from './ws-transport.js'
 
@@ -46,7 +47,11 @@ export class UpstreamNode {
   readonly http: HttpTransport
   readonly ws?: WsTransport
   readonly counters: NodeCounters = { calls: 0, failures: 0, wsCalls: 0, httpCalls: 0 }
+  /** Head block at the head monitor's last poll (undefined before the first answer). */
+  head: number | undefined
   readonly #health: NodeHealth
+  /** Latencies of successful calls (hedging waits for a node's p95 before asking another). */
+  readonly latency = new LatencyWindow()
   #nextId = 1
   #inFlight = 0
 
@@ -67,6 +72,7 @@ export class UpstreamNode {
     this.#health.begin()
     this.counters.calls++
     this.#inFlight++
+    const started = performance.now()
     try {
       let text: string
       if (this.ws?.canSend()) {
@@ -81,6 +87,7 @@ export class UpstreamNode {
         )
       }
       const reply = { text, isError: readHead(this.name, text).isError }
+      this.latency.record(performance.now() - started)
       this.#health.succeeded()
       return reply
     } catch (err) {
@@ -102,6 +109,27 @@ export class UpstreamNode {
   /** Up, not out nor on probation (for /metrics). */
   up(): boolean {
     return this.#health.up()
+  }
+
+  /** Why the node is out (failures, error rate, behind), undefined while up. */
+  outReason(): OutReason | undefined {
+    return this.#health.outReason()
+  }
+
+  /** Share of failed calls among its last calls. */
+  errorRate(): number {
+    return this.#health.errorRate()
+  }
+
+  /** The head monitor's measure of this node: its head and how far it is behind the best node. */
+  observeHead(head: number, lag: number): void {
+    this.head = head
+    this.#health.observeLag(lag)
+  }
+
+  /** Blocks behind the best node of the network at the last head poll. */
+  lag(): number | undefined {
+    return this.#health.lag()
   }
 
   /** Calls sent and not yet answered. */

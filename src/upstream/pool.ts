@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
-import type { UpstreamNode } from './node.js'
+import type { NodeReply, UpstreamNode } from './node.js'
 import { spliceId } from './splice-id.js'
 
 /** What the pool answers for one call. */
@@ -28,6 +28,20 @@ export interface PoolCallOptions {
    * tried even while marked unhealthy: no other node could answer.
    */
   node?: string
+  /** Nodes not to try (a transaction re-sent after a node failed goes elsewhere). */
+  avoid?: ReadonlySet<string>
+  /**
+   * Hedging (reads only): when the node asked has not answered after this many ms (given its
+   * own latency; undefined: do not hedge on it), ask another healthy node of the kind too, and
+   * take the first answer. The slower call is left to finish; its answer is dropped.
+   */
+  hedgeAfterMs?: (node: UpstreamNode) => number | undefined
+}
+
+/** Hedges started and won, for /metrics. */
+export interface HedgeCounters {
+  started: number
+  won: number
 }
 
 /**
@@ -51,6 +65,7 @@ export class UpstreamPool {
   readonly #byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
   readonly #next: Record<NodeKind, number> = { full: 0, archive: 0 }
   readonly #clock: Clock
+  readonly hedges: HedgeCounters = { started: 0, won: 0 }
 
   constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock } = {}) {
     this.network = network
@@ -84,11 +99,12 @@ export class UpstreamPool {
   ): Promise<UpstreamReply> {
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
+    if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
     let lastFailure: UpstreamTransportError | undefined
     for (;;) {
       const node = opts.node === undefined ? this.#pick(kind, tried) : this.#named(opts.node, tried)
       if (node === undefined) {
-        throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind })
+        throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
       }
       const left = deadline - this.#clock.now()
       if (left <= 0) {
@@ -96,14 +112,72 @@ export class UpstreamPool {
       }
       tried.add(node)
       try {
-        const reply = await node.call(method, params, Math.min(opts.timeoutMs, left))
-        return { body: spliceId(reply.text, clientIdJson), node: node.name, kind, isError: reply.isError }
+        const timeoutMs = Math.min(opts.timeoutMs, left)
+        const hedgeMs = opts.hedgeAfterMs?.(node)
+        const { reply, by } =
+          hedgeMs === undefined || opts.node !== undefined
+            ? { reply: await node.call(method, params, timeoutMs), by: node }
+            : await this.#hedged(kind, node, method, params, timeoutMs, hedgeMs, tried)
+        return { body: spliceId(reply.text, clientIdJson), node: by.name, kind, isError: reply.isError }
       } catch (err) {
         if (!isUpstreamFailure(err)) throw err
         if (NOT_SAFE_TO_REPEAT.has(method) && err.requestSent) throw err
         lastFailure = err
       }
     }
+  }
+
+  /**
+   * One attempt on `first`, and after `hedgeMs` without an answer one more on another healthy
+   * node of the kind: the first answer wins. Rejects with the last failure when both fail.
+   */
+  #hedged(
+    kind: NodeKind,
+    first: UpstreamNode,
+    method: string,
+    params: unknown,
+    timeoutMs: number,
+    hedgeMs: number,
+    tried: Set<UpstreamNode>,
+  ): Promise<{ reply: NodeReply; by: UpstreamNode }> {
+    return new Promise((resolve, reject) => {
+      let running = 1
+      let settled = false
+      const win = (by: UpstreamNode) => (reply: NodeReply) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        if (by !== first) this.hedges.won++
+        resolve({ reply, by })
+      }
+      const lose = (err: unknown) => {
+        running--
+        if (settled) return
+        // A failure of one while the other runs is not the answer: wait for the other.
+        if (running > 0 && isUpstreamFailure(err)) return
+        settled = true
+        clearTimeout(timer)
+        reject(err)
+      }
+      const timer = setTimeout(() => {
+        if (settled || hedgeMs >= timeoutMs) return
+        const second = this.#pick(kind, tried)
+        if (second === undefined) return
+        tried.add(second)
+        running++
+        this.hedges.started++
+        second.call(method, params, timeoutMs - hedgeMs).then(win(second), lose)
+      }, hedgeMs)
+      first.call(method, params, timeoutMs).then(win(first), lose)
+    })
+  }
+
+  /** Each node of the kind and why it takes no call, for the 503 message. */
+  #whyNone(kind: NodeKind): string {
+    const nodes = this.#byKind[kind]
+    if (nodes.length === 0) return 'none configured'
+    const reasons: Record<string, string> = { failures: 'failing', 'error-rate': 'failing too often', behind: 'behind the other nodes' }
+    return nodes.map((n) => `${n.name}: ${reasons[n.outReason() ?? ''] ?? 'being probed'}`).join(', ')
   }
 
   /** Nodes of this kind that take calls now. */

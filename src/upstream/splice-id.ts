@@ -78,6 +78,29 @@ export function readResponseHead(responseText: string): ResponseHead {
   return { id: asId(obj.id), isError: obj.error !== undefined && obj.error !== null }
 }
 
+/**
+ * The items of the top-level `result` array of a response, as [start, end) spans of the text, so
+ * that answers can be merged (eth_getLogs chunks) without re-serialising a byte of them.
+ * Undefined when the answer has no result array (an error, or another kind of result).
+ */
+export function resultArrayItems(responseText: string): Array<{ start: number; end: number }> | undefined {
+  const span = scanTopLevel(responseText)?.result
+  if (span === undefined || responseText.charCodeAt(span.start) !== OPEN_BRACKET) return undefined
+  const items: Array<{ start: number; end: number }> = []
+  let i = skipWhitespace(responseText, span.start + 1)
+  if (responseText.charCodeAt(i) === CLOSE_BRACKET) return items
+  for (;;) {
+    const end = skipValue(responseText, i)
+    if (end <= i) return undefined
+    items.push({ start: i, end })
+    i = skipWhitespace(responseText, end)
+    const c = responseText.charCodeAt(i)
+    if (c === CLOSE_BRACKET) return items
+    if (c !== COMMA) return undefined
+    i = skipWhitespace(responseText, i + 1)
+  }
+}
+
 /** The common layouts, `{"jsonrpc":"2.0","id":<v>,` and `{"id":<v>,`, checked in the first bytes. */
 function fastIdSpan(text: string): Span | undefined {
   let start: number
@@ -101,8 +124,8 @@ function fastIdSpan(text: string): Span | undefined {
  * the spans of the `id` and `error` values. Undefined when the text is not an object it can
  * walk (the caller then falls back to JSON.parse).
  */
-function scanTopLevel(text: string): { id?: Span; error?: Span } | undefined {
-  const found: { id?: Span; error?: Span } = {}
+function scanTopLevel(text: string): { id?: Span; error?: Span; result?: Span } | undefined {
+  const found: { id?: Span; error?: Span; result?: Span } = {}
   let i = skipWhitespace(text, 0)
   if (text.charCodeAt(i) !== OPEN_BRACE) return undefined
   i = skipWhitespace(text, i + 1)
@@ -120,6 +143,7 @@ function scanTopLevel(text: string): { id?: Span; error?: Span } | undefined {
     // The first member of a name wins; a duplicate `id` is not valid JSON-RPC anyway.
     if (key === 'id') found.id ??= { start, end }
     else if (key === 'error') found.error ??= { start, end }
+    else if (key === 'result') found.result ??= { start, end }
     i = skipWhitespace(text, end)
     const c = text.charCodeAt(i)
     if (c === CLOSE_BRACE) return found

@@ -30,6 +30,14 @@ export interface UpstreamNodeStats {
   /** Its WebSocket is open (false when it has none). */
   wsOpen: boolean
   inFlight: number
+  /** Blocks behind the best node of the network at the last head poll. */
+  lag: number | undefined
+  /** Share of failed calls among its last calls. */
+  errorRate: number
+  /** p95 latency of its recent successful calls in ms (NaN before any). */
+  latencyP95Ms: number
+  /** Why it is out (failures, error-rate, behind), undefined while up. */
+  outReason: string | undefined
 }
 
 /**
@@ -96,6 +104,10 @@ export class Upstreams {
           healthy: node.healthy(),
           wsOpen: node.ws?.isOpen() ?? false,
           inFlight: node.inFlight(),
+          lag: node.lag(),
+          errorRate: node.errorRate(),
+          latencyP95Ms: node.latency.p95(),
+          outReason: node.outReason(),
         })
       }
     }

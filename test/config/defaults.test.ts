@@ -22,7 +22,7 @@ t.test('every default is filled in', async (t) => {
     queueMs: 250,
     ipThrottle: { rejections: 2000, windowMs: 10000, durationMs: 60000 },
   })
-  t.same(config.routing, { fullNodeWindowBlocks: 128, headPollMs: 2000 })
+  t.same(config.routing, { fullNodeWindowBlocks: 128 })
   t.equal(config.trustProxy, false)
   t.same(config.usage, { intervalMs: 1000 })
   t.equal(config.publicUrl, undefined)

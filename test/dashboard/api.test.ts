@@ -21,7 +21,7 @@ await transferToken(chain, token, anvilAccount(0), alice.address, parseUnits('10
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
   usageIntervalMs: 100,
-  extra: { payments: { network: 'eth-1', token, treasury, confirmations: 1 } },
+  config: { payments: { network: 'eth-1', token, treasury, confirmations: 1 } },
 })
 const base = tg.gateway.http
 const call = (key: string, headers: Record<string, string> = {}) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { bearer: key, headers })

@@ -27,7 +27,7 @@ await transferToken(chain, token, anvilAccount(0), user.address, parseUnits('100
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: CHAIN, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, kind: 'archive', name: 'archive' }] } },
   usageIntervalMs: 100,
-  extra: { payments: { network: 'eth-1', token, treasury, confirmations: 2 } },
+  config: { payments: { network: 'eth-1', token, treasury, confirmations: 2 } },
 })
 void dashboardDir
 const base = tg.gateway.http

@@ -2,7 +2,7 @@ import t from 'tap'
 import { oldestBlockOf, route, saysStatePruned, type RouteContext } from '../../src/gateway/router.js'
 import { METHODS } from '../../src/rpc/method-table.js'
 
-const both: RouteContext = { access: { full: true, archive: true }, healthy: { full: true, archive: true }, head: 1000, windowBlocks: 128, planName: 'Tier 3' }
+const both: RouteContext = { access: { full: true, archive: true }, healthy: { full: true, archive: true }, hasArchive: true, head: 1000, windowBlocks: 128, planName: 'Tier 3' }
 const fullOnly: RouteContext = { ...both, access: { full: true, archive: false }, planName: 'Free Trial' }
 const r = (method: string, params: unknown[], ctx = both) => route(method, METHODS[method], params, ctx)
 
@@ -38,6 +38,12 @@ t.test('archive nodes stand in when no full node is healthy, or the key has only
   t.same(r('eth_blockNumber', [], { ...both, healthy: { full: false, archive: true } }), { kind: 'archive' })
   t.same(r('eth_blockNumber', [], { ...both, access: { full: false, archive: true } }), { kind: 'archive' })
   t.same(r('eth_blockNumber', [], { ...fullOnly, healthy: { full: false, archive: true } }), { kind: 'full' }, 'not without archive access')
+})
+
+t.test('a network without archive nodes: old state goes to its full nodes, trace_* is refused', async (t) => {
+  const noArchive = { ...both, hasArchive: false, healthy: { full: true, archive: false } }
+  t.same(r('eth_getBalance', ['0xa', '0x1'], noArchive), { kind: 'full' })
+  t.match(r('trace_block', ['0x1'], noArchive), { refuse: 'METHOD_NOT_FOUND', message: /trace_block needs an archive node, and this network has none/ })
 })
 
 t.test('oldest block of a call', async (t) => {

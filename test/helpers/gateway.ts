@@ -43,8 +43,8 @@ export interface TestGatewayOptions {
   clock?: Clock
   /** Reuse a data folder (a restart); default a new temporary one. */
   dataDir?: string
-  /** More top-level config fields (payments, dashboard, publicUrl). */
-  extra?: Record<string, unknown>
+  /** More top-level config sections (payments, dashboard, publicUrl, heavy, cache, health, hedge, routing), merged over the rest. */
+  config?: Record<string, unknown>
 }
 
 /** Start a real gateway in this process on a free port, with its own data folder. */
@@ -64,7 +64,7 @@ export async function startTestGateway(
     limits: opts.limits ?? {},
     ws: opts.ws ?? {},
     usage: { intervalMs: opts.usageIntervalMs ?? 1000 },
-    ...opts.extra,
+    ...opts.config,
   }
   const config = parseConfig(raw, 'test')
   const configPath = join(dataDir, 'config.json')

@@ -1,43 +1,50 @@
 import type { Anvil } from './anvil.js'
 
-/** keccak256("Transfer(address,address,uint256)"): the event a token transfer emits. */
-export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
+/** keccak-256 of "Emitted(bytes)": the topic every log of the emitter carries. */
+export const EMITTED_TOPIC = '0x' + 'e1'.repeat(32)
 
 /**
- * Runtime code that emits LOG1(TRANSFER_TOPIC) with empty data on every call:
- * PUSH32 topic, PUSH1 0 (size), PUSH1 0 (offset), LOG1, STOP.
+ * Runtime: copy the calldata to memory and LOG1 it with EMITTED_TOPIC.
+ *   CALLDATASIZE PUSH1 0 PUSH1 0 CALLDATACOPY PUSH32 topic CALLDATASIZE PUSH1 0 LOG1 STOP
  */
-const RUNTIME = `7f${TRANSFER_TOPIC.slice(2)}60006000a100`
-/** Init code: CODECOPY the runtime (0x27 bytes at offset 0x0b) to memory and RETURN it. */
-const INIT = `0x602780600b6000396000f3${RUNTIME}`
+const RUNTIME = `3660006000377f${EMITTED_TOPIC.slice(2)}366000a100`
+/** Init: CODECOPY the runtime (44 bytes at offset 12) to memory and RETURN it. */
+const INIT = `0x602c600c600039602c6000f3${RUNTIME}`
 
 /**
- * Deploy the emitter with anvil's first (unlocked) account, straight to the node, and return
- * its address and a function that makes it emit one event (the transaction hash).
+ * Deploy a contract that emits one log per call (its calldata as data), straight to the node.
+ * @returns the contract address
  */
-export async function deployLogEmitter(anvil: Anvil): Promise<{ address: string; emit(): Promise<string> }> {
-  const from = (await anvil.rpc('eth_accounts')).result[0] as string
-  const sent = await anvil.rpc('eth_sendTransaction', [{ from, data: INIT, gas: '0x30000' }])
-  if (!sent.result) throw new Error(`deploy failed: ${JSON.stringify(sent.error)}`)
-  const receipt = await waitReceipt(anvil, sent.result)
-  const address = receipt.contractAddress as string
-  return {
-    address,
-    async emit() {
-      const tx = await anvil.rpc('eth_sendTransaction', [{ from, to: address, gas: '0x10000' }])
-      if (!tx.result) throw new Error(`call failed: ${JSON.stringify(tx.error)}`)
-      return tx.result as string
-    },
-  }
+export async function deployLogEmitter(anvil: Anvil): Promise<{ address: string; from: string }> {
+  const [from] = (await anvil.rpc('eth_accounts')).result as string[]
+  const hash = (await anvil.rpc('eth_sendTransaction', [{ from, data: INIT }])).result as string
+  const receipt = (await anvil.rpc('eth_getTransactionReceipt', [hash])).result
+  if (!receipt?.contractAddress) throw new Error(`log emitter not deployed: ${JSON.stringify(receipt)}`)
+  return { address: receipt.contractAddress, from }
 }
 
-/** The receipt, polling at most 15 s (blocks come every second with --block-time 1). */
-export async function waitReceipt(anvil: Anvil, hash: string): Promise<any> {
-  const end = Date.now() + 15_000
-  while (Date.now() < end) {
-    const r = await anvil.rpc('eth_getTransactionReceipt', [hash])
-    if (r.result) return r.result
-    await new Promise((res) => setTimeout(res, 100))
+/**
+ * Fill the chain with logs: `blocks` blocks of `perBlock` logs each, every one followed by `gap`
+ * empty blocks (so that a range is wide and sparse, like a real contract's history).
+ * @returns the total number of logs emitted
+ */
+export async function emitLogs(anvil: Anvil, emitter: { address: string; from: string }, opts: { blocks: number; perBlock: number; gap: number }): Promise<number> {
+  await anvil.rpc('evm_setAutomine', [false])
+  let n = 0
+  for (let b = 0; b < opts.blocks; b++) {
+    const batch = Array.from({ length: opts.perBlock }, () => ({
+      jsonrpc: '2.0',
+      id: n,
+      method: 'eth_sendTransaction',
+      params: [{ from: emitter.from, to: emitter.address, data: '0x' + (n++).toString(16).padStart(64, '0'), gas: '0x10000' }],
+    }))
+    const res = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch) })
+    const answers = (await res.json()) as Array<{ error?: unknown }>
+    const failed = answers.find((a) => a.error)
+    if (failed) throw new Error(`emit failed: ${JSON.stringify(failed.error)}`)
+    await anvil.rpc('evm_mine')
+    if (opts.gap > 0) await anvil.rpc('anvil_mine', [`0x${opts.gap.toString(16)}`])
   }
-  throw new Error(`no receipt for ${hash} within 15 s`)
+  await anvil.rpc('evm_setAutomine', [true])
+  return n
 }

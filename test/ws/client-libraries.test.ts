@@ -3,7 +3,7 @@ import { createPublicClient, webSocket } from 'viem'
 import { WebSocketProvider } from 'ethers'
 import { startAnvil } from '../helpers/anvil.js'
 import { startTestGateway } from '../helpers/gateway.js'
-import { deployLogEmitter, TRANSFER_TOPIC } from '../helpers/log-emitter.js'
+import { deployTransferEmitter, TRANSFER_TOPIC } from '../helpers/transfer-emitter.js'
 import { metric, until } from '../helpers/metrics.js'
 
 // viem's and ethers' WebSocket providers, pointed at the gateway, work as they do against a node.
@@ -52,7 +52,7 @@ t.test('viem: calls, a block-number subscription and a contract event watch over
   const numbers = await collect<bigint>(2, (push) => client.watchBlockNumber(subscribed({ poll: false, onBlockNumber: push })))
   t.ok(numbers[1] > numbers[0], `block numbers rise: ${numbers.join(', ')}`)
 
-  const emitter = await deployLogEmitter(anvil)
+  const emitter = await deployTransferEmitter(anvil)
   const logs = collect<any>(1, (push) =>
     client.watchEvent({ address: emitter.address as `0x${string}`, poll: false, onLogs: (ls) => ls.forEach(push) }),
   )

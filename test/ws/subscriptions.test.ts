@@ -3,7 +3,7 @@ import { startAnvil } from '../helpers/anvil.js'
 import { startTestGateway } from '../helpers/gateway.js'
 import { connectWs, type WsClient } from '../helpers/ws-client.js'
 import { metric, until } from '../helpers/metrics.js'
-import { deployLogEmitter, TRANSFER_TOPIC } from '../helpers/log-emitter.js'
+import { deployTransferEmitter, TRANSFER_TOPIC } from '../helpers/transfer-emitter.js'
 
 // Subscriptions through the gateway, against anvil mining a block every second.
 const anvil = await startAnvil({ blockTime: 1 })
@@ -73,7 +73,7 @@ t.test('eth_unsubscribe stops the notifications; closing ends the upstream subsc
 })
 
 t.test('a contract event arrives on a logs subscription; identical filters share one upstream subscription', async (t) => {
-  const emitter = await deployLogEmitter(anvil)
+  const emitter = await deployTransferEmitter(anvil)
   const a = await connectWs(url)
   const b = await connectWs(url)
   t.teardown(() => Promise.all([a.close(), b.close()]))

@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto'
+import { mkdirSync, rmSync } from 'node:fs'
+import { open, type Database, type RootDatabase } from 'lmdb'
+
+export interface ImmutableCacheOptions {
+  /** Bytes of stored answers above which the oldest are evicted (the LMDB file is somewhat larger). */
+  maxBytes: number
+}
+
+/** Counters for /metrics (this process's view; size and entries are the shared store's). */
+export interface CacheStats {
+  hits: number
+  misses: number
+  stores: number
+  evictions: number
+  /** Bytes of answers stored (all processes). */
+  bytes: number
+  entries: number
+}
+
+interface Entry {
+  /** The node's answer text, with the id of the client whose call filled the entry. */
+  body: string
+  /** Insertion order, the eviction queue's key. */
+  seq: number
+}
+
+/** Keys the recent hits remember, for the eviction's second chance. */
+const RECENT_HITS_MAX = 50_000
+/** Eviction goes down to this share of maxBytes, so that it runs in batches rather than on every put. */
+const LOW_WATER = 0.9
+
+/**
+ * Answers that can no longer change (blocks, receipts and logs at or below the finalized block,
+ * state by block hash, the chain id), in an LMDB environment of their own under dataDir: every
+ * gateway process on the host opens the same folder, so one process's miss is the others' hit.
+ *
+ * Entries are keyed by a SHA-256 of (network, generation, method, params): bumping a network's
+ * generation (after a reorg below the finalized block) makes all its entries unreachable at once,
+ * and eviction removes them in time. Eviction is by insertion order with a second chance for
+ * entries hit since they were stored (an approximate LRU that costs no write on a hit).
+ *
+ * The folder is a cache: it is not part of the state that replay rebuilds; deleting it (gateways
+ * stopped) loses nothing but hits. When opening it throws (an LMDB version change), it is made anew.
+ */
+export class ImmutableCache {
+  readonly path: string
+  readonly #root: RootDatabase
+  readonly #entries: Database<Entry, Buffer>
+  readonly #order: Database<Buffer, number>
+  readonly #meta: Database<number, string>
+  readonly #maxBytes: number
+  readonly #recentHits = new Set<string>()
+  readonly #stats = { hits: 0, misses: 0, stores: 0, evictions: 0 }
+  #evicting: Promise<void> | undefined
+  #closed = false
+
+  private constructor(path: string, root: RootDatabase, opts: ImmutableCacheOptions) {
+    this.path = path
+    this.#root = root
+    this.#entries = root.openDB<Entry, Buffer>('entries', { encoding: 'msgpack', keyEncoding: 'binary' })
+    this.#order = root.openDB<Buffer, number>('order', { encoding: 'binary', keyEncoding: 'uint32' })
+    this.#meta = root.openDB<number, string>('meta', { encoding: 'msgpack' })
+    this.#maxBytes = opts.maxBytes
+  }
+
+  /** Open the cache in folder `path`; when opening throws, the folder is deleted and made anew. */
+  static open(path: string, opts: ImmutableCacheOptions): ImmutableCache {
+    const attempt = () => {
+      mkdirSync(path, { recursive: true })
+      return new ImmutableCache(path, open({ path, maxDbs: 4 }), opts)
+    }
+    try {
+      return attempt()
+    } catch {
+      rmSync(path, { recursive: true, force: true })
+      return attempt()
+    }
+  }
+
+  /** The generation of a network's entries (bumped when a reorg went below the finalized block). */
+  generation(network: string): number {
+    return this.#meta.get(`gen:${network}`) ?? 0
+  }
+
+  /** Make every entry of `network` unreachable (shared with the other processes on the host). */
+  async invalidate(network: string): Promise<number> {
+    let gen = 0
+    await this.#root.transaction(() => {
+      gen = (this.#meta.get(`gen:${network}`) ?? 0) + 1
+      void this.#meta.put(`gen:${network}`, gen)
+    })
+    return gen
+  }
+
+  /** The stored answer for a call, counting a hit or a miss. */
+  get(network: string, generation: number, call: string): string | undefined {
+    if (this.#closed) return undefined
+    const key = entryKey(network, generation, call)
+    const entry = this.#entries.get(key)
+    if (entry === undefined) {
+      this.#stats.misses++
+      return undefined
+    }
+    this.#stats.hits++
+    if (this.#recentHits.size < RECENT_HITS_MAX) this.#recentHits.add(key.toString('base64'))
+    return entry.body
+  }
+
+  /** Store an answer (asynchronously; the caller does not wait) and evict when over the bound. */
+  put(network: string, generation: number, call: string, body: string): void {
+    if (this.#closed || body.length > this.#maxBytes / 4) return // one huge answer must not flush the whole cache
+    const key = entryKey(network, generation, call)
+    this.#stats.stores++
+    this.#root
+      .transaction(() => {
+        if (this.#entries.get(key) !== undefined) return // another process (or call) stored it first
+        const seq = (this.#meta.get('seq') ?? 0) + 1
+        void this.#meta.put('seq', seq)
+        void this.#meta.put('bytes', (this.#meta.get('bytes') ?? 0) + body.length)
+        void this.#meta.put('entries', (this.#meta.get('entries') ?? 0) + 1)
+        void this.#entries.put(key, { body, seq })
+        void this.#order.put(seq, key)
+      })
+      .then(
+        () => {
+          if ((this.#meta.get('bytes') ?? 0) > this.#maxBytes) void this.#evict()
+        },
+        () => {}, // a cache write that fails costs a later miss, nothing more
+      )
+  }
+
+  stats(): CacheStats {
+    return { ...this.#stats, bytes: this.#meta.get('bytes') ?? 0, entries: this.#meta.get('entries') ?? 0 }
+  }
+
+  /** Resolves when the writes issued so far are committed (tests, shutdown). */
+  async flushed(): Promise<void> {
+    await this.#root.committed
+    await this.#evicting
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    await this.#evicting
+    await this.#root.close()
+  }
+
+  /** Remove the oldest entries until the stored bytes are under the low-water mark. One run at a time. */
+  #evict(): Promise<void> {
+    this.#evicting ??= this.#root
+      .transaction(() => {
+        let bytes = this.#meta.get('bytes') ?? 0
+        let entries = this.#meta.get('entries') ?? 0
+        let seq = this.#meta.get('seq') ?? 0
+        const target = this.#maxBytes * LOW_WATER
+        // In batches read before they are changed: the cursor does not walk a range being rewritten.
+        for (let round = 0; bytes > target && round < 1_000; round++) {
+          const batch = [...this.#order.getRange({ limit: 1_000 })].map(({ key, value }) => ({ oldSeq: key, key: Buffer.from(value) }))
+          if (batch.length === 0) break
+          for (const { oldSeq, key } of batch) {
+            if (bytes <= target) break
+            void this.#order.remove(oldSeq)
+            const entry = this.#entries.get(key)
+            if (entry === undefined || entry.seq !== oldSeq) continue
+            if (this.#recentHits.delete(key.toString('base64'))) {
+              // Hit since it was stored: a second chance at the back of the queue.
+              seq++
+              void this.#entries.put(key, { body: entry.body, seq })
+              void this.#order.put(seq, key)
+              continue
+            }
+            void this.#entries.remove(key)
+            bytes -= entry.body.length
+            entries--
+            this.#stats.evictions++
+          }
+        }
+        void this.#meta.put('bytes', Math.max(0, bytes))
+        void this.#meta.put('entries', Math.max(0, entries))
+        void this.#meta.put('seq', seq)
+      })
+      .catch(() => {})
+      .finally(() => {
+        this.#evicting = undefined
+      })
+    return this.#evicting
+  }
+}
+
+function entryKey(network: string, generation: number, call: string): Buffer {
+  return createHash('sha256').update(network).update('\0').update(String(generation)).update('\0').update(call).digest()
+}

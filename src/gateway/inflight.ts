@@ -1,0 +1,44 @@
+import { spliceId } from '../upstream/splice-id.js'
+
+/** What an in-flight call resolves with: at least a body carrying some client's id. */
+export interface SharedAnswer {
+  body: string
+}
+
+/**
+ * Identical calls in flight at the same time (same network, node kind, method and params) are
+ * sent upstream once: the first caller's call is shared, and every other caller gets the same
+ * answer with its own id spliced in. A thousand clients polling the same block at the same moment
+ * cost the node one call. Only calls whose answer does not depend on who asks belong here: not
+ * filter calls (a filter's changes are consumed by the call that reads them).
+ * @example
+ * const reply = await inflight.run(`eth-1|full|eth_getBlockByNumber|["0x10",false]`, '7', () => pool.call(…))
+ */
+export class InflightCalls<T extends SharedAnswer> {
+  readonly #pending = new Map<string, Promise<T>>()
+  /** Calls answered by another caller's upstream call, since start. */
+  shared = 0
+
+  /** Run `send` unless an identical call is in flight; either way resolve with `idJson` in the body. */
+  async run(key: string, idJson: string, send: () => Promise<T>): Promise<T & { shared: boolean }> {
+    const running = this.#pending.get(key)
+    if (running !== undefined) {
+      this.shared++
+      const answer = await running
+      return { ...answer, body: spliceId(answer.body, idJson), shared: true }
+    }
+    const call = send().finally(() => this.#pending.delete(key))
+    this.#pending.set(key, call)
+    return { ...(await call), shared: false }
+  }
+
+  /** Distinct calls in flight now. */
+  get size(): number {
+    return this.#pending.size
+  }
+}
+
+/** The key that makes two calls identical. */
+export function inflightKey(network: string, kind: string, method: string, params: unknown): string {
+  return `${network}|${kind}|${method}|${JSON.stringify(params ?? [])}`
+}

@@ -1,0 +1,175 @@
+import type { NodeKind } from '../events/types.js'
+import type { UpstreamPool, UpstreamReply, PoolCallOptions } from '../upstream/pool.js'
+import type { UpstreamNode } from '../upstream/node.js'
+import { spliceId } from '../upstream/splice-id.js'
+import { METHODS } from '../rpc/method-table.js'
+import { cacheRuleFor, isFinal, mayBeFinal, type CacheRule } from '../cache/cache-rules.js'
+import type { ImmutableCache } from '../cache/immutable-cache.js'
+import { GetLogs } from '../heavy/get-logs.js'
+import type { GetLogsLimits } from '../heavy/logs-range.js'
+import { TransactionSender } from '../upstream/send-transaction.js'
+import { InflightCalls, inflightKey } from './inflight.js'
+
+/** One call routed to a node kind, on its way upstream. */
+export interface UpstreamCall {
+  readonly network: string
+  readonly pool: UpstreamPool
+  readonly kind: NodeKind
+  readonly method: string
+  readonly params: unknown
+  /** The client's id as JSON text. */
+  readonly idJson: string
+  /** Pinned to this node (a filter lives there): sent as is, never shared nor cached. */
+  readonly node?: string
+}
+
+/** The answer, and whether it came from the cache (`X-Tollgate-Cache`); undefined: not cacheable. */
+export interface CallOutcome extends UpstreamReply {
+  cache?: 'hit' | 'miss'
+}
+
+export interface UpstreamCallerOptions {
+  /** Time-out of one attempt of an ordinary call (limits.upstreamTimeoutMs). */
+  timeoutMs: number
+  heavy: {
+    /** Time-out of a heavy call (method table `heavy`), which is also its whole budget. */
+    timeoutMs: number
+    /** Per-method time-outs, overriding `timeoutMs`. */
+    methodTimeoutMs: Readonly<Record<string, number>>
+    getLogs: GetLogsLimits
+  }
+  hedge: { enabled: boolean; minDelayMs: number; maxDelayMs: number }
+  cache?: ImmutableCache
+  /** The finalized block of a network (undefined until known: nothing is cached as final). */
+  finalized?: (network: string) => number | undefined
+}
+
+/** Latency samples a node needs before its p95 is trusted for hedging. */
+const HEDGE_MIN_SAMPLES = 20
+
+/**
+ * Sends routed calls upstream, with what makes heavy traffic cheap and failures invisible:
+ * answers that can no longer change come from the LMDB cache; identical calls in flight are sent
+ * once; wide eth_getLogs ranges are split; heavy calls get their own time-out; reads may be
+ * hedged; eth_sendRawTransaction is sent so that an accepted transaction is never reported as
+ * failed. The pool underneath fails over between nodes of the kind.
+ * @example
+ * const out = await caller.call({ network: 'eth-1', pool, kind: 'full', method: 'eth_getBlockByNumber', params: ['0x10', false], idJson: '1' })
+ * out.cache // 'hit' once block 16 is final and was asked before
+ */
+export class UpstreamCaller {
+  readonly inflight = new InflightCalls<UpstreamReply>()
+  readonly logs: GetLogs
+  readonly transactions = new TransactionSender()
+
+  constructor(private readonly opts: UpstreamCallerOptions) {
+    this.logs = new GetLogs(opts.heavy.getLogs)
+  }
+
+  async call(c: UpstreamCall): Promise<CallOutcome> {
+    const spec = METHODS[c.method]
+    // Pinned or stateful (filters): exactly what the client asked, to exactly that node.
+    if (c.node !== undefined || spec?.filter !== undefined) return this.#send(c)
+    if (c.method === 'eth_sendRawTransaction') {
+      return this.#shared(c, () => this.transactions.send(c.pool, c.kind, c.params, c.idJson, this.#timeoutOf(c.method)))
+    }
+    if (c.method === 'eth_getLogs') {
+      return this.logs.call(c.params, c.idJson, c.kind, {
+        fetch: (params, idJson) => this.#cached({ ...c, params, idJson }),
+        resolveTag: (tag) => this.#resolveTag(c, tag),
+      })
+    }
+    return this.#cached(c)
+  }
+
+  /** From the cache when final and stored; else shared in flight, and stored when final. */
+  async #cached(c: UpstreamCall): Promise<CallOutcome> {
+    const cache = this.opts.cache
+    const rule = cache === undefined ? undefined : cacheRuleFor(c.method, c.params)
+    if (cache === undefined || rule === undefined) return this.#shared(c, () => this.#send(c))
+    // Cacheable in time but not final yet (above the finalized block): asked upstream, never stored.
+    if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return { ...(await this.#shared(c, () => this.#send(c))), cache: 'miss' }
+    const generation = cache.generation(c.network)
+    // By node kind too: what a full node answered is not served as an archive node's answer.
+    const callText = `${c.kind}\0${c.method}\0${JSON.stringify(c.params ?? [])}`
+    const hit = cache.get(c.network, generation, callText)
+    if (hit !== undefined) return { body: spliceId(hit, c.idJson), node: 'cache', kind: c.kind, isError: false, cache: 'hit' }
+    const reply = await this.#shared(c, async () => {
+      const r = await this.#send(c)
+      if (!r.isError) this.#store(c, rule, generation, callText, r.body)
+      return r
+    })
+    return { ...reply, cache: 'miss' }
+  }
+
+  /** Store an answer if it is final now, and no reorg dropped the generation it was read under. */
+  #store(c: UpstreamCall, rule: CacheRule, generation: number, callText: string, body: string): void {
+    const cache = this.opts.cache!
+    let result: unknown
+    if (rule.final === 'result') {
+      try {
+        result = (JSON.parse(body) as { result?: unknown }).result
+      } catch {
+        return
+      }
+    } else {
+      // Only presence matters here: a null answer (no such block) is short, so look only there.
+      result = body.length < 200 && /"result"\s*:\s*null/.test(body) ? null : true
+    }
+    if (!isFinal(rule, result, this.opts.finalized?.(c.network))) return
+    if (cache.generation(c.network) !== generation) return
+    cache.put(c.network, generation, callText, body)
+  }
+
+  #shared(c: UpstreamCall, send: () => Promise<UpstreamReply>): Promise<UpstreamReply> {
+    return this.inflight.run(inflightKey(c.network, c.kind, c.method, c.params), c.idJson, send)
+  }
+
+  #send(c: UpstreamCall): Promise<UpstreamReply> {
+    const heavy = METHODS[c.method]?.heavy === true
+    const timeoutMs = this.#timeoutOf(c.method)
+    const opts: PoolCallOptions = { timeoutMs, node: c.node }
+    // A heavy call that timed out on one node would most likely time out on the next: its
+    // time-out is its whole budget (a fast failure, a refused connection, still fails over).
+    if (heavy) opts.deadlineMs = timeoutMs
+    // Only reads are hedged: a filter made twice, a transaction sent twice, are not the same call.
+    else if (this.opts.hedge.enabled && c.node === undefined && METHODS[c.method]?.filter === undefined && c.method !== 'eth_sendRawTransaction') {
+      opts.hedgeAfterMs = this.#hedgeDelay
+    }
+    return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
+  }
+
+  #timeoutOf(method: string): number {
+    const own = this.opts.heavy.methodTimeoutMs[method]
+    if (own !== undefined) return own
+    return METHODS[method]?.heavy === true ? this.opts.heavy.timeoutMs : this.opts.timeoutMs
+  }
+
+  /** Hedge after the node's p95, within bounds; not before the node has enough samples. */
+  readonly #hedgeDelay = (node: UpstreamNode): number | undefined => {
+    if (node.latency.count < HEDGE_MIN_SAMPLES) return undefined
+    const { minDelayMs, maxDelayMs } = this.opts.hedge
+    return Math.min(maxDelayMs, Math.max(minDelayMs, Math.ceil(node.latency.p95())))
+  }
+
+  /** A block tag's number now, asked of the node kind the call goes to (shared in flight). */
+  async #resolveTag(c: UpstreamCall, tag: string): Promise<number | undefined> {
+    try {
+      if (tag === 'latest' || tag === 'pending') {
+        const r = await this.#shared({ ...c, method: 'eth_blockNumber', params: [], idJson: '0' }, () =>
+          this.#send({ ...c, method: 'eth_blockNumber', params: [], idJson: '0' }),
+        )
+        const m = /"result"\s*:\s*"(0x[0-9a-fA-F]+)"/.exec(r.body)
+        return m ? parseInt(m[1], 16) : undefined
+      }
+      const params = [tag, false]
+      const r = await this.#shared({ ...c, method: 'eth_getBlockByNumber', params, idJson: '0' }, () =>
+        this.#send({ ...c, method: 'eth_getBlockByNumber', params, idJson: '0' }),
+      )
+      const number = (JSON.parse(r.body) as { result?: { number?: string } | null }).result?.number
+      return typeof number === 'string' ? parseInt(number, 16) : undefined
+    } catch {
+      return undefined
+    }
+  }
+}

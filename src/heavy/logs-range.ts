@@ -1,0 +1,87 @@
+/**
+ * How an eth_getLogs call is served, decided from its filter once its block tags are resolved:
+ * as it is (a narrow range, a blockHash, or something the node must judge), refused (wider than
+ * the configured maximum), or split into chunks fetched in parallel and merged in order. Pure.
+ */
+
+export interface GetLogsLimits {
+  /** Blocks per chunk: a wider range is split into chunks of this many blocks. */
+  readonly chunkBlocks: number
+  /** Widest range served in one call (wider: an error naming a range that would work). */
+  readonly maxRangeBlocks: number
+  /** Most logs one call may return (more: an error naming a range that would work). */
+  readonly maxLogs: number
+  /** Chunks of one call fetched at once. */
+  readonly concurrency: number
+}
+
+/** A block bound of the filter: a number, or a tag to resolve against the node. */
+export type LogsBound = { readonly n: number } | { readonly tag: 'latest' | 'pending' | 'safe' | 'finalized' }
+
+/** Bounds of the filter, or undefined when the filter is not one to plan (blockHash, malformed). */
+export function logsBounds(filter: unknown): { from: LogsBound; to: LogsBound } | undefined {
+  if (filter === null || typeof filter !== 'object' || Array.isArray(filter)) return undefined
+  const f = filter as Record<string, unknown>
+  if (f.blockHash !== undefined) return undefined
+  const from = boundOf(f.fromBlock)
+  const to = boundOf(f.toBlock)
+  return from && to ? { from, to } : undefined
+}
+
+/** Tags both bounds need resolved before the range can be measured (none: measure it as is). */
+export function tagsToResolve(bounds: { from: LogsBound; to: LogsBound }): string[] {
+  const tags = new Set<string>()
+  for (const b of [bounds.from, bounds.to]) if ('tag' in b) tags.add(b.tag)
+  // latest..latest (the default, a poll of the newest block) is one block whatever the head is.
+  const recent = (b: LogsBound) => 'tag' in b && (b.tag === 'latest' || b.tag === 'pending')
+  if (recent(bounds.from) && recent(bounds.to)) return []
+  return [...tags]
+}
+
+export type LogsPlan =
+  | { readonly serve: 'as-is'; readonly from?: number }
+  | { readonly serve: 'too-wide'; readonly from: number; readonly to: number; readonly suggestTo: number }
+  | { readonly serve: 'split'; readonly from: number; readonly chunks: ReadonlyArray<readonly [number, number]> }
+
+/** The plan for a call whose bounds resolved to block numbers (`resolved`: tag → number). */
+export function planLogs(bounds: { from: LogsBound; to: LogsBound }, resolved: ReadonlyMap<string, number>, limits: GetLogsLimits): LogsPlan {
+  const num = (b: LogsBound) => ('n' in b ? b.n : resolved.get(b.tag))
+  const from = num(bounds.from)
+  const to = num(bounds.to)
+  if (from === undefined || to === undefined || from > to) return { serve: 'as-is', from } // the node says what is wrong
+  const width = to - from + 1
+  if (width > limits.maxRangeBlocks) return { serve: 'too-wide', from, to, suggestTo: from + limits.maxRangeBlocks - 1 }
+  if (width <= limits.chunkBlocks) return { serve: 'as-is', from }
+  const chunks: Array<readonly [number, number]> = []
+  for (let a = from; a <= to; a += limits.chunkBlocks) chunks.push([a, Math.min(to, a + limits.chunkBlocks - 1)])
+  return { serve: 'split', from, chunks }
+}
+
+export const hex = (n: number): string => `0x${n.toString(16)}`
+
+/** The message for a range wider than the maximum, in the phrasing log indexers already parse. */
+export function tooWideMessage(plan: { from: number; to: number; suggestTo: number }, maxRangeBlocks: number): string {
+  return (
+    `eth_getLogs block range too wide: ${plan.to - plan.from + 1} blocks (${hex(plan.from)} to ${hex(plan.to)}), ` +
+    `at most ${maxRangeBlocks} are served in one call. Try with this block range [${hex(plan.from)}, ${hex(plan.suggestTo)}].`
+  )
+}
+
+/**
+ * The message for a result over the maximum log count. `cutBlock` is the block of the first log
+ * past the limit: the range up to the block before it holds at most `maxLogs` logs.
+ */
+export function tooManyMessage(from: number, cutBlock: number, maxLogs: number): string {
+  if (cutBlock <= from) {
+    return `eth_getLogs query returned more than ${maxLogs} logs, and block ${hex(cutBlock)} alone holds more than that: narrow the filter (address, topics) for that block.`
+  }
+  return `eth_getLogs query returned more than ${maxLogs} logs. Try with this block range [${hex(from)}, ${hex(cutBlock - 1)}].`
+}
+
+function boundOf(v: unknown): LogsBound | undefined {
+  if (v === undefined || v === null) return { tag: 'latest' }
+  if (typeof v !== 'string') return undefined
+  if (v === 'earliest') return { n: 0 }
+  if (v === 'latest' || v === 'pending' || v === 'safe' || v === 'finalized') return { tag: v }
+  return /^0x[0-9a-fA-F]{1,13}$/.test(v) ? { n: parseInt(v, 16) } : undefined
+}

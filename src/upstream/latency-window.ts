@@ -1,0 +1,42 @@
+/**
+ * The latencies of a node's last successful calls, for its p95 (hedging waits that long before
+ * asking a second node) and for /metrics. A fixed ring: recording is O(1) and allocation-free on
+ * the request path; the percentile is computed when asked, at most once per `recomputeEvery`
+ * new samples, so that a hot path asking for it on every call does not sort on every call.
+ */
+export class LatencyWindow {
+  readonly #samples: Float64Array
+  #count = 0
+  #next = 0
+  #sinceSorted = Infinity
+  #p95 = Number.NaN
+  readonly #recomputeEvery: number
+
+  constructor(size = 256, recomputeEvery = 16) {
+    this.#samples = new Float64Array(size)
+    this.#recomputeEvery = recomputeEvery
+  }
+
+  record(ms: number): void {
+    this.#samples[this.#next] = ms
+    this.#next = (this.#next + 1) % this.#samples.length
+    if (this.#count < this.#samples.length) this.#count++
+    this.#sinceSorted++
+  }
+
+  /** Samples held (at most the window size). */
+  get count(): number {
+    return this.#count
+  }
+
+  /** The 95th percentile of the window in ms; NaN with no samples. */
+  p95(): number {
+    if (this.#count === 0) return Number.NaN
+    if (this.#sinceSorted >= this.#recomputeEvery) {
+      const sorted = this.#samples.slice(0, this.#count).sort()
+      this.#p95 = sorted[Math.min(this.#count - 1, Math.ceil(this.#count * 0.95) - 1)]
+      this.#sinceSorted = 0
+    }
+    return this.#p95
+  }
+}

@@ -1,0 +1,55 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { rpc, startTestGateway } from '../helpers/gateway.js'
+
+// After anvil_reorg no stale block is served: blocks above the finalized one were never cached,
+// and a reorg that reaches below it (possible on a dev chain only) drops the network's cache.
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+await anvil.rpc('anvil_mine', ['0x64'])
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
+  config: { cache: { finalityPollMs: 100 } },
+})
+const { apiKey } = await tg.createKey('tier-3')
+const block = (n: string, id = 1) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: [n, false] }, { apiKey })
+const nodeBlock = async (n: string) => (await anvil.rpc('eth_getBlockByNumber', [n, false])).result
+
+/** Wait (at most 10 s) for the gateway's finality poll to see `check` true. */
+async function until(check: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + 10_000
+  while (!check()) {
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  return true
+}
+
+t.test('a shallow reorg: the new blocks are served', async (t) => {
+  const before = await block('0x62')
+  t.equal(before.json.result.hash, (await nodeBlock('0x62')).hash)
+  await anvil.rpc('anvil_reorg', [5, []])
+  const after = await block('0x62')
+  const now = await nodeBlock('0x62')
+  t.not(now.hash, before.json.result.hash, 'the node has a new block 0x62')
+  t.equal(after.json.result.hash, now.hash, 'and the gateway serves it')
+})
+
+t.test('a reorg below the finalized block drops the cached blocks', async (t) => {
+  t.ok(await until(() => tg.gateway.finality!.finalized('eth-1') === 0x64 - 64), 'finalized block known')
+  await block('0x14')
+  await tg.gateway.cache!.flushed()
+  const cached = await block('0x14', 2)
+  t.equal(cached.headers.get('x-tollgate-cache'), 'hit', 'block 0x14 is final and cached')
+  const generation = tg.gateway.cache!.generation('eth-1')
+
+  await anvil.rpc('anvil_reorg', [90, []])
+  const now = await nodeBlock('0x14')
+  t.not(now.hash, cached.json.result.hash, 'the node replaced block 0x14')
+  t.ok(await until(() => tg.gateway.cache!.generation('eth-1') > generation), 'the gateway saw the finalized block change')
+  const after = await block('0x14', 3)
+  t.equal(after.headers.get('x-tollgate-cache'), 'miss')
+  t.equal(after.json.result.hash, now.hash, 'the new block, not the cached one')
+  const metrics = await (await fetch(`${tg.gateway.http}/metrics`)).text()
+  t.match(metrics, /tollgate_cache_generation\{network="eth-1"\} 1/)
+})

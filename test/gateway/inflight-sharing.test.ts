@@ -1,0 +1,54 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { rpc, startTestGateway } from '../helpers/gateway.js'
+
+// Ten identical calls in flight at once cost the node one call; each client gets its own id.
+const anvil = await startAnvil()
+t.teardown(async () => {
+  anvil.thaw()
+  await anvil.stop()
+})
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
+  config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
+})
+const { apiKey } = await tg.createKey('tier-3')
+const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
+const inflight = tg.gateway.calls.inflight
+
+async function until(check: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + 10_000
+  while (!check()) {
+    if (Date.now() > deadline) return false
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  return true
+}
+
+t.test('ten identical concurrent calls make one upstream call', async (t) => {
+  const before = node.counters.calls
+  const shared = inflight.shared
+  // Frozen, the node holds the first call, so that all ten are surely in flight together.
+  await anvil.freeze()
+  const ids = Array.from({ length: 10 }, (_, i) => `client-${i}`)
+  const answers = Promise.all(ids.map((id) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: ['latest', false] }, { apiKey })))
+  t.ok(await until(() => inflight.shared - shared === 9), 'nine calls wait on the first')
+  anvil.thaw()
+  const replies = await answers
+  t.equal(node.counters.calls - before, 1, 'one upstream call')
+  t.same(replies.map((r) => r.json.id), ids, 'each client its own id')
+  t.equal(new Set(replies.map((r) => r.json.result.hash)).size, 1, 'one answer for all')
+})
+
+t.test('different params are different calls', async (t) => {
+  const before = node.counters.calls
+  await anvil.freeze()
+  const answers = Promise.all(
+    ['0x0', '0x0', 'latest'].map((n, i) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [`0x${'1'.repeat(40)}`, n] }, { apiKey })),
+  )
+  t.ok(await until(() => inflight.size === 2), 'two distinct calls in flight')
+  anvil.thaw()
+  const replies = await answers
+  t.equal(node.counters.calls - before, 2)
+  t.ok(replies.every((r) => r.json.result === '0x0'))
+})

@@ -1,0 +1,36 @@
+import t from 'tap'
+import { logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/heavy/logs-range.js'
+
+const limits = { chunkBlocks: 100, maxRangeBlocks: 1000, maxLogs: 50, concurrency: 4 }
+const plan = (filter: object, resolved: Record<string, number> = {}) => planLogs(logsBounds(filter)!, new Map(Object.entries(resolved)), limits)
+
+t.test('bounds: numbers, earliest, tags; blockHash and malformed filters are not planned', async (t) => {
+  t.same(logsBounds({ fromBlock: '0x10', toBlock: 'latest' }), { from: { n: 16 }, to: { tag: 'latest' } })
+  t.same(logsBounds({}), { from: { tag: 'latest' }, to: { tag: 'latest' } }, 'absent bounds mean latest')
+  t.same(logsBounds({ fromBlock: 'earliest', toBlock: 'finalized' }), { from: { n: 0 }, to: { tag: 'finalized' } })
+  t.equal(logsBounds({ blockHash: '0xab' }), undefined)
+  t.equal(logsBounds({ fromBlock: 12 }), undefined, 'a number that is not hex: the node judges it')
+  t.equal(logsBounds([]), undefined)
+})
+
+t.test('tags to resolve: none for latest..latest', async (t) => {
+  t.same(tagsToResolve(logsBounds({})!), [])
+  t.same(tagsToResolve(logsBounds({ fromBlock: 'latest', toBlock: 'pending' })!), [])
+  t.same(tagsToResolve(logsBounds({ fromBlock: '0x0' })!), ['latest'])
+  t.same(tagsToResolve(logsBounds({ fromBlock: 'safe', toBlock: 'latest' })!).sort(), ['latest', 'safe'])
+})
+
+t.test('plans', async (t) => {
+  t.same(plan({ fromBlock: '0x0', toBlock: '0x63' }), { serve: 'as-is', from: 0 }, 'one chunk wide: as it is')
+  t.same(plan({ fromBlock: '0x10', toBlock: '0x5' }), { serve: 'as-is', from: 16 }, 'from after to: the node says so')
+  t.same(plan({ fromBlock: '0x0', toBlock: '0x3e8' }), { serve: 'too-wide', from: 0, to: 1000, suggestTo: 999 })
+  const split = plan({ fromBlock: '0x0', toBlock: 'latest' }, { latest: 250 })
+  t.same(split, { serve: 'split', from: 0, chunks: [[0, 99], [100, 199], [200, 250]] }, 'tags resolved, the last chunk short')
+  t.same(plan({ fromBlock: '0x0', toBlock: '0xc7' }), { serve: 'split', from: 0, chunks: [[0, 99], [100, 199]] }, 'exact chunks')
+})
+
+t.test('messages name a range that works, in the phrasing indexers parse', async (t) => {
+  t.match(tooWideMessage({ from: 16, to: 2000, suggestTo: 1015 }, 1000), /Try with this block range \[0x10, 0x3f7\]\.$/)
+  t.match(tooManyMessage(16, 40, 50), /more than 50 logs\. Try with this block range \[0x10, 0x27\]\.$/)
+  t.match(tooManyMessage(16, 16, 50), /block 0x10 alone holds more than that/)
+})

@@ -1,0 +1,75 @@
+import t from 'tap'
+import { keccak256 } from 'viem/utils'
+import { startAnvil } from '../helpers/anvil.js'
+import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { startFlakyProxy } from '../helpers/flaky-proxy.js'
+
+// eth_sendRawTransaction through a node whose answers get lost: every client gets its
+// transaction's hash, and the chain holds each transaction once.
+const anvil = await startAnvil()
+const proxy = await startFlakyProxy(anvil)
+t.teardown(async () => {
+  await proxy.close()
+  await anvil.stop()
+})
+// Two ways to the same chain: through the flaky link, and direct. Failures must not take the
+// flaky node out here (the test wants it asked), and nothing polls after start.
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full', name: 'flaky' }, { url: anvil.url, kind: 'full', name: 'direct' }] } },
+  config: { health: { pollMs: 600_000, failureThreshold: 100, maxErrorRate: 1 }, cache: { finalityPollMs: 600_000 } },
+})
+const { apiKey } = await tg.createKey('tier-3')
+const [from, to] = (await anvil.rpc('eth_accounts')).result as string[]
+
+async function sign(nonce: number): Promise<string> {
+  const tx = { from, to, value: '0x1', nonce: `0x${nonce.toString(16)}`, gas: '0x5208', gasPrice: '0x77359400' }
+  return (await anvil.rpc('eth_signTransaction', [tx])).result
+}
+const send = (raw: string, id: number) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_sendRawTransaction', params: [raw] }, { apiKey })
+
+t.test('answers lost on the way back: each client still gets its hash, each transaction is on the chain once', async (t) => {
+  proxy.mode = 'cut'
+  const start = parseInt((await anvil.rpc('eth_getTransactionCount', [from, 'latest'])).result, 16)
+  const hashes: string[] = []
+  for (let i = 0; i < 4; i++) {
+    const raw = await sign(start + i)
+    const res = await send(raw, i)
+    t.equal(res.status, 200)
+    t.equal(res.json.result, keccak256(raw as `0x${string}`), `transaction ${i}: its hash`)
+    hashes.push(res.json.result)
+  }
+  t.ok(proxy.cuts >= 1, `the flaky link lost ${proxy.cuts} answers`)
+  const count = parseInt((await anvil.rpc('eth_getTransactionCount', [from, 'latest'])).result, 16)
+  t.equal(count - start, 4, 'four transactions, no more, no fewer')
+  for (const hash of hashes) t.ok((await anvil.rpc('eth_getTransactionReceipt', [hash])).result, `mined: ${hash}`)
+  t.ok(tg.gateway.calls.transactions.counters.recovered >= 1, 'the gateway recovered the lost answers')
+  proxy.mode = 'pass'
+})
+
+t.test('a transaction sent again gets its hash, not "already known" or "nonce too low"', async (t) => {
+  const nonce = parseInt((await anvil.rpc('eth_getTransactionCount', [from, 'latest'])).result, 16)
+  const raw = await sign(nonce)
+  const hash = keccak256(raw as `0x${string}`)
+  t.equal((await send(raw, 1)).json.result, hash)
+  const direct = await anvil.rpc('eth_sendRawTransaction', [raw])
+  t.match(direct.error?.message, /nonce too low|already/, `the node alone says: ${direct.error?.message}`)
+  const again = await send(raw, 2)
+  t.equal(again.json.result, hash, 'through the gateway: the hash')
+  t.equal(again.json.id, 2)
+
+  // Pending (not mined yet): the node says "already imported".
+  await anvil.rpc('evm_setAutomine', [false])
+  t.teardown(() => anvil.rpc('evm_setAutomine', [true]))
+  const pendingRaw = await sign(nonce + 1)
+  t.equal((await send(pendingRaw, 3)).json.result, keccak256(pendingRaw as `0x${string}`))
+  t.equal((await send(pendingRaw, 4)).json.result, keccak256(pendingRaw as `0x${string}`), 'pending and sent again: the hash')
+})
+
+t.test('another transaction with a used nonce keeps the node error', async (t) => {
+  await anvil.rpc('evm_mine')
+  const nonce = parseInt((await anvil.rpc('eth_getTransactionCount', [from, 'latest'])).result, 16)
+  const tx = { from, to, value: '0x2', nonce: `0x${(nonce - 1).toString(16)}`, gas: '0x5208', gasPrice: '0x77359400' }
+  const raw = (await anvil.rpc('eth_signTransaction', [tx])).result
+  const res = await send(raw, 5)
+  t.equal(res.json.error?.message, (await anvil.rpc('eth_sendRawTransaction', [raw])).error?.message, "the node's own error")
+})
