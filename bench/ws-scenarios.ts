@@ -9,7 +9,7 @@
  * It stands alone (the bench harness of bench/run.ts is built on another branch) and writes
  * bench/results/ws-latest.json.
  *
- * Run: node --import tsx bench/ws-scenarios.ts [--quick] [--connections 10000] [--seconds 5] [--rounds 3] [--profile]
+ * Run: node --import tsx bench/ws-scenarios.ts [--quick] [--connections 10000] [--seconds 5] [--rounds 3] [--profile] [--only messages|memory|fanout]
  * (--profile: the gateway writes a CPU profile to bench/results/profiles/ when it stops.)
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -30,6 +30,9 @@ const N = arg('connections', quick ? 1000 : 10_000)
 const SECONDS = arg('seconds', quick ? 2 : 5)
 const ROUNDS = arg('rounds', quick ? 1 : 3)
 const HEADS = quick ? 4 : 10
+const onlyAt = process.argv.indexOf('--only')
+const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
+const runs = (scenario: string) => only === undefined || only === scenario
 const now = (): number => performance.timeOrigin + performance.now()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -172,19 +175,20 @@ async function main(): Promise<void> {
 
     const direct: number[] = []
     const gateway: number[] = []
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; r < (runs('messages') ? ROUNDS : 0); r++) {
       direct.push(await messagesPerSecond(stubUrl))
       gateway.push(await messagesPerSecond(gwUrl))
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+    const median = (xs: number[]) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)])
     results.messagesPerSecond = { stub: median(direct), gateway: median(gateway), ratio: median(gateway) / median(direct) }
 
-    const memGw = await memoryPerConnection(gwUrl, gw.child.pid!, N)
-    const memStub = await memoryPerConnection(stubUrl, stub.child.pid!, N)
+    const memGw = runs('memory') ? await memoryPerConnection(gwUrl, gw.child.pid!, N) : NaN
+    const memStub = runs('memory') ? await memoryPerConnection(stubUrl, stub.child.pid!, N) : NaN
     results.bytesPerIdleConnection = { stub: memStub, gateway: memGw, ratio: memGw / memStub }
 
-    const fanGw = await fanOut(gwUrl, N, HEADS)
-    const fanStub = await fanOut(stubUrl, N, HEADS)
+    const none = { p50: NaN, p99: NaN, max: NaN, delivered: 0 }
+    const fanGw = runs('fanout') ? await fanOut(gwUrl, N, HEADS) : none
+    const fanStub = runs('fanout') ? await fanOut(stubUrl, N, HEADS) : none
     results.headToSubscribersMs = { stub: fanStub, gateway: fanGw, p99Ratio: fanGw.p99 / fanStub.p99 }
 
     const f = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
