@@ -81,7 +81,8 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
         (answer) => {
           deps.counters.answered(network, answer.status)
           const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }
-          const reply: Reply = { status: answer.status, body: answer.body, headers }
+          // The node's bytes when they were kept: nothing decoded or encoded again on the way out.
+          const reply: Reply = { status: answer.status, body: answer.bytes ?? answer.body, headers }
           sendReply(res, state, reply, acceptGzip)
         },
         (err: unknown) => {

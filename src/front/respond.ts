@@ -1,5 +1,6 @@
 import { gzip } from 'node:zlib'
 import { promisify } from 'node:util'
+import { availableParallelism } from 'node:os'
 import type { HttpResponse } from './uws.js'
 
 const gzipAsync = promisify(gzip)
@@ -52,13 +53,37 @@ export interface Reply {
  */
 export function sendReply(res: HttpResponse, state: ResponseState, reply: Reply, acceptGzip: boolean): void {
   if (reply.body !== null && acceptGzip && reply.body.length >= GZIP_MIN_BYTES) {
-    gzipAsync(reply.body).then(
+    const body = reply.body
+    compress(body).then(
       (zipped) => write(res, state, reply, zipped, true),
-      () => write(res, state, reply, reply.body, false),
+      () => write(res, state, reply, body, false),
     )
     return
   }
   write(res, state, reply, reply.body, false)
+}
+
+/**
+ * Compressions running at once: one core fewer than the machine has (at least one). zlib runs on
+ * libuv's pool (4 threads by default); with 2 cores, 4 threads compressing 1 MB answers at once
+ * starved the event loop of CPU and every other client waited (bench/README.md, gzip-isolation).
+ * Beyond this, compressions queue: large gzip answers wait, small calls do not.
+ */
+const GZIP_CONCURRENCY = Math.max(1, availableParallelism() - 1)
+let gzipRunning = 0
+const gzipQueue: Array<() => void> = []
+
+async function compress(body: string | Buffer): Promise<Buffer> {
+  // A finishing compression hands its slot straight to the next in the queue.
+  if (gzipRunning >= GZIP_CONCURRENCY) await new Promise<void>((resolve) => gzipQueue.push(resolve))
+  else gzipRunning++
+  try {
+    return await gzipAsync(body)
+  } finally {
+    const next = gzipQueue.shift()
+    if (next) next()
+    else gzipRunning--
+  }
 }
 
 function write(res: HttpResponse, state: ResponseState, reply: Reply, body: string | Buffer | null, gzipped: boolean): void {
@@ -71,6 +96,26 @@ function write(res: HttpResponse, state: ResponseState, reply: Reply, body: stri
     if (body !== null && reply.contentType === undefined) res.writeHeader('Vary', 'Accept-Encoding')
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k])
     if (body === null) res.endWithoutBody(undefined, reply.close)
+    else if (typeof body !== 'string' && body.length >= STREAM_MIN_BYTES && !reply.close) streamBody(res, state, body)
     else res.end(body, reply.close)
+  })
+}
+
+/**
+ * Above this size a body goes out with tryEnd/onWritable: what the socket does not take at once
+ * stays in our buffer and is sent from an offset when the socket drains. With end(), uWS would
+ * copy the unsent part of a 1 MB answer into its own buffer first.
+ */
+const STREAM_MIN_BYTES = 64 * 1024
+
+function streamBody(res: HttpResponse, state: ResponseState, body: Buffer): void {
+  const total = body.length
+  const start = res.getWriteOffset()
+  const [ok, done] = res.tryEnd(body, total)
+  if (ok || done) return
+  res.onWritable((offset) => {
+    if (state.aborted) return true
+    const [sent] = res.tryEnd(body.subarray(offset - start), total)
+    return sent
   })
 }

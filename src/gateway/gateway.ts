@@ -16,7 +16,7 @@ import { Upstreams } from '../upstream/upstreams.js'
 import { UsageMeter } from '../usage/usage-meter.js'
 import { Metrics } from '../metrics/metrics.js'
 import { KeyDirectory } from './key-directory.js'
-import { RpcDispatcher } from './rpc-dispatcher.js'
+import { RpcDispatcher, type UsageSink } from './rpc-dispatcher.js'
 import { HttpServer } from '../front/http-server.js'
 import { HttpCounters } from '../front/http-counters.js'
 import { IpDirectory } from './ip-directory.js'
@@ -65,6 +65,12 @@ export interface GatewayOptions {
   secret?: string
   /** Folder of the built dashboard (default: dist/dashboard of this package, when built). */
   dashboardDir?: string
+  /**
+   * Internal, for the benchmark's "what metering costs" ratio (bench/README.md): false serves
+   * calls without counting usage or rate-limit decisions. Never a config field: a gateway that
+   * does not meter cannot bill.
+   */
+  meterUsage?: boolean
 }
 
 /**
@@ -186,7 +192,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   registerCallPathMetrics(metrics, { upstreams, calls, cache, finality })
   const filters = new FilterPins(clock)
   const dispatcher = new RpcDispatcher({
-    usage,
+    usage: opts.meterUsage === false ? NO_USAGE : usage,
     limits: config.limits,
     heads,
     filters,
@@ -287,3 +293,6 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     },
   }
 }
+
+/** Counts nothing (meterUsage: false). */
+const NO_USAGE: UsageSink = { served: () => {}, rateLimited: () => {} }

@@ -16,6 +16,15 @@ export interface SharedAnswer {
  */
 export class InflightCalls<T extends SharedAnswer> {
   readonly #pending = new Map<string, Promise<T>>()
+  readonly #withId: (answer: T, idJson: string) => T
+
+  /**
+   * @param withId the answer for another client (default: its body with that client's id
+   *   spliced in); the upstream caller passes the pool's, which keeps answers held as bytes as bytes
+   */
+  constructor(withId?: (answer: T, idJson: string) => T) {
+    this.#withId = withId ?? ((answer, idJson) => ({ ...answer, body: spliceId(answer.body, idJson) }))
+  }
   /** Calls answered by another caller's upstream call, since start. */
   shared = 0
 
@@ -25,11 +34,13 @@ export class InflightCalls<T extends SharedAnswer> {
     if (running !== undefined) {
       this.shared++
       const answer = await running
-      return { ...answer, body: spliceId(answer.body, idJson), shared: true }
+      return Object.assign(this.#withId(answer, idJson), { shared: true })
     }
     const call = send().finally(() => this.#pending.delete(key))
     this.#pending.set(key, call)
-    return { ...(await call), shared: false }
+    // The first caller gets the sender's own object (not a copy): the pool recognises its
+    // answers kept as bytes by identity (bytesOf), and those bytes carry this caller's id.
+    return Object.assign(await call, { shared: false })
   }
 
   /** Distinct calls in flight now. */

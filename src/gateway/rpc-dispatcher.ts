@@ -1,5 +1,5 @@
 import type { NodeKind } from '../events/types.js'
-import type { UpstreamPool } from '../upstream/pool.js'
+import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
 import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
@@ -17,8 +17,13 @@ import type { CallOutcome, UpstreamCaller } from './upstream-caller.js'
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
   status: number
-  body: string | null
+  readonly body: string | null
   headers?: Readonly<Record<string, string>>
+  /**
+   * The same body as UTF-8 bytes, when it is a node's answer kept as bytes: send these (a 1 MB
+   * answer is then never decoded and encoded again); `body` decodes them when first read.
+   */
+  readonly bytes?: Buffer
   /**
    * Calls answered with a protocol error (-32700, -32600, -32601, -32602), by the gateway or by
    * the node: malformed or unsupported messages, which the WebSocket penalty counts.
@@ -59,8 +64,11 @@ export interface LocalCalls {
   call(call: RpcCall, idJson: string, kind: NodeKind): Promise<LocalAnswer>
 }
 
+/** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
+export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
+
 export interface RpcDispatcherDeps {
-  usage: UsageMeter
+  usage: UsageSink
   limits: LimitsConfig
   heads: HeadTracker
   filters: FilterPins
@@ -89,14 +97,19 @@ interface Refused {
   readonly malformed: boolean
 }
 
+/** One call's outcome: the node's answer (client id spliced in) or the gateway's error for it. */
 interface Forwarded {
   status: number
-  body: string
+  readonly body: string
   isError: boolean
+  /** The node kind that answered (a call may move to an archive node, see #forward). */
   kind: NodeKind
+  /** A malformed or unsupported call (counts towards the WebSocket penalty). */
   malformed: boolean
   /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
   cache?: 'hit' | 'miss'
+  /** The answer as bytes, when the node's bytes were kept (see UpstreamReply.bytes). */
+  readonly bytes?: Buffer
 }
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
@@ -140,10 +153,12 @@ export class RpcDispatcher {
     if (admission.answer) return admission.answer
     if (admission.delayMs > 0) await sleep(admission.delayMs)
     const out = await this.#forward(ctx, routed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.body.length)
+    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
     const malformed = out.malformed ? 1 : 0
     if (entry.idJson === undefined) return { status: 204, body: null, malformed }
-    return { status: out.status, body: out.body, headers: out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }, malformed }
+    const headers = out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
+    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes, headers, malformed }
+    return { status: out.status, body: out.body, headers, malformed }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -172,22 +187,56 @@ export class RpcDispatcher {
       if (admission.answer) return admission.answer
       if (admission.delayMs > 0) await sleep(admission.delayMs)
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
+      const record = (index: number, r: Routed, out: Forwarded): void => {
+        const s = served[out.kind]
+        s.n++
+        if (out.isError) s.errors++
+        if (out.malformed) malformed++
+        s.bytes += sizeOf(out)
+        if (r.call.idJson !== undefined) parts[index] = out.body
+      }
+      // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
+      // not one per call: the profile's largest cost). What it leaves goes call by call below,
+      // through #forward: local calls (subscriptions), filter calls (pinned to the node that holds
+      // the filter), what the upstream caller treats specially, calls the node's answer skipped,
+      // and answers of pruned state (retried on an archive node).
+      const alone: typeof routed = []
+      await Promise.all(
+        (['full', 'archive'] as const).map(async (kind) => {
+          const group: typeof routed = []
+          for (const x of routed) {
+            if (x.r.kind !== kind) continue
+            // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
+            // transactions, filters) goes through it, call by call.
+            if (!x.r.local && x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) group.push(x)
+            else alone.push(x)
+          }
+          if (group.length < 2) return void alone.push(...group)
+          let replies: Array<UpstreamReply | undefined>
+          try {
+            const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, clientIdJson: x.r.call.idJson ?? 'null' }))
+            replies = await ctx.pool.callBatch(kind, calls, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
+          } catch (err) {
+            for (const x of group) record(x.index, x.r, this.#failure(ctx, x.r, err))
+            return
+          }
+          group.forEach((x, k) => {
+            const reply = replies[k]
+            if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
+            else record(x.index, x.r, forwarded(reply, malformedAnswer(ctx, reply)))
+          })
+        }),
+      )
       // Bounded fan-out: a batch of 100 heavy calls must not take every upstream slot at once.
       let next = 0
       const worker = async (): Promise<void> => {
-        while (next < routed.length) {
-          const { index, r } = routed[next++]
-          const out = await this.#forward(ctx, r)
-          const s = served[out.kind]
-          s.n++
-          if (out.isError) s.errors++
-          if (out.malformed) malformed++
-          s.bytes += out.body.length
-          if (r.call.idJson !== undefined) parts[index] = out.body
+        while (next < alone.length) {
+          const { index, r } = alone[next++]
+          record(index, r, await this.#forward(ctx, r))
         }
       }
       const workers: Promise<void>[] = []
-      for (let w = 0; w < Math.min(this.deps.limits.batchConcurrency, routed.length); w++) workers.push(worker())
+      for (let w = 0; w < Math.min(this.deps.limits.batchConcurrency, alone.length); w++) workers.push(worker())
       await Promise.all(workers)
       let first = true
       for (const kind of ['full', 'archive'] as const) {
@@ -294,18 +343,21 @@ export class RpcDispatcher {
         const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.body)?.[1]
         if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
       }
-      // Only the WebSocket penalty needs to know, and only error answers can say so.
-      const malformed = ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
-      return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, malformed, cache: reply.cache }
+      return forwarded(reply, malformedAnswer(ctx, reply))
     } catch (err) {
-      const e =
-        err instanceof NoHealthyUpstream
-          ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
-          : err instanceof UpstreamTimeout
-            ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
-            : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
+      return this.#failure(ctx, r, err)
     }
+  }
+
+  /** A call the upstream could not serve, as its JSON-RPC error. */
+  #failure(ctx: DispatchContext, r: Routed, err: unknown): Forwarded {
+    const e =
+      err instanceof NoHealthyUpstream
+        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
+        : err instanceof UpstreamTimeout
+          ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
+          : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
+    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
   }
 
   async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
@@ -324,6 +376,23 @@ export class RpcDispatcher {
     if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
     return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
+}
+
+/** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */
+function forwarded(reply: CallOutcome, malformed: boolean): Forwarded {
+  const bytes = bytesOf(reply)
+  if (bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
+  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
+}
+
+/** Bytes out for usage: the bytes when kept, else the text's length. */
+function sizeOf(out: Forwarded): number {
+  return out.bytes !== undefined ? out.bytes.length : out.body.length
+}
+
+/** Only the WebSocket penalty needs to know, and only error answers (small) can say so. */
+function malformedAnswer(ctx: DispatchContext, reply: CallOutcome): boolean {
+  return ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
 }
 
 /** Whether a node's error answer is a protocol error (a malformed or unsupported call). */

@@ -1,5 +1,5 @@
 import type { NodeKind } from '../events/types.js'
-import type { UpstreamPool, UpstreamReply, PoolCallOptions } from '../upstream/pool.js'
+import { withClientId, type UpstreamPool, type UpstreamReply, type PoolCallOptions } from '../upstream/pool.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import { spliceId } from '../upstream/splice-id.js'
 import { METHODS } from '../rpc/method-table.js'
@@ -58,12 +58,25 @@ const HEDGE_MIN_SAMPLES = 20
  * out.cache // 'hit' once block 16 is final and was asked before
  */
 export class UpstreamCaller {
-  readonly inflight = new InflightCalls<UpstreamReply>()
+  readonly inflight = new InflightCalls<UpstreamReply>(withClientId)
   readonly logs: GetLogs
   readonly transactions = new TransactionSender()
 
   constructor(private readonly opts: UpstreamCallerOptions) {
     this.logs = new GetLogs(opts.heavy.getLogs)
+  }
+
+  /**
+   * A call this caller would send to the pool as it is: no cache rule, not heavy, not eth_getLogs
+   * (split), eth_sendRawTransaction or a filter call. The dispatcher may carry such calls of a
+   * client batch to a node in one upstream batch (bench/README.md); the others come here one by one.
+   */
+  sentAsIs(method: string, params: unknown): boolean {
+    const spec = METHODS[method]
+    if (spec?.filter !== undefined || spec?.heavy === true) return false
+    if (method === 'eth_getLogs' || method === 'eth_sendRawTransaction') return false
+    if (this.opts.heavy.methodTimeoutMs[method] !== undefined) return false
+    return this.opts.cache === undefined || cacheRuleFor(method, params) === undefined
   }
 
   async call(c: UpstreamCall): Promise<CallOutcome> {
@@ -88,7 +101,8 @@ export class UpstreamCaller {
     const rule = cache === undefined ? undefined : cacheRuleFor(c.method, c.params)
     if (cache === undefined || rule === undefined) return this.#shared(c, () => this.#send(c))
     // Cacheable in time but not final yet (above the finalized block): asked upstream, never stored.
-    if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return { ...(await this.#shared(c, () => this.#send(c))), cache: 'miss' }
+    // Object.assign, not a spread: the pool's own reply object keeps its bytes (bytesOf).
+    if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return Object.assign(await this.#shared(c, () => this.#send(c)), { cache: 'miss' as const })
     const generation = cache.generation(c.network)
     // By node kind too: what a full node answered is not served as an archive node's answer.
     const callText = `${c.kind}\0${c.method}\0${JSON.stringify(c.params ?? [])}`
@@ -99,7 +113,7 @@ export class UpstreamCaller {
       if (!r.isError) this.#store(c, rule, generation, callText, r.body)
       return r
     })
-    return { ...reply, cache: 'miss' }
+    return Object.assign(reply, { cache: 'miss' as const })
   }
 
   /** Store an answer if it is final now, and no reorg dropped the generation it was read under. */

@@ -3,8 +3,8 @@ import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './
 import { NodeHealth, type NodeHealthOptions, type OutReason } from './health.js'
 import { HttpTransport } from './http-transport.js'
 import { LatencyWindow } from './latency-window.js'
-import { readResponseHead } from './splice-id.js'
-import { WsTransport, type WsTransportOptions } from './ws-transport.js'
+import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
+import { batchText, WsTransport, type WsTransportOptions } from './ws-transport.js'
 
 export interface UpstreamNodeOptions {
   name: string
@@ -23,8 +23,23 @@ export interface UpstreamNodeOptions {
 
 /** A node's answer to one call: its response object text (with OUR id) and whether it is an error. */
 export interface NodeReply {
-  text: string
+  /** The answer as text; for an answer kept as bytes, decoded when first read. */
+  readonly text: string
   isError: boolean
+  /** The answer as the node sent it, when the transport kept the bytes (one call, not a batch). */
+  readonly bytes?: Buffer
+}
+
+/** A reply kept as bytes: decoding 1 MB is paid only if someone reads `text`. */
+class BytesReply implements NodeReply {
+  #text: string | undefined
+  constructor(
+    readonly bytes: Buffer,
+    readonly isError: boolean,
+  ) {}
+  get text(): string {
+    return (this.#text ??= this.bytes.toString('utf8'))
+  }
 }
 
 /** Counters for /metrics. */
@@ -74,19 +89,19 @@ export class UpstreamNode {
     this.#inFlight++
     const started = performance.now()
     try {
-      let text: string
+      let bytes: Buffer
       if (this.ws?.canSend()) {
         this.counters.wsCalls++
-        text = await this.ws.call(method, params, timeoutMs)
+        bytes = await this.ws.callBytes(method, params, timeoutMs)
       } else {
         this.counters.httpCalls++
         const id = this.#nextId++
-        text = await this.http.call(
+        bytes = await this.http.callBytes(
           `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`,
           timeoutMs,
         )
       }
-      const reply = { text, isError: readHead(this.name, text).isError }
+      const reply = new BytesReply(bytes, readHead(this.name, bytes).isError)
       this.latency.record(performance.now() - started)
       this.#health.succeeded()
       return reply
@@ -98,6 +113,53 @@ export class UpstreamNode {
       throw err
     } finally {
       this.#inFlight--
+    }
+  }
+
+  /**
+   * Send calls as one JSON-RPC batch (one WebSocket frame or one HTTP request) and resolve with
+   * each call's answer, in the order of `calls`; undefined for a call the node's array did not
+   * answer, and all undefined when the node answered the batch with something else than an
+   * array (some nodes refuse batches, or batches that large, with one error object): the caller
+   * then sends those calls one by one.
+   * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
+   */
+  async callBatch(calls: ReadonlyArray<{ method: string; params: unknown }>, timeoutMs: number): Promise<Array<NodeReply | undefined>> {
+    this.#health.begin()
+    this.counters.calls += calls.length
+    this.#inFlight += calls.length
+    try {
+      let answer: { text: string; firstId: number }
+      if (this.ws?.canSend()) {
+        this.counters.wsCalls += calls.length
+        answer = await this.ws.callBatch(calls, timeoutMs)
+      } else {
+        this.counters.httpCalls += calls.length
+        const firstId = this.#nextId
+        this.#nextId += calls.length
+        answer = { text: await this.http.call(batchText(calls, firstId), timeoutMs), firstId }
+      }
+      const out = new Array<NodeReply | undefined>(calls.length)
+      for (const text of splitBatch(answer.text) ?? []) {
+        let head: { id: number | string | null; isError: boolean }
+        try {
+          head = readResponseHead(text)
+        } catch {
+          continue // an unreadable element: its call goes again on its own
+        }
+        const index = typeof head.id === 'number' ? head.id - answer.firstId : -1
+        if (index >= 0 && index < calls.length) out[index] = { text, isError: head.isError }
+      }
+      this.#health.succeeded()
+      return out
+    } catch (err) {
+      if (isUpstreamFailure(err)) {
+        this.counters.failures++
+        this.#health.failed()
+      }
+      throw err
+    } finally {
+      this.#inFlight -= calls.length
     }
   }
 
@@ -143,9 +205,9 @@ export class UpstreamNode {
 }
 
 /** An answer whose head cannot be read is a broken answer, a failure like a reset connection. */
-function readHead(node: string, text: string): { isError: boolean } {
+function readHead(node: string, bytes: Buffer): { isError: boolean } {
   try {
-    return readResponseHead(text)
+    return readResponseHeadBytes(bytes)
   } catch (err) {
     if (err instanceof MalformedResponse) throw new UpstreamTransportError(err.message, { node, requestSent: true, cause: err })
     throw err

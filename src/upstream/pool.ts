@@ -2,12 +2,15 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
-import { spliceId } from './splice-id.js'
+import { spliceId, spliceIdBytes } from './splice-id.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {
-  /** The node's response object text with the CLIENT's id spliced in; every other byte is the node's. */
-  body: string
+  /**
+   * The node's response object text with the CLIENT's id spliced in; every other byte is the
+   * node's. For an answer the transport kept as bytes, decoded when first read (see bytesOf).
+   */
+  readonly body: string
   /** Name of the node that answered. */
   node: string
   kind: NodeKind
@@ -118,10 +121,69 @@ export class UpstreamPool {
           hedgeMs === undefined || opts.node !== undefined
             ? { reply: await node.call(method, params, timeoutMs), by: node }
             : await this.#hedged(kind, node, method, params, timeoutMs, hedgeMs, tried)
+        if (reply.bytes !== undefined) return bytesReply(spliceIdBytes(reply.bytes, clientIdJson), by.name, kind, reply.isError)
         return { body: spliceId(reply.text, clientIdJson), node: by.name, kind, isError: reply.isError }
       } catch (err) {
         if (!isUpstreamFailure(err)) throw err
         if (NOT_SAFE_TO_REPEAT.has(method) && err.requestSent) throw err
+        lastFailure = err
+      }
+    }
+  }
+
+  /**
+   * Send several calls to ONE node as a JSON-RPC batch (one frame or one request instead of one
+   * per call), with the same failover as call(). Each answer has the client's id spliced in.
+   * A call comes back undefined when the caller must send it on its own with call(): methods
+   * that are not safe to repeat (so that their failover rules stay those of call()), and calls
+   * the node's answer did not cover.
+   * @throws NoHealthyUpstream / UpstreamTimeout / UpstreamTransportError as call(), for the whole batch
+   */
+  async callBatch(
+    kind: NodeKind,
+    calls: ReadonlyArray<{ method: string; params: unknown; clientIdJson: string }>,
+    opts: PoolCallOptions,
+  ): Promise<Array<UpstreamReply | undefined>> {
+    const out = new Array<UpstreamReply | undefined>(calls.length)
+    // Identical calls of one batch (same method and params) are asked once, as in-flight sharing
+    // does for separate requests; every copy gets its own client id.
+    const index: number[] = []
+    const copies: number[][] = []
+    const seen = new Map<string, number>()
+    for (let i = 0; i < calls.length; i++) {
+      if (NOT_SAFE_TO_REPEAT.has(calls[i].method)) continue
+      const key = `${calls[i].method}\0${JSON.stringify(calls[i].params ?? [])}`
+      const k = seen.get(key)
+      if (k !== undefined) {
+        copies[k].push(i)
+        continue
+      }
+      seen.set(key, index.length)
+      index.push(i)
+      copies.push([])
+    }
+    if (index.length === 0) return out
+    const sent = index.map((i) => calls[i])
+    const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
+    const tried = new Set<UpstreamNode>()
+    let lastFailure: UpstreamTransportError | undefined
+    for (;;) {
+      const node = this.#pick(kind, tried)
+      if (node === undefined) throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
+      const left = deadline - this.#clock.now()
+      if (left <= 0) throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
+      tried.add(node)
+      try {
+        const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left))
+        for (let k = 0; k < replies.length; k++) {
+          const r = replies[k]
+          if (r === undefined) continue
+          out[index[k]] = { body: spliceId(r.text, sent[k].clientIdJson), node: node.name, kind, isError: r.isError }
+          for (const i of copies[k]) out[i] = { body: spliceId(r.text, calls[i].clientIdJson), node: node.name, kind, isError: r.isError }
+        }
+        return out
+      } catch (err) {
+        if (!isUpstreamFailure(err)) throw err
         lastFailure = err
       }
     }
@@ -208,4 +270,43 @@ export class UpstreamPool {
   async close(): Promise<void> {
     await Promise.all(this.nodes().map((node) => node.close()))
   }
+}
+
+/**
+ * Answers the pool made from bytes it kept, by the very object it returned. A layer that copies
+ * a reply to change it (in-flight sharing splices another client's id into a copy) makes a new
+ * object, which has no entry here: its text is what counts, and stale bytes are never sent.
+ */
+const keptBytes = new WeakMap<UpstreamReply, Buffer>()
+
+/**
+ * The bytes of an answer, when `reply` is the pool's own object for an answer kept as bytes: a
+ * front end sends these as they are (a 1 MB answer is never decoded and encoded again).
+ */
+export function bytesOf(reply: UpstreamReply): Buffer | undefined {
+  return keptBytes.get(reply)
+}
+
+/**
+ * The same answer for another client: its id spliced in. An answer kept as bytes stays bytes
+ * (a 1 MB answer shared by several clients in flight is never decoded for them).
+ */
+export function withClientId(reply: UpstreamReply, clientIdJson: string): UpstreamReply {
+  const bytes = keptBytes.get(reply)
+  if (bytes !== undefined) return bytesReply(spliceIdBytes(bytes, clientIdJson), reply.node, reply.kind, reply.isError)
+  return { ...reply, body: spliceId(reply.body, clientIdJson) }
+}
+
+function bytesReply(bytes: Buffer, node: string, kind: NodeKind, isError: boolean): UpstreamReply {
+  let body: string | undefined
+  const reply: UpstreamReply = {
+    get body() {
+      return (body ??= bytes.toString('utf8'))
+    },
+    node,
+    kind,
+    isError,
+  }
+  keptBytes.set(reply, bytes)
+  return reply
 }

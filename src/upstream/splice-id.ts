@@ -251,3 +251,82 @@ function parseObject(text: string): Record<string, unknown> {
   }
   return obj as Record<string, unknown>
 }
+
+/**
+ * The elements of a batch answer (a JSON array) as the node's own text, without parsing them:
+ * each is then read with readResponseHead and given the client's id with spliceId.
+ * Undefined when the text is not an array (a node may answer a whole batch with one error object).
+ */
+export function splitBatch(text: string): string[] | undefined {
+  let i = skipWhitespace(text, 0)
+  if (text.charCodeAt(i) !== OPEN_BRACKET) return undefined
+  const parts: string[] = []
+  i = skipWhitespace(text, i + 1)
+  if (text.charCodeAt(i) === CLOSE_BRACKET) return parts
+  for (;;) {
+    const end = skipValue(text, i)
+    if (end <= i) return undefined
+    parts.push(text.slice(i, end))
+    i = skipWhitespace(text, end)
+    const c = text.charCodeAt(i)
+    if (c === CLOSE_BRACKET) return parts
+    if (c !== COMMA) return undefined
+    i = skipWhitespace(text, i + 1)
+  }
+}
+
+/** The id of the first element of a batch answer (the WebSocket transport routes the whole batch by it). */
+export function batchHeadId(text: string): number | string | null | undefined {
+  let i = skipWhitespace(text, 0)
+  if (text.charCodeAt(i) !== OPEN_BRACKET) return undefined
+  i = skipWhitespace(text, i + 1)
+  const end = skipValue(text, i)
+  if (end <= i) return undefined
+  try {
+    return readResponseHead(text.slice(i, end)).id
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The head of an answer still in bytes, read from its first bytes only (the common layouts put
+ * the id first), so that a 1 MB answer is neither decoded nor copied to route it. `span` is where
+ * the id's bytes are, for spliceIdBytes. Any other layout is decoded and read as text.
+ * @throws MalformedResponse when the answer is not a JSON object
+ */
+export function readResponseHeadBytes(bytes: Buffer): ResponseHead & { span?: Span } {
+  // Latin-1 maps each byte to one character, so offsets in this prefix are byte offsets; the
+  // JSON structure is ASCII, and bytes of multi-byte characters (>= 0x80) can never look like it.
+  const prefix = bytes.toString('latin1', 0, Math.min(bytes.length, HEAD_PREFIX_BYTES))
+  const span = fastIdSpan(prefix)
+  if (span !== undefined && isAscii(prefix, span)) {
+    let after = span.end
+    if (prefix.startsWith(JSONRPC_MEMBER, after)) after += JSONRPC_MEMBER.length
+    if (prefix.startsWith(',"result":', after)) return { id: idValue(prefix, span), isError: false, span }
+    if (prefix.startsWith(',"error":', after)) return { id: idValue(prefix, span), isError: true, span }
+  }
+  return readResponseHead(bytes.toString('utf8'))
+}
+
+/**
+ * spliceId on bytes: the node's answer with its top-level id replaced by the client's, as bytes
+ * (one copy; no decoding, no re-encoding). Falls back to spliceId on the decoded text for layouts
+ * the head reader does not know.
+ */
+export function spliceIdBytes(bytes: Buffer, clientIdJson: string): Buffer {
+  const prefix = bytes.toString('latin1', 0, Math.min(bytes.length, HEAD_PREFIX_BYTES))
+  const span = fastIdSpan(prefix)
+  if (span !== undefined && isAscii(prefix, span)) {
+    return Buffer.concat([bytes.subarray(0, span.start), Buffer.from(clientIdJson, 'utf8'), bytes.subarray(span.end)])
+  }
+  return Buffer.from(spliceId(bytes.toString('utf8'), clientIdJson), 'utf8')
+}
+
+/** How much of an answer the byte-level head reader looks at (an id of ours is a few digits). */
+const HEAD_PREFIX_BYTES = 256
+
+function isAscii(text: string, span: Span): boolean {
+  for (let i = span.start; i < span.end; i++) if (text.charCodeAt(i) >= 0x80) return false
+  return true
+}

@@ -1,6 +1,6 @@
-import { WebSocket } from 'undici'
+import { UpstreamWebSocket as WebSocket } from './ws-client.js'
 import { UpstreamTimeout, UpstreamTransportError } from './errors.js'
-import { readResponseHead } from './splice-id.js'
+import { batchHeadId, readResponseHeadBytes } from './splice-id.js'
 
 export interface WsTransportOptions {
   /** Name used in errors (default: host:port of the URL). */
@@ -22,9 +22,12 @@ export interface WsTransportOptions {
 }
 
 interface Pending {
-  resolve(text: string): void
+  /** The answer's bytes; `text` when it was decoded to route it (a batch). */
+  resolve(bytes: Buffer, text?: string): void
   reject(err: Error): void
   timer: NodeJS.Timeout
+  /** A batch waits under each of its ids; all are forgotten when its answer (one array) comes. */
+  ids?: number[]
 }
 
 const CLOSE_WAIT_MS = 1_000
@@ -91,19 +94,50 @@ export class WsTransport {
    * @throws UpstreamTimeout no reply within `timeoutMs`; a late reply is dropped
    */
   call(method: string, params: unknown, timeoutMs: number): Promise<string> {
+    return this.callBytes(method, params, timeoutMs).then((bytes) => bytes.toString('utf8'))
+  }
+
+  /** call(), resolving with the node's reply as the bytes it sent (nothing decoded). */
+  callBytes(method: string, params: unknown, timeoutMs: number): Promise<Buffer> {
     const ws = this.#ws
     if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
       return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
     }
     const id = this.#nextId++
     const text = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`
-    return new Promise<string>((resolve, reject) => {
+    return new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id)
         reject(new UpstreamTimeout({ node: this.name, timeoutMs }))
         if (++this.#silentTimeouts >= this.#maxSilentTimeouts) this.#drop('no message through several time-outs')
       }, timeoutMs)
       this.#pending.set(id, { resolve, reject, timer })
+      ws.send(text)
+    })
+  }
+
+  /**
+   * Send calls as ONE JSON-RPC batch (one frame) with consecutive ids of ours; resolves with the
+   * node's answer text (an array, or whatever the node sent back for the batch) and the first id.
+   * @throws UpstreamTransportError / UpstreamTimeout as call()
+   */
+  callBatch(calls: ReadonlyArray<{ method: string; params: unknown }>, timeoutMs: number): Promise<{ text: string; firstId: number }> {
+    const ws = this.#ws
+    if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
+    }
+    const firstId = this.#nextId
+    this.#nextId += calls.length
+    const ids = calls.map((_, i) => firstId + i)
+    const text = batchText(calls, firstId)
+    return new Promise<{ text: string; firstId: number }>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        for (const id of ids) this.#pending.delete(id)
+        reject(new UpstreamTimeout({ node: this.name, timeoutMs }))
+        if (++this.#silentTimeouts >= this.#maxSilentTimeouts) this.#drop('no message through several time-outs')
+      }, timeoutMs)
+      const pending: Pending = { resolve: (bytes, text) => resolve({ text: text ?? bytes.toString('utf8'), firstId }), reject, timer, ids }
+      for (const id of ids) this.#pending.set(id, pending)
       ws.send(text)
     })
   }
@@ -158,7 +192,7 @@ export class WsTransport {
     ws.addEventListener('message', (ev) => {
       if (this.#ws !== ws) return
       this.#silentTimeouts = 0
-      if (typeof ev.data === 'string') this.#onMessage(ev.data)
+      if (ev.bytes !== undefined) this.#onMessage(ev.bytes)
     })
     // An error is always followed by close; close is where we clean up.
     ws.addEventListener('error', () => {})
@@ -167,22 +201,33 @@ export class WsTransport {
     })
   }
 
-  #onMessage(text: string): void {
-    let id: number | string | null
-    try {
-      id = readResponseHead(text).id
-    } catch {
-      return // unreadable: it answers nothing we can find; the call it was meant for times out
+  #onMessage(bytes: Buffer): void {
+    let id: number | string | null | undefined
+    let text: string | undefined
+    const first = bytes[0]
+    if (first === 0x5b /* [ */ || (first <= 0x20 && (text = bytes.toString('utf8')).trimStart().charCodeAt(0) === 0x5b)) {
+      // A batch answer: routed by the id of its first element (nodes answer a batch with one array).
+      text ??= bytes.toString('utf8')
+      id = batchHeadId(text)
+      if (id === undefined) return
+    } else {
+      try {
+        // Read from the first bytes only: a 1 MB answer is routed without being decoded.
+        id = readResponseHeadBytes(bytes).id
+      } catch {
+        return // unreadable: it answers nothing we can find; the call it was meant for times out
+      }
     }
     if (id === null) {
-      this.onNotification(text)
+      this.onNotification(text ?? bytes.toString('utf8'))
       return
     }
     const pending = typeof id === 'number' ? this.#pending.get(id) : undefined
     if (pending === undefined) return // a reply after its time-out: the caller has moved on
-    this.#pending.delete(id as number)
+    if (pending.ids) for (const other of pending.ids) this.#pending.delete(other)
+    else this.#pending.delete(id as number)
     clearTimeout(pending.timer)
-    pending.resolve(text)
+    pending.resolve(bytes, text)
   }
 
   /** Forget the current socket, fail its calls, and open another one later. */
@@ -205,7 +250,8 @@ export class WsTransport {
 
   #failPending(reason: string): void {
     if (this.#pending.size === 0) return
-    const calls = [...this.#pending.values()]
+    // A batch is in the map once per id: reject it once.
+    const calls = [...new Set(this.#pending.values())]
     this.#pending.clear()
     // They were written to the socket: the node may have executed them.
     for (const p of calls) {
@@ -213,4 +259,14 @@ export class WsTransport {
       p.reject(new UpstreamTransportError(reason, { node: this.name, requestSent: true }))
     }
   }
+}
+
+/** The JSON text of calls as a batch with consecutive ids from `firstId`. */
+export function batchText(calls: ReadonlyArray<{ method: string; params: unknown }>, firstId: number): string {
+  let text = '['
+  for (let i = 0; i < calls.length; i++) {
+    if (i > 0) text += ','
+    text += `{"jsonrpc":"2.0","id":${firstId + i},"method":${JSON.stringify(calls[i].method)},"params":${JSON.stringify(calls[i].params ?? [])}}`
+  }
+  return text + ']'
 }

@@ -1,0 +1,106 @@
+import { mkdtemp, symlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { findNginx, startNginx } from '../targets/nginx.js'
+import { freePort } from '../../test/helpers/free-port.js'
+import { runToEnd, startNodeScript, type Started } from './processes.js'
+
+/** One thing a scenario can send load to. */
+export interface Target {
+  /** Stable id, used in results/latest.json and in ratios. */
+  id: string
+  /** What it is, for the table. */
+  label: string
+  pid: number
+  /** POST URL for JSON-RPC (the key in `?apikey=` where one is needed). */
+  http: string
+  /** WebSocket URL, when the target has one. */
+  ws?: string
+  /** Figures from inside a Node target (event-loop delay): see bench/targets/control.ts. */
+  ask?: (command: string) => Promise<Record<string, number>>
+}
+
+export interface TargetSet {
+  targets: Map<string, Target>
+  stubPid: number
+  /** Why a target is missing from this run (nginx not installed, …). */
+  notes: string[]
+  stopAll(): Promise<void>
+}
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const BENCH = join(ROOT, 'bench')
+
+/** `git archive` of REF's src/, actors/ and schemas/ into a temporary folder that uses our node_modules. */
+export async function checkoutBaseline(ref: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-baseline-'))
+  await runToEnd('bash', ['-c', `git -C '${ROOT}' archive '${ref.replace(/'/g, '')}' src actors schemas package.json | tar -x -C '${dir}'`])
+  await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
+  return dir
+}
+
+/**
+ * Start the stub and every target, each in its own process: nginx (when installed), the plain
+ * Node proxy, and gateways (everything on; metering off; HTTP-only upstream; a baseline commit).
+ */
+export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?: string[]; which?: 'all' | 'quick' | 'gateway-only' }): Promise<TargetSet> {
+  const started: Started[] = []
+  const notes: string[] = []
+  const targets = new Map<string, Target>()
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(started.map((s) => s.stop()))
+  }
+  try {
+    const stub = await startNodeScript<{ port: number }>('stub', join(BENCH, 'stub', 'stub-upstream.ts'), 0)
+    started.push(stub)
+    const stubHttp = `http://127.0.0.1:${stub.info.port}/`
+    const stubWs = `ws://127.0.0.1:${stub.info.port}/`
+    targets.set('stub', { id: 'stub', label: 'stub directly (no proxy)', pid: stub.pid, http: stubHttp, ws: stubWs })
+    const catalog = join(BENCH, 'targets', 'bench-plans.json')
+
+    const gateways: Array<{ id: string; label: string; arg: Record<string, unknown>; flags?: string[] }> = [
+      { id: 'gateway', label: 'Tollgate (auth, KeyActor, metering; WS upstream)', arg: { stubHttp, stubWs, catalog }, flags: opts.gatewayNodeFlags },
+    ]
+    if (opts.which !== 'gateway-only') {
+      gateways.push({ id: 'gateway-no-metering', label: 'Tollgate, usage metering off', arg: { stubHttp, stubWs, catalog, meterUsage: false } })
+      if (opts.which !== 'quick') gateways.push({ id: 'gateway-http-upstream', label: 'Tollgate, node reached over HTTP only', arg: { stubHttp, catalog } })
+      if (opts.baseline) {
+        const srcRoot = await checkoutBaseline(opts.baseline)
+        gateways.push(
+          { id: `gateway@${opts.baseline}`, label: `Tollgate at ${opts.baseline} (WS upstream)`, arg: { stubHttp, stubWs, catalog, srcRoot } },
+          { id: `gateway-http-upstream@${opts.baseline}`, label: `Tollgate at ${opts.baseline}, HTTP upstream`, arg: { stubHttp, catalog, srcRoot } },
+        )
+      }
+    }
+    // One at a time: each opens LMDB and catches up; in parallel they would fight for 2 cores.
+    const keys: string[] = []
+    for (const g of gateways) {
+      const p = await startNodeScript<{ port: number; apiKey: string }>(g.id, join(BENCH, 'targets', 'gateway-entry.ts'), g.arg, g.flags)
+      started.push(p)
+      keys.push(p.info.apiKey)
+      const base = `127.0.0.1:${p.info.port}`
+      targets.set(g.id, { id: g.id, label: g.label, pid: p.pid, http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`, ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`, ask: p.ask })
+    }
+    if (opts.which === 'gateway-only') return { targets, stubPid: stub.pid, notes, stopAll }
+
+    // The rivals accept one key; any gateway's will do (they are all random and valid).
+    const key = keys[0]
+    const proxy = await startNodeScript<{ port: number }>('node-proxy', join(BENCH, 'targets', 'node-proxy.ts'), { upstream: stubHttp, keys: [key] })
+    started.push(proxy)
+    targets.set('node-proxy', { id: 'node-proxy', label: 'plain Node proxy (node:http + undici Pool)', pid: proxy.pid, http: `http://127.0.0.1:${proxy.info.port}/http/eth-1?apikey=${key}`, ask: proxy.ask })
+
+    const nginx = findNginx()
+    if (nginx) {
+      const port = await freePort()
+      const n = await startNginx(nginx, port, stub.info.port, [key])
+      started.push(n)
+      targets.set('nginx', { id: 'nginx', label: 'nginx 1 worker (key map, limit_req, keep-alive)', pid: n.pid, http: `http://127.0.0.1:${port}/http/eth-1?apikey=${key}`, ws: `ws://127.0.0.1:${port}/ws/eth-1?apikey=${key}` })
+    } else {
+      notes.push('nginx: not installed, skipped (apt-get install -y nginx-light, or run bench/setup.sh)')
+    }
+    return { targets, stubPid: stub.pid, notes, stopAll }
+  } catch (err) {
+    await stopAll()
+    throw err
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The gateway as a benchmark target, in its own process: a generated config (one network whose
+ * node is the stub), the embedded event log in a fresh data folder, a key created with the same
+ * account command the CLI runs, then `startGateway` exactly as `tollgate start` calls it.
+ *
+ * `srcRoot` lets the harness run another commit's code (`--baseline REF`: `git archive` of that
+ * commit into a temporary folder) beside this one in the same run, for before/after ratios.
+ *
+ * Run: `node --import tsx bench/targets/gateway-entry.ts '<json GatewayTargetOptions>'`; prints
+ * `{"ready":true,"port":N,"apiKey":"…"}`. SIGTERM closes the gateway and exits 0, so that
+ * `--cpu-prof` writes its profile.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { pathToFileURL } from 'node:url'
+import { answerControlCommands } from './control.js'
+
+export interface GatewayTargetOptions {
+  /** Folder holding src/ and actors/ (default: this checkout). */
+  srcRoot?: string
+  stubHttp: string
+  /** The stub's WebSocket URL; absent: the node is reached over HTTP only. */
+  stubWs?: string
+  /** false: no usage metering (the "events cost" ratio). */
+  meterUsage?: boolean
+  port?: number
+  /** Plan catalog file (bench/targets/bench-plans.json). */
+  catalog: string
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as GatewayTargetOptions
+const root = resolve(opts.srcRoot ?? join(import.meta.dirname, '..', '..'))
+const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(root, path)).href) as Promise<T>
+
+type GatewayModule = typeof import('../../src/gateway/gateway.js')
+type ConfigModule = typeof import('../../src/config/load.js')
+type AccountsModule = typeof import('../../src/accounts/commands.js')
+type CipherModule = typeof import('../../src/keys/key-cipher.js')
+type CatalogModule = typeof import('../../src/plans/catalog.js')
+type ClockModule = typeof import('../../actors/runtime/clock.js')
+
+const [{ startGateway }, { parseConfig }, { createAccount }, { KeyCipher }, { loadPlanCatalog }, { systemClock }] = await Promise.all([
+  load<GatewayModule>('src/gateway/gateway.ts'),
+  load<ConfigModule>('src/config/load.ts'),
+  load<AccountsModule>('src/accounts/commands.ts'),
+  load<CipherModule>('src/keys/key-cipher.ts'),
+  load<CatalogModule>('src/plans/catalog.ts'),
+  load<ClockModule>('actors/runtime/clock.ts'),
+])
+const { default: pino } = await import('pino')
+
+const secret = randomBytes(32).toString('hex')
+process.env.TOLLGATE_SECRET = secret
+const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-bench-gw-'))
+const config = parseConfig(
+  {
+    listen: { host: '127.0.0.1', port: opts.port ?? 0 },
+    dataDir,
+    networks: {
+      'eth-1': { chainId: 1, upstreams: [{ url: opts.stubHttp, ...(opts.stubWs ? { ws: opts.stubWs } : {}), kind: 'full', name: 'stub' }] },
+    },
+    plans: { catalog: opts.catalog },
+  },
+  'bench',
+)
+const gateway = await startGateway(config, { logger: pino({ level: 'warn' }), meterUsage: opts.meterUsage })
+const catalog = loadPlanCatalog(config.plans.catalog)
+const account = await createAccount(
+  { log: gateway.log, store: gateway.store, catalog, cipher: KeyCipher.fromSecret(secret), clock: systemClock, projector: gateway.projector },
+  { wallet: `0x${randomBytes(20).toString('hex')}`, planId: 'bench' },
+)
+process.stdout.write(JSON.stringify({ ready: true, port: gateway.port, apiKey: account.apiKey }) + '\n')
+answerControlCommands()
+
+let stopping = false
+const stop = async (): Promise<void> => {
+  if (stopping) return
+  stopping = true
+  await gateway.close()
+  await rm(dataDir, { recursive: true, force: true })
+  process.exit(0)
+}
+process.on('SIGTERM', () => void stop())
+process.on('SIGINT', () => void stop())

@@ -1,0 +1,284 @@
+import { request } from 'node:http'
+import { createHash, randomBytes, randomFillSync } from 'node:crypto'
+import type { Socket } from 'node:net'
+
+/**
+ * A minimal RFC 6455 WebSocket client for the gateway's upstream sockets: text messages, ping,
+ * close; no extensions. It exists for one reason the profile showed (bench/README.md): a general
+ * client writes every frame with its own system call, and on the multiplexed upstream socket that
+ * was the largest single cost of a small call. Here frames sent during one turn of the event loop
+ * are written together (one writev) at the end of the turn.
+ *
+ * The surface is the part of the WHATWG WebSocket that WsTransport uses (readyState,
+ * bufferedAmount, send, close, open/message/error/close listeners), except that a message is
+ * handed over as bytes: a 1 MB answer is then never decoded on its way to the client.
+ */
+
+const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'
+const OP_CONTINUATION = 0x0
+const OP_TEXT = 0x1
+const OP_BINARY = 0x2
+const OP_CLOSE = 0x8
+const OP_PING = 0x9
+const OP_PONG = 0xa
+
+/** `bytes`: a message's payload (text frames are not decoded here: the caller may not need to). */
+type Listener = (ev: { bytes?: Buffer }) => void
+type EventName = 'open' | 'message' | 'error' | 'close'
+
+/** Masking keys, drawn in blocks: one randomFillSync per 1,024 frames instead of one per frame. */
+const maskPool = Buffer.alloc(4096)
+let maskOffset = maskPool.length
+
+function nextMask(): Buffer {
+  if (maskOffset >= maskPool.length) {
+    randomFillSync(maskPool)
+    maskOffset = 0
+  }
+  maskOffset += 4
+  return maskPool.subarray(maskOffset - 4, maskOffset)
+}
+
+/** One client frame (clients must mask): header, masking key, masked payload, in one buffer. */
+function encodeFrame(opcode: number, payload: Buffer): Buffer {
+  const len = payload.length
+  const head = len < 126 ? 2 : len < 65536 ? 4 : 10
+  const frame = Buffer.allocUnsafe(head + 4 + len)
+  frame[0] = 0x80 | opcode
+  if (head === 2) frame[1] = 0x80 | len
+  else if (head === 4) {
+    frame[1] = 0x80 | 126
+    frame.writeUInt16BE(len, 2)
+  } else {
+    frame[1] = 0x80 | 127
+    frame.writeBigUInt64BE(BigInt(len), 2)
+  }
+  const mask = nextMask()
+  mask.copy(frame, head)
+  const m0 = mask[0]
+  const m1 = mask[1]
+  const m2 = mask[2]
+  const m3 = mask[3]
+  const off = head + 4
+  let i = 0
+  for (; i + 3 < len; i += 4) {
+    frame[off + i] = payload[i] ^ m0
+    frame[off + i + 1] = payload[i + 1] ^ m1
+    frame[off + i + 2] = payload[i + 2] ^ m2
+    frame[off + i + 3] = payload[i + 3] ^ m3
+  }
+  for (; i < len; i++) frame[off + i] = payload[i] ^ mask[i & 3]
+  return frame
+}
+
+export class UpstreamWebSocket {
+  static readonly CONNECTING = 0
+  static readonly OPEN = 1
+  static readonly CLOSING = 2
+  static readonly CLOSED = 3
+
+  readyState = UpstreamWebSocket.CONNECTING
+  readonly url: string
+  #socket: Socket | undefined
+  readonly #listeners: Record<EventName, Listener[]> = { open: [], message: [], error: [], close: [] }
+  /** Frames waiting for the end of this turn of the event loop. */
+  #out: Buffer[] = []
+  #outBytes = 0
+  /** Received bytes not yet parsed into a whole frame, and how many are needed to go on. */
+  #in: Buffer[] = []
+  #inBytes = 0
+  #need = 2
+  /** Payloads of a fragmented message so far. */
+  #fragments: Buffer[] | undefined
+
+  constructor(url: string) {
+    this.url = url
+    const u = new URL(url)
+    const key = randomBytes(16).toString('base64')
+    const req = request({
+      host: u.hostname,
+      port: u.port || 80,
+      path: u.pathname + u.search,
+      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' },
+    })
+    req.on('upgrade', (res, socket, head) => {
+      const expected = createHash('sha1').update(key + GUID).digest('base64')
+      if (res.headers['sec-websocket-accept'] !== expected) {
+        socket.destroy()
+        return this.#closed()
+      }
+      this.#attach(socket, head)
+    })
+    req.on('response', (res) => {
+      // Not a 101: the server refused the upgrade.
+      res.resume()
+      this.#emit('error', {})
+      this.#closed()
+    })
+    req.on('error', () => {
+      this.#emit('error', {})
+      this.#closed()
+    })
+    req.end()
+  }
+
+  addEventListener(type: EventName, fn: Listener): void {
+    this.#listeners[type].push(fn)
+  }
+
+  /** Bytes accepted by send() and not yet handed to the kernel. */
+  get bufferedAmount(): number {
+    return this.#outBytes + (this.#socket?.writableLength ?? 0)
+  }
+
+  send(text: string): void {
+    if (this.readyState !== UpstreamWebSocket.OPEN) return
+    this.#queue(encodeFrame(OP_TEXT, Buffer.from(text)))
+  }
+
+  /** Start the closing handshake; `close` is emitted when the socket is gone. */
+  close(): void {
+    if (this.readyState === UpstreamWebSocket.OPEN) {
+      this.readyState = UpstreamWebSocket.CLOSING
+      this.#queue(encodeFrame(OP_CLOSE, Buffer.from([0x03, 0xe8]))) // 1000: normal closure
+      this.#flush()
+      this.#socket?.end()
+    } else if (this.readyState === UpstreamWebSocket.CONNECTING) {
+      this.readyState = UpstreamWebSocket.CLOSING
+    }
+  }
+
+  #attach(socket: Socket, head: Buffer): void {
+    this.#socket = socket
+    socket.setNoDelay(true)
+    socket.on('data', (chunk: Buffer) => this.#onData(chunk))
+    socket.on('error', () => this.#emit('error', {}))
+    socket.on('close', () => this.#closed())
+    if (this.readyState === UpstreamWebSocket.CLOSING) {
+      // close() was called while connecting.
+      socket.destroy()
+      return
+    }
+    this.readyState = UpstreamWebSocket.OPEN
+    this.#emit('open', {})
+    if (head.length > 0) this.#onData(head)
+  }
+
+  #queue(frame: Buffer): void {
+    this.#out.push(frame)
+    this.#outBytes += frame.length
+    // The first frame of this turn schedules the write; the others ride along with it.
+    if (this.#out.length === 1) setImmediate(() => this.#flush())
+  }
+
+  #flush(): void {
+    const frames = this.#out
+    if (frames.length === 0) return
+    this.#out = []
+    this.#outBytes = 0
+    const socket = this.#socket
+    if (socket === undefined || socket.destroyed) return
+    if (frames.length === 1) {
+      socket.write(frames[0])
+      return
+    }
+    socket.cork()
+    for (const f of frames) socket.write(f)
+    socket.uncork()
+  }
+
+  #onData(chunk: Buffer): void {
+    this.#in.push(chunk)
+    this.#inBytes += chunk.length
+    if (this.#inBytes < this.#need) return
+    // Joined once when enough has arrived: a 1 MB message in 64 KiB reads is copied once, not 16 times.
+    const buf = this.#in.length === 1 ? this.#in[0] : Buffer.concat(this.#in, this.#inBytes)
+    this.#in = []
+    this.#inBytes = 0
+    let off = 0
+    this.#need = 2
+    while (this.readyState !== UpstreamWebSocket.CLOSED) {
+      const avail = buf.length - off
+      if (avail < 2) break
+      const b0 = buf[off]
+      const b1 = buf[off + 1]
+      let len = b1 & 0x7f
+      let head = 2
+      if (len === 126) {
+        if (avail < 4) {
+          this.#need = 4
+          break
+        }
+        len = buf.readUInt16BE(off + 2)
+        head = 4
+      } else if (len === 127) {
+        if (avail < 10) {
+          this.#need = 10
+          break
+        }
+        len = Number(buf.readBigUInt64BE(off + 2))
+        head = 10
+      }
+      if (b1 & 0x80) {
+        // A server must not mask its frames (RFC 6455, 5.1): a protocol error.
+        this.#socket?.destroy()
+        return
+      }
+      if (avail < head + len) {
+        this.#need = head + len
+        break
+      }
+      this.#onFrame((b0 & 0x80) !== 0, b0 & 0x0f, buf.subarray(off + head, off + head + len))
+      off += head + len
+    }
+    if (off < buf.length) {
+      this.#in.push(buf.subarray(off))
+      this.#inBytes = buf.length - off
+    }
+  }
+
+  #onFrame(fin: boolean, opcode: number, payload: Buffer): void {
+    switch (opcode) {
+      case OP_TEXT:
+      case OP_BINARY:
+      case OP_CONTINUATION:
+        if (opcode !== OP_CONTINUATION) this.#fragments = undefined
+        if (fin && this.#fragments === undefined) {
+          this.#emit('message', { bytes: payload })
+          return
+        }
+        ;(this.#fragments ??= []).push(payload)
+        if (fin) {
+          const whole = Buffer.concat(this.#fragments)
+          this.#fragments = undefined
+          this.#emit('message', { bytes: whole })
+        }
+        return
+      case OP_PING:
+        this.#queue(encodeFrame(OP_PONG, payload))
+        return
+      case OP_CLOSE:
+        if (this.readyState === UpstreamWebSocket.OPEN) {
+          this.readyState = UpstreamWebSocket.CLOSING
+          this.#queue(encodeFrame(OP_CLOSE, payload.subarray(0, 2)))
+          this.#flush()
+        }
+        this.#socket?.end()
+        return
+      default:
+        return // pong, or a reserved opcode: nothing to do
+    }
+  }
+
+  #closed(): void {
+    if (this.readyState === UpstreamWebSocket.CLOSED) return
+    this.readyState = UpstreamWebSocket.CLOSED
+    this.#out = []
+    this.#outBytes = 0
+    this.#emit('close', {})
+  }
+
+  #emit(type: EventName, ev: { bytes?: Buffer }): void {
+    for (const fn of this.#listeners[type]) fn(ev)
+  }
+}

@@ -1,0 +1,95 @@
+import t from 'tap'
+import { rawRpc, startAnvil } from '../helpers/anvil.js'
+import { UpstreamNode } from '../../src/upstream/node.js'
+import { bytesOf, UpstreamPool, withClientId } from '../../src/upstream/pool.js'
+import { batchHeadId, splitBatch } from '../../src/upstream/splice-id.js'
+
+// The calls of a client batch go to the node as ONE upstream batch; each answer must still be
+// the node's own bytes with the client's id, in the client's order, over both transports.
+
+t.test('splitBatch returns each element as the node wrote it', async (t) => {
+  t.same(splitBatch('[{"id":1,"result":"]"},{"id":2,"result":[1,[2]]}]'), ['{"id":1,"result":"]"}', '{"id":2,"result":[1,[2]]}'])
+  t.same(splitBatch(' [ {"id":"a\\"]"} , {"id":3} ] '), ['{"id":"a\\"]"}', '{"id":3}'])
+  t.same(splitBatch('[]'), [])
+  t.equal(splitBatch('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}'), undefined, 'one error object for the whole batch')
+  t.equal(splitBatch('[{"id":1}'), undefined, 'cut short')
+  t.equal(batchHeadId('[{"jsonrpc":"2.0","id":41,"result":"0x1"},{"id":42}]'), 41)
+  t.equal(batchHeadId('{"id":41}'), undefined)
+})
+
+const anvil = await startAnvil()
+const httpNode = new UpstreamNode({ name: 'http-only', kind: 'full', url: anvil.url })
+const wsNode = new UpstreamNode({ name: 'ws', kind: 'full', url: anvil.url, wsUrl: anvil.wsUrl })
+const pools = { http: new UpstreamPool('eth-1', [httpNode]), ws: new UpstreamPool('eth-1', [wsNode]) }
+const wsOpened = await wsNode.ws!.waitOpen(5_000)
+t.teardown(async () => {
+  await Promise.all([pools.http.close(), pools.ws.close()])
+  await anvil.stop()
+})
+
+t.test('a batch is answered call by call, in order, with the client ids', async (t) => {
+  t.ok(wsOpened, 'the node WebSocket opens')
+  const calls = [
+    { method: 'eth_chainId', params: [], clientIdJson: '"a"' },
+    { method: 'eth_getBalance', params: ['not an address'], clientIdJson: '2' },
+    { method: 'web3_clientVersion', params: [], clientIdJson: 'null' },
+    { method: 'eth_blockNumber', params: [], clientIdJson: '"ünï"' },
+  ]
+  const version = await rawRpc(anvil.url, '{"jsonrpc":"2.0","id":null,"method":"web3_clientVersion","params":[]}')
+  for (const [label, pool] of Object.entries(pools)) {
+    const node = label === 'ws' ? wsNode : httpNode
+    const before = { ws: node.counters.wsCalls, http: node.counters.httpCalls }
+    const replies = await pool.callBatch('full', calls, { timeoutMs: 5_000 })
+    t.equal(replies.length, 4, label)
+    t.same(JSON.parse(replies[0]!.body), { jsonrpc: '2.0', id: 'a', result: '0x7a69' }, `${label}: first`)
+    t.equal(replies[1]!.isError, true, `${label}: the node's error is flagged`)
+    t.equal(JSON.parse(replies[1]!.body).id, 2)
+    t.equal(replies[2]!.body, version, `${label}: the node's bytes, id null as the client wrote it`)
+    t.equal(JSON.parse(replies[3]!.body).id, 'ünï')
+    const after = { ws: node.counters.wsCalls, http: node.counters.httpCalls }
+    t.same(label === 'ws' ? after.ws - before.ws : after.http - before.http, 4, `${label}: carried over its own transport`)
+  }
+})
+
+t.test('eth_sendRawTransaction is left for call(), so that it keeps its own failover rules', async (t) => {
+  const replies = await pools.ws.callBatch(
+    'full',
+    [
+      { method: 'eth_sendRawTransaction', params: ['0x00'], clientIdJson: '1' },
+      { method: 'eth_chainId', params: [], clientIdJson: '2' },
+    ],
+    { timeoutMs: 5_000 },
+  )
+  t.equal(replies[0], undefined)
+  t.equal(JSON.parse(replies[1]!.body).result, '0x7a69')
+})
+
+t.test('an answer kept as bytes is shared with another client id as bytes, and a copy never carries stale bytes', async (t) => {
+  for (const [label, pool] of Object.entries(pools)) {
+    const reply = await pool.call('full', 'eth_chainId', [], '"first"', { timeoutMs: 5_000 })
+    t.ok(bytesOf(reply), `${label}: the pool's own reply has its bytes`)
+    const other = withClientId(reply, '"second"')
+    t.equal(bytesOf(other)!.toString(), '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}', `${label}: spliced as bytes`)
+    t.equal(other.body, '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}')
+    t.equal(reply.body, '{"jsonrpc":"2.0","id":"first","result":"0x7a69"}', `${label}: the first is untouched`)
+    const copy = { ...reply, body: 'changed' }
+    t.equal(bytesOf(copy), undefined, `${label}: a copy is text only`)
+  }
+})
+
+t.test('identical calls of a batch are asked once, each answered with its own id', async (t) => {
+  const before = wsNode.counters.calls
+  const replies = await pools.ws.callBatch(
+    'full',
+    [
+      { method: 'eth_chainId', params: [], clientIdJson: '1' },
+      { method: 'eth_chainId', params: [], clientIdJson: '"two"' },
+      { method: 'net_version', params: [], clientIdJson: '3' },
+      { method: 'eth_chainId', params: [], clientIdJson: '4' },
+    ],
+    { timeoutMs: 5_000 },
+  )
+  t.equal(wsNode.counters.calls - before, 2, 'two distinct calls sent')
+  t.same(replies.map((r) => JSON.parse(r!.body).id), [1, 'two', 3, 4])
+  t.same(replies.map((r) => JSON.parse(r!.body).result), ['0x7a69', '0x7a69', '31337', '0x7a69'])
+})
