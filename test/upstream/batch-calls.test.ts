@@ -64,16 +64,15 @@ t.test('eth_sendRawTransaction is left for call(), so that it keeps its own fail
   t.equal(JSON.parse(replies[1]!.body).result, '0x7a69')
 })
 
-t.test('an answer kept as bytes is shared with another client id as bytes, and a copy never carries stale bytes', async (t) => {
+t.test('an answer given to another client carries its id, and a changed copy never carries stale bytes', async (t) => {
   for (const [label, pool] of Object.entries(pools)) {
     const reply = await pool.call('full', 'eth_chainId', [], '"first"', { timeoutMs: 5_000 })
-    t.ok(bytesOf(reply), `${label}: the pool's own reply has its bytes`)
+    // Small answers are text (bytes are kept from 16 KiB on: bench/README.md).
+    t.equal(bytesOf(reply), undefined, `${label}: a small answer is text`)
     const other = withClientId(reply, '"second"')
-    t.equal(bytesOf(other)!.toString(), '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}', `${label}: spliced as bytes`)
-    t.equal(other.body, '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}')
+    t.equal(other.body, '{"jsonrpc":"2.0","id":"second","result":"0x7a69"}', `${label}: the other client's id`)
     t.equal(reply.body, '{"jsonrpc":"2.0","id":"first","result":"0x7a69"}', `${label}: the first is untouched`)
-    const copy = { ...reply, body: 'changed' }
-    t.equal(bytesOf(copy), undefined, `${label}: a copy is text only`)
+    t.equal(bytesOf({ ...reply, body: 'changed' }), undefined, `${label}: a copy is text only`)
   }
 })
 
