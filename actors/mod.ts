@@ -9,10 +9,22 @@ export {
   type KeyState,
   type KeyCommand,
   type KeyDecision,
+  type AdmitCommand,
+  type AdmitDecision,
   type InitialKeyStateInput,
   burstOf,
   initialKeyState,
   decide,
   withLimits,
 } from './key/decide.js'
+export {
+  type WsKeyLimits,
+  type WsKeyState,
+  type WsCommand,
+  type WsDecision,
+  DEFAULT_WS_KEY_LIMITS,
+  initialWsState,
+  decideWs,
+  withWsLimits,
+} from './key/ws-limits.js'
 export { KeyActor } from './key/key-actor.js'

@@ -137,6 +137,38 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
     },
+    ws: {
+      type: 'object',
+      description: 'WebSocket endpoint (/ws/<network>): the limits per API key of the spec, and per connection.',
+      properties: {
+        maxConnectionsPerKey: { ...positiveInteger, default: 50, description: 'Open connections per key on one instance; the next is refused (429).' },
+        newConnectionsPerSecond: { ...positiveInteger, default: 15, description: 'New connections per key within any second; one more starts the cooldown.' },
+        cooldownMs: { ...positiveInteger, default: 60000, description: 'How long new connections of a key are blocked after too many in one second.' },
+        messagesPerSecond: {
+          ...positiveInteger,
+          default: 500,
+          description: "Messages per second per key across its connections (each call of a batch counts); capped by the plan's full-node rps, unlimited for unlimited plans.",
+        },
+        tolerance: { type: 'number', minimum: 0, maximum: 1, default: 0.1, description: 'Traffic up to this fraction above messagesPerSecond is still served.' },
+        badMessages: { ...positiveInteger, default: 20, description: 'Malformed or unsupported messages tolerated per badMessagesWindowMs; one more imposes the penalty.' },
+        badMessagesWindowMs: { ...positiveInteger, default: 60000 },
+        penaltyMs: { ...positiveInteger, default: 300000, description: 'How long messages of a key are refused after the penalty.' },
+        maxMessageBytes: { ...positiveInteger, default: 1048576, description: 'Largest message a client may send; beyond it the connection is closed with 1009.' },
+        maxBufferedBytes: {
+          ...positiveInteger,
+          default: 4194304,
+          description: 'Bytes waiting for a slow client beyond which it is disconnected (1008) rather than silently losing messages.',
+        },
+        idleTimeoutSec: {
+          anyOf: [{ const: 0 }, { type: 'integer', minimum: 8, maximum: 960 }],
+          default: 60,
+          description: 'A connection that sends nothing (pongs to our pings included) for this long is closed; 0: never (uWS needs 0 or at least 8).',
+        },
+        maxSubscriptionsPerConnection: { ...positiveInteger, default: 1000, description: 'Subscriptions one connection may hold.' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
     routing: {
       type: 'object',
       properties: {

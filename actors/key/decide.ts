@@ -4,6 +4,7 @@
  * 403, counts rejections into `RateLimited` events, forwards admitted calls.
  */
 import { fullBucket, refill, take, type TokenBucket } from '../rate/token-bucket.js'
+import { DEFAULT_WS_KEY_LIMITS, decideWs, initialWsState, type WsCommand, type WsDecision, type WsKeyLimits, type WsKeyState } from './ws-limits.js'
 
 /** The node kind a call goes to (the same values as NodeKind in src/events/types.ts). */
 export type CallKind = 'full' | 'archive'
@@ -19,25 +20,32 @@ export interface KeyState {
   accountId: string
   limits: KeyLimits
   buckets: { full: TokenBucket; archive: TokenBucket }
+  /** The WebSocket limits: connections, messages, cooldown and penalty (see ws-limits.ts). */
+  ws: WsKeyState
 }
 
 /**
  * Admit `calls` calls to nodes of `kind`. `queueMs`: how long a call may wait for tokens instead
  * of being rejected at once (the spec's "excess requests may first be queued briefly").
  */
-export type KeyCommand = { type: 'Admit'; kind: CallKind; calls: number; queueMs?: number }
+export type AdmitCommand = { type: 'Admit'; kind: CallKind; calls: number; queueMs?: number }
+export type KeyCommand = AdmitCommand | WsCommand
 
-export type KeyDecision =
+export type AdmitDecision =
   /** `delayMs` > 0: admitted from the queue; the host forwards the calls after that long. */
   | { type: 'Admitted'; remaining: number; limit: number | null; resetMs: number; delayMs: number }
   | { type: 'Rejected'; reason: 'http-rps'; retryAfterMs: number; limit: number; remaining: 0; resetMs: number }
   /** The plan gives this key no access to this node kind (limit 0): a 403, not a 429. */
   | { type: 'Rejected'; reason: 'no-access'; kind: CallKind; limit: 0; remaining: 0 }
 
+export type KeyDecision = AdmitDecision | WsDecision
+
 export interface InitialKeyStateInput {
   keyId: string
   accountId: string
   limits: KeyLimits
+  /** WebSocket limits; default: the spec's (DEFAULT_WS_KEY_LIMITS). */
+  ws?: WsKeyLimits
 }
 
 /**
@@ -58,6 +66,7 @@ export function initialKeyState(input: InitialKeyStateInput, now: number): KeySt
       full: fullBucket(burstOf(input.limits.full), now),
       archive: fullBucket(burstOf(input.limits.archive), now),
     },
+    ws: initialWsState(input.ws ?? DEFAULT_WS_KEY_LIMITS, now),
   }
 }
 
@@ -72,18 +81,29 @@ export function initialKeyState(input: InitialKeyStateInput, now: number): KeySt
  * @example
  * const { decision } = decide(state, { type: 'Admit', kind: 'full', calls: 1 }, clock.now())
  */
+export function decide(state: KeyState, command: AdmitCommand, now: number): { state: KeyState; decision: AdmitDecision }
+export function decide(state: KeyState, command: WsCommand, now: number): { state: KeyState; decision: WsDecision }
+export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision }
 export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision } {
   switch (command.type) {
     case 'Admit':
       return admit(state, command, now)
+    case 'WsConnect':
+    case 'WsDisconnect':
+    case 'WsMessage':
+    case 'WsBadMessages':
+    case 'WsBlocksRestored': {
+      const { state: ws, decision } = decideWs(state.ws, command, now)
+      return { state: { ...state, ws }, decision }
+    }
     default: {
-      const unknown: never = command.type
-      throw new TypeError(`unknown key command ${String(unknown)}`)
+      const unknown: never = command
+      throw new TypeError(`unknown key command ${JSON.stringify(unknown)}`)
     }
   }
 }
 
-function admit(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision } {
+function admit(state: KeyState, command: AdmitCommand, now: number): { state: KeyState; decision: AdmitDecision } {
   const { kind, calls } = command
   const limit = state.limits[kind]
   if (limit === 0) {

@@ -1,5 +1,6 @@
 import type { Clock } from '../runtime/clock.js'
-import { decide, withLimits, type CallKind, type KeyDecision, type KeyLimits, type KeyState } from './decide.js'
+import { decide, withLimits, type AdmitDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
+import { withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from './ws-limits.js'
 
 /**
  * The actor of one API key: holds its state and applies the decider with the injected clock.
@@ -27,14 +28,34 @@ export class KeyActor {
   }
 
   /** Admit `calls` calls (a batch counts each) to nodes of `kind`, queueing up to `queueMs`. */
-  admit(kind: CallKind, calls: number, queueMs = 0): KeyDecision {
+  admit(kind: CallKind, calls: number, queueMs = 0): AdmitDecision {
     const { state, decision } = decide(this.#state, { type: 'Admit', kind, calls, queueMs }, this.#clock.now())
     this.#state = state
     return decision
   }
 
+  /**
+   * A WebSocket command: a connection opening or closing, a message arriving, bad messages
+   * counted, or a cooldown or penalty restored from the projection (see ws-limits.ts).
+   * @example
+   * const d = actor.ws({ type: 'WsConnect' })
+   * if (d.type === 'WsRefused') refuseUpgrade(d.reason, d.retryAfterMs)
+   */
+  ws(command: WsCommand): WsDecision {
+    const { state, decision } = decide(this.#state, command, this.#clock.now())
+    this.#state = state
+    return decision
+  }
+
+  /** Connections open on this instance: while any is, the actor must not be passivated. */
+  get wsOpen(): number {
+    return this.#state.ws.open
+  }
+
   /** The projection changed the key's plan: new limits, bucket levels kept (capped). */
-  updateLimits(limits: KeyLimits): void {
-    this.#state = withLimits(this.#state, limits, this.#clock.now())
+  updateLimits(limits: KeyLimits, ws?: WsKeyLimits): void {
+    const now = this.#clock.now()
+    this.#state = withLimits(this.#state, limits, now)
+    if (ws !== undefined) this.#state = { ...this.#state, ws: withWsLimits(this.#state.ws, ws, now) }
   }
 }

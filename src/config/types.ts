@@ -13,6 +13,7 @@ export interface Config {
   networks: Record<string, NetworkConfig>
   plans: { catalog: string }
   limits: LimitsConfig
+  ws: WsConfig
   usage: { intervalMs: number }
   routing: RoutingConfig
   heavy: HeavyConfig
@@ -40,6 +41,22 @@ export interface IpThrottleConfig {
   windowMs: number
   /** How long the IP stays throttled. */
   durationMs: number
+}
+
+/** The WebSocket endpoint's limits (schemas/config.ts describes each). */
+export interface WsConfig {
+  maxConnectionsPerKey: number
+  newConnectionsPerSecond: number
+  cooldownMs: number
+  messagesPerSecond: number
+  tolerance: number
+  badMessages: number
+  badMessagesWindowMs: number
+  penaltyMs: number
+  maxMessageBytes: number
+  maxBufferedBytes: number
+  idleTimeoutSec: number
+  maxSubscriptionsPerConnection: number
 }
 
 export interface PaymentsConfig {

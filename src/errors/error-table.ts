@@ -27,6 +27,9 @@ const WHEN: Record<ErrorCode, string> = {
   NO_HEALTHY_UPSTREAM: 'no node of the needed kind is up (all failing, or behind the best node by more than `health.maxLagBlocks`)',
   UPSTREAM_TIMEOUT: 'the node did not answer within `limits.upstreamTimeoutMs` (heavy calls: `heavy.timeoutMs`)',
   UPSTREAM_ERROR: 'the node failed (connection lost, bad answer)',
+  WS_TOO_MANY_CONNECTIONS: 'a WebSocket upgrade past `ws.maxConnectionsPerKey` open connections (the upgrade is refused)',
+  WS_CONNECTION_COOLDOWN: 'a WebSocket upgrade during the cooldown after more than `ws.newConnectionsPerSecond` in one second (with `Retry-After`)',
+  WS_PENALIZED: 'a WebSocket message during the penalty after repeated malformed or unsupported messages (`error.data.retryAfterMs`)',
 }
 
 export function renderErrorTable(): string {

@@ -41,6 +41,9 @@ export const ERRORS = {
   NO_HEALTHY_UPSTREAM: { http: 503, rpc: -32020, message: 'No healthy node is available for this call right now; retry with backoff' },
   UPSTREAM_TIMEOUT: { http: 504, rpc: -32021, message: 'The node did not answer in time; retry, or split the call (for eth_getLogs, a narrower block range)' },
   UPSTREAM_ERROR: { http: 502, rpc: -32022, message: 'The node failed to answer; retry with backoff' },
+  WS_TOO_MANY_CONNECTIONS: { http: 429, rpc: -32030, message: 'Too many WebSocket connections open for this key; close one, or share one connection between your subscriptions' },
+  WS_CONNECTION_COOLDOWN: { http: 429, rpc: -32031, message: 'New WebSocket connections of this key are blocked for a cooldown after too many in one second; retry after the time in Retry-After' },
+  WS_PENALIZED: { http: 429, rpc: -32032, message: 'Messages of this key are refused for a while after repeated malformed or unsupported messages' },
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorCode = keyof typeof ERRORS

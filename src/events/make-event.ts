@@ -53,7 +53,13 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
       return [e.type, e.instance, e.ip, e.until]
     case 'RateLimited':
     case 'UsageRecorded':
+    case 'NotificationsRecorded':
       return [e.type, e.instance, e.keyId, e.network, e.kind, e.intervalStart]
+    case 'WsLimited':
+      return [e.type, e.instance, e.keyId, e.network, e.reason, e.intervalStart]
+    case 'WsCooldownStarted':
+    case 'WsPenaltyImposed':
+      return [e.type, e.instance, e.keyId, e.time]
     case 'SignedIn':
       // One nonce, one sign-in: a replay is the same fact and is stored once.
       return [e.type, e.nonce]

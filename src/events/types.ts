@@ -217,6 +217,62 @@ export interface UsageRecorded extends EventHead<'UsageRecorded'> {
   bytesOut: number
 }
 
+/** Why WebSocket traffic of a key was refused (see actors/key/ws-limits.ts). */
+export type WsLimitReason = 'ws-connections' | 'ws-cooldown' | 'ws-messages-throttled' | 'ws-messages-dropped' | 'ws-penalty'
+
+/** WebSocket refusals aggregated per key, network, reason and interval (never one event per message). */
+export interface WsLimited extends EventHead<'WsLimited'> {
+  accountId: string
+  keyId: string
+  network: string
+  instance: string
+  intervalStart: number
+  intervalMs: number
+  reason: WsLimitReason
+  /** Connections refused, or calls refused (each call of a batch counts). */
+  count: number
+}
+
+/** Too many new WebSocket connections in one second: new connections are blocked until `until`. */
+export interface WsCooldownStarted extends EventHead<'WsCooldownStarted'> {
+  accountId: string
+  keyId: string
+  network: string
+  instance: string
+  reason: 'ws-connection-rate'
+  /** New connections are refused until then (ms since epoch), on every instance. */
+  until: number
+  /** Connections attempted within `windowMs`, the refused one included. */
+  connections: number
+  windowMs: number
+}
+
+/** Repeated malformed or unsupported WebSocket messages: messages are refused until `until`. */
+export interface WsPenaltyImposed extends EventHead<'WsPenaltyImposed'> {
+  accountId: string
+  keyId: string
+  network: string
+  instance: string
+  reason: 'ws-bad-messages'
+  until: number
+  /** Bad messages that imposed it, within `windowMs`. */
+  badMessages: number
+  windowMs: number
+}
+
+/** Subscription notifications sent to a key's WebSocket clients, per network, node kind and interval. */
+export interface NotificationsRecorded extends EventHead<'NotificationsRecorded'> {
+  accountId: string
+  keyId: string
+  network: string
+  kind: NodeKind
+  instance: string
+  intervalStart: number
+  intervalMs: number
+  notifications: number
+  bytesOut: number
+}
+
 export type TollgateEvent =
   | AccountCreated
   | PlanActivated
@@ -227,6 +283,10 @@ export type TollgateEvent =
   | RateLimited
   | IpThrottled
   | UsageRecorded
+  | WsLimited
+  | WsCooldownStarted
+  | WsPenaltyImposed
+  | NotificationsRecorded
   | SignedIn
   | SignedOut
   | FreePlanClaimed
@@ -256,6 +316,10 @@ export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.free
   RateLimited: 1,
   IpThrottled: 1,
   UsageRecorded: 1,
+  WsLimited: 1,
+  WsCooldownStarted: 1,
+  WsPenaltyImposed: 1,
+  NotificationsRecorded: 1,
   SignedIn: 1,
   SignedOut: 1,
   FreePlanClaimed: 1,
@@ -295,9 +359,13 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'DedicatedNodeAttached':
       return 'accounts'
     case 'RateLimited':
+    case 'WsLimited':
+    case 'WsCooldownStarted':
+    case 'WsPenaltyImposed':
     case 'IpThrottled':
       return 'decisions'
     case 'UsageRecorded':
+    case 'NotificationsRecorded':
       return 'usage'
   }
 }

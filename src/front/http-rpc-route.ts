@@ -100,7 +100,7 @@ const decoder = new TextDecoder()
  * The client's IP: the socket's peer, or behind a trusted reverse proxy the last address of
  * X-Forwarded-For (the one the proxy itself appended; earlier ones are the client's to forge).
  */
-function clientIp(res: HttpResponse, req: HttpRequest, trustProxy: boolean): string {
+export function clientIp(res: HttpResponse, req: HttpRequest, trustProxy: boolean): string {
   if (trustProxy) {
     const xff = req.getHeader('x-forwarded-for')
     if (xff) {
@@ -112,7 +112,7 @@ function clientIp(res: HttpResponse, req: HttpRequest, trustProxy: boolean): str
 }
 
 /** The API key of a request: `?apikey=` first, then `Authorization: Bearer <key>`. */
-function keyFrom(req: HttpRequest): string {
+export function keyFrom(req: HttpRequest): string {
   const q = req.getQuery('apikey')
   if (q) return q
   const auth = req.getHeader('authorization')

@@ -12,6 +12,8 @@ export interface HttpServerDeps extends HttpRpcRouteDeps {
   metrics: Metrics
   /** Ready: listening and the projections caught up with the event log. */
   ready: () => boolean
+  /** Routes of other parts (the WebSocket endpoint), registered before the catch-all ones. */
+  routes?: (app: TemplatedApp) => void
   /** The dashboard: its JSON API under /api/ and its static files at / (absent: neither). */
   dashboard?: DashboardRoutes
 }
@@ -32,6 +34,7 @@ export class HttpServer {
     const app = uws.App()
     this.app = app
     registerHttpRpcRoute(app, deps)
+    deps.routes?.(app)
     app.get('/healthz', (res) => plain(res, 200, 'ok\n'))
     app.get('/readyz', (res) => {
       const ok = this.#listening && deps.ready()

@@ -22,6 +22,10 @@ import { HttpCounters } from '../front/http-counters.js'
 import { IpDirectory } from './ip-directory.js'
 import { HeadTracker } from './head-tracker.js'
 import { FilterPins } from './filter-pins.js'
+import { Subscriptions } from '../ws/subscriptions.js'
+import { WsCounters } from '../ws/ws-counters.js'
+import { WsDecisions } from '../ws/ws-decisions.js'
+import { WsServer } from '../ws/ws-server.js'
 import { PoolSelector } from './pool-selector.js'
 import { DashboardService } from '../dashboard/dashboard-service.js'
 import { dashboardDir } from '../dashboard/static-files.js'
@@ -87,6 +91,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
   })
   const keys = new KeyDirectory(store, catalog, clock, {
+    ws: config.ws,
     // The end of a plan period is a decision too: the first instance that sees it says so.
     onPlanEnded: (account, planId, endedAt) =>
       outbox.publish([makeEvent({ type: 'PlanEnded', accountId: account.accountId, planId, reason: 'expired' }, endedAt)]),
@@ -123,6 +128,13 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i as EventInput, clock.now()))),
   })
   usage.start()
+  const wsDecisions = new WsDecisions({
+    clock,
+    intervalMs: config.usage.intervalMs,
+    instance,
+    emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i, clock.now()))),
+  })
+  wsDecisions.start()
 
   const metrics = new Metrics()
   const counters = new HttpCounters(metrics)
@@ -188,6 +200,24 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     onRejected: (ip, n) => ips.rejected(ip, n),
     calls,
   })
+  const subscriptions = Subscriptions.fromUpstreams(upstreams, {
+    timeoutMs: config.limits.upstreamTimeoutMs,
+    onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
+  })
+  const wsServer = new WsServer({
+    keys,
+    ips,
+    trustProxy: config.trustProxy,
+    upstreams,
+    subscriptions,
+    dispatcher,
+    usage,
+    decisions: wsDecisions,
+    counters: new WsCounters(metrics, () => subscriptions.stats()),
+    config: config.ws,
+    clock,
+    onError: (err) => logger.error({ err }, 'unexpected error on the WebSocket path'),
+  })
   const secret = opts.secret ?? process.env.TOLLGATE_SECRET
   let baseUrl = ''
   const dashboard =
@@ -207,6 +237,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     ready: () => projector.caughtUp(),
     dashboard: { service: () => dashboard, staticDir: opts.dashboardDir ?? dashboardDir() },
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
+    routes: (app) => wsServer.register(app),
   })
   const port = await server.listen(config.listen.host, config.listen.port)
   const sweeper = setInterval(() => {
@@ -240,10 +271,13 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       if (closed) return
       closed = true
       server.close()
+      wsServer.close()
+      subscriptions.close()
       clearInterval(sweeper)
       nodeHeads.stop()
       finality?.stop()
       usage.stop()
+      wsDecisions.stop()
       try {
         await outbox.flush(5_000)
       } catch (err) {

@@ -3,6 +3,8 @@ import { ActorRegistry } from '../../actors/runtime/registry.js'
 import { KeyActor } from '../../actors/key/key-actor.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 import type { KeyState } from '../../actors/key/decide.js'
+import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits } from '../../actors/key/ws-limits.js'
+import type { WsConfig } from '../config/types.js'
 import { hashApiKey, isWellFormedApiKey, sameHash } from '../keys/api-key.js'
 import type { StateStore, AccountRecord, KeyRecord } from '../store/state-store.js'
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
@@ -36,12 +38,14 @@ export class KeyDirectory {
   readonly #catalog: PlanCatalog
   readonly #clock: Clock
   readonly #registry: ActorRegistry<string, KeyContext | null>
-
+  readonly #ws: WsConfig | undefined
   readonly #onPlanEnded: PlanEndedHook | undefined
 
-  constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, opts: { idleMs?: number; onPlanEnded?: PlanEndedHook } = {}) {
+  /** `ws`: the configured WebSocket limits (default: the spec's). */
+  constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, opts: { idleMs?: number; onPlanEnded?: PlanEndedHook; ws?: WsConfig } = {}) {
     const idleMs = opts.idleMs ?? 5 * 60_000
     this.#onPlanEnded = opts.onPlanEnded
+    this.#ws = opts.ws
     this.#store = store
     this.#catalog = catalog
     this.#clock = clock
@@ -49,6 +53,8 @@ export class KeyDirectory {
       clock,
       idleMs,
       create: (keyHash) => this.#load(keyHash),
+      // A key with open WebSocket connections keeps its actor: a fresh one would count none of them.
+      canPassivate: (ctx) => ctx === null || ctx.actor.wsOpen === 0,
     })
   }
 
@@ -109,8 +115,10 @@ export class KeyDirectory {
         continue
       }
       const record = this.#store.keyByHash(hash)
-      if (record) ctx.record = record
-      else this.#registry.delete(hash)
+      if (record) {
+        ctx.record = record
+        this.#restoreWsBlocks(ctx)
+      } else this.#registry.delete(hash)
     }
     if (changes.accountIds.length === 0) return
     const accounts = new Set(changes.accountIds)
@@ -122,7 +130,7 @@ export class KeyDirectory {
       ctx.plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
       ctx.access = new Map()
       ctx.endReported = false
-      ctx.actor.updateLimits(limitsOf(ctx.plan))
+      ctx.actor.updateLimits(limitsOf(ctx.plan), wsLimitsOf(ctx.plan, this.#ws))
     })
   }
 
@@ -141,9 +149,44 @@ export class KeyDirectory {
     const account = this.#store.account(record.accountId)
     if (!account) return null
     const plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
-    const state: KeyState = initialKeyState({ keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan) }, this.#clock.now())
-    return { keyHash, record, account, plan, actor: new KeyActor(state, this.#clock), access: new Map(), endReported: false }
+    const state: KeyState = initialKeyState(
+      { keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan), ws: wsLimitsOf(plan, this.#ws) },
+      this.#clock.now(),
+    )
+    const ctx: KeyContext = { keyHash, record, account, plan, actor: new KeyActor(state, this.#clock), access: new Map(), endReported: false }
+    this.#restoreWsBlocks(ctx)
+    return ctx
   }
+
+  /** A WebSocket cooldown or penalty decided before a restart, or by another instance, holds here too. */
+  #restoreWsBlocks(ctx: KeyContext): void {
+    const blocks = this.#store.wsBlocks(ctx.record.keyId)
+    if (blocks !== undefined) ctx.actor.ws({ type: 'WsBlocksRestored', cooldownUntil: blocks.cooldownUntil, penaltyUntil: blocks.penaltyUntil })
+  }
+}
+
+/**
+ * The WebSocket limits a plan gives a key. The spec's message limit (500/s) is capped by the
+ * plan's full-node rps, so that a set B plan of 2 requests per second cannot send 500 messages
+ * per second over WebSocket instead; an unlimited plan (Private Node) is unlimited here too.
+ */
+export function wsLimitsOf(plan: Plan | undefined, ws: WsConfig | undefined): WsKeyLimits {
+  const base: WsKeyLimits = ws === undefined
+    ? { ...DEFAULT_WS_KEY_LIMITS }
+    : {
+        maxConnections: ws.maxConnectionsPerKey,
+        newConnectionsPerSecond: ws.newConnectionsPerSecond,
+        cooldownMs: ws.cooldownMs,
+        messagesPerSecond: ws.messagesPerSecond,
+        tolerance: ws.tolerance,
+        badMessages: ws.badMessages,
+        badMessagesWindowMs: ws.badMessagesWindowMs,
+        penaltyMs: ws.penaltyMs,
+      }
+  const fullRps = plan?.limits.fullRps
+  if (fullRps === null) return { ...base, messagesPerSecond: null }
+  if (fullRps !== undefined && fullRps > 0 && base.messagesPerSecond !== null) return { ...base, messagesPerSecond: Math.min(base.messagesPerSecond, fullRps) }
+  return base
 }
 
 /** The HTTP limits a plan gives a key: rps per node kind, null unlimited, 0 none. */

@@ -3,7 +3,7 @@ import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool
 import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
-import { methodRule } from '../rpc/method-policy.js'
+import { methodRule, type Transport } from '../rpc/method-policy.js'
 import type { MethodSpec } from '../rpc/method-table.js'
 import { describeAccess, type Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
@@ -24,6 +24,11 @@ export interface RpcAnswer {
    * answer is then never decoded and encoded again); `body` decodes them when first read.
    */
   readonly bytes?: Buffer
+  /**
+   * Calls answered with a protocol error (-32700, -32600, -32601, -32602), by the gateway or by
+   * the node: malformed or unsupported messages, which the WebSocket penalty counts.
+   */
+  malformed?: number
 }
 
 export interface DispatchContext {
@@ -35,7 +40,32 @@ export interface DispatchContext {
   readonly bytesIn: number
   /** The client's IP address (for IP throttling). */
   readonly ip: string
+  /**
+   * The transport the calls came over (default 'http'). The method policy depends on it, and so
+   * does admission: over HTTP each routed call is admitted here against the key's per-kind
+   * requests per second (queued briefly, then 429); a WebSocket session admits each message
+   * against the key's message limit before dispatching it (src/ws/ws-session.ts).
+   */
+  readonly transport?: Transport
+  /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
+  readonly local?: LocalCalls
 }
+
+/** What a local call answers: the response text with the client's id in it. */
+export interface LocalAnswer {
+  body: string
+  isError: boolean
+  /** A malformed or unsupported call (counts towards the WebSocket penalty). */
+  malformed: boolean
+}
+
+/** Calls the gateway answers itself rather than a node. */
+export interface LocalCalls {
+  call(call: RpcCall, idJson: string, kind: NodeKind): Promise<LocalAnswer>
+}
+
+/** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
+export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
 
 export interface RpcDispatcherDeps {
   usage: UsageSink
@@ -50,8 +80,22 @@ export interface RpcDispatcherDeps {
   calls?: UpstreamCaller
 }
 
-/** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
-export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
+/** A call ready to go upstream, with the node kind it was routed to. */
+interface Routed {
+  readonly call: RpcCall
+  readonly spec: MethodSpec
+  readonly kind: NodeKind
+  /** Answered by ctx.local, not by a node. */
+  readonly local: boolean
+}
+
+/** A call refused before forwarding: its answer, and whether it was malformed or unsupported. */
+interface Refused {
+  readonly refused: true
+  readonly status: number
+  readonly body: string
+  readonly malformed: boolean
+}
 
 /** One call's outcome: the node's answer (client id spliced in) or the gateway's error for it. */
 interface Forwarded {
@@ -60,18 +104,15 @@ interface Forwarded {
   isError: boolean
   /** The node kind that answered (a call may move to an archive node, see #forward). */
   kind: NodeKind
-  /** Served from the cache or asked upstream, for a cacheable call (X-Tollgate-Cache). */
+  /** A malformed or unsupported call (counts towards the WebSocket penalty). */
+  malformed: boolean
+  /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
   cache?: 'hit' | 'miss'
   /** The answer as bytes, when the node's bytes were kept (see UpstreamReply.bytes). */
   readonly bytes?: Buffer
 }
 
-/** A call ready to go upstream, with the node kind it was routed to. */
-interface Routed {
-  readonly call: RpcCall
-  readonly spec: MethodSpec
-  readonly kind: NodeKind
-}
+const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -90,9 +131,9 @@ export class RpcDispatcher {
     }
     switch (parsed.kind) {
       case 'parse-error':
-        return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message) }
+        return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 }
       case 'empty-batch':
-        return { status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message) }
+        return { status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message), malformed: 1 }
       case 'single':
         return this.#single(ctx, parsed.entry)
       case 'batch':
@@ -101,39 +142,45 @@ export class RpcDispatcher {
   }
 
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
-    if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message) }
+    if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), malformed: 1 }
     const routed = this.#route(ctx, entry)
     if ('refused' in routed) {
-      if (entry.idJson === undefined) return { status: 204, body: null }
-      return { status: routed.status, body: routed.body }
+      const malformed = routed.malformed ? 1 : 0
+      if (entry.idJson === undefined) return { status: 204, body: null, malformed }
+      return { status: routed.status, body: routed.body, malformed }
     }
     const admission = this.#admit(ctx, [routed])
     if (admission.answer) return admission.answer
     if (admission.delayMs > 0) await sleep(admission.delayMs)
     const out = await this.#forward(ctx, routed)
     this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
-    if (entry.idJson === undefined) return { status: 204, body: null }
+    const malformed = out.malformed ? 1 : 0
+    if (entry.idJson === undefined) return { status: 204, body: null, malformed }
     const headers = out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
-    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes, headers }
-    return { status: out.status, body: out.body, headers }
+    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes, headers, malformed }
+    return { status: out.status, body: out.body, headers, malformed }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
     if (entries.length > this.deps.limits.maxBatch) {
       const e = new GatewayError('BATCH_TOO_LARGE', `Batch too large: ${entries.length} calls, at most ${this.deps.limits.maxBatch} are accepted in one batch; split it into several requests`)
-      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 }
     }
+    let malformed = 0
     const parts = new Array<string | undefined>(entries.length)
     const routed: Array<{ index: number; r: Routed }> = []
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]
       if (isInvalid(entry)) {
         parts[i] = errorResponseJson(entry.idJson, entry.rpc, entry.message)
+        malformed++
         continue
       }
       const r = this.#route(ctx, entry)
-      if ('refused' in r) parts[i] = entry.idJson === undefined ? undefined : r.body
-      else routed.push({ index: i, r })
+      if ('refused' in r) {
+        parts[i] = entry.idJson === undefined ? undefined : r.body
+        if (r.malformed) malformed++
+      } else routed.push({ index: i, r })
     }
     if (routed.length > 0) {
       const admission = this.#admit(ctx, routed.map((x) => x.r))
@@ -144,13 +191,15 @@ export class RpcDispatcher {
         const s = served[out.kind]
         s.n++
         if (out.isError) s.errors++
+        if (out.malformed) malformed++
         s.bytes += sizeOf(out)
         if (r.call.idJson !== undefined) parts[index] = out.body
       }
       // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
       // not one per call: the profile's largest cost). What it leaves goes call by call below,
-      // through #forward: filter calls (pinned to the node that holds the filter), unsafe methods,
-      // calls the node's answer skipped, and answers of pruned state (retried on an archive node).
+      // through #forward: local calls (subscriptions), filter calls (pinned to the node that holds
+      // the filter), what the upstream caller treats specially, calls the node's answer skipped,
+      // and answers of pruned state (retried on an archive node).
       const alone: typeof routed = []
       await Promise.all(
         (['full', 'archive'] as const).map(async (kind) => {
@@ -159,7 +208,7 @@ export class RpcDispatcher {
             if (x.r.kind !== kind) continue
             // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
             // transactions, filters) goes through it, call by call.
-            if (x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) group.push(x)
+            if (!x.r.local && x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) group.push(x)
             else alone.push(x)
           }
           if (group.length < 2) return void alone.push(...group)
@@ -174,7 +223,7 @@ export class RpcDispatcher {
           group.forEach((x, k) => {
             const reply = replies[k]
             if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
-            else record(x.index, x.r, forwarded(reply))
+            else record(x.index, x.r, forwarded(reply, malformedAnswer(ctx, reply)))
           })
         }),
       )
@@ -200,15 +249,15 @@ export class RpcDispatcher {
     }
     const answered = parts.filter((p): p is string => p !== undefined)
     // A batch of notifications only is answered with nothing (JSON-RPC 2.0, section 6).
-    if (answered.length === 0) return { status: 204, body: null }
-    return { status: 200, body: `[${answered.join(',')}]` }
+    if (answered.length === 0) return { status: 204, body: null, malformed }
+    return { status: 200, body: `[${answered.join(',')}]`, malformed }
   }
 
   /** The node kind for a call, or the answer that refuses it. */
-  #route(ctx: DispatchContext, call: RpcCall): Routed | { refused: true; status: number; body: string } {
+  #route(ctx: DispatchContext, call: RpcCall): Routed | Refused {
     const idJson = call.idJson ?? 'null'
-    const rule = methodRule(call.method, 'http')
-    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message) }
+    const rule = methodRule(call.method, ctx.transport ?? 'http')
+    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
     const r = route(call.method, rule.spec, call.params, {
       access: ctx.access,
       healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
@@ -219,13 +268,16 @@ export class RpcDispatcher {
     })
     if ('refuse' in r) {
       const spec = ERRORS[r.refuse]
-      return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message) }
+      return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
-    return { call, spec: rule.spec, kind: r.kind }
+    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true }
   }
 
   /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */
   #admit(ctx: DispatchContext, routed: readonly Routed[]): { answer?: RpcAnswer; delayMs: number } {
+    // WebSocket messages were admitted by the session, against the key's message limit; which
+    // node kinds the key may use was checked call by call by the router.
+    if (ctx.transport === 'ws') return { delayMs: 0 }
     let full = 0
     let archive = 0
     for (const r of routed) {
@@ -268,6 +320,7 @@ export class RpcDispatcher {
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
   async #forward(ctx: DispatchContext, r: Routed): Promise<Forwarded> {
     const idJson = r.call.idJson ?? 'null'
+    if (r.local) return this.#local(ctx, r, idJson)
     let node: string | undefined
     if (r.spec.filter === 'use') {
       const params = r.call.params as unknown[] | undefined
@@ -275,7 +328,7 @@ export class RpcDispatcher {
       node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
       if (node === undefined) {
         // As geth says it, so that clients (ethers) recreate the filter.
-        return { status: 200, body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), isError: true, kind: r.kind }
+        return { status: 200, body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), isError: true, kind: r.kind, malformed: false }
       }
       if (r.call.method === 'eth_uninstallFilter') this.deps.filters.unpin(ctx.network, filterId)
     }
@@ -290,16 +343,10 @@ export class RpcDispatcher {
         const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.body)?.[1]
         if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
       }
-      return forwarded(reply)
+      return forwarded(reply, malformedAnswer(ctx, reply))
     } catch (err) {
       return this.#failure(ctx, r, err)
     }
-  }
-
-  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<CallOutcome> {
-    const { method, params } = r.call
-    if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
-    return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 
   /** A call the upstream could not serve, as its JSON-RPC error. */
@@ -310,18 +357,50 @@ export class RpcDispatcher {
         : err instanceof UpstreamTimeout
           ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
           : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind }
+    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
+  }
+
+  async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
+    try {
+      if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method} over ${ctx.transport ?? 'http'}`)
+      const out = await ctx.local.call(r.call, idJson, r.kind)
+      return { status: 200, body: out.body, isError: out.isError, kind: r.kind, malformed: out.malformed }
+    } catch (err) {
+      const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })
+      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
+    }
+  }
+
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<CallOutcome> {
+    const { method, params } = r.call
+    if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
+    return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
 }
 
 /** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */
-function forwarded(reply: CallOutcome): Forwarded {
+function forwarded(reply: CallOutcome, malformed: boolean): Forwarded {
   const bytes = bytesOf(reply)
-  if (bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes, isError: reply.isError, kind: reply.kind, cache: reply.cache }
-  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache }
+  if (bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
+  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
 }
 
-/** Bytes out for usage: the bytes when kept, else the text's length (what was counted before bytes were kept). */
+/** Bytes out for usage: the bytes when kept, else the text's length. */
 function sizeOf(out: Forwarded): number {
   return out.bytes !== undefined ? out.bytes.length : out.body.length
+}
+
+/** Only the WebSocket penalty needs to know, and only error answers (small) can say so. */
+function malformedAnswer(ctx: DispatchContext, reply: CallOutcome): boolean {
+  return ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
+}
+
+/** Whether a node's error answer is a protocol error (a malformed or unsupported call). */
+function isProtocolError(body: string): boolean {
+  try {
+    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code
+    return typeof code === 'number' && PROTOCOL_ERROR_CODES.has(code)
+  } catch {
+    return false
+  }
 }

@@ -44,6 +44,10 @@ export const accountProjection: Projection = {
       case 'RateLimited':
       case 'IpThrottled':
       case 'UsageRecorded':
+      case 'WsLimited':
+      case 'WsCooldownStarted':
+      case 'WsPenaltyImposed':
+      case 'NotificationsRecorded':
       case 'SignedIn':
       case 'SignedOut':
       case 'FreePlanClaimed':

@@ -111,6 +111,10 @@ export const billingProjection: Projection = {
       case 'UsageRecorded':
       case 'DomainsRestricted':
       case 'IpThrottled':
+      case 'WsLimited':
+      case 'WsCooldownStarted':
+      case 'WsPenaltyImposed':
+      case 'NotificationsRecorded':
         return
       default:
         return unhandledEvent(event)

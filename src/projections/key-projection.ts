@@ -20,6 +20,10 @@ export const keyProjection: Projection = {
       case 'RateLimited':
       case 'IpThrottled':
       case 'UsageRecorded':
+      case 'WsLimited':
+      case 'WsCooldownStarted':
+      case 'WsPenaltyImposed':
+      case 'NotificationsRecorded':
       case 'SignedIn':
       case 'SignedOut':
       case 'FreePlanClaimed':

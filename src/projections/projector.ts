@@ -190,6 +190,12 @@ function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): Projecto
   const penaltyKeys = new Set<string>()
   for (const { event } of chunk) {
     if (event.type === 'IpThrottled') penaltyKeys.add(`ip:${event.ip}`)
+    if (event.type === 'WsCooldownStarted' || event.type === 'WsPenaltyImposed') {
+      // A block decided by another instance (or before a restart) must reach this key's actor.
+      const hash = writer.keyHashOf(event.keyId)
+      if (hash !== undefined) keyHashes.add(hash)
+      continue
+    }
     if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) continue
     accountIds.add(event.accountId)
     if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)

@@ -30,6 +30,17 @@ export const usageProjection: Projection = {
         if (!writer.markUsageCounted(event.id, event.intervalStart)) return
         writer.addUsage(usageKey(event.accountId, event.keyId, event.network, event.kind), { rateLimited: event.count })
         return
+      case 'NotificationsRecorded':
+        if (!writer.markUsageCounted(event.id, event.intervalStart)) return
+        writer.addUsage(usageKey(event.accountId, event.keyId, event.network, event.kind), {
+          notifications: event.notifications,
+          bytesOut: event.bytesOut,
+        })
+        return
+      case 'WsLimited':
+      case 'WsCooldownStarted':
+      case 'WsPenaltyImposed':
+        return
       case 'IpThrottled':
       case 'AccountCreated':
       case 'PlanActivated':

@@ -4,7 +4,10 @@ import { METHODS, REFUSED, REFUSED_NAMESPACES, SERVED_NAMESPACES, type MethodSpe
  * Whether a method is served on a transport, and what it needs (src/rpc/method-table.ts). A
  * refusal carries the message the client gets with -32601: which method, and why.
  */
-export type MethodRule = { ok: true; spec: MethodSpec } | { ok: false; message: string }
+export type MethodRule =
+  /** `local`: the gateway answers it itself (subscriptions over WebSocket, shared between clients: src/ws/). */
+  | { ok: true; spec: MethodSpec; local?: true }
+  | { ok: false; message: string }
 
 export type Transport = 'http' | 'ws'
 
@@ -30,6 +33,7 @@ function decideRule(method: string, transport: Transport): MethodRule {
     if (transport === 'http' && WS_ONLY.has(method)) {
       return { ok: false, message: `Method not found: ${method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>` }
     }
+    if (WS_ONLY.has(method)) return { ok: true, spec, local: true }
     return { ok: true, spec }
   }
   const refused = REFUSED[method]

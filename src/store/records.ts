@@ -46,7 +46,8 @@ export interface AccountRecord {
  * connection cooldowns and message penalties), stored under `<subject>:<id>` (e.g. `ip:1.2.3.4`).
  */
 export interface PenaltyRecord {
-  kind: 'ip-throttle'
+  /** ip-throttle under `ip:<address>`; ws-cooldown and ws-penalty under wsCooldownKey() and wsPenaltyKey(). */
+  kind: 'ip-throttle' | 'ws-cooldown' | 'ws-penalty'
   reason: string
   since: number
   /** ms since epoch when it lifts by itself. */
@@ -61,6 +62,8 @@ export interface UsageTotals {
   bytesOut: number
   /** Calls rejected by a rate limit (from RateLimited events). */
   rateLimited: number
+  /** Subscription notifications sent over WebSocket (from NotificationsRecorded; their bytes are in bytesOut). */
+  notifications: number
 }
 
 /** One row of the `usage` db: the totals of one key on one network and node kind. */
@@ -80,7 +83,29 @@ export interface UsageFilter {
 }
 
 export function emptyUsage(): UsageTotals {
-  return { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0 }
+  return { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0, notifications: 0 }
+}
+
+/**
+ * The WebSocket blocks of a key, read from its two records in the `penalties` db (a
+ * WsCooldownStarted and a WsPenaltyImposed fold into them): the key's actor reads them on
+ * activation, so that a restart or another instance on the same log enforces them too.
+ */
+export interface WsBlocks {
+  /** New connections refused until then (ms since epoch); 0: none. */
+  cooldownUntil: number
+  /** Messages refused until then; 0: none. */
+  penaltyUntil: number
+}
+
+/** Key of a key's WebSocket connection cooldown in the `penalties` db. */
+export function wsCooldownKey(keyId: string): string {
+  return `ws-cooldown:${keyId}`
+}
+
+/** Key of a key's WebSocket message penalty in the `penalties` db. */
+export function wsPenaltyKey(keyId: string): string {
+  return `ws-penalty:${keyId}`
 }
 
 /** Key of the `usage` db. Its first field is the account so that one account's rows are a key range. */

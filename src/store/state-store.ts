@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type RootDatabase } from 'lmdb'
 import type {
-  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageFilter, UsageRow, UsageTotals,
+  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks,
 } from './records.js'
-import { emptyUsage, hourlyUsageKey } from './records.js'
+import { emptyUsage, hourlyUsageKey, wsCooldownKey, wsPenaltyKey } from './records.js'
 import { StateWriter, type StateDbs } from './state-writer.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
@@ -16,7 +16,7 @@ export const STATE_DB_NAMES = [
 ] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 
-export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals } from './records.js'
+export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
 export type { StateWriter } from './state-writer.js'
 
@@ -131,6 +131,14 @@ export class StateStore {
     return this.#dbs.penalties.get(key)
   }
 
+  /** The WebSocket cooldown and penalty of a key, from the `penalties` db; undefined when it never had either. */
+  wsBlocks(keyId: string): WsBlocks | undefined {
+    const cooldown = this.#dbs.penalties.get(wsCooldownKey(keyId))
+    const penalty = this.#dbs.penalties.get(wsPenaltyKey(keyId))
+    if (cooldown === undefined && penalty === undefined) return undefined
+    return { cooldownUntil: cooldown?.until ?? 0, penaltyUntil: penalty?.until ?? 0 }
+  }
+
   /** Penalties whose key starts with `prefix` and that are still in force at `now`. */
   penaltiesInForce(prefix: string, now: number): Array<{ key: string; penalty: PenaltyRecord }> {
     const out: Array<{ key: string; penalty: PenaltyRecord }> = []
@@ -172,7 +180,7 @@ export class StateStore {
       if (filter.keyId !== undefined && keyId !== filter.keyId) continue
       if (filter.network !== undefined && network !== filter.network) continue
       if (filter.kind !== undefined && kind !== filter.kind) continue
-      rows.push({ accountId, keyId, network, kind, ...value })
+      rows.push({ accountId, keyId, network, kind, ...value, notifications: value.notifications ?? 0 })
     }
     return rows
   }
@@ -186,6 +194,7 @@ export class StateStore {
       sum.bytesIn += row.bytesIn
       sum.bytesOut += row.bytesOut
       sum.rateLimited += row.rateLimited
+      sum.notifications += row.notifications ?? 0
     }
     return sum
   }

@@ -83,6 +83,8 @@ export class StateWriter {
       bytesIn: row.bytesIn + (delta.bytesIn ?? 0),
       bytesOut: row.bytesOut + (delta.bytesOut ?? 0),
       rateLimited: row.rateLimited + (delta.rateLimited ?? 0),
+      // Rows written before notifications were counted have no such field.
+      notifications: (row.notifications ?? 0) + (delta.notifications ?? 0),
     })
   }
 

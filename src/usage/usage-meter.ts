@@ -1,4 +1,4 @@
-import type { NodeKind, RateLimited, UsageRecorded } from '../events/types.js'
+import type { NodeKind, NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
 import type { Clock } from '../../actors/runtime/clock.js'
 
 /**
@@ -12,7 +12,9 @@ export interface UsageMeterOptions {
   intervalMs: number
   /** Which gateway process this is: part of the events' ids so that instances never collide. */
   instance: string
-  emit: (events: Array<Omit<UsageRecorded, 'id' | 'version' | 'time'> | Omit<RateLimited, 'id' | 'version' | 'time'>>) => void
+  emit: (
+    events: Array<Omit<UsageRecorded, 'id' | 'version' | 'time'> | Omit<RateLimited, 'id' | 'version' | 'time'> | Omit<NotificationsRecorded, 'id' | 'version' | 'time'>>,
+  ) => void
 }
 
 interface Bucket {
@@ -26,6 +28,8 @@ interface Bucket {
   bytesIn: number
   bytesOut: number
   rateLimited: number
+  notifications: number
+  notificationBytes: number
 }
 
 export class UsageMeter {
@@ -49,6 +53,13 @@ export class UsageMeter {
   /** Count calls rejected by the key's rate limit. */
   rateLimited(accountId: string, keyId: string, network: string, kind: NodeKind, calls: number): void {
     this.#bucket(accountId, keyId, network, kind).rateLimited += calls
+  }
+
+  /** Count subscription notifications sent to a key's WebSocket client. */
+  notified(accountId: string, keyId: string, network: string, kind: NodeKind, notifications: number, bytes: number): void {
+    const b = this.#bucket(accountId, keyId, network, kind)
+    b.notifications += notifications
+    b.notificationBytes += bytes
   }
 
   /** Flush every finished interval every `intervalMs`. */
@@ -77,6 +88,7 @@ export class UsageMeter {
         events.push({ type: 'UsageRecorded', ...head, requests: b.requests, errors: b.errors, bytesIn: b.bytesIn, bytesOut: b.bytesOut })
       }
       if (b.rateLimited > 0) events.push({ type: 'RateLimited', ...head, count: b.rateLimited, reason: 'http-rps' })
+      if (b.notifications > 0) events.push({ type: 'NotificationsRecorded', ...head, notifications: b.notifications, bytesOut: b.notificationBytes })
     }
     if (events.length > 0) this.#opts.emit(events)
   }
@@ -95,7 +107,7 @@ export class UsageMeter {
     const k = `${keyId}|${network}|${kind}|${start}`
     let b = this.#buckets.get(k)
     if (!b) {
-      b = { accountId, keyId, network, kind, intervalStart: start, requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0 }
+      b = { accountId, keyId, network, kind, intervalStart: start, requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0, notifications: 0, notificationBytes: 0 }
       this.#buckets.set(k, b)
     }
     return b

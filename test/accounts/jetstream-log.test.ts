@@ -72,7 +72,7 @@ t.test('on JetStream: create, regenerate and usage reach a following store; repl
   t.equal(lastSeq, 7, '4 events to create, 2 to regenerate, the usage once')
   await new Projector(cliStore, cliLog).catchUp()
   await t.resolves(reached(() => gatewayStore.checkpoint() === lastSeq))
-  t.same(gatewayStore.usageTotals(), { requests: 17, errors: 1, bytesIn: 300, bytesOut: 4_000, rateLimited: 0 })
+  t.same(gatewayStore.usageTotals(), { requests: 17, errors: 1, bytesIn: 300, bytesOut: 4_000, rateLimited: 0, notifications: 0 })
 
   const digest = stateDigest(cliStore)
   t.equal(stateDigest(gatewayStore), digest, 'two stores of one log agree')

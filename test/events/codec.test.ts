@@ -29,6 +29,22 @@ const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { type: K }>
     type: 'UsageRecorded', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'archive', instance: 'gw-1',
     intervalStart: T0, intervalMs: 10_000, requests: 12, errors: 1, bytesIn: 300, bytesOut: 4_000_000_000,
   },
+  WsLimited: {
+    type: 'WsLimited', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', instance: 'gw-1',
+    intervalStart: T0, intervalMs: 1000, reason: 'ws-messages-throttled', count: 40,
+  },
+  WsCooldownStarted: {
+    type: 'WsCooldownStarted', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', instance: 'gw-1',
+    reason: 'ws-connection-rate', until: T0 + 60_000, connections: 16, windowMs: 1000,
+  },
+  WsPenaltyImposed: {
+    type: 'WsPenaltyImposed', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', instance: 'gw-1',
+    reason: 'ws-bad-messages', until: T0 + 300_000, badMessages: 21, windowMs: 60_000,
+  },
+  NotificationsRecorded: {
+    type: 'NotificationsRecorded', accountId: 'acc-1', keyId: 'k1', network: 'eth-1', kind: 'full', instance: 'gw-1',
+    intervalStart: T0, intervalMs: 1000, notifications: 3, bytesOut: 2400,
+  },
   SignedIn: { type: 'SignedIn', accountId: 'acc-1', wallet: '0x' + 'ab'.repeat(20), nonce: 'a1b2c3d4e5f6', sessionHash: 'e'.repeat(64), expiresAt: T0 + 86_400_000 },
   SignedOut: { type: 'SignedOut', accountId: 'acc-1', sessionHash: 'e'.repeat(64) },
   FreePlanClaimed: { type: 'FreePlanClaimed', accountId: 'acc-1', planId: 'free-trial', attempt: 'r4nd0m' },

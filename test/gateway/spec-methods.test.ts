@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
+import { receiptOf, startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { wsRpc } from '../helpers/ws-rpc.js'
 
@@ -21,7 +21,7 @@ const from = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
 const to = '0x70997970c51812dc3a010c7d01b50e68d4dc79c8'
 const sent = await anvil.rpc('eth_sendTransaction', [{ from, to, value: '0x1000' }])
 const txHash: string = sent.result
-const receipt = (await anvil.rpc('eth_getTransactionReceipt', [txHash])).result
+const receipt = await receiptOf(anvil, txHash)
 const blockHash: string = receipt.blockHash
 const blockNumber: string = receipt.blockNumber
 const nonce = (await anvil.rpc('eth_getTransactionCount', [from, 'latest'])).result

@@ -193,3 +193,17 @@ async function signalGroup(child: ChildProcess, signal: NodeJS.Signals): Promise
   }
   await exited
 }
+
+/**
+ * The receipt of a transaction just sent to anvil. Anvil answers eth_sendTransaction before the
+ * receipt can be read, and on a loaded machine a read right after may find null: wait (bounded)
+ * for the receipt itself rather than for time.
+ */
+export async function receiptOf(node: Pick<Anvil, 'rpc'>, hash: string, tries = 250): Promise<any> {
+  for (let i = 0; i < tries; i++) {
+    const receipt = (await node.rpc('eth_getTransactionReceipt', [hash])).result
+    if (receipt) return receipt
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`no receipt for ${hash} after ${tries} tries`)
+}

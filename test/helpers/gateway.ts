@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pino from 'pino'
 import { parseConfig } from '../../src/config/load.js'
-import type { Config, LimitsConfig, NetworkConfig } from '../../src/config/types.js'
+import type { Config, LimitsConfig, NetworkConfig, WsConfig } from '../../src/config/types.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.js'
 import { createAccount } from '../../src/accounts/commands.js'
 import { KeyCipher } from '../../src/keys/key-cipher.js'
@@ -22,6 +22,8 @@ export interface TestGateway {
   dataDir: string
   /** POST URL of a network. */
   url(network: string): string
+  /** WebSocket URL of a network. */
+  wsUrl(network: string): string
   /** A new account with a random wallet on `planId`, and its key. */
   createKey(planId: string, nodes?: Entitlement[]): Promise<{ apiKey: string; accountId: string; keyId: string }>
   /** Stop the gateway (idempotent); the data folder stays until the test ends. */
@@ -31,8 +33,12 @@ export interface TestGateway {
 export interface TestGatewayOptions {
   networks: Record<string, NetworkConfig>
   nats?: string
+  /** JetStream stream name (default: a new one): gateways given the same one share their event log. */
+  stream?: string
   catalog?: string
   limits?: Partial<LimitsConfig>
+  /** WebSocket limits (config `ws`). */
+  ws?: Partial<WsConfig>
   usageIntervalMs?: number
   clock?: Clock
   /** Reuse a data folder (a restart); default a new temporary one. */
@@ -52,10 +58,11 @@ export async function startTestGateway(
   const raw = {
     listen: { host: '127.0.0.1', port: 0 },
     dataDir,
-    events: opts.nats ? { nats: opts.nats, stream: `T${randomBytes(4).toString('hex')}` } : {},
+    events: opts.nats ? { nats: opts.nats, stream: opts.stream ?? `T${randomBytes(4).toString('hex')}` } : {},
     networks: opts.networks,
     plans: { catalog: opts.catalog ?? 'default' },
     limits: opts.limits ?? {},
+    ws: opts.ws ?? {},
     usage: { intervalMs: opts.usageIntervalMs ?? 1000 },
     ...opts.config,
   }
@@ -82,6 +89,7 @@ export async function startTestGateway(
     configPath,
     dataDir,
     url: (network) => `${gateway.http}/http/${network}`,
+    wsUrl: (network) => `${gateway.ws}/ws/${network}`,
     createKey: (planId, nodes) =>
       createAccount(
         { log: gateway.log, store: gateway.store, catalog, cipher, clock: opts.clock ?? systemClock, projector: gateway.projector },

@@ -1,4 +1,5 @@
 import type { Anvil } from './anvil.js'
+import { receiptOf } from './anvil.js'
 
 /** keccak-256 of "Emitted(bytes)": the topic every log of the emitter carries. */
 export const EMITTED_TOPIC = '0x' + 'e1'.repeat(32)
@@ -18,7 +19,7 @@ const INIT = `0x602c600c600039602c6000f3${RUNTIME}`
 export async function deployLogEmitter(anvil: Anvil): Promise<{ address: string; from: string }> {
   const [from] = (await anvil.rpc('eth_accounts')).result as string[]
   const hash = (await anvil.rpc('eth_sendTransaction', [{ from, data: INIT }])).result as string
-  const receipt = (await anvil.rpc('eth_getTransactionReceipt', [hash])).result
+  const receipt = await receiptOf(anvil, hash)
   if (!receipt?.contractAddress) throw new Error(`log emitter not deployed: ${JSON.stringify(receipt)}`)
   return { address: receipt.contractAddress, from }
 }

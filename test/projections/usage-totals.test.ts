@@ -39,7 +39,7 @@ t.test('usage events sum into totals per account, key, network and kind', async 
   await log.append(events)
   await projector.catchUp()
 
-  t.same(store.usageTotals({ accountId: 'acc_a' }), { ...expected, rateLimited: 12 })
+  t.same(store.usageTotals({ accountId: 'acc_a' }), { ...expected, rateLimited: 12, notifications: 0 })
   t.equal(store.usageTotals({ accountId: 'acc_a', kind: 'archive' }).requests, expected.requests / 2)
   t.equal(store.usageTotals().requests, expected.requests + 1000, 'no filter: everything')
   t.equal(store.usageTotals({ accountId: 'acc' }).requests, 0, 'an account id prefix matches no other account')
@@ -63,7 +63,7 @@ t.test('a duplicate UsageRecorded (same id) is counted once, whether the log ded
   // seqs: the projection still counts it once.
   const last = await projector.apply([{ seq: 2, event: u }, { seq: 3, event: { ...u } }])
   t.equal(last, 3)
-  t.same(store.usageTotals(), { requests: 42, errors: 0, bytesIn: 0, bytesOut: 9, rateLimited: 0 })
+  t.same(store.usageTotals(), { requests: 42, errors: 0, bytesIn: 0, bytesOut: 9, rateLimited: 0, notifications: 0 })
 })
 
 t.test('the checkpoint is in the batch transaction: the same batch applied twice changes nothing', async (t) => {

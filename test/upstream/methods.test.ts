@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { WebSocket } from 'undici'
-import { rawRpc, startAnvil } from '../helpers/anvil.js'
+import { rawRpc, startAnvil, receiptOf } from '../helpers/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
 
@@ -44,7 +44,7 @@ const RUNTIME = '600054600052602060' + '00f3'
 const INIT = '602a600055' + '7f' + TOPIC + '60006000a1' + '600b603760003' + '9' + '600b6000f3' + RUNTIME
 const [from, to] = await direct('eth_accounts')
 const deployHash = await direct('eth_sendTransaction', [{ from, data: '0x' + INIT }])
-const deploy = await direct('eth_getTransactionReceipt', [deployHash])
+const deploy = await receiptOf(anvil, deployHash)
 const contract = deploy.contractAddress
 const transferHash = await direct('eth_sendTransaction', [{ from, to, value: '0x3e8' }])
 const block = await direct('eth_getBlockByNumber', ['latest', false])

@@ -1,0 +1,214 @@
+/**
+ * The WebSocket limits of one API key (the spec's Limits table), as pure functions of
+ * (state, command, time): concurrent connections, new connections per second with a cooldown,
+ * messages per second across the key's connections, and a penalty for repeated malformed or
+ * unsupported messages. The host (src/ws/) applies the decisions: refuses the upgrade, answers
+ * -32005, drops, publishes the cooldown and penalty as events.
+ */
+import { fullBucket, take, type TokenBucket } from '../rate/token-bucket.js'
+
+export interface WsKeyLimits {
+  /** Open connections at once (the next one is refused). */
+  maxConnections: number
+  /** New connections accepted within any one second; one more starts the cooldown. */
+  newConnectionsPerSecond: number
+  /** How long new connections are blocked after too many in one second. */
+  cooldownMs: number
+  /** Messages per second across all the key's connections (each call of a batch counts); null: unlimited. */
+  messagesPerSecond: number | null
+  /** Traffic up to this fraction above messagesPerSecond is still served (the spec's 10%). */
+  tolerance: number
+  /** Malformed or unsupported messages tolerated within `badMessagesWindowMs`; one more imposes the penalty. */
+  badMessages: number
+  badMessagesWindowMs: number
+  /** How long messages are refused after the penalty is imposed. */
+  penaltyMs: number
+}
+
+/** The spec's values (see README, "WebSocket limits"). */
+export const DEFAULT_WS_KEY_LIMITS: Readonly<WsKeyLimits> = Object.freeze({
+  maxConnections: 50,
+  newConnectionsPerSecond: 15,
+  cooldownMs: 60_000,
+  messagesPerSecond: 500,
+  tolerance: 0.1,
+  badMessages: 20,
+  badMessagesWindowMs: 60_000,
+  penaltyMs: 5 * 60_000,
+})
+
+export interface WsKeyState {
+  limits: WsKeyLimits
+  /** Connections open now (on this instance). */
+  open: number
+  /** When the last accepted connections opened, oldest first, at most newConnectionsPerSecond of them. */
+  recentConnects: readonly number[]
+  /** New connections are refused until then (ms since epoch); 0: no cooldown. */
+  cooldownUntil: number
+  /** Messages are refused until then; 0: no penalty. */
+  penaltyUntil: number
+  /** Messages admitted: messagesPerSecond × (1 + tolerance) per second, as much as a burst. */
+  messages: TokenBucket
+  /**
+   * Throttle answers: a client flooding past its limit gets at most messagesPerSecond error
+   * answers per second; what comes beyond is dropped unanswered, so that a flood cannot make the
+   * gateway write as much as it reads.
+   */
+  answers: TokenBucket
+  /** Malformed or unsupported messages still tolerated (refills over badMessagesWindowMs). */
+  bad: TokenBucket
+}
+
+export type WsCommand =
+  | { type: 'WsConnect' }
+  | { type: 'WsDisconnect' }
+  /** A message arrived holding `calls` calls (a batch counts each; anything else is 1). */
+  | { type: 'WsMessage'; calls: number }
+  /** `count` calls of an answered message were malformed or unsupported. */
+  | { type: 'WsBadMessages'; count: number }
+  /** A cooldown or penalty decided elsewhere (another instance, or before a restart) was projected. */
+  | { type: 'WsBlocksRestored'; cooldownUntil: number; penaltyUntil: number }
+
+export type WsDecision =
+  | { type: 'WsAccepted'; open: number }
+  /** Refused: `ws-connections` (too many open), `ws-cooldown` (blocked), `ws-connection-rate` (this one started the cooldown). */
+  | { type: 'WsRefused'; reason: 'ws-connections'; limit: number; retryAfterMs: 0 }
+  | { type: 'WsRefused'; reason: 'ws-cooldown'; retryAfterMs: number; until: number }
+  | { type: 'WsRefused'; reason: 'ws-connection-rate'; retryAfterMs: number; until: number; connections: number; windowMs: number }
+  | { type: 'WsClosed'; open: number }
+  | { type: 'WsMessageAdmitted' }
+  | { type: 'WsMessageRejected'; reason: 'ws-messages-throttled'; retryAfterMs: number; limit: number }
+  | { type: 'WsMessageRejected'; reason: 'ws-messages-dropped' }
+  | { type: 'WsMessageRejected'; reason: 'ws-penalty'; retryAfterMs: number; until: number }
+  | { type: 'WsBadNoted'; remaining: number }
+  | { type: 'WsPenaltyStarted'; until: number; badMessages: number; windowMs: number }
+  | { type: 'WsBlocksApplied'; cooldownUntil: number; penaltyUntil: number }
+
+/** One second of traffic at the tolerated rate: the burst a key may send at once. */
+function messageRate(limits: WsKeyLimits): number | null {
+  return limits.messagesPerSecond === null ? null : limits.messagesPerSecond * (1 + limits.tolerance)
+}
+
+function badRate(limits: WsKeyLimits): number {
+  return (limits.badMessages * 1000) / limits.badMessagesWindowMs
+}
+
+/** A key's WebSocket state on activation: nothing open, buckets full, no cooldown or penalty. */
+export function initialWsState(limits: WsKeyLimits, now: number): WsKeyState {
+  const rate = messageRate(limits)
+  return {
+    limits: { ...limits },
+    open: 0,
+    recentConnects: [],
+    cooldownUntil: 0,
+    penaltyUntil: 0,
+    messages: fullBucket(rate ?? 0, now),
+    answers: fullBucket(limits.messagesPerSecond ?? 0, now),
+    bad: fullBucket(limits.badMessages, now),
+  }
+}
+
+/**
+ * Decide a WebSocket command. Pure: returns a new state, never mutates `state`.
+ * @example
+ * const { state: next, decision } = decideWs(state, { type: 'WsConnect' }, clock.now())
+ */
+export function decideWs(state: WsKeyState, command: WsCommand, now: number): { state: WsKeyState; decision: WsDecision } {
+  switch (command.type) {
+    case 'WsConnect':
+      return connect(state, now)
+    case 'WsDisconnect': {
+      const open = Math.max(0, state.open - 1)
+      return { state: { ...state, open }, decision: { type: 'WsClosed', open } }
+    }
+    case 'WsMessage':
+      return message(state, command.calls, now)
+    case 'WsBadMessages':
+      return badMessages(state, command.count, now)
+    case 'WsBlocksRestored': {
+      // The later end wins: a projection never shortens a block this instance decided.
+      const cooldownUntil = Math.max(state.cooldownUntil, command.cooldownUntil)
+      const penaltyUntil = Math.max(state.penaltyUntil, command.penaltyUntil)
+      return { state: { ...state, cooldownUntil, penaltyUntil }, decision: { type: 'WsBlocksApplied', cooldownUntil, penaltyUntil } }
+    }
+    default: {
+      const unknown: never = command
+      throw new TypeError(`unknown WebSocket command ${JSON.stringify(unknown)}`)
+    }
+  }
+}
+
+function connect(state: WsKeyState, now: number): { state: WsKeyState; decision: WsDecision } {
+  const { limits } = state
+  if (now < state.cooldownUntil) {
+    return { state, decision: { type: 'WsRefused', reason: 'ws-cooldown', retryAfterMs: state.cooldownUntil - now, until: state.cooldownUntil } }
+  }
+  if (state.open >= limits.maxConnections) {
+    return { state, decision: { type: 'WsRefused', reason: 'ws-connections', limit: limits.maxConnections, retryAfterMs: 0 } }
+  }
+  // A sliding one-second window over accepted connections: the oldest of the last N tells
+  // whether N more opened within the last second. Refused connections are not kept: a client
+  // hammering a refusal must not extend its own window forever (the cooldown does that job).
+  const recent = state.recentConnects.filter((t) => now - t < 1000 && t <= now)
+  if (recent.length >= limits.newConnectionsPerSecond) {
+    const until = now + limits.cooldownMs
+    return {
+      state: { ...state, recentConnects: [], cooldownUntil: until },
+      decision: { type: 'WsRefused', reason: 'ws-connection-rate', retryAfterMs: limits.cooldownMs, until, connections: recent.length + 1, windowMs: 1000 },
+    }
+  }
+  const open = state.open + 1
+  return { state: { ...state, open, recentConnects: [...recent, now] }, decision: { type: 'WsAccepted', open } }
+}
+
+function message(state: WsKeyState, calls: number, now: number): { state: WsKeyState; decision: WsDecision } {
+  const { limits } = state
+  const rate = messageRate(limits)
+  if (rate !== null) {
+    const taken = take(state.messages, calls, rate, rate, now)
+    if (!taken.ok) {
+      const limit = limits.messagesPerSecond!
+      const answer = take(state.answers, 1, limit, limit, now)
+      const next = { ...state, messages: taken.bucket, answers: answer.bucket }
+      if (!answer.ok) return { state: next, decision: { type: 'WsMessageRejected', reason: 'ws-messages-dropped' } }
+      return { state: next, decision: { type: 'WsMessageRejected', reason: 'ws-messages-throttled', retryAfterMs: taken.retryAfterMs, limit } }
+    }
+    state = { ...state, messages: taken.bucket }
+  }
+  if (now < state.penaltyUntil) {
+    return { state, decision: { type: 'WsMessageRejected', reason: 'ws-penalty', retryAfterMs: state.penaltyUntil - now, until: state.penaltyUntil } }
+  }
+  return { state, decision: { type: 'WsMessageAdmitted' } }
+}
+
+function badMessages(state: WsKeyState, count: number, now: number): { state: WsKeyState; decision: WsDecision } {
+  const { limits } = state
+  const taken = take(state.bad, count, badRate(limits), limits.badMessages, now)
+  if (taken.ok) return { state: { ...state, bad: taken.bucket }, decision: { type: 'WsBadNoted', remaining: taken.remaining } }
+  if (now < state.penaltyUntil) {
+    // Already serving a penalty: it is not extended (messages are refused unread meanwhile).
+    return { state: { ...state, bad: taken.bucket }, decision: { type: 'WsBadNoted', remaining: 0 } }
+  }
+  const until = now + limits.penaltyMs
+  return {
+    // The tolerance starts afresh after the penalty: the next one needs as many bad messages.
+    state: { ...state, penaltyUntil: until, bad: fullBucket(limits.badMessages, until) },
+    decision: { type: 'WsPenaltyStarted', until, badMessages: limits.badMessages + 1, windowMs: limits.badMessagesWindowMs },
+  }
+}
+
+/**
+ * The state with new limits (the plan changed): bucket levels kept and capped, as for HTTP.
+ */
+export function withWsLimits(state: WsKeyState, limits: WsKeyLimits, now: number): WsKeyState {
+  const fresh = initialWsState(limits, now)
+  const cap = (b: TokenBucket, max: TokenBucket): TokenBucket => ({ tokens: Math.min(b.tokens, max.tokens), at: b.at })
+  const wasUnlimited = state.limits.messagesPerSecond === null
+  return {
+    ...state,
+    limits: { ...limits },
+    messages: wasUnlimited ? fresh.messages : cap(state.messages, fresh.messages),
+    answers: wasUnlimited ? fresh.answers : cap(state.answers, fresh.answers),
+    bad: cap(state.bad, fresh.bad),
+  }
+}

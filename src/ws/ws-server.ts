@@ -1,0 +1,180 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+import type { WsConfig } from '../config/types.js'
+import { GatewayError, errorResponseJson } from '../errors/registry.js'
+import { clientIp, keyFrom } from '../front/http-rpc-route.js'
+import { sendReply, type ResponseState } from '../front/respond.js'
+import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../front/uws.js'
+import type { KeyDirectory } from '../gateway/key-directory.js'
+import type { IpDirectory } from '../gateway/ip-directory.js'
+import { describeAccess } from '../plans/entitlements.js'
+import { originAllowed } from '../keys/domain-allowlist.js'
+import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { Upstreams } from '../upstream/upstreams.js'
+import type { UsageMeter } from '../usage/usage-meter.js'
+import type { Subscriptions } from './subscriptions.js'
+import type { WsCounters } from './ws-counters.js'
+import type { WsDecisions } from './ws-decisions.js'
+import { CLOSE, WsSession, type WsUserData } from './ws-session.js'
+
+export interface WsServerDeps {
+  keys: KeyDirectory
+  ips: IpDirectory
+  /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
+  trustProxy: boolean
+  upstreams: Upstreams
+  subscriptions: Subscriptions
+  dispatcher: RpcDispatcher
+  usage: UsageMeter
+  decisions: WsDecisions
+  counters: WsCounters
+  config: WsConfig
+  clock: Clock
+  onError: (err: unknown) => void
+}
+
+/**
+ * uWS refuses (without a close frame) any message over maxPayloadLength, so it is set above
+ * ws.maxMessageBytes: messages between the two get the 1009 close the README promises, and this
+ * factor bounds what one connection can make us buffer for a message before we see it.
+ */
+const HARD_MESSAGE_FACTOR = 4
+
+/** uWS's own backpressure ceiling: far above ws.maxBufferedBytes, so that our close frame still fits. */
+const HARD_BACKPRESSURE_FACTOR = 16
+
+/** How often open connections are checked for a key revoked or a plan ended meanwhile. */
+const KEY_CHECK_MS = 1_000
+
+/**
+ * WS /ws/<network>: the upgrade authenticates the key (`?apikey=` or `Authorization: Bearer`)
+ * and asks the key's actor for a connection slot; a refusal is an HTTP answer (401, 403, 404,
+ * 429) with a JSON-RPC error body, as over HTTP. Each accepted connection is a WsSession.
+ */
+export class WsServer {
+  readonly #deps: WsServerDeps
+  readonly #sessions = new Set<WsSession>()
+  readonly #timer: NodeJS.Timeout
+
+  constructor(deps: WsServerDeps) {
+    this.#deps = deps
+    this.#timer = setInterval(() => this.#checkKeys(), KEY_CHECK_MS)
+    this.#timer.unref()
+  }
+
+  /** Open connections. */
+  get size(): number {
+    return this.#sessions.size
+  }
+
+  register(app: TemplatedApp): void {
+    const { config } = this.#deps
+    app.ws<WsUserData>('/ws/:network', {
+      compression: uws.DISABLED,
+      maxPayloadLength: config.maxMessageBytes * HARD_MESSAGE_FACTOR,
+      maxBackpressure: config.maxBufferedBytes * HARD_BACKPRESSURE_FACTOR,
+      closeOnBackpressureLimit: 0,
+      // Pings are sent when a connection is quiet; one that answers nothing (half-open, or a
+      // peer gone without a FIN) is closed after idleTimeout.
+      idleTimeout: config.idleTimeoutSec,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, context) => this.#upgrade(res, req, context),
+      open: (ws) => {
+        const { session } = ws.getUserData()
+        this.#sessions.add(session)
+        session.opened(ws)
+      },
+      message: (ws, message) => {
+        const { session } = ws.getUserData()
+        try {
+          session.message(message)
+        } catch (err) {
+          this.#deps.onError(err)
+        }
+      },
+      close: (ws, code) => {
+        const { session } = ws.getUserData()
+        this.#sessions.delete(session)
+        session.closed(code)
+      },
+    })
+  }
+
+  /** Close every connection with 1001 (the gateway is shutting down). */
+  close(): void {
+    clearInterval(this.#timer)
+    for (const session of [...this.#sessions]) session.end(CLOSE.GOING_AWAY, 'The gateway is shutting down; reconnect', 'shutdown')
+  }
+
+  #upgrade(res: HttpResponse, req: HttpRequest, context: unknown): void {
+    // Everything is decided synchronously, before uWS frees `req`.
+    const network = req.getParameter(0)
+    const apiKey = keyFrom(req)
+    const secKey = req.getHeader('sec-websocket-key')
+    const protocol = req.getHeader('sec-websocket-protocol')
+    const extensions = req.getHeader('sec-websocket-extensions')
+    const deps = this.#deps
+    const ip = clientIp(res, req, deps.trustProxy)
+    // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
+    const origin = req.getHeader('origin')
+    const referer = req.getHeader('referer')
+    const pool = deps.upstreams.pool(network)
+    if (pool === undefined) {
+      return refuse(res, network, deps.counters, new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(network.slice(0, 40))}: this gateway serves ${deps.upstreams.networks().join(', ')}`))
+    }
+    const hub = deps.subscriptions.hub(network)!
+    const throttled = deps.ips.check(ip)
+    if (throttled) return refuse(res, network, deps.counters, throttled)
+    const key = deps.keys.resolve(apiKey)
+    if (key instanceof GatewayError) return refuse(res, network, deps.counters, key)
+    if (!originAllowed(key.record.domains, origin, referer)) {
+      const from = origin || referer || 'no Origin or Referer header'
+      return refuse(res, network, deps.counters, new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`))
+    }
+    const access = deps.keys.accessOn(key, network)
+    if (!access.full && !access.archive) {
+      return refuse(res, network, deps.counters, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, network)}`))
+    }
+    const d = key.actor.ws({ type: 'WsConnect' })
+    if (d.type === 'WsRefused') {
+      const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
+      if (d.reason === 'ws-connections') {
+        deps.decisions.limited(scope, 'ws-connections', 1)
+        return refuse(res, network, deps.counters, new GatewayError('WS_TOO_MANY_CONNECTIONS', `Too many WebSocket connections: this key may hold ${d.limit} open at once; close one, or share one connection between your subscriptions`))
+      }
+      if (d.reason === 'ws-connection-rate') deps.decisions.cooldownStarted(scope, d)
+      deps.decisions.limited(scope, 'ws-cooldown', 1)
+      const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
+      const detail =
+        d.reason === 'ws-connection-rate'
+          ? `Too many new WebSocket connections: ${d.connections} within a second; new connections of this key are blocked for ${retryAfterS} s`
+          : `New WebSocket connections of this key are blocked for ${retryAfterS} s more (cooldown after too many in one second)`
+      return refuse(res, network, deps.counters, new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }))
+    }
+    const session = new WsSession(key, network, pool, hub, ip, {
+      keys: deps.keys,
+      ips: deps.ips,
+      dispatcher: deps.dispatcher,
+      usage: deps.usage,
+      decisions: deps.decisions,
+      counters: deps.counters,
+      config: deps.config,
+      clock: deps.clock,
+      onError: deps.onError,
+    })
+    res.upgrade<WsUserData>({ session }, secKey, protocol, extensions, context as never)
+  }
+
+  /** Close connections whose key was revoked, or whose plan ended, since they opened. */
+  #checkKeys(): void {
+    for (const session of this.#sessions) {
+      const problem = session.keyProblem()
+      if (problem !== undefined) session.end(CLOSE.POLICY, problem, 'key-invalid')
+    }
+  }
+}
+
+function refuse(res: HttpResponse, network: string, counters: WsCounters, e: GatewayError): void {
+  counters.refused(network, e.code)
+  const state: ResponseState = { aborted: false, done: false }
+  sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: e.headers }, false)
+}

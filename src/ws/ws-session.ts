@@ -1,0 +1,323 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+import type { WsDecision } from '../../actors/key/ws-limits.js'
+import type { WsConfig } from '../config/types.js'
+import type { NodeKind } from '../events/types.js'
+import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
+import type { DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { KeyContext, KeyDirectory } from '../gateway/key-directory.js'
+import type { IpDirectory } from '../gateway/ip-directory.js'
+import { isInvalid, parseRpcBody, type ParsedBody, type RpcCall } from '../rpc/parse.js'
+import type { UpstreamPool } from '../upstream/pool.js'
+import { spliceId } from '../upstream/splice-id.js'
+import type { UsageMeter } from '../usage/usage-meter.js'
+import type { WebSocket } from '../front/uws.js'
+import type { SubscriptionHub, SubscriptionSink } from './subscription-hub.js'
+import { parseSubscribe } from './subscription-request.js'
+import type { WsCloseCause, WsCounters } from './ws-counters.js'
+import type { WsDecisions } from './ws-decisions.js'
+
+/** The user data uWS keeps with each socket. */
+export interface WsUserData {
+  session: WsSession
+}
+
+export interface WsSessionDeps {
+  keys: KeyDirectory
+  ips: IpDirectory
+  dispatcher: RpcDispatcher
+  usage: UsageMeter
+  decisions: WsDecisions
+  counters: WsCounters
+  config: WsConfig
+  clock: Clock
+  onError: (err: unknown) => void
+}
+
+/** Close codes the gateway uses (README, "WebSocket"). */
+export const CLOSE = Object.freeze({
+  /** Policy violation: a slow consumer, or a key that stopped being valid. */
+  POLICY: 1008,
+  /** A message over ws.maxMessageBytes. */
+  TOO_BIG: 1009,
+  /** The gateway is shutting down. */
+  GOING_AWAY: 1001,
+})
+
+/** Notifications held for a subscription whose id the client has not been sent yet. */
+const MAX_HELD = 16
+
+interface ClientSub {
+  /** The answer carrying this id was sent: notifications may flow. */
+  ready: boolean
+  held: string[]
+}
+
+/**
+ * One client's WebSocket connection: every message is admitted by the key's actor (the
+ * key's messages per second across its connections, and its penalty), then handled by the
+ * same RpcDispatcher as HTTP, with eth_subscribe and eth_unsubscribe answered here from the
+ * network's SubscriptionHub. Answers and notifications go through one send path that enforces
+ * the slow-consumer bound.
+ */
+export class WsSession implements SubscriptionSink {
+  readonly key: KeyContext
+  readonly network: string
+  readonly #pool: UpstreamPool
+  readonly #hub: SubscriptionHub
+  readonly #ip: string
+  readonly #deps: WsSessionDeps
+  readonly #subs = new Map<string, ClientSub>()
+  #socket: WebSocket<WsUserData> | undefined
+  #closed = false
+  #closeCause: WsCloseCause | undefined
+
+  constructor(key: KeyContext, network: string, pool: UpstreamPool, hub: SubscriptionHub, ip: string, deps: WsSessionDeps) {
+    this.key = key
+    this.network = network
+    this.#pool = pool
+    this.#hub = hub
+    this.#ip = ip
+    this.#deps = deps
+  }
+
+  get isClosed(): boolean {
+    return this.#closed
+  }
+
+  get subscriptions(): number {
+    return this.#subs.size
+  }
+
+  opened(socket: WebSocket<WsUserData>): void {
+    this.#socket = socket
+    this.#deps.counters.opened(this.network)
+  }
+
+  /** A message from the client. `data` is valid only until this returns (uWS neuters it). */
+  message(data: ArrayBuffer): void {
+    if (this.#closed) return
+    const bytes = data.byteLength
+    const { config } = this.#deps
+    if (bytes > config.maxMessageBytes) {
+      return this.end(CLOSE.TOO_BIG, `Message too big: ${bytes} bytes, at most ${config.maxMessageBytes}`, 'message-too-big')
+    }
+    const problem = this.keyProblem()
+    if (problem !== undefined) return this.end(CLOSE.POLICY, problem, 'key-invalid')
+    // Decoding copies the bytes out of uWS's buffer before anything asynchronous happens.
+    const parsed = parseRpcBody(Buffer.from(data).toString('utf8'))
+    const calls = parsed.kind === 'batch' ? parsed.entries.length : 1
+    const decision = this.key.actor.ws({ type: 'WsMessage', calls })
+    if (decision.type === 'WsMessageRejected') return this.#refuse(parsed, calls, decision)
+    this.#deps.counters.message(this.network, 'served')
+    const local = new SessionLocalCalls(this)
+    const ctx: DispatchContext = {
+      key: this.key,
+      // Looked up per message: a plan or node selection changed meanwhile applies at once.
+      access: this.#deps.keys.accessOn(this.key, this.network),
+      network: this.network,
+      pool: this.#pool,
+      bytesIn: bytes,
+      ip: this.#ip,
+      transport: 'ws',
+      local,
+    }
+    this.#deps.dispatcher.dispatch(ctx, parsed).then(
+      (answer) => {
+        if (answer.body !== null) this.send(answer.body)
+        // Only now does the client know these ids: notifications held for them may follow.
+        for (const id of local.created) this.#arm(id)
+        if (answer.malformed) this.#noteBad(answer.malformed)
+      },
+      (err: unknown) => {
+        this.#deps.onError(err)
+        const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })
+        this.send(errorResponseJson('null', e.rpc, e.message))
+      },
+    )
+  }
+
+  /** A notification for client subscription `id` (called by the hub, `text` carries `id`). */
+  notify(id: string, text: string, kind: NodeKind): void {
+    const sub = this.#subs.get(id)
+    if (sub === undefined || this.#closed) return
+    if (!sub.ready) {
+      if (sub.held.length < MAX_HELD) sub.held.push(text)
+      return
+    }
+    if (this.send(text)) this.#deps.usage.notified(this.key.account.accountId, this.key.record.keyId, this.network, kind, 1, text.length)
+  }
+
+  /**
+   * Send one message. A client that lets more than ws.maxBufferedBytes pile up unread is
+   * disconnected with a reason instead: buffering without bound would let one slow client eat
+   * the gateway's memory, and silently skipping its notifications would leave it believing it
+   * saw every block. The bound is checked before each send, so one large answer to a client
+   * with an empty buffer always goes out whole.
+   */
+  send(text: string): boolean {
+    const socket = this.#socket
+    if (this.#closed || socket === undefined) return false
+    const buffered = socket.getBufferedAmount()
+    if (buffered > this.#deps.config.maxBufferedBytes) {
+      this.end(CLOSE.POLICY, `Slow consumer: over ${this.#deps.config.maxBufferedBytes} bytes unread; read faster`, 'slow-consumer')
+      return false
+    }
+    let status = 1
+    socket.cork(() => {
+      status = socket.send(text, false)
+    })
+    // 2: dropped by uWS's own backpressure ceiling (set far above ours; a safety net).
+    if (status === 2) {
+      this.end(CLOSE.POLICY, 'Slow consumer: message dropped; read faster', 'slow-consumer')
+      return false
+    }
+    return true
+  }
+
+  /** Close with a code and a reason (uWS then calls closed() at once). */
+  end(code: number, reason: string, cause: WsCloseCause): void {
+    if (this.#closed || this.#socket === undefined) return
+    this.#closeCause = cause
+    // A close reason is at most 123 bytes (RFC 6455, 5.5).
+    this.#socket.end(code, Buffer.from(reason).subarray(0, 123))
+  }
+
+  /**
+   * The connection is gone (uWS close handler): end its subscriptions and free its slot. `code`
+   * 1006 without a close of ours: the peer vanished, or stayed silent past idleTimeout.
+   */
+  closed(code = 1000): void {
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#closeCause === undefined && code === 1006) this.#closeCause = 'idle-or-error'
+    for (const id of this.#subs.keys()) this.#hub.unsubscribe(id, this)
+    this.#subs.clear()
+    this.key.actor.ws({ type: 'WsDisconnect' })
+    this.#deps.counters.closed(this.network, this.#closeCause ?? 'client')
+    this.#socket = undefined
+  }
+
+  /** Why the key may no longer be used (revoked, plan ended); undefined while it may. */
+  keyProblem(): string | undefined {
+    const now = this.#deps.clock.now()
+    const { record, account } = this.key
+    if (record.revokedAt !== null && record.revokedAt <= now) return 'API key revoked or regenerated'
+    if (account.plan === null || (account.plan.endsAt !== null && account.plan.endsAt <= now)) return 'The plan of this key is not active'
+    return undefined
+  }
+
+  /** eth_subscribe: join or open the shared subscription; the answer carries the client's own id. */
+  async subscribe(call: RpcCall, idJson: string, created: string[]): Promise<LocalAnswer> {
+    if (this.#subs.size >= this.#deps.config.maxSubscriptionsPerConnection) {
+      const e = ERRORS.INVALID_PARAMS
+      const message = `Too many subscriptions: at most ${this.#deps.config.maxSubscriptionsPerConnection} per connection; unsubscribe some or open another connection`
+      return { body: errorResponseJson(idJson, e.rpc, message), isError: true, malformed: false }
+    }
+    const check = parseSubscribe(call.params)
+    if (!check.ok) return { body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, check.message), isError: true, malformed: true }
+    const result = await this.#hub.subscribe(check.request, this)
+    if (result.ok) {
+      if (this.#closed) {
+        // The client left while the node answered: nobody will unsubscribe it otherwise.
+        this.#hub.unsubscribe(result.id, this)
+      } else {
+        this.#subs.set(result.id, { ready: false, held: [] })
+        created.push(result.id)
+      }
+      return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false }
+    }
+    if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, malformed: true }
+    const e =
+      result.failure === 'no-node'
+        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No node with a WebSocket is reachable for ${this.network} subscriptions right now; retry with backoff`)
+        : new GatewayError('UPSTREAM_ERROR', undefined, { cause: result.cause })
+    return { body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false }
+  }
+
+  /** eth_unsubscribe: true when this connection had that subscription, false otherwise (as nodes answer). */
+  unsubscribe(call: RpcCall, idJson: string): LocalAnswer {
+    const params = call.params
+    const id = Array.isArray(params) && params.length === 1 ? params[0] : undefined
+    if (typeof id !== 'string') {
+      return { body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, 'Invalid params: eth_unsubscribe takes [subscriptionId]'), isError: true, malformed: true }
+    }
+    const had = this.#subs.delete(id) && this.#hub.unsubscribe(id, this)
+    return { body: `{"jsonrpc":"2.0","id":${idJson},"result":${had}}`, isError: false, malformed: false }
+  }
+
+  #arm(id: string): void {
+    const sub = this.#subs.get(id)
+    if (sub === undefined || sub.ready) return
+    sub.ready = true
+    const held = sub.held
+    sub.held = []
+    for (const text of held) this.send(text)
+  }
+
+  #noteBad(count: number): void {
+    const d = this.key.actor.ws({ type: 'WsBadMessages', count })
+    if (d.type === 'WsPenaltyStarted') this.#deps.decisions.penaltyImposed(this.#scope(), d)
+  }
+
+  /** A message the key's limits refuse: throttled (answered -32005), penalised (answered), or dropped. */
+  #refuse(parsed: ParsedBody, calls: number, d: Extract<WsDecision, { type: 'WsMessageRejected' }>): void {
+    this.#deps.decisions.limited(this.#scope(), d.reason, calls)
+    if (d.reason === 'ws-messages-dropped') {
+      this.#deps.counters.message(this.network, 'dropped')
+      return
+    }
+    let code: number
+    let message: string
+    if (d.reason === 'ws-messages-throttled') {
+      this.#deps.counters.message(this.network, 'throttled')
+      // A client IP that keeps exceeding its limits is throttled, whatever the transport.
+      this.#deps.ips.rejected(this.#ip, calls)
+      code = ERRORS.RATE_LIMITED.rpc
+      message = `Rate limit exceeded: this key may send ${d.limit} messages per second over WebSocket (each call of a batch counts); retry after ${d.retryAfterMs} ms, with exponential backoff`
+    } else {
+      this.#deps.counters.message(this.network, 'penalized')
+      code = ERRORS.WS_PENALIZED.rpc
+      message = `Messages refused until ${new Date(d.until).toISOString()} (${Math.ceil(d.retryAfterMs / 1000)} s): this key sent repeated malformed or unsupported messages`
+    }
+    const data = { retryAfterMs: d.retryAfterMs }
+    const body = errorsFor(parsed, code, message, data)
+    if (body !== null) this.send(body)
+  }
+
+  #scope() {
+    return { accountId: this.key.account.accountId, keyId: this.key.record.keyId, network: this.network }
+  }
+}
+
+/** The local calls of one message: remembers the subscriptions it created, to arm them after its answer. */
+class SessionLocalCalls implements LocalCalls {
+  readonly created: string[] = []
+  constructor(private readonly session: WsSession) {}
+
+  call(call: RpcCall, idJson: string): Promise<LocalAnswer> {
+    if (call.method === 'eth_subscribe') return this.session.subscribe(call, idJson, this.created)
+    return Promise.resolve(this.session.unsubscribe(call, idJson))
+  }
+}
+
+/** One error per call of a refused message, each with its call's id (null for a parse error). */
+function errorsFor(parsed: ParsedBody, code: number, message: string, data: unknown): string | null {
+  switch (parsed.kind) {
+    case 'parse-error':
+    case 'empty-batch':
+      return errorResponseJson('null', code, message, data)
+    case 'single': {
+      const e = parsed.entry
+      if (!isInvalid(e) && e.idJson === undefined) return null
+      return errorResponseJson(e.idJson ?? 'null', code, message, data)
+    }
+    case 'batch': {
+      const parts: string[] = []
+      for (const e of parsed.entries) {
+        if (!isInvalid(e) && e.idJson === undefined) continue
+        parts.push(errorResponseJson(e.idJson ?? 'null', code, message, data))
+      }
+      return parts.length === 0 ? null : `[${parts.join(',')}]`
+    }
+  }
+}

@@ -1,0 +1,22 @@
+/** One value of GET /metrics (Prometheus text), matched by name and labels; undefined when absent. */
+export async function metric(baseUrl: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text()
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue
+    const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line)
+    if (!m || m[1] !== name) continue
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]))
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3])
+  }
+  return undefined
+}
+
+/** Poll `check` until it holds or `withinMs` passes (a bounded wait on a real event). */
+export async function until(check: () => Promise<boolean> | boolean, withinMs = 10_000): Promise<boolean> {
+  const end = Date.now() + withinMs
+  for (;;) {
+    if (await check()) return true
+    if (Date.now() > end) return false
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
