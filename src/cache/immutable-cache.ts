@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { mkdirSync, rmSync } from 'node:fs'
 import { open, type Database, type RootDatabase } from 'lmdb'
 
@@ -190,5 +190,6 @@ export class ImmutableCache {
 }
 
 function entryKey(network: string, generation: number, call: string): Buffer {
-  return createHash('sha256').update(network).update('\0').update(String(generation)).update('\0').update(call).digest()
+  // One-shot: no Hash object (a native object with a weak handle) per cached call.
+  return hash('sha256', `${network}\0${generation}\0${call}`, 'buffer') as unknown as Buffer
 }

@@ -25,6 +25,14 @@ export class IpDirectory {
     for (const { key, penalty } of store.penaltiesInForce('ip:', clock.now())) this.#projected.set(key.slice(3), penalty.until)
   }
 
+  /**
+   * Whether any IP is throttled or being counted towards a throttle: when none is, no request
+   * needs its address checked (the common case, and the request path skips decoding it).
+   */
+  tracking(): boolean {
+    return this.#local.size > 0 || this.#projected.size > 0
+  }
+
   /** The 429 for a throttled IP, or undefined. */
   check(ip: string): GatewayError | undefined {
     const now = this.clock.now()

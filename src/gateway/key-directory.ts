@@ -60,7 +60,7 @@ export class KeyDirectory {
 
   /**
    * The key's context, or the GatewayError to answer (401 missing, unknown or revoked; 403 plan
-   * not active). Constant-time with respect to the key: the hash is compared with timingSafeEqual
+   * not active). Constant-time with respect to the key: the hash is compared in constant time
    * and looked up by hash, never by the clear key.
    */
   resolve(apiKey: string): KeyContext | GatewayError {
