@@ -25,6 +25,11 @@ pid ${dir}/nginx.pid;
 events { worker_connections 4096; }
 http {
   access_log off;
+  # nginx closes a client connection after 1,000 requests by default (keepalive_requests): wrk
+  # reconnects, the open-loop generator counted the lost requests as errors. A keyed gateway in
+  # front of RPC clients would raise it; so do the gateway and the Node proxy (no limit).
+  keepalive_requests 10000000;
+  keepalive_timeout 300s;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
@@ -45,6 +50,7 @@ ${keyLines}
   upstream stub {
     server 127.0.0.1:${stubPort};
     keepalive 64;
+    keepalive_requests 10000000;
   }
   map $http_upgrade $connection_upgrade {
     default upgrade;

@@ -66,6 +66,7 @@ export class ImmutableCache {
   /** `${network}\0${generation}\0${call}` → answer, oldest first (a hit moves an entry to the back). */
   readonly #hot = new Map<string, string>()
   #hotBytes = 0
+  readonly #generations = new Map<string, { gen: number; at: number }>()
   readonly #hotMaxBytes: number
   readonly #stats = { hits: 0, misses: 0, stores: 0, evictions: 0 }
   #evicting: Promise<void> | undefined
@@ -97,7 +98,15 @@ export class ImmutableCache {
 
   /** The generation of a network's entries (bumped when a reorg went below the finalized block). */
   generation(network: string): number {
-    return this.#meta.get(`gen:${network}`) ?? 0
+    // Read from LMDB at most once per millisecond per network: another process's bump (after a
+    // reorg below the finalized block) is seen within 1 ms, and a batch of cached calls does not
+    // read it once per call.
+    const now = Date.now()
+    const known = this.#generations.get(network)
+    if (known !== undefined && known.at === now) return known.gen
+    const gen = this.#meta.get(`gen:${network}`) ?? 0
+    this.#generations.set(network, { gen, at: now })
+    return gen
   }
 
   /** Make every entry of `network` unreachable (shared with the other processes on the host). */
@@ -107,6 +116,7 @@ export class ImmutableCache {
       gen = (this.#meta.get(`gen:${network}`) ?? 0) + 1
       void this.#meta.put(`gen:${network}`, gen)
     })
+    this.#generations.delete(network)
     return gen
   }
 
