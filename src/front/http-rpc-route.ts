@@ -82,8 +82,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
       const parsed = parseRpcBody(body)
-      const ctx = { key, access, network, pool, bytesIn: bytes, get ip() { return ipOf() } }
-      deps.dispatcher.dispatch(ctx, parsed).then(
+      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
           const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }

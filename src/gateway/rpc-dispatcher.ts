@@ -38,8 +38,12 @@ export interface DispatchContext {
   readonly network: string
   readonly pool: UpstreamPool
   readonly bytesIn: number
-  /** The client's IP address (for IP throttling). */
-  readonly ip: string
+  /**
+   * The client's IP address (for IP throttling), asked only when a rate limit rejects: over HTTP
+   * decoding it costs an allocation per request (a function, not a getter: the context keeps one
+   * shape, which the request path's property accesses depend on).
+   */
+  readonly ip: () => string
   /**
    * The transport the calls came over (default 'http'). The method policy depends on it, and so
    * does admission: over HTTP each routed call is admitted here against the key's per-kind
@@ -297,7 +301,7 @@ export class RpcDispatcher {
         return { answer: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }, delayMs: 0 }
       }
       this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
-      this.deps.onRejected?.(ctx.ip, calls)
+      this.deps.onRejected?.(ctx.ip(), calls)
       const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
       const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`)
       return {

@@ -65,6 +65,7 @@ export class WsSession implements SubscriptionSink {
   readonly #pool: UpstreamPool
   readonly #hub: SubscriptionHub
   readonly #ip: string
+  readonly #ipOf = (): string => this.#ip
   readonly #deps: WsSessionDeps
   readonly #subs = new Map<string, ClientSub>()
   #socket: WebSocket<WsUserData> | undefined
@@ -117,7 +118,7 @@ export class WsSession implements SubscriptionSink {
       network: this.network,
       pool: this.#pool,
       bytesIn: bytes,
-      ip: this.#ip,
+      ip: this.#ipOf,
       transport: 'ws',
       local,
     }
