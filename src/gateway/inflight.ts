@@ -28,19 +28,27 @@ export class InflightCalls<T extends SharedAnswer> {
   /** Calls answered by another caller's upstream call, since start. */
   shared = 0
 
-  /** Run `send` unless an identical call is in flight; either way resolve with `idJson` in the body. */
-  async run(key: string, idJson: string, send: () => Promise<T>): Promise<T & { shared: boolean }> {
+  /**
+   * Run `send` unless an identical call is in flight; either way resolve with `idJson` in the body.
+   * Not async: the first caller gets the sender's own promise, with no promise or object more per
+   * call on the request path.
+   */
+  run(key: string, idJson: string, send: () => Promise<T>): Promise<T> {
     const running = this.#pending.get(key)
     if (running !== undefined) {
       this.shared++
-      const answer = await running
-      return Object.assign(this.#withId(answer, idJson), { shared: true })
+      return running.then((answer) => this.#withId(answer, idJson))
     }
-    const call = send().finally(() => this.#pending.delete(key))
+    const call = send()
     this.#pending.set(key, call)
+    // Registered before the caller's own reaction: the entry is gone when the caller resumes.
+    const done = (): void => {
+      this.#pending.delete(key)
+    }
+    call.then(done, done)
     // The first caller gets the sender's own object (not a copy): the pool recognises its
     // answers kept as bytes by identity (bytesOf), and those bytes carry this caller's id.
-    return Object.assign(await call, { shared: false })
+    return call
   }
 
   /** Distinct calls in flight now. */

@@ -128,16 +128,17 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export class RpcDispatcher {
   constructor(private readonly deps: RpcDispatcherDeps) {}
 
-  async dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
+  // Not async: it hands on #single's or #batch's promise (one promise fewer per request).
+  dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
     if (!ctx.access.full && !ctx.access.archive) {
       const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(ctx.key.plan, ctx.key.account.nodes, ctx.network)}`)
-      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }
+      return Promise.resolve({ status: e.http, body: errorResponseJson('null', e.rpc, e.message) })
     }
     switch (parsed.kind) {
       case 'parse-error':
-        return { status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 }
+        return Promise.resolve({ status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 })
       case 'empty-batch':
-        return { status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message), malformed: 1 }
+        return Promise.resolve({ status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message), malformed: 1 })
       case 'single':
         return this.#single(ctx, parsed.entry)
       case 'batch':

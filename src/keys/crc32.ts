@@ -15,6 +15,13 @@ const TABLE = (() => {
 /** CRC-32 of the UTF-8 bytes of `text`, as an unsigned 32-bit number. */
 export function crc32(text: string): number {
   let crc = 0xffffffff
-  for (const byte of Buffer.from(text, 'utf8')) crc = TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8)
+  // ASCII (every API key: it is checked on every request) is its own UTF-8: no Buffer per call.
+  let ascii = true
+  for (let i = 0; i < text.length && ascii; i++) ascii = text.charCodeAt(i) < 0x80
+  if (ascii) {
+    for (let i = 0; i < text.length; i++) crc = TABLE[(crc ^ text.charCodeAt(i)) & 0xff] ^ (crc >>> 8)
+  } else {
+    for (const byte of Buffer.from(text, 'utf8')) crc = TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8)
+  }
   return (crc ^ 0xffffffff) >>> 0
 }

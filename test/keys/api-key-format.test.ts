@@ -60,4 +60,17 @@ t.test('the hash is hex SHA-256 and compares in constant time', async (t) => {
   t.ok(sameHash(hashApiKey(key), hashApiKey(key)))
   t.notOk(sameHash(hashApiKey(key), hashApiKey(key + 'x')))
   t.notOk(sameHash(hashApiKey(key), hashApiKey(key).slice(1)), 'different lengths: false, no throw')
+  const h = hashApiKey(key)
+  t.notOk(sameHash(h, h.slice(0, -1) + (h.endsWith('0') ? '1' : '0')), 'only the last character differs')
+  t.notOk(sameHash(h, (h.startsWith('0') ? '1' : '0') + h.slice(1)), 'only the first character differs')
+})
+
+t.test('crc32 gives the IEEE 802.3 checksum, for ASCII and for other UTF-8 text alike', async (t) => {
+  const { crc32 } = await import('../../src/keys/crc32.js')
+  const { crc32: zlibCrc32 } = await import('node:zlib')
+  t.equal(crc32('123456789'), 0xcbf43926, 'the standard check value')
+  t.equal(crc32(''), 0)
+  for (const text of ['tg_abcDEF0123456789', 'prix: 5 €', 'ключ', '🔑 key']) {
+    t.equal(crc32(text), zlibCrc32(Buffer.from(text, 'utf8')), `the same as zlib for ${JSON.stringify(text)}`)
+  }
 })
