@@ -63,7 +63,7 @@ export class ImmutableCache {
   readonly #meta: Database<number, string>
   readonly #maxBytes: number
   readonly #recentHits = new Set<string>()
-  /** `${network}\0${generation}\0${call}` → answer, oldest first (a hit moves an entry to the back). */
+  /** `${network}\0${generation}\0${call}` → answer, oldest first. */
   readonly #hot = new Map<string, string>()
   #hotBytes = 0
   readonly #generations = new Map<string, { gen: number; at: number }>()
@@ -126,9 +126,9 @@ export class ImmutableCache {
     const hotKey = `${network}\0${generation}\0${call}`
     const hot = this.#hot.get(hotKey)
     if (hot !== undefined) {
+      // No reordering on a hit (it cost a delete and a set per hit): the hot layer drops its
+      // oldest entries first, and a hot answer dropped is read from LMDB once and kept again.
       this.#stats.hits++
-      this.#hot.delete(hotKey)
-      this.#hot.set(hotKey, hot)
       return hot
     }
     const key = entryKey(hotKey)
@@ -170,7 +170,7 @@ export class ImmutableCache {
       )
   }
 
-  /** Keep an answer in the hot layer, dropping the least recently used beyond its bounds. */
+  /** Keep an answer in the hot layer, dropping the oldest beyond its bounds. */
   #keepHot(hotKey: string, body: string): void {
     if (body.length > HOT_MAX_ENTRY_BYTES || body.length > this.#hotMaxBytes || this.#hot.has(hotKey)) return
     this.#hot.set(hotKey, body)
