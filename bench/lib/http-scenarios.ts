@@ -1,5 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { request } from 'node:http'
+import { randomBytes } from 'node:crypto'
 import { interleave, measure, summarise, type LoadFigures, type Row } from './measure.js'
 import { runWrk } from './wrk.js'
 import { runNodeJson } from './processes.js'
@@ -158,9 +160,11 @@ export async function runWsScenario(ctx: BenchContext): Promise<Row[]> {
   for (const t of pickTargets(ctx, candidates)) {
     if (!t.ws) continue
     if (t.id.startsWith('gateway')) {
-      const probe = await fetch(t.ws.replace(/^ws/, 'http')).catch(() => undefined)
-      if (probe?.status === 404) {
-        ctx.notes.push(`ws/${t.id}: skipped, /ws answers 404 on this build (the WebSocket endpoint is being built on another branch)`)
+      // A real upgrade request: a plain GET of /ws is a 404 even where the endpoint exists
+      // (which is how an earlier probe skipped every gateway here).
+      const status = await upgradeStatus(t.ws)
+      if (status !== 101) {
+        ctx.notes.push(`ws/${t.id}: skipped, a WebSocket upgrade of /ws answered ${status} on this build`)
         continue
       }
     }
@@ -180,4 +184,23 @@ export async function runWsScenario(ctx: BenchContext): Promise<Row[]> {
     ctx.notes.push(`ws: failed: ${(err as Error).message.split('\n')[0]}`)
   }
   return rows
+}
+
+/** The status a WebSocket upgrade request to `url` gets: 101 when the endpoint exists. */
+function upgradeStatus(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request(url.replace(/^ws/, 'http'), {
+      headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': randomBytes(16).toString('base64') },
+    })
+    req.on('upgrade', (res, socket) => {
+      socket.destroy()
+      resolve(res.statusCode ?? 101)
+    })
+    req.on('response', (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('error', (err) => resolve(err.message))
+    req.end()
+  })
 }
