@@ -27,7 +27,7 @@ interface Entry {
 
 /**
  * The hot layer: answers read or stored lately by this process, in memory, so that a hot entry
- * (eth_chainId in every batch a client library sends, the blocks a indexer re-reads) costs a Map
+ * (eth_chainId in every batch a client library sends, the blocks an indexer re-reads) costs a Map
  * lookup instead of a hash, an LMDB read and a msgpack decode (25 cache hits in a batch of 50
  * were the largest cost of the batch path: bench/README.md). Bounded by entries and bytes; big
  * answers stay in LMDB only. Immutable answers under a generation in the key: never stale. At
@@ -63,8 +63,8 @@ export class ImmutableCache {
   readonly #meta: Database<number, string>
   readonly #maxBytes: number
   readonly #recentHits = new Set<string>()
-  /** `${network}\0${generation}\0${call}` → answer, oldest first. */
-  readonly #hot = new Map<string, string>()
+  /** `${network}\0${generation}\0${call}` → answer and its LMDB key in base64, oldest first. */
+  readonly #hot = new Map<string, { body: string; id: string }>()
   #hotBytes = 0
   readonly #generations = new Map<string, { gen: number; at: number }>()
   readonly #hotMaxBytes: number
@@ -128,8 +128,10 @@ export class ImmutableCache {
     if (hot !== undefined) {
       // No reordering on a hit (it cost a delete and a set per hit): the hot layer drops its
       // oldest entries first, and a hot answer dropped is read from LMDB once and kept again.
+      // The hit still counts for the LMDB eviction's second chance, shared with other processes.
       this.#stats.hits++
-      return hot
+      if (this.#recentHits.size < RECENT_HITS_MAX) this.#recentHits.add(hot.id)
+      return hot.body
     }
     const key = entryKey(hotKey)
     const entry = this.#entries.get(key)
@@ -138,10 +140,11 @@ export class ImmutableCache {
       return undefined
     }
     this.#stats.hits++
-    // Remembered for the eviction's second chance; while hot, hits are served above without it,
-    // and an entry evicted from LMDB while hot here is still right (immutable), just not shared.
-    if (this.#recentHits.size < RECENT_HITS_MAX) this.#recentHits.add(key.toString('base64'))
-    this.#keepHot(hotKey, entry.body)
+    // Remembered for the eviction's second chance (an entry evicted from LMDB while hot here is
+    // still right: immutable; it is only no longer shared).
+    const id = key.toString('base64')
+    if (this.#recentHits.size < RECENT_HITS_MAX) this.#recentHits.add(id)
+    this.#keepHot(hotKey, entry.body, id)
     return entry.body
   }
 
@@ -151,7 +154,7 @@ export class ImmutableCache {
     const hotKey = `${network}\0${generation}\0${call}`
     const key = entryKey(hotKey)
     this.#stats.stores++
-    this.#keepHot(hotKey, body)
+    this.#keepHot(hotKey, body, key.toString('base64'))
     this.#root
       .transaction(() => {
         if (this.#entries.get(key) !== undefined) return // another process (or call) stored it first
@@ -171,14 +174,14 @@ export class ImmutableCache {
   }
 
   /** Keep an answer in the hot layer, dropping the oldest beyond its bounds. */
-  #keepHot(hotKey: string, body: string): void {
+  #keepHot(hotKey: string, body: string, id: string): void {
     if (body.length > HOT_MAX_ENTRY_BYTES || body.length > this.#hotMaxBytes || this.#hot.has(hotKey)) return
-    this.#hot.set(hotKey, body)
+    this.#hot.set(hotKey, { body, id })
     this.#hotBytes += body.length
     while (this.#hot.size > HOT_MAX_ENTRIES || this.#hotBytes > this.#hotMaxBytes) {
-      const [oldest, old] = this.#hot.entries().next().value as [string, string]
+      const [oldest, old] = this.#hot.entries().next().value as [string, { body: string }]
       this.#hot.delete(oldest)
-      this.#hotBytes -= old.length
+      this.#hotBytes -= old.body.length
     }
   }
 
