@@ -94,6 +94,7 @@ export async function runHeavyScenarios(opts: { durationS: number; rounds: numbe
       const config = parseConfig(
         {
           listen: { host: '127.0.0.1', port: 0 },
+          admin: { listen: { host: '127.0.0.1', port: 0 } },
           dataDir: join(tmp, name),
           networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' }] } },
           cache: { enabled: cache },

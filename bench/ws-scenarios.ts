@@ -156,6 +156,7 @@ async function main(): Promise<void> {
     const stubUrl = `ws://127.0.0.1:${stub.found}`
     const config = {
       listen: { host: '127.0.0.1', port: 0 },
+      admin: { listen: { host: '127.0.0.1', port: 0 } },
       dataDir: join(dir, 'data'),
       networks: { 'eth-1': { chainId: 1, upstreams: [{ url: `http://127.0.0.1:${stub.found}`, ws: stubUrl, kind: 'full' }] } },
       // The limits are not what is measured: high enough that one key can hold every connection.

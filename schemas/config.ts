@@ -8,6 +8,32 @@ import type { JsonSchema } from './validate.js'
 
 const positiveInteger = { type: 'integer', minimum: 1 } as const satisfies JsonSchema
 
+/** `burst` calls at once, then one more every `everyMs` (a token bucket). */
+function bucketOf(burst: number, everyMs: number) {
+  return {
+    type: 'object',
+    properties: {
+      burst: { ...positiveInteger, default: burst, description: 'Calls admitted at once.' },
+      everyMs: { ...positiveInteger, default: everyMs, description: 'One more call is admitted every everyMs.' },
+    },
+    additionalProperties: false,
+    default: {},
+  } as const satisfies JsonSchema
+}
+
+/** A dashboard API limit: per client IP, and per signed-in account where the calls have one. */
+function limitOf(defaults: { perIp: [number, number]; perAccount?: [number, number] }) {
+  return {
+    type: 'object',
+    properties: {
+      perIp: bucketOf(...defaults.perIp),
+      ...(defaults.perAccount === undefined ? {} : { perAccount: bucketOf(...defaults.perAccount) }),
+    },
+    additionalProperties: false,
+    default: {},
+  } as const satisfies JsonSchema
+}
+
 const upstreamSchema = {
   type: 'object',
   description: 'One node behind the gateway.',
@@ -51,6 +77,28 @@ export const configSchema = {
       properties: {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080, description: '0: any free port.' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
+    admin: {
+      type: 'object',
+      description: 'The admin listener: /metrics (Prometheus), /healthz and /readyz, apart from the RPC port.',
+      properties: {
+        listen: {
+          type: 'object',
+          properties: {
+            host: {
+              type: 'string',
+              minLength: 1,
+              default: '127.0.0.1',
+              description: 'Loopback by default; any other address needs TOLLGATE_ADMIN_TOKEN (the bearer token of /metrics).',
+            },
+            port: { type: 'integer', minimum: 0, maximum: 65535, default: 9090, description: '0: any free port.' },
+          },
+          additionalProperties: false,
+          default: {},
+        },
       },
       additionalProperties: false,
       default: {},
@@ -113,8 +161,21 @@ export const configSchema = {
       properties: {
         maxBodyBytes: { ...positiveInteger, default: 1048576, description: 'Largest request body in bytes (413 beyond).' },
         maxBatch: { ...positiveInteger, default: 100, description: 'Most calls in one batch (413 beyond).' },
-        upstreamTimeoutMs: { ...positiveInteger, default: 30000, description: 'Time-out of one upstream call.' },
+        upstreamTimeoutMs: { ...positiveInteger, default: 30000, description: "Time-out of one upstream call: of the node's whole answer, not only its first byte." },
+        maxUpstreamBytes: {
+          ...positiveInteger,
+          default: 33554432,
+          description: "Largest answer read from a node for one call or batch (32 MiB, as geth's own client reads); a larger one is dropped as it comes and the call gets 502 -32023.",
+        },
         batchConcurrency: { ...positiveInteger, default: 16, description: 'Calls of one batch sent upstream at once.' },
+        bodyTimeoutMs: {
+          type: 'integer',
+          minimum: 100,
+          maximum: 8000,
+          default: 5000,
+          description:
+            'How long the whole request body may take to arrive after the headers; then 408 and the connection is closed. At most 8000: uWebSockets.js itself drops a connection whose body stalls (under 16 KB/s) after 8 to 12 s, without an answer.',
+        },
         queueMs: {
           type: 'integer',
           minimum: 0,
@@ -164,7 +225,11 @@ export const configSchema = {
           default: 60,
           description: 'A connection that sends nothing (pongs to our pings included) for this long is closed; 0: never (uWS needs 0 or at least 8).',
         },
-        maxSubscriptionsPerConnection: { ...positiveInteger, default: 1000, description: 'Subscriptions one connection may hold.' },
+        maxSubscriptionsPerConnection: {
+          ...positiveInteger,
+          default: 100,
+          description: 'Subscriptions one connection may hold; the next eth_subscribe gets -32033. Each distinct logs filter is an upstream subscription of its own.',
+        },
       },
       additionalProperties: false,
       default: {},
@@ -257,6 +322,12 @@ export const configSchema = {
       additionalProperties: false,
       default: {},
     },
+    shutdownMs: {
+      ...positiveInteger,
+      default: 10_000,
+      description:
+        'Longest graceful stop (SIGTERM/SIGINT): calls in flight are answered, then the usage and the outbox are flushed and the stores closed; past this the process exits anyway.',
+    },
     trustProxy: {
       type: 'boolean',
       default: false,
@@ -300,6 +371,37 @@ export const configSchema = {
           minimum: 60000,
           default: 86400000,
           description: 'How long a dashboard sign-in lasts (the session cookie\'s expiry).',
+        },
+        signatureChecks: {
+          type: 'object',
+          description: "A contract wallet's sign-in signature (ERC-1271, ERC-6492) is an eth_call on our own node: its bounds.",
+          properties: {
+            gas: { type: 'integer', minimum: 21000, default: 1000000, description: 'Gas cap of the eth_call (its `gas` field).' },
+            timeoutMs: { ...positiveInteger, default: 5000, description: 'How long a check may take on our nodes, failovers included.' },
+          },
+          additionalProperties: false,
+          default: {},
+        },
+        limits: {
+          type: 'object',
+          description:
+            'Rate limits of the dashboard API (/api/), per client IP (see trustProxy) and per signed-in account: `burst` calls at once, then one more every `everyMs`. Past them: 429 RATE_LIMITED with Retry-After.',
+          properties: {
+            maxTracked: {
+              ...positiveInteger,
+              default: 20000,
+              description: 'Most clients each limit remembers at once; past it the least recently seen is forgotten (its limit starts afresh).',
+            },
+            api: { ...limitOf({ perIp: [120, 250] }), description: 'Every call to /api/.' },
+            signIn: { ...limitOf({ perIp: [10, 6000] }), description: 'Sign-in attempts (POST /api/siwe/verify).' },
+            contractChecks: { ...limitOf({ perIp: [5, 60000] }), description: 'Contract-wallet signature checks, each an eth_call on our node.' },
+            newAccounts: { ...limitOf({ perIp: [5, 720000] }), description: 'Sign-ins that create an account (a new wallet).' },
+            keys: { ...limitOf({ perIp: [20, 180000], perAccount: [10, 360000] }), description: 'Key regenerations and allowlist changes.' },
+            invoices: { ...limitOf({ perIp: [20, 180000], perAccount: [10, 360000] }), description: 'Plan choices (an invoice, a free plan, a private node request).' },
+            paymentChecks: { ...limitOf({ perIp: [60, 1000], perAccount: [30, 2000] }), description: 'Payment checks (POST /api/invoices/<id>/payment), each a few calls to our node.' },
+          },
+          additionalProperties: false,
+          default: {},
         },
       },
       additionalProperties: false,

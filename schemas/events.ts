@@ -78,6 +78,11 @@ export const eventSchemas: Record<EventType, object> = {
     accountId: nonEmpty,
     planId: nonEmpty,
     reason: { enum: ['expired', 'cancelled', 'replaced'] },
+    startsAt: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Start of the period that ended (PlanActivated.startsAt): a later period of the same plan is not ended. Version 2; absent in version 1.',
+    },
   }),
   NodesSelected: eventSchema('NodesSelected', 'The (network, node kind) pairs an account may use.', {
     accountId: nonEmpty,

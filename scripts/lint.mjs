@@ -1,6 +1,6 @@
 // Project rules a type checker cannot see. Exit 1 with one line per finding.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 const findings = []
 function walk(dir, out = []) {
@@ -30,6 +30,47 @@ for (const file of walk('test')) {
 for (const file of walk('src')) {
   const text = readFileSync(file, 'utf8')
   if (/logger\.(info|warn|error|debug|trace)\([^)]*apiKey/.test(text)) findings.push(`${file}: a logger call mentions apiKey`)
+}
+
+// No import cycles in src/ and actors/ (type-only imports included: a cycle of types is still two
+// modules that cannot be understood, or moved, one without the other).
+{
+  const files = [...walk('src'), ...walk('actors')].filter((f) => f.endsWith('.ts') && !f.includes('/dashboard/web/'))
+  const graph = new Map()
+  for (const file of files) {
+    const deps = []
+    for (const m of readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/g)) {
+      deps.push(join(dirname(file), m[1].replace(/\.js$/, '.ts')))
+    }
+    graph.set(file, deps)
+  }
+  // Tarjan's strongly connected components: each one of more than one file is a cycle.
+  let index = 0
+  const stack = []
+  const meta = new Map()
+  const strong = (v) => {
+    meta.set(v, { index, low: index, on: true })
+    index++
+    stack.push(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue
+      if (!meta.has(w)) {
+        strong(w)
+        meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).low)
+      } else if (meta.get(w).on) meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).index)
+    }
+    if (meta.get(v).low === meta.get(v).index) {
+      const component = []
+      let w
+      do {
+        w = stack.pop()
+        meta.get(w).on = false
+        component.push(w)
+      } while (w !== v)
+      if (component.length > 1) findings.push(`import cycle: ${component.sort().join(' <-> ')}`)
+    }
+  }
+  for (const v of graph.keys()) if (!meta.has(v)) strong(v)
 }
 
 if (findings.length) {

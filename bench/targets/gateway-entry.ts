@@ -40,15 +40,20 @@ type AccountsModule = typeof import('../../src/accounts/commands.js')
 type CipherModule = typeof import('../../src/keys/key-cipher.js')
 type CatalogModule = typeof import('../../src/plans/catalog.js')
 type ClockModule = typeof import('../../actors/runtime/clock.js')
+type ConfigSchemaModule = typeof import('../../schemas/config.js')
 
-const [{ startGateway }, { parseConfig }, { createAccount }, { KeyCipher }, { loadPlanCatalog }, { systemClock }] = await Promise.all([
+const [{ startGateway }, { parseConfig }, { createAccount }, { KeyCipher }, { loadPlanCatalog }, { systemClock }, { configSchema }] = await Promise.all([
   load<GatewayModule>('src/gateway/gateway.ts'),
   load<ConfigModule>('src/config/load.ts'),
   load<AccountsModule>('src/accounts/commands.ts'),
   load<CipherModule>('src/keys/key-cipher.ts'),
   load<CatalogModule>('src/plans/catalog.ts'),
   load<ClockModule>('actors/runtime/clock.ts'),
+  load<ConfigSchemaModule>('schemas/config.ts'),
 ])
+// Several gateways run at once (and each takes any free admin port); a baseline commit from before
+// the admin listener has no `admin` in its config schema and refuses the field.
+const hasAdmin = (configSchema.properties as Record<string, unknown>).admin !== undefined
 const { default: pino } = await import('pino')
 
 const secret = randomBytes(32).toString('hex')
@@ -57,6 +62,7 @@ const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-bench-gw-'))
 const config = parseConfig(
   {
     listen: { host: '127.0.0.1', port: opts.port ?? 0 },
+    ...(hasAdmin ? { admin: { listen: { host: '127.0.0.1', port: 0 } } } : {}),
     dataDir,
     networks: {
       'eth-1': { chainId: 1, upstreams: [{ url: opts.stubHttp, ...(opts.stubWs ? { ws: opts.stubWs } : {}), kind: 'full', name: 'stub' }] },

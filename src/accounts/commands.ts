@@ -1,28 +1,20 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { EventLog } from '../events/log.js'
-import { makeEvent } from '../events/make-event.js'
-import type {
-  AccountCreated,
-  Entitlement,
-  KeyIssued,
-  KeyRevoked,
-  NodesSelected,
-  PlanActivated,
-  TollgateEvent,
-} from '../events/types.js'
+import type { Entitlement } from '../events/types.js'
 import { generateApiKey } from '../keys/api-key.js'
 import type { KeyCipher } from '../keys/key-cipher.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import { Projector } from '../projections/projector.js'
 import type { StateStore } from '../store/state-store.js'
 import { BadGraceError, BadNodesError, NoActiveKeyError, UnknownAccountError, UnknownPlanError } from './errors.js'
+import { AccountHost } from './account-host.js'
+import type { NewKey } from './decide.js'
 import { accountIdForWallet, normalizeWallet } from './wallet.js'
-import { selectionProblem } from '../plans/entitlements.js'
 
 /**
- * What the account commands need. Each command decides from the projected state (caught up with
- * the log first), appends its events, then catches the store up again so that the caller sees
- * its own writes (the key it got back is found by hash on return).
+ * What the account commands need. Each command is decided by the account's decider on the state
+ * folded from the account's own stream (AccountHost), and appended at that state's version; with
+ * a projector, the store is caught up afterwards so that the caller reads its own writes.
  */
 export interface AccountCommandDeps {
   log: EventLog
@@ -30,8 +22,10 @@ export interface AccountCommandDeps {
   catalog: PlanCatalog
   cipher: KeyCipher
   clock: Clock
-  /** A projector of `log` into `store` (the gateway's, the CLI's); one is made per call when absent. */
+  /** A projector of `log` into `store` (the gateway's, the CLI's), caught up after each command. */
   projector?: Projector
+  /** The process's account host (its mailboxes serialize one account's commands); one is made per call when absent. */
+  host?: AccountHost
 }
 
 export interface CreateAccountInput {
@@ -82,29 +76,10 @@ export async function createAccount(deps: AccountCommandDeps, input: CreateAccou
   const plan = deps.catalog.get(input.planId)
   if (plan === undefined) throw new UnknownPlanError(input.planId, planIds(deps.catalog))
   const nodes = checkNodes(input.nodes ?? [])
-  const problem = selectionProblem(plan, nodes, input.networks ?? nodes.map((n) => n.network))
-  if (problem !== undefined) throw new BadNodesError(problem)
-  const projector = projectorOf(deps)
-  await projector.catchUp()
-
   const accountId = accountIdForWallet(wallet)
-  const existing = deps.store.account(accountId)
-  const now = deps.clock.now()
-  const key = generateApiKey()
-  const events: TollgateEvent[] = []
-  if (existing === undefined) events.push(makeEvent<AccountCreated>({ type: 'AccountCreated', accountId, wallet }, now))
-  events.push(
-    makeEvent<PlanActivated>(
-      { type: 'PlanActivated', accountId, planId: plan.id, startsAt: now, endsAt: plan.periodMs === null ? null : now + plan.periodMs },
-      now,
-    ),
-    makeEvent<NodesSelected>({ type: 'NodesSelected', accountId, nodes }, now),
-    issue(deps, accountId, key, now),
-  )
-  if (existing?.activeKeyId) events.push(revoke(accountId, existing.activeKeyId, now, now))
-  await deps.log.append(events)
-  await projector.catchUp()
-  return { accountId, apiKey: key.key, keyId: key.keyId }
+  const key = newKey(deps)
+  await hostOf(deps).execute(accountId, { type: 'OpenAccount', wallet, plan, nodes, networks: input.networks, key: key.made, now: deps.clock.now() })
+  return { accountId, apiKey: key.clear, keyId: key.made.keyId }
 }
 
 /**
@@ -117,24 +92,9 @@ export async function createAccount(deps: AccountCommandDeps, input: CreateAccou
 export async function regenerateKey(deps: AccountCommandDeps, input: RegenerateKeyInput): Promise<RegeneratedKey> {
   const graceMs = input.graceMs ?? 0
   if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) throw new BadGraceError(graceMs)
-  const projector = projectorOf(deps)
-  await projector.catchUp()
-  const account = deps.store.account(input.accountId)
-  if (account === undefined) throw new UnknownAccountError(input.accountId)
-
-  const now = deps.clock.now()
-  const key = generateApiKey()
-  // The new key first: an account must never be left without an active key between the two.
-  const events: TollgateEvent[] = [issue(deps, account.accountId, key, now)]
-  // A new key keeps the old one's domain allowlist: regenerating after a leak must not lift it.
-  const domains = account.activeKeyId ? deps.store.keyById(account.activeKeyId)?.domains : undefined
-  if (domains !== undefined && domains.length > 0) {
-    events.push(makeEvent({ type: 'DomainsRestricted', accountId: account.accountId, keyId: key.keyId, domains: [...domains] }, now))
-  }
-  if (account.activeKeyId) events.push(revoke(account.accountId, account.activeKeyId, now + graceMs, now))
-  await deps.log.append(events)
-  await projector.catchUp()
-  return { apiKey: key.key, keyId: key.keyId }
+  const key = newKey(deps)
+  await hostOf(deps).execute(input.accountId, { type: 'RegenerateKey', key: key.made, graceMs, now: deps.clock.now() })
+  return { apiKey: key.clear, keyId: key.made.keyId }
 }
 
 /**
@@ -144,17 +104,8 @@ export async function regenerateKey(deps: AccountCommandDeps, input: RegenerateK
  */
 export async function selectNodes(deps: AccountCommandDeps, input: SelectNodesInput): Promise<{ accountId: string; nodes: Entitlement[] }> {
   const nodes = checkNodes(input.nodes)
-  const projector = projectorOf(deps)
-  await projector.catchUp()
-  const account = deps.store.account(input.accountId)
-  if (account === undefined) throw new UnknownAccountError(input.accountId)
-  const plan = account.plan ? deps.catalog.get(account.plan.planId) : undefined
-  if (plan === undefined) throw new BadNodesError('the account has no active plan to choose nodes for')
-  const problem = selectionProblem(plan, nodes, input.networks ?? nodes.map((n) => n.network))
-  if (problem !== undefined) throw new BadNodesError(problem)
-  await deps.log.append([makeEvent<NodesSelected>({ type: 'NodesSelected', accountId: account.accountId, nodes }, deps.clock.now())])
-  await projector.catchUp()
-  return { accountId: account.accountId, nodes }
+  await hostOf(deps).execute(input.accountId, { type: 'SelectNodes', nodes, networks: input.networks, now: deps.clock.now() })
+  return { accountId: input.accountId, nodes }
 }
 
 /**
@@ -170,19 +121,20 @@ export function showKey(deps: Pick<AccountCommandDeps, 'store' | 'cipher'>, acco
   return deps.cipher.decrypt(key.keyCipher)
 }
 
-function issue(deps: AccountCommandDeps, accountId: string, key: ReturnType<typeof generateApiKey>, now: number): KeyIssued {
-  return makeEvent<KeyIssued>(
-    { type: 'KeyIssued', accountId, keyId: key.keyId, keyHash: key.keyHash, keyCipher: deps.cipher.encrypt(key.key) },
-    now,
-  )
+/** A new key: its clear text for the caller (once), and what the events keep (hash, cipher). */
+export function newKey(deps: Pick<AccountCommandDeps, 'cipher'>): { clear: string; made: NewKey } {
+  const key = generateApiKey()
+  return { clear: key.key, made: { keyId: key.keyId, keyHash: key.keyHash, keyCipher: deps.cipher.encrypt(key.key) } }
 }
 
-function revoke(accountId: string, keyId: string, effectiveAt: number, now: number): KeyRevoked {
-  return makeEvent<KeyRevoked>({ type: 'KeyRevoked', accountId, keyId, reason: 'regenerated', effectiveAt }, now)
-}
-
-function projectorOf(deps: AccountCommandDeps): Projector {
-  return deps.projector ?? new Projector(deps.store, deps.log)
+/**
+ * The host the command runs on: the caller's (a gateway's, so its mailboxes apply), else a new one
+ * that catches the caller's store up after the command (the caller reads its own writes).
+ */
+export function hostOf(deps: Pick<AccountCommandDeps, 'log' | 'catalog' | 'projector' | 'host'> & { store?: StateStore }): AccountHost {
+  if (deps.host) return deps.host
+  const projector = deps.projector ?? (deps.store ? new Projector(deps.store, deps.log) : undefined)
+  return new AccountHost({ log: deps.log, catalog: deps.catalog, projector })
 }
 
 /** Entitlements as given, checked and de-duplicated (same pair twice would be the same fact). */

@@ -12,6 +12,7 @@ export type AccountErrorCode =
   | 'FREE_PLAN_USED'
   | 'WRONG_PLAN_KIND'
   | 'BAD_DOMAINS'
+  | 'TOO_MANY_REGENERATIONS'
 
 /** Base class: a command refused what it was asked (nothing was appended). */
 export class AccountCommandError extends Error {
@@ -84,5 +85,16 @@ export class BadDomainsError extends AccountCommandError {
   override name = 'BadDomainsError'
   constructor(detail: string) {
     super('BAD_DOMAINS', `bad domain list: ${detail}; expected host names such as example.com, *.example.com or localhost:3000`)
+  }
+}
+
+/** More regenerations in an hour than allowed: each one would otherwise leave a key in its grace period. */
+export class TooManyRegenerationsError extends AccountCommandError {
+  override name = 'TooManyRegenerationsError'
+  constructor(
+    readonly perHour: number,
+    readonly retryAfterMs: number,
+  ) {
+    super('TOO_MANY_REGENERATIONS', `the key was regenerated ${perHour} times in the last hour, the most allowed; try again in ${Math.ceil(retryAfterMs / 60_000)} min`)
   }
 }

@@ -1,37 +1,6 @@
-import { makeEvent } from '../events/make-event.js'
-import type { Entitlement, TollgateEvent } from '../events/types.js'
-import { generateApiKey } from '../keys/api-key.js'
-import type { KeyCipher } from '../keys/key-cipher.js'
+import type { Entitlement } from '../events/types.js'
 import type { Plan } from '../plans/catalog.js'
-import type { AccountRecord } from '../store/records.js'
 import { BadNodesError } from './errors.js'
-
-/**
- * The events that activate `plan` for an account from `startsAt`:
- * PlanActivated, NodesSelected and, when the account has no active key, KeyIssued. An account
- * that has a key keeps it: a renewal or a plan change must not break the apps that use it.
- * Renewing the plan that is still running adds a period to its end (paying early loses nothing).
- */
-export function activationEvents(input: {
-  account: AccountRecord
-  plan: Plan
-  nodes: Entitlement[]
-  startsAt: number
-  now: number
-  cipher: KeyCipher
-}): { events: TollgateEvent[]; apiKey: string | null } {
-  const { account, plan, startsAt, now } = input
-  const current = account.plan
-  const renewsFrom = current !== null && current.planId === plan.id && current.endsAt !== null && current.endsAt > startsAt ? current.endsAt : startsAt
-  const events: TollgateEvent[] = [
-    makeEvent({ type: 'PlanActivated', accountId: account.accountId, planId: plan.id, startsAt, endsAt: plan.periodMs === null ? null : renewsFrom + plan.periodMs }, now),
-    makeEvent({ type: 'NodesSelected', accountId: account.accountId, nodes: input.nodes }, now),
-  ]
-  if (account.activeKeyId !== null) return { events, apiKey: null }
-  const key = generateApiKey()
-  events.push(makeEvent({ type: 'KeyIssued', accountId: account.accountId, keyId: key.keyId, keyHash: key.keyHash, keyCipher: input.cipher.encrypt(key.key) }, now))
-  return { events, apiKey: key.key }
-}
 
 /**
  * The nodes a plan gets from what the user chose: with a `choose` plan, 1 to `count` distinct

@@ -1,27 +1,19 @@
-import { makeEvent } from '../events/make-event.js'
 import type { Entitlement, NodeKind } from '../events/types.js'
-import type { Projector } from '../projections/projector.js'
-import type { AccountCommandDeps } from './commands.js'
-import { BadNodesError, UnknownAccountError } from './errors.js'
+import { hostOf, type AccountCommandDeps } from './commands.js'
+import { BadNodesError } from './errors.js'
 
 /**
  * Record that the owner asks for a Private Node (PrivateNodeRequested). The operator sees it in
  * `tollgate events` and attaches a node with `tollgate nodes attach`.
  * @throws UnknownAccountError, BadNodesError
  */
-export async function requestPrivateNode(
-  deps: AccountCommandDeps & { projector: Projector },
-  input: { accountId: string; nodes?: unknown; available: readonly Entitlement[] },
-): Promise<void> {
+export async function requestPrivateNode(deps: AccountCommandDeps, input: { accountId: string; nodes?: unknown; available: readonly Entitlement[] }): Promise<void> {
   const nodes: Entitlement[] = []
   for (const n of Array.isArray(input.nodes) ? (input.nodes as Entitlement[]) : []) {
     if (!input.available.some((a) => a.network === n?.network && a.kind === n?.kind)) throw new BadNodesError(`${JSON.stringify(n)} is not a node this gateway offers`)
     nodes.push({ network: n.network, kind: n.kind })
   }
-  await deps.projector.catchUp()
-  if (deps.store.account(input.accountId) === undefined) throw new UnknownAccountError(input.accountId)
-  await deps.log.append([makeEvent({ type: 'PrivateNodeRequested', accountId: input.accountId, nodes }, deps.clock.now())])
-  await deps.projector.catchUp()
+  await hostOf(deps).execute(input.accountId, { type: 'RequestPrivateNode', nodes, now: deps.clock.now() })
 }
 
 /**
@@ -29,11 +21,8 @@ export async function requestPrivateNode(
  * @throws UnknownAccountError
  */
 export async function attachDedicatedNode(
-  deps: Pick<AccountCommandDeps, 'log' | 'store' | 'clock'> & { projector: Projector },
+  deps: Pick<AccountCommandDeps, 'log' | 'catalog' | 'clock' | 'projector' | 'host'>,
   input: { accountId: string; network: string; kind: NodeKind; url: string; ws: string | null },
 ): Promise<void> {
-  await deps.projector.catchUp()
-  if (deps.store.account(input.accountId) === undefined) throw new UnknownAccountError(input.accountId)
-  await deps.log.append([makeEvent({ type: 'DedicatedNodeAttached', ...input }, deps.clock.now())])
-  await deps.projector.catchUp()
+  await hostOf(deps).execute(input.accountId, { type: 'AttachDedicatedNode', network: input.network, kind: input.kind, url: input.url, ws: input.ws, now: deps.clock.now() })
 }

@@ -1,7 +1,6 @@
-import { createPublicClient, custom, type PublicClient } from 'viem'
-import type { UpstreamPool } from '../upstream/pool.js'
+import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 
-/** The node answered a JSON-RPC error (a revert, bad params): kept with its code and data for viem. */
+/** The node answered a JSON-RPC error (a revert, bad params): kept with its code and data. */
 export class ChainRpcError extends Error {
   override name = 'ChainRpcError'
   readonly code: number
@@ -36,14 +35,14 @@ export interface ChainRpc {
  * const rpc = poolRpc(upstreams.pool('eth-1')!, { timeoutMs: 10_000 })
  * const head = await rpc.request<string>('eth_blockNumber', [])
  */
-export function poolRpc(pool: UpstreamPool, opts: { timeoutMs: number }): ChainRpc {
+export function poolRpc(pool: UpstreamPool, opts: Pick<PoolCallOptions, 'timeoutMs' | 'deadlineMs'>): ChainRpc {
   const kind = pool.hasKind('full') ? 'full' : 'archive'
   return {
     network: pool.network,
     async request<T>(method: string, params: unknown[]): Promise<T> {
       let body: string
       try {
-        body = (await pool.call(kind, method, params, '1', { timeoutMs: opts.timeoutMs })).body
+        body = (await pool.call(kind, method, params, '1', { timeoutMs: opts.timeoutMs, deadlineMs: opts.deadlineMs })).body
       } catch (cause) {
         throw new ChainUnavailableError(`${pool.network}: no node answered ${method}`, { cause })
       }
@@ -52,30 +51,4 @@ export function poolRpc(pool: UpstreamPool, opts: { timeoutMs: number }): ChainR
       return answer.result as T
     },
   }
-}
-
-/**
- * A viem public client whose every request goes through `rpc` (for viem's signature checks:
- * ERC-1271 and the ERC-6492 universal validator are eth_calls).
- */
-export function viemClientOf(rpc: ChainRpc, chainId: number): PublicClient {
-  return createPublicClient({
-    chain: {
-      id: chainId,
-      name: rpc.network,
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [] } },
-    },
-    transport: custom({
-      async request({ method, params }) {
-        try {
-          return await rpc.request(method, (params ?? []) as unknown[])
-        } catch (err) {
-          // viem reads `code` and `data` (revert data) from what the transport throws.
-          if (err instanceof ChainRpcError) throw Object.assign(new Error(err.message), { code: err.code, data: err.data })
-          throw err
-        }
-      },
-    }),
-  })
 }

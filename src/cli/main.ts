@@ -6,17 +6,20 @@ import { keysCommand } from './commands/keys.js'
 import { eventsCommand } from './commands/events.js'
 import { replayCommand } from './commands/replay.js'
 import { nodesCommand } from './commands/nodes.js'
+import { usageCommand } from './commands/usage.js'
 
 const USAGE = `Usage: tollgate <command>
 
-  dev [--port 8080] [--data ./data/dev]      local devnet, embedded log, demo key, curl line
+  dev [--port 8080] [--admin-port 9090] [--data ./data/dev]   local devnet, embedded log, demo key, curl line
   start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2
   keys regenerate --config FILE --account ID [--grace SECONDS]
   nodes attach --config FILE --account ID --network SLUG --url URL [--ws URL] [--kind full|archive]
   events --config FILE [--follow] [--from SEQ]
-  replay --config FILE                       rebuild the LMDB projections from the event log
+  replay --config FILE [--restart]           rebuild the LMDB projections from the event log (resumes one interrupted)
+  usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]
+                                             usage per key; T: 2025-06-01, 2025-06-01T12:00 (UTC) or 24h, 7d ago
 `
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
@@ -27,6 +30,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   events: eventsCommand,
   replay: replayCommand,
   nodes: nodesCommand,
+  usage: usageCommand,
 }
 
 /** Run the command line; exit code 2 for usage mistakes, 1 for failures. */

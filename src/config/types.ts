@@ -6,6 +6,8 @@ import type { NodeKind } from '../events/types.js'
  */
 export interface Config {
   listen: { host: string; port: number }
+  /** The admin listener (/metrics, /healthz, /readyz); a non-loopback host needs TOLLGATE_ADMIN_TOKEN. */
+  admin: { listen: { host: string; port: number } }
   /** Base URL clients use (behind TLS termination: https://rpc.example.com); default from listen. */
   publicUrl?: string
   dataDir: string
@@ -25,6 +27,8 @@ export interface Config {
    * X-Forwarded-For instead of the socket's address. Off by default: a client could forge it.
    */
   trustProxy: boolean
+  /** Longest graceful stop, in ms: past it the process exits even if a client holds a call open. */
+  shutdownMs: number
   /** On-chain payment of paid plans; absent: paid plans are unavailable. */
   payments?: PaymentsConfig
   dashboard: DashboardConfig
@@ -73,6 +77,28 @@ export interface PaymentsConfig {
 export interface DashboardConfig {
   /** How long a dashboard sign-in lasts, in ms. */
   sessionTtlMs: number
+  /** Bounds of a contract wallet's signature check (an eth_call on our node). */
+  signatureChecks: { gas: number; timeoutMs: number }
+  limits: DashboardLimitsConfig
+}
+
+/** `burst` calls at once, then one more every `everyMs`. */
+export interface BucketLimitConfig {
+  burst: number
+  everyMs: number
+}
+
+/** Rate limits of the dashboard API, per client IP and per signed-in account. */
+export interface DashboardLimitsConfig {
+  /** Most clients each limit remembers at once. */
+  maxTracked: number
+  api: { perIp: BucketLimitConfig }
+  signIn: { perIp: BucketLimitConfig }
+  contractChecks: { perIp: BucketLimitConfig }
+  newAccounts: { perIp: BucketLimitConfig }
+  keys: { perIp: BucketLimitConfig; perAccount: BucketLimitConfig }
+  invoices: { perIp: BucketLimitConfig; perAccount: BucketLimitConfig }
+  paymentChecks: { perIp: BucketLimitConfig; perAccount: BucketLimitConfig }
 }
 
 export interface EventsConfig {
@@ -143,10 +169,14 @@ export interface LimitsConfig {
   maxBodyBytes: number
   /** Most calls in one batch (413 beyond). */
   maxBatch: number
-  /** Time-out of one upstream call, in ms. */
+  /** Time-out of one upstream call, in ms: of the node's whole answer, not only its first byte. */
   upstreamTimeoutMs: number
+  /** Largest answer read from a node for one call or batch, in bytes (502 -32023 beyond). */
+  maxUpstreamBytes: number
   /** Concurrent calls of one batch sent upstream at once. */
   batchConcurrency: number
+  /** How long the whole request body may take after the headers, in ms (408 beyond; the connection is closed). */
+  bodyTimeoutMs: number
   /** How long a call over a key's rate may wait for its token before it is rejected (0: no queue). */
   queueMs: number
   ipThrottle: IpThrottleConfig

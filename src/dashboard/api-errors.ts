@@ -12,6 +12,11 @@ export const API_ERRORS = {
   BAD_REQUEST: { http: 400, when: 'the body is not the JSON the endpoint expects', message: 'The request was not understood.' },
   WRONG_ORIGIN: { http: 403, when: 'a state-changing call from another origin, or without `Content-Type: application/json` (CSRF guard)', message: 'This request must come from the dashboard page itself.' },
   NOT_FOUND: { http: 404, when: 'no such API path', message: 'There is no such thing here.' },
+  RATE_LIMITED: {
+    http: 429,
+    when: 'too many calls of one kind from one IP address or one account (`dashboard.limits`); `Retry-After` and `details.retryAfterSeconds` say when to try again, `details.limit` which limit',
+    message: 'Too many attempts: wait a moment and try again.',
+  },
   DASHBOARD_DISABLED: { http: 503, when: 'the gateway runs without `TOLLGATE_SECRET`', message: 'The dashboard is not available on this gateway.' },
   // Sign-in (SIWE)
   BAD_MESSAGE: { http: 400, when: 'the sign-in message is not EIP-4361', message: 'The sign-in message is not valid; try again.' },
@@ -19,8 +24,8 @@ export const API_ERRORS = {
   WRONG_URI: { http: 400, when: "the message's URI is not on this gateway's origin", message: 'The sign-in message is for another site.' },
   WRONG_CHAIN: { http: 400, when: 'the message names a chain id no network of the config has', message: 'Your wallet is on a network this gateway does not serve.' },
   BAD_NONCE: { http: 400, when: 'the nonce was not issued by this gateway', message: 'The sign-in request was not issued here; try again.' },
-  NONCE_EXPIRED: { http: 400, when: 'the nonce is older than 10 minutes', message: 'The sign-in request expired; try again.' },
-  NONCE_USED: { http: 409, when: 'the nonce was used already (a replayed or doubled sign-in)', message: 'This sign-in was already used; sign in again.' },
+  NONCE_EXPIRED: { http: 400, when: 'the nonce is older than 5 minutes', message: 'The sign-in request expired; try again.' },
+  NONCE_USED: { http: 409, when: 'the nonce was used already (a replayed or doubled sign-in, or a sign-in with it failed)', message: 'This sign-in was already used; sign in again.' },
   MESSAGE_EXPIRED: { http: 400, when: 'Expiration Time passed, or Issued At is too old', message: 'The sign-in message expired; try again.' },
   NOT_YET_VALID: { http: 400, when: 'Issued At or Not Before is in the future', message: "The sign-in message is not valid yet: check your computer's clock." },
   BAD_SIGNATURE: { http: 401, when: 'the signature is not by the address (EOA, ERC-1271 or ERC-6492)', message: 'The signature does not match your wallet.' },
@@ -48,6 +53,7 @@ export const API_ERRORS = {
   NO_ACTIVE_KEY: { http: 409, when: 'the account has no key yet (no plan taken)', message: 'You have no API key yet: choose a plan first.' },
   BAD_GRACE: { http: 400, when: 'grace period not a number of seconds >= 0 (at most 30 days)', message: 'That grace period is not valid.' },
   BAD_DOMAINS: { http: 400, when: 'an allowlist entry is not a host name, or more than 20', message: 'That domain list is not valid.' },
+  TOO_MANY_REGENERATIONS: { http: 429, when: 'more than 10 regenerations of the key in an hour', message: 'The key was regenerated too often in the last hour; try again later.' },
   INTERNAL: { http: 500, when: 'a fault in the gateway', message: 'Something went wrong on our side; try again.' },
 } as const satisfies Record<string, { http: number; when: string; message: string }>
 
@@ -59,11 +65,14 @@ export class ApiError extends Error {
   readonly code: ApiErrorCode
   readonly http: number
   readonly details?: Readonly<Record<string, string | number>>
-  constructor(code: ApiErrorCode, message?: string, options?: { cause?: unknown; details?: Record<string, string | number> }) {
+  /** Extra headers for the HTTP answer (Retry-After). */
+  readonly headers?: Readonly<Record<string, string>>
+  constructor(code: ApiErrorCode, message?: string, options?: { cause?: unknown; details?: Record<string, string | number>; headers?: Record<string, string> }) {
     super(message ?? API_ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.http = API_ERRORS[code].http
     this.details = options?.details
+    this.headers = options?.headers
   }
 }
 

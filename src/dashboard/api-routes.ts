@@ -1,6 +1,11 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../front/uws.js'
-import { sendReply, type ResponseState } from '../front/respond.js'
+import { sendReply } from '../front/respond.js'
+import type { Exchanges, ResponseState } from '../front/exchanges.js'
+import { drainThen, MAX_REFUSED_BODY } from '../front/request-body.js'
+import { otherMethods } from '../front/route-methods.js'
+import { clientIp } from '../front/http-rpc-route.js'
 import { ApiError, toApiError } from './api-errors.js'
+import type { ApiLimitName } from './api-limits.js'
 import type { DashboardService, Session } from './dashboard-service.js'
 
 /** Largest API request body: a SIWE message and signature (an ERC-6492 one carries init code). */
@@ -8,6 +13,8 @@ const MAX_API_BODY = 64 * 1024
 export const SESSION_COOKIE = 'tg_session'
 
 interface ApiCall {
+  /** The client's IP address (X-Forwarded-For's last address with trustProxy). */
+  ip: string
   params: string[]
   query: URLSearchParams
   body: Record<string, unknown>
@@ -17,6 +24,7 @@ interface ApiAnswer {
   status?: number
   json: unknown
   setCookie?: string
+  headers?: Readonly<Record<string, string>>
 }
 type Handler = (call: ApiCall, service: DashboardService) => Promise<ApiAnswer> | ApiAnswer
 
@@ -25,6 +33,8 @@ interface RouteSpec {
   path: string
   /** Needs a signed-in session. */
   auth: boolean
+  /** The rate limit of this kind of call (besides `api`, which every call counts against). */
+  limit?: ApiLimitName
   handler: Handler
 }
 
@@ -35,8 +45,9 @@ const ROUTES: RouteSpec[] = [
     method: 'post',
     path: '/api/siwe/verify',
     auth: false,
+    limit: 'signIn',
     handler: async (c, s) => {
-      const out = await s.signIn(c.body)
+      const out = await s.signIn(c.body, c.ip)
       return { json: { accountId: out.accountId, expiresAt: out.expiresAt }, setCookie: sessionCookie(s, out.token, Math.floor(s.sessionTtlMs / 1000)) }
     },
   },
@@ -57,10 +68,10 @@ const ROUTES: RouteSpec[] = [
     handler: (c) => ({ json: c.session ? { signedIn: true, accountId: c.session.accountId, wallet: c.session.wallet, expiresAt: c.session.expiresAt } : { signedIn: false } }),
   },
   { method: 'get', path: '/api/me', auth: true, handler: (c, s) => s.me(c.session!).then((json) => ({ json })) },
-  { method: 'post', path: '/api/plans', auth: true, handler: (c, s) => s.choosePlan(c.session!, c.body).then((json) => ({ json })) },
-  { method: 'post', path: '/api/invoices/:id/payment', auth: true, handler: (c, s) => s.pay(c.session!, c.params[0]!, c.body).then((json) => ({ json })) },
-  { method: 'post', path: '/api/keys/regenerate', auth: true, handler: (c, s) => s.regenerate(c.session!, c.body).then((json) => ({ json })) },
-  { method: 'put', path: '/api/keys/domains', auth: true, handler: (c, s) => s.setDomains(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'post', path: '/api/plans', auth: true, limit: 'invoices', handler: (c, s) => s.choosePlan(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'post', path: '/api/invoices/:id/payment', auth: true, limit: 'paymentChecks', handler: (c, s) => s.pay(c.session!, c.params[0]!, c.body).then((json) => ({ json })) },
+  { method: 'post', path: '/api/keys/regenerate', auth: true, limit: 'keys', handler: (c, s) => s.regenerate(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'put', path: '/api/keys/domains', auth: true, limit: 'keys', handler: (c, s) => s.setDomains(c.session!, c.body).then((json) => ({ json })) },
   { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => ({ json: s.usage(c.session!, c.query.get('hours')) }) },
 ]
 
@@ -70,33 +81,38 @@ const ROUTES: RouteSpec[] = [
  * cookie (Secure when the public URL is https). Calls that change something must be JSON from
  * our own origin: a form or a script on another site cannot send `Content-Type: application/json`
  * without a CORS preflight we never grant, and the Origin check refuses it when present.
+ *
+ * Every call counts against its IP's `api` limit, and some against a limit of their kind, per IP
+ * and per account (dashboard.limits, see api-limits.ts): 429 RATE_LIMITED with Retry-After.
  */
-export function registerApiRoutes(app: TemplatedApp, service: () => DashboardService | undefined, onError: (err: unknown) => void): void {
+export function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, service: () => DashboardService | undefined, onError: (err: unknown) => void): void {
+  const allowed = new Map<string, string[]>()
   for (const route of ROUTES) {
-    app[route.method](route.path, (res: HttpResponse, req: HttpRequest) => {
-      const state: ResponseState = { aborted: false, done: false }
-      res.onAborted(() => {
-        state.aborted = true
-      })
+    const methods = allowed.get(route.path) ?? []
+    methods.push(route.method.toUpperCase(), ...(route.method === 'get' ? ['HEAD'] : []))
+    allowed.set(route.path, methods)
+    const handle = (res: HttpResponse, req: HttpRequest, state: ResponseState): void => {
       const params = route.path.includes(':') ? [req.getParameter(0) ?? ''] : []
       const query = new URLSearchParams(req.getQuery() ?? '')
       const cookie = req.getHeader('cookie')
       const origin = req.getHeader('origin')
       const fetchSite = req.getHeader('sec-fetch-site')
       const contentType = req.getHeader('content-type')
+      const ip = clientIp(res, req, service()?.trustProxy ?? false)
       const answer = (a: ApiAnswer): void => {
-        const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }
+        const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...a.headers }
         if (a.setCookie !== undefined) headers['Set-Cookie'] = a.setCookie
         sendReply(res, state, { status: a.status ?? 200, body: JSON.stringify(a.json), contentType: 'application/json; charset=utf-8', headers }, false)
       }
       const failWith = (err: unknown): void => {
         const e = toApiError(err)
         if (e.code === 'INTERNAL') onError(err)
-        answer({ status: e.http, json: { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } } })
+        answer({ status: e.http, json: { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } }, headers: e.headers })
       }
       const run = async (rawBody: string | null): Promise<void> => {
         const s = service()
         if (s === undefined) throw new ApiError('DASHBOARD_DISABLED', 'The dashboard is not available: the gateway runs without TOLLGATE_SECRET.')
+        s.limits.take('api', { ip })
         if (route.method !== 'get') {
           if (!contentType.toLowerCase().startsWith('application/json')) throw new ApiError('WRONG_ORIGIN', 'Send JSON (Content-Type: application/json).')
           if ((origin !== '' && origin !== s.origin) || (fetchSite !== '' && fetchSite !== 'same-origin' && fetchSite !== 'none')) {
@@ -114,7 +130,8 @@ export function registerApiRoutes(app: TemplatedApp, service: () => DashboardSer
         }
         const session = await s.session(cookieValue(cookie, SESSION_COOKIE))
         if (route.auth && session === undefined) throw new ApiError('NOT_SIGNED_IN')
-        answer(await route.handler({ params, query, body, session }, s))
+        if (route.limit !== undefined) s.limits.take(route.limit, { ip, accountId: session?.accountId })
+        answer(await route.handler({ ip, params, query, body, session }, s))
       }
       if (route.method === 'get') {
         run(null).catch(failWith)
@@ -124,12 +141,17 @@ export function registerApiRoutes(app: TemplatedApp, service: () => DashboardSer
         if (body === null) return failWith(new ApiError('BAD_REQUEST', 'The request body is too large.'))
         run(body).catch(failWith)
       })
-    })
+    }
+    app[route.method](route.path, (res, req) => handle(res, req, exchanges.begin(res)))
+    if (route.method === 'get') app.head(route.path, (res, req) => handle(res, req, exchanges.begin(res, true)))
   }
-  app.any('/api/*', (res) => {
-    const state: ResponseState = { aborted: false, done: false }
+  for (const [path, methods] of allowed) otherMethods(app, exchanges, path, methods)
+  app.any('/api/*', (res, req) => {
+    const state = exchanges.begin(res, req.getMethod() === 'head')
     const e = new ApiError('NOT_FOUND')
-    sendReply(res, state, { status: e.http, body: JSON.stringify({ error: { code: e.code, message: e.message } }), contentType: 'application/json; charset=utf-8', close: true }, false)
+    drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
+      sendReply(res, state, { status: e.http, body: JSON.stringify({ error: { code: e.code, message: e.message } }), contentType: 'application/json; charset=utf-8', close: tooLarge }, false),
+    )
   })
 }
 

@@ -1,4 +1,3 @@
-import type { PublicClient } from 'viem'
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { Config } from '../config/types.js'
 import type { EventLog } from '../events/log.js'
@@ -11,8 +10,8 @@ import { claimKeys } from '../projections/billing-projection.js'
 import type { StateStore } from '../store/state-store.js'
 import { HOUR_MS, type AccountRecord, type InvoiceRecord, type SessionRecord } from '../store/records.js'
 import type { Upstreams } from '../upstream/upstreams.js'
-import { poolRpc, viemClientOf, type ChainRpc } from '../chain/chain-rpc.js'
-import { AccountLock } from '../accounts/account-lock.js'
+import { poolRpc, type ChainRpc } from '../chain/chain-rpc.js'
+import { AccountHost } from '../accounts/account-host.js'
 import { regenerateKey, type AccountCommandDeps } from '../accounts/commands.js'
 import { claimFreePlan, isFreePlan } from '../accounts/free-plan.js'
 import { restrictDomains } from '../accounts/key-settings.js'
@@ -23,6 +22,7 @@ import { TokenDecimals, usdOf } from '../payments/token.js'
 import { SiweNonces } from '../siwe/nonces.js'
 import { sessionHashOf, signIn } from '../siwe/sign-in.js'
 import { ApiError } from './api-errors.js'
+import { ApiLimits } from './api-limits.js'
 
 export interface DashboardDeps {
   config: Config
@@ -55,16 +55,22 @@ export class DashboardService {
   readonly #deps: DashboardDeps
   readonly #cipher: KeyCipher
   readonly #nonces: SiweNonces
-  readonly #lock = new AccountLock()
+  /** Runs the account commands: its mailboxes take one account's commands one at a time. */
+  readonly #host: AccountHost
   readonly #decimals = new TokenDecimals()
-  readonly #clients = new Map<number, PublicClient>()
+  /** Our nodes of each chain, for contract wallets' signatures (with their own, shorter time-out). */
+  readonly #signatureRpcs = new Map<number, ChainRpc>()
   readonly #available: Entitlement[]
   readonly #timeoutMs: number
+  /** The API's rate limits, per IP and per account (dashboard.limits). */
+  readonly limits: ApiLimits
 
   constructor(deps: DashboardDeps) {
     this.#deps = deps
     this.#cipher = KeyCipher.fromSecret(deps.secret)
+    this.#host = new AccountHost({ log: deps.log, catalog: deps.catalog, projector: deps.projector })
     this.#nonces = new SiweNonces(deps.secret)
+    this.limits = new ApiLimits(deps.config.dashboard.limits, deps.clock)
     this.#timeoutMs = Math.min(deps.config.limits.upstreamTimeoutMs, 15_000)
     this.#available = Object.entries(deps.config.networks).flatMap(([network, n]) =>
       (['full', 'archive'] as const).filter((kind) => n.upstreams.some((u) => u.kind === kind)).map((kind) => ({ network, kind })),
@@ -78,6 +84,11 @@ export class DashboardService {
   /** The session cookie must be Secure when users reach us over https (TLS in front of us). */
   get secureCookies(): boolean {
     return this.origin.startsWith('https:')
+  }
+
+  /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy), as the RPC path does. */
+  get trustProxy(): boolean {
+    return this.#deps.config.trustProxy
   }
 
   get sessionTtlMs(): number {
@@ -112,14 +123,23 @@ export class DashboardService {
     return { nonce: this.#nonces.issue(this.#deps.clock.now()) }
   }
 
-  async signIn(input: { message?: unknown; signature?: unknown }): Promise<{ token: string; expiresAt: number; accountId: string }> {
+  /** Sign in from `ip`: its limits bound the contract signature checks and the accounts it creates. */
+  async signIn(input: { message?: unknown; signature?: unknown }, ip: string): Promise<{ token: string; expiresAt: number; accountId: string }> {
     const { config } = this.#deps
+    const client = { ip }
     const session = await signIn(
       {
         ...this.#deps,
+        host: this.#host,
         nonces: this.#nonces,
         expect: { domain: new URL(this.#deps.baseUrl()).host, origin: this.origin, chainIds: Object.values(config.networks).map((n) => n.chainId) },
-        clientFor: (chainId) => this.#clientFor(chainId),
+        rpcFor: (chainId) => this.#signatureRpcFor(chainId),
+        signatureGas: config.dashboard.signatureChecks.gas,
+        guards: {
+          contractCheck: () => this.limits.take('contractChecks', client),
+          mayCreateAccount: () => this.limits.check('newAccounts', client),
+          createsAccount: () => this.limits.take('newAccounts', client),
+        },
         sessionTtlMs: config.dashboard.sessionTtlMs,
       },
       { message: String(input.message ?? ''), signature: String(input.signature ?? '') },
@@ -128,8 +148,7 @@ export class DashboardService {
   }
 
   async signOut(session: Session): Promise<void> {
-    await this.#deps.log.append([makeEvent({ type: 'SignedOut', accountId: session.accountId, sessionHash: session.sessionHash }, this.#deps.clock.now())])
-    await this.#deps.projector.catchUp()
+    await this.#host.execute(session.accountId, { type: 'SignOut', sessionHash: session.sessionHash, now: this.#deps.clock.now() })
   }
 
   /** The session of a cookie token, or undefined (none, expired, signed out). */
@@ -149,7 +168,7 @@ export class DashboardService {
   /** The account as the dashboard shows it (the key in clear: the owner is asking). */
   async me(session: Session): Promise<unknown> {
     const { store, clock, catalog } = this.#deps
-    await this.#lock.run(session.accountId, () => this.#finishActivations(session.accountId))
+    await this.#finishActivations(session.accountId)
     const account = this.#account(session)
     const now = clock.now()
     const plan = account.plan === null ? null : catalog.get(account.plan.planId)
@@ -179,41 +198,35 @@ export class DashboardService {
     const planId = String(input.planId ?? '')
     const plan = this.#deps.catalog.get(planId)
     if (plan === undefined) throw new ApiError('UNKNOWN_PLAN', `There is no plan ${JSON.stringify(planId)}.`)
-    return this.#lock.run(session.accountId, async () => {
-      if (plan.nodes.rule === 'dedicated') {
-        await requestPrivateNode(this.#commandDeps(), { accountId: session.accountId, nodes: input.nodes, available: this.#available })
-        return { requested: true }
-      }
-      if (isFreePlan(plan)) {
-        await claimFreePlan(this.#commandDeps(), { accountId: session.accountId, planId, nodes: input.nodes, available: this.#available })
-        return { activated: true }
-      }
-      const invoice = await createInvoice(this.#invoiceDeps(), { accountId: session.accountId, planId, nodes: input.nodes, available: this.#available })
-      return { invoice: this.#invoiceView(invoice) }
-    })
+    if (plan.nodes.rule === 'dedicated') {
+      await requestPrivateNode(this.#commandDeps(), { accountId: session.accountId, nodes: input.nodes, available: this.#available })
+      return { requested: true }
+    }
+    if (isFreePlan(plan)) {
+      await claimFreePlan(this.#commandDeps(), { accountId: session.accountId, planId, nodes: input.nodes, available: this.#available })
+      return { activated: true }
+    }
+    const invoice = await createInvoice(this.#invoiceDeps(), { accountId: session.accountId, planId, nodes: input.nodes, available: this.#available })
+    return { invoice: this.#invoiceView(invoice) }
   }
 
   /** Check the payment of an invoice (a transaction hash the wallet sent) and activate its plan. */
   async pay(session: Session, invoiceId: string, input: { txHash?: unknown }): Promise<unknown> {
-    return this.#lock.run(session.accountId, async () => {
-      const { invoice } = await payInvoice(this.#invoiceDeps(), { accountId: session.accountId, invoiceId, txHash: String(input.txHash ?? '') })
-      return { invoice: this.#invoiceView(invoice) }
-    })
+    const { invoice } = await payInvoice(this.#invoiceDeps(), { accountId: session.accountId, invoiceId, txHash: String(input.txHash ?? '') })
+    return { invoice: this.#invoiceView(invoice) }
   }
 
   async regenerate(session: Session, input: { graceSeconds?: unknown }): Promise<unknown> {
     const grace = input.graceSeconds === undefined ? 0 : Number(input.graceSeconds)
     if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_S) throw new ApiError('BAD_GRACE', `The grace period must be between 0 and ${MAX_GRACE_S / 86400} days.`)
-    return this.#lock.run(session.accountId, async () => {
-      const account = this.#account(session)
-      if (account.activeKeyId === null) throw new ApiError('NO_ACTIVE_KEY')
-      const out = await regenerateKey(this.#commandDeps(), { accountId: session.accountId, graceMs: Math.round(grace * 1000) })
-      return { keyId: out.keyId }
-    })
+    const account = this.#account(session)
+    if (account.activeKeyId === null) throw new ApiError('NO_ACTIVE_KEY')
+    const out = await regenerateKey(this.#commandDeps(), { accountId: session.accountId, graceMs: Math.round(grace * 1000) })
+    return { keyId: out.keyId }
   }
 
   async setDomains(session: Session, input: { domains?: unknown }): Promise<unknown> {
-    return this.#lock.run(session.accountId, async () => ({ domains: await restrictDomains(this.#commandDeps(), { accountId: session.accountId, domains: input.domains }) }))
+    return { domains: await restrictDomains(this.#commandDeps(), { accountId: session.accountId, domains: input.domains }) }
   }
 
   /** Calls per hour for the last `hours` hours (this one included), by network and node kind. */
@@ -243,7 +256,7 @@ export class DashboardService {
   async #finishActivations(accountId: string): Promise<void> {
     const pending = this.#deps.store.claim(claimKeys.pendingActivation(accountId))
     const invoice = pending === undefined ? undefined : this.#deps.store.invoice(pending.by)
-    if (invoice !== undefined) await ensureActivated(this.#invoiceDeps(), invoice)
+    if (invoice !== undefined && invoice.paid !== null && !invoice.activated) await ensureActivated(this.#invoiceDeps(), accountId, invoice.invoiceId)
   }
 
   #invoiceView(i: InvoiceRecord): unknown {
@@ -288,15 +301,17 @@ export class DashboardService {
     return this.#available.filter((a) => a.network === slug).map((a) => a.kind)
   }
 
-  #clientFor(chainId: number): PublicClient | undefined {
-    let client = this.#clients.get(chainId)
-    if (client !== undefined) return client
+  #signatureRpcFor(chainId: number): ChainRpc | undefined {
+    let rpc = this.#signatureRpcs.get(chainId)
+    if (rpc !== undefined) return rpc
     const slug = Object.keys(this.#deps.config.networks).find((s) => this.#deps.config.networks[s]!.chainId === chainId)
     const pool = slug === undefined ? undefined : this.#deps.upstreams.pool(slug)
     if (pool === undefined) return undefined
-    client = viemClientOf(poolRpc(pool, { timeoutMs: this.#timeoutMs }), chainId)
-    this.#clients.set(chainId, client)
-    return client
+    // One budget for the whole call: a check slow enough to time out is not tried again on another node.
+    const { timeoutMs } = this.#deps.config.dashboard.signatureChecks
+    rpc = poolRpc(pool, { timeoutMs, deadlineMs: timeoutMs })
+    this.#signatureRpcs.set(chainId, rpc)
+    return rpc
   }
 
   #paymentRpc(): ChainRpc | undefined {
@@ -305,9 +320,9 @@ export class DashboardService {
     return pool === undefined ? undefined : poolRpc(pool, { timeoutMs: this.#timeoutMs })
   }
 
-  #commandDeps(): AccountCommandDeps & { projector: Projector } {
+  #commandDeps(): AccountCommandDeps {
     const { log, store, catalog, clock, projector } = this.#deps
-    return { log, store, catalog, clock, projector, cipher: this.#cipher }
+    return { log, store, catalog, clock, projector, cipher: this.#cipher, host: this.#host }
   }
 
   #invoiceDeps(): InvoiceDeps {

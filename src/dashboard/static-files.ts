@@ -1,8 +1,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { TemplatedApp } from '../front/uws.js'
-import { sendReply, type ResponseState } from '../front/respond.js'
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../front/uws.js'
+import { sendReply } from '../front/respond.js'
+import type { Exchanges, ResponseState } from '../front/exchanges.js'
+import { getAndHead, otherMethods } from '../front/route-methods.js'
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -49,13 +51,13 @@ export function dashboardDir(): string | undefined {
  * static route of its own, which uWS matches before the catch-all 404. Without a build, `/` says
  * how to make one.
  */
-export function registerStaticFiles(app: TemplatedApp, dir: string | undefined): number {
+export function registerStaticFiles(app: TemplatedApp, exchanges: Exchanges, dir: string | undefined): number {
   if (dir === undefined) {
-    app.get('/', (res) => {
-      const state: ResponseState = { aborted: false, done: false }
+    getAndHead(app, exchanges, '/', (res, _req, state) => {
       const html = '<!doctype html><title>Tollgate</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm run build:dashboard</code>) and restart.</p>'
       sendReply(res, state, { status: 503, body: html, contentType: TYPES['.html'], headers: PAGE_HEADERS }, false)
     })
+    otherMethods(app, exchanges, '/', ['GET', 'HEAD'])
     return 0
   }
   const files = walk(dir)
@@ -68,17 +70,14 @@ export function registerStaticFiles(app: TemplatedApp, dir: string | undefined):
       ...(type.startsWith('text/html') ? PAGE_HEADERS : { 'X-Content-Type-Options': 'nosniff' }),
       'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
     }
-    const serve = (acceptGzip: boolean, res: Parameters<Parameters<TemplatedApp['get']>[1]>[0]) => {
-      const state: ResponseState = { aborted: false, done: false }
-      // gzip runs off the loop: the client may be gone when it is done.
-      res.onAborted(() => {
-        state.aborted = true
-      })
-      sendReply(res, state, { status: 200, body, contentType: type, headers }, acceptGzip)
+    // gzip runs off the loop: the exchange's abort handler covers a client gone meanwhile.
+    const serve = (res: HttpResponse, req: HttpRequest, state: ResponseState): void =>
+      sendReply(res, state, { status: 200, body, contentType: type, headers }, !state.head && req.getHeader('accept-encoding').includes('gzip'))
+    const routes = rel === 'index.html' ? ['/', '/index.html'] : [`/${rel}`]
+    for (const route of routes) {
+      getAndHead(app, exchanges, route, serve)
+      otherMethods(app, exchanges, route, ['GET', 'HEAD'])
     }
-    const route = rel === 'index.html' ? '/' : `/${rel}`
-    app.get(route, (res, req) => serve(req.getHeader('accept-encoding').includes('gzip'), res))
-    if (rel === 'index.html') app.get('/index.html', (res, req) => serve(req.getHeader('accept-encoding').includes('gzip'), res))
   }
   return files.length
 }

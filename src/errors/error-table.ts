@@ -1,15 +1,17 @@
 import { ERRORS, type ErrorCode } from './registry.js'
+import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH } from '../rpc/parse.js'
 
 /** When each error is answered: the README's error table is this, rendered (and a test checks it is). */
 const WHEN: Record<ErrorCode, string> = {
   PARSE_ERROR: 'the body is not valid JSON',
-  INVALID_REQUEST: 'a request object is not JSON-RPC 2.0 (no `"jsonrpc":"2.0"`, no method, bad id or params)',
+  INVALID_REQUEST: `a request object is not JSON-RPC 2.0 (no \`"jsonrpc":"2.0"\`, no method, bad id or params), its id is longer than ${MAX_ID_LENGTH} characters or its params nest deeper than ${MAX_PARAMS_DEPTH} levels, or its bytes are not UTF-8`,
   EMPTY_BATCH: 'the batch is `[]`',
   METHOD_NOT_FOUND: 'the method does not exist, is not served, or needs a node kind the plan lacks',
   INVALID_PARAMS: 'the parameters are wrong (the node says so; passed through as it says)',
   INTERNAL_ERROR: 'a fault in the gateway',
   MISSING_KEY: 'no `?apikey=` and no `Authorization: Bearer`',
   INVALID_KEY: 'the key is malformed, unknown, regenerated or revoked',
+  CONFLICTING_KEYS: '`?apikey=` and `Authorization: Bearer` name two different keys',
   PLAN_INACTIVE: 'the account has no plan, or its period ended',
   NODE_KIND_NOT_ALLOWED: 'the plan does not include this network or node kind',
   ORIGIN_NOT_ALLOWED: "the key has a domain allowlist and the request's `Origin` (else `Referer`) is not on it, or has neither",
@@ -23,13 +25,18 @@ const WHEN: Record<ErrorCode, string> = {
   BATCH_TOO_LARGE: 'the batch has more than `limits.maxBatch` calls',
   UNKNOWN_NETWORK: 'the network slug is not in the config',
   NOT_FOUND: 'no such path',
-  METHOD_NOT_ALLOWED: 'an RPC path with another HTTP method than POST',
+  METHOD_NOT_ALLOWED: 'a path with an HTTP method it does not take (the answer has `Allow`)',
+  BODY_TIMEOUT: 'the body did not arrive within `limits.bodyTimeoutMs` of the headers (the connection is closed)',
+  UPGRADE_REQUIRED: 'a GET of `/ws/<network>` that is not a WebSocket upgrade',
+  ADMIN_UNAUTHORIZED: '`/metrics` on the admin listener without the bearer token `TOLLGATE_ADMIN_TOKEN` (when one is set)',
   NO_HEALTHY_UPSTREAM: 'no node of the needed kind is up (all failing, or behind the best node by more than `health.maxLagBlocks`)',
   UPSTREAM_TIMEOUT: 'the node did not answer within `limits.upstreamTimeoutMs` (heavy calls: `heavy.timeoutMs`)',
-  UPSTREAM_ERROR: 'the node failed (connection lost, bad answer)',
+  UPSTREAM_ERROR: 'the node failed: connection refused, reset or closed mid-answer; an empty, non-JSON or truncated answer (the message says which)',
+  UPSTREAM_ANSWER_TOO_LARGE: "the node's answer is over `limits.maxUpstreamBytes` (it is not tried on another node: the answer would be as large)",
   WS_TOO_MANY_CONNECTIONS: 'a WebSocket upgrade past `ws.maxConnectionsPerKey` open connections (the upgrade is refused)',
   WS_CONNECTION_COOLDOWN: 'a WebSocket upgrade during the cooldown after more than `ws.newConnectionsPerSecond` in one second (with `Retry-After`)',
   WS_PENALIZED: 'a WebSocket message during the penalty after repeated malformed or unsupported messages (`error.data.retryAfterMs`)',
+  WS_TOO_MANY_SUBSCRIPTIONS: 'an `eth_subscribe` past `ws.maxSubscriptionsPerConnection` on one connection',
 }
 
 export function renderErrorTable(): string {

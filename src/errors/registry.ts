@@ -24,6 +24,7 @@ export const ERRORS = {
   INTERNAL_ERROR: { http: 500, rpc: -32603, message: 'Internal error: the gateway failed to handle the call; retry, and report it if it persists' },
   MISSING_KEY: { http: 401, rpc: -32001, message: 'Missing API key: pass it as ?apikey=<API_KEY> or the header Authorization: Bearer <API_KEY>' },
   INVALID_KEY: { http: 401, rpc: -32001, message: 'Invalid API key: it is not a key this gateway issued (check for a copy/paste error), or it was regenerated; get the current key from the dashboard' },
+  CONFLICTING_KEYS: { http: 401, rpc: -32001, message: 'Conflicting keys: ?apikey= and Authorization: Bearer name two different keys; send one key, in one of the two places' },
   PLAN_INACTIVE: { http: 403, rpc: -32003, message: "Forbidden: the account's plan is not active" },
   NODE_KIND_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: the account's plan does not include this network or node kind" },
   ORIGIN_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: this key is restricted to other domains; change the key's allowlist in the dashboard" },
@@ -38,12 +39,17 @@ export const ERRORS = {
   UNKNOWN_NETWORK: { http: 404, rpc: -32012, message: 'Unknown network' },
   NOT_FOUND: { http: 404, rpc: -32013, message: 'Not found: JSON-RPC is served at POST /http/<network> and WS /ws/<network>' },
   METHOD_NOT_ALLOWED: { http: 405, rpc: -32014, message: 'HTTP method not allowed: send JSON-RPC with POST' },
+  BODY_TIMEOUT: { http: 408, rpc: -32015, message: 'Request body not received in time: send the whole body right after the headers' },
+  UPGRADE_REQUIRED: { http: 426, rpc: -32016, message: 'Upgrade required: /ws/<network> speaks JSON-RPC over WebSocket; connect with a WebSocket client (wss://…/ws/<network>?apikey=<API_KEY>), or POST to /http/<network>' },
+  ADMIN_UNAUTHORIZED: { http: 401, rpc: -32017, message: 'Unauthorized: /metrics on the admin listener needs the header Authorization: Bearer <TOLLGATE_ADMIN_TOKEN>' },
   NO_HEALTHY_UPSTREAM: { http: 503, rpc: -32020, message: 'No healthy node is available for this call right now; retry with backoff' },
   UPSTREAM_TIMEOUT: { http: 504, rpc: -32021, message: 'The node did not answer in time; retry, or split the call (for eth_getLogs, a narrower block range)' },
   UPSTREAM_ERROR: { http: 502, rpc: -32022, message: 'The node failed to answer; retry with backoff' },
+  UPSTREAM_ANSWER_TOO_LARGE: { http: 502, rpc: -32023, message: "The node's answer is larger than this gateway passes on; ask for less (a narrower block range, fewer calls in a batch)" },
   WS_TOO_MANY_CONNECTIONS: { http: 429, rpc: -32030, message: 'Too many WebSocket connections open for this key; close one, or share one connection between your subscriptions' },
   WS_CONNECTION_COOLDOWN: { http: 429, rpc: -32031, message: 'New WebSocket connections of this key are blocked for a cooldown after too many in one second; retry after the time in Retry-After' },
   WS_PENALIZED: { http: 429, rpc: -32032, message: 'Messages of this key are refused for a while after repeated malformed or unsupported messages' },
+  WS_TOO_MANY_SUBSCRIPTIONS: { http: 429, rpc: -32033, message: 'Too many subscriptions on this connection; unsubscribe some, or open another connection' },
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorCode = keyof typeof ERRORS

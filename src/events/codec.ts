@@ -1,14 +1,20 @@
 import { Packr } from 'msgpackr'
+import { floatsToIntegers } from './msgpack-integers.js'
 import { EVENT_VERSIONS, type TollgateEvent } from './types.js'
 
 /**
- * The wire and disk encoding of events: msgpack maps with plain string keys.
+ * The wire and disk encoding of events: msgpack maps with plain string keys, integer fields as
+ * msgpack integers.
  *
  * `useRecords: false` matters: msgpackr's default record extension (structure sharing) is a
  * msgpackr-only format that a Go, Python or Rust consumer on NATS cannot read. Plain maps are
  * standard msgpack, so any language decodes them.
+ *
+ * Integers beyond 32 bits are written as uint64 (see floatsToIntegers), which msgpackr would read
+ * back as BigInt: `int64AsType: 'number'` keeps them plain numbers for every caller (exact: they
+ * are safe integers). Events written before, with such integers as float64, decode the same.
  */
-const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true })
+const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true, int64AsType: 'number' })
 
 /** The bytes could not be decoded into a known event (corrupt, foreign or from a newer producer). */
 export class EventDecodeError extends Error {
@@ -19,12 +25,12 @@ export class EventDecodeError extends Error {
 }
 
 /**
- * Encode an event as msgpack.
+ * Encode an event as msgpack, every integer as a msgpack integer.
  * @example
  * const bytes = encodeEvent(event); nc.publish(subjectOf(event), bytes)
  */
 export function encodeEvent(event: TollgateEvent): Uint8Array {
-  return packr.pack(event)
+  return floatsToIntegers(packr.pack(event))
 }
 
 /**

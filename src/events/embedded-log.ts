@@ -1,9 +1,11 @@
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { decodeEvent, encodeEvent } from './codec.js'
-import { EventLogUnavailable, type EventLog, type LogFollower } from './log.js'
+import { EventLogUnavailable, READ_ALL_DEFAULTS, WrongExpectedVersion, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
-import type { StoredEvent, TollgateEvent } from './types.js'
+import { categoryOf, type StoredEvent, type TollgateEvent } from './types.js'
 
+/** Meta key: the last seq indexed in the account index. */
+const INDEXED = 'indexed'
 /** How often a follower that is caught up looks for appends made by other processes. */
 const POLL_MS = 50
 /** Most events handed to one onBatch call. */
@@ -25,41 +27,101 @@ export class EmbeddedLog implements EventLog {
   readonly #env: RootDatabase
   readonly #events: Database<Buffer, number>
   readonly #ids: Database<number, string>
+  /** [accountId, seq] of every event of an account's own stream (see subjectOf): its index. */
+  readonly #accounts: Database<null, [string, number]>
+  /** 'indexed': the last seq whose account event is in #accounts (older logs had no index). */
+  readonly #meta: Database<number, string>
   readonly #followers = new FollowerSet()
   #closed = false
+
+  get connected(): boolean {
+    return !this.#closed
+  }
 
   private constructor(env: RootDatabase) {
     this.#env = env
     this.#events = env.openDB<Buffer, number>({ name: 'events', encoding: 'binary' })
     this.#ids = env.openDB<number, string>({ name: 'ids', encoding: 'ordered-binary' })
+    this.#accounts = env.openDB<null, [string, number]>({ name: 'accounts', encoding: 'ordered-binary' })
+    this.#meta = env.openDB<number, string>({ name: 'meta', encoding: 'ordered-binary' })
   }
 
   /** Open (or create) the log at `path`, a directory of its own. */
   static open(path: string): EmbeddedLog {
-    return new EmbeddedLog(open({ path, maxDbs: 4 }))
+    const log = new EmbeddedLog(open({ path, maxDbs: 8 }))
+    log.#indexOlderEvents()
+    return log
   }
 
   async append(events: readonly TollgateEvent[]): Promise<void> {
+    await this.#write(events, undefined)
+  }
+
+  async appendToAccount(accountId: string, events: readonly TollgateEvent[], expectedVersion: number): Promise<number> {
+    return this.#write(events, { accountId, expectedVersion })
+  }
+
+  async readAccount(accountId: string): Promise<AccountStream> {
     this.#assertOpen()
-    if (events.length === 0) return
+    const events: StoredEvent[] = []
+    for (const [, seq] of this.#accounts.getKeys({ start: [accountId, 0], end: [accountId, Number.MAX_SAFE_INTEGER] })) {
+      events.push({ seq, event: decodeEvent(this.#events.get(seq)!) })
+    }
+    return { events, version: events.at(-1)?.seq ?? 0 }
+  }
+
+  /** Append (once per id), checking the account's version first when `expect` says so; resolves with it after. */
+  async #write(events: readonly TollgateEvent[], expect: { accountId: string; expectedVersion: number } | undefined): Promise<number> {
+    this.#assertOpen()
     // Encode before the transaction: the write lock is shared with other processes.
-    const encoded = events.map((event) => ({ id: event.id, bytes: Buffer.from(encodeEvent(event)) }))
+    const encoded = events.map((event) => ({ event, bytes: Buffer.from(encodeEvent(event)) }))
+    let version = 0
     try {
       await this.#env.transaction(() => {
+        if (expect !== undefined) {
+          version = this.#versionNow(expect.accountId)
+          if (version !== expect.expectedVersion) throw new WrongExpectedVersion(expect.accountId, expect.expectedVersion)
+        }
         let seq = this.#lastSeqNow()
         const seen = new Set<string>()
-        for (const { id, bytes } of encoded) {
-          if (seen.has(id) || this.#ids.get(id) !== undefined) continue
-          seen.add(id)
+        for (const { event, bytes } of encoded) {
+          if (seen.has(event.id) || this.#ids.get(event.id) !== undefined) continue
+          seen.add(event.id)
           seq += 1
           this.#events.put(seq, bytes)
-          this.#ids.put(id, seq)
+          this.#ids.put(event.id, seq)
+          if (categoryOf(event.type) === 'accounts' && 'accountId' in event) {
+            this.#accounts.put([event.accountId, seq], null)
+            if (event.accountId === expect?.accountId) version = seq
+          }
         }
+        this.#meta.put(INDEXED, seq)
       })
     } catch (cause) {
+      if (cause instanceof WrongExpectedVersion) throw cause
       throw new EventLogUnavailable('embedded log: write failed', { cause })
     }
-    this.#followers.wakeAll()
+    if (events.length > 0) this.#followers.wakeAll()
+    return version
+  }
+
+  #versionNow(accountId: string): number {
+    for (const [, seq] of this.#accounts.getKeys({ start: [accountId, Number.MAX_SAFE_INTEGER], end: [accountId, 0], reverse: true, limit: 1 })) return seq
+    return 0
+  }
+
+  /** A log written before the account index: index its account events once, at open. */
+  #indexOlderEvents(): void {
+    const indexed = this.#meta.get(INDEXED) ?? 0
+    const last = this.#lastSeqNow()
+    if (indexed >= last) return
+    this.#env.transactionSync(() => {
+      for (const { key, value } of this.#events.getRange({ start: indexed + 1 })) {
+        const event = decodeEvent(value)
+        if (categoryOf(event.type) === 'accounts' && 'accountId' in event) this.#accounts.put([event.accountId, key], null)
+      }
+      this.#meta.put(INDEXED, last)
+    })
   }
 
   async read(from: number, limit: number): Promise<StoredEvent[]> {
@@ -70,6 +132,21 @@ export class EmbeddedLog implements EventLog {
   async lastSeq(): Promise<number> {
     this.#assertOpen()
     return this.#lastSeqNow()
+  }
+
+  async readAll(from: number, onBatch: (batch: StoredEvent[]) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
+    this.#assertOpen()
+    const to = opts.to ?? this.#lastSeqNow()
+    const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
+    let next = Math.max(1, from)
+    while (next <= to) {
+      this.#assertOpen()
+      const events = this.#readNow(next, Math.min(batch, to - next + 1))
+      if (events.length === 0) break
+      await onBatch(events)
+      next = events[events.length - 1]!.seq + 1
+    }
+    return next - 1
   }
 
   follow(from: number, onBatch: (batch: StoredEvent[]) => Promise<void>): LogFollower {

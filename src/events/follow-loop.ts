@@ -111,6 +111,11 @@ export class FollowerSet {
     }
   }
 
+  /** Followers running. */
+  get size(): number {
+    return this.#loops.size
+  }
+
   /** New events may be there: every follower looks now instead of at its next poll. */
   wakeAll(): void {
     for (const loop of this.#loops) loop.wake()

@@ -5,14 +5,15 @@ import {
   JetStreamApiError,
   RetentionPolicy,
   StorageType,
+  type Consumer,
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream'
 import { connect, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node'
-import { decodeEvent, encodeEvent } from './codec.js'
+import { decodeEvent, encodeEvent, EventDecodeError } from './codec.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
-import { EventLogUnavailable, type EventLog, type LogFollower } from './log.js'
-import { subjectOf, type StoredEvent, type TollgateEvent } from './types.js'
+import { EventLogUnavailable, READ_ALL_DEFAULTS, WrongExpectedVersion, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
+import { accountStreamSubject, subjectOf, type StoredEvent, type TollgateEvent } from './types.js'
 
 export interface JetStreamLogOptions {
   /** NATS server URL(s). */
@@ -47,6 +48,8 @@ const FOLLOW_BATCH = 1000
  * publishes; this slower poll only covers publishes missed while the connection was down.
  */
 const FOLLOW_POLL_MS = 1_000
+/** Most messages asked for in one fetch of readAll (each fetch must end within READ_TIMEOUT_MS). */
+const FETCH_MAX = 5_000
 /** Reads longer than this (server gone mid-fetch) give up with EventLogUnavailable. */
 const READ_TIMEOUT_MS = 10_000
 
@@ -63,21 +66,19 @@ const READ_TIMEOUT_MS = 10_000
  */
 export class JetStreamLog implements EventLog {
   readonly kind = 'jetstream' as const
-  readonly #nc: NatsConnection
-  readonly #js: JetStreamClient
-  readonly #jsm: JetStreamManager
-  readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'onError'>
+  readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'name' | 'onError'>
   readonly #followers = new FollowerSet()
+  /** The connection, once made (a log opened while NATS is down has none until it comes back). */
+  #conn: { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager } | undefined
   #wakeSub: Subscription | undefined
-  #connected = true
+  #connected = false
   #closed = false
+  #retry: NodeJS.Timeout | undefined
+  /** Whether the stream has account events under the old subjects (looked up once). */
+  #legacy: Promise<boolean> | undefined
 
-  private constructor(nc: NatsConnection, jsm: JetStreamManager, opts: JetStreamLogOptions) {
-    this.#nc = nc
-    this.#jsm = jsm
+  private constructor(opts: JetStreamLogOptions) {
     this.#opts = { timeoutMs: DEFAULT_TIMEOUT_MS, ...opts }
-    this.#js = jetstream(nc, { timeout: this.#opts.timeoutMs })
-    void this.#watchStatus()
   }
 
   /**
@@ -85,64 +86,260 @@ export class JetStreamLog implements EventLog {
    * cannot be reached now (the caller decides whether to retry or to stop).
    */
   static async connect(opts: JetStreamLogOptions): Promise<JetStreamLog> {
-    const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS
-    let nc: NatsConnection
+    const log = new JetStreamLog(opts)
+    log.#attach(await dial(log.#opts))
+    return log
+  }
+
+  /**
+   * A log for a gateway: connected now when NATS answers, else connecting in the background
+   * (every call rejects with EventLogUnavailable meanwhile, so the outbox keeps the events and the
+   * gateway serves from its projections). A gateway restarted during a NATS outage still starts.
+   * Only a configuration error (StreamMismatch) rejects.
+   */
+  static async open(opts: JetStreamLogOptions, onWaiting?: (err: EventLogUnavailable) => void): Promise<JetStreamLog> {
+    const log = new JetStreamLog(opts)
     try {
-      nc = await connect({
-        servers: opts.servers,
-        name: opts.name,
-        timeout,
-        // Never give up: a NATS restart or a network cut must not end the gateway's log.
-        maxReconnectAttempts: -1,
-        reconnectTimeWait: 250,
-      })
-    } catch (cause) {
-      throw new EventLogUnavailable(`cannot connect to NATS at ${String(opts.servers)}`, { cause })
+      log.#attach(await dial(log.#opts))
+    } catch (err) {
+      if (!(err instanceof EventLogUnavailable)) throw err
+      onWaiting?.(err)
+      log.#dialLater()
     }
-    try {
-      const jsm = await jetstreamManager(nc, { timeout })
-      await ensureStream(jsm, opts)
-      return new JetStreamLog(nc, jsm, opts)
-    } catch (cause) {
-      await nc.close().catch(() => undefined)
-      if (cause instanceof StreamMismatch) throw cause
-      throw new EventLogUnavailable(`JetStream stream ${opts.stream} is not available`, { cause })
-    }
+    return log
+  }
+
+  /** Whether NATS is connected now (false while it reconnects, or before the first connection). */
+  get connected(): boolean {
+    return this.#connected
+  }
+
+  #dialLater(): void {
+    this.#retry = setTimeout(() => {
+      dial(this.#opts).then(
+        (conn) => {
+          if (this.#closed) return void conn.nc.close().catch(() => undefined)
+          this.#attach(conn)
+          this.#followers.wakeAll()
+        },
+        (err: unknown) => {
+          if (this.#closed) return
+          if (err instanceof StreamMismatch) this.#opts.onError?.(err)
+          this.#dialLater()
+        },
+      )
+    }, DIAL_RETRY_MS)
+  }
+
+  #attach(conn: { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager }): void {
+    this.#conn = conn
+    this.#connected = true
+    void this.#watchStatus(conn.nc)
+    if (this.#followers.size > 0) this.#ensureWakeSubscription()
   }
 
   async append(events: readonly TollgateEvent[]): Promise<void> {
-    this.#assertReachable()
+    const { js } = this.#reachable()
     const { subjectPrefix, timeoutMs } = this.#opts
-    for (let i = 0; i < events.length; i += PUBLISH_WINDOW) {
-      const window = events.slice(i, i + PUBLISH_WINDOW)
-      // One connection delivers publishes in order, so the stream stores them in order.
-      const acks = window.map((event) =>
-        this.#js.publish(subjectOf(event, subjectPrefix), encodeEvent(event), { msgID: event.id, timeout: timeoutMs }),
+    // A sliding window: the next publish goes out as soon as one of the window is acknowledged.
+    // One connection delivers publishes in order, so the stream stores them in order.
+    const inFlight = new Set<Promise<void>>()
+    let failure: { cause: unknown } | undefined
+    for (const event of events) {
+      if (failure !== undefined) break
+      const ack: Promise<void> = js.publish(subjectOf(event, subjectPrefix), encodeEvent(event), { msgID: event.id, timeout: timeoutMs }).then(
+        () => void inFlight.delete(ack),
+        (cause: unknown) => {
+          inFlight.delete(ack)
+          failure ??= { cause }
+        },
       )
-      const results = await Promise.allSettled(acks)
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-      if (failed) {
-        throw new EventLogUnavailable(`JetStream did not acknowledge an append to ${this.#opts.stream}`, {
-          cause: failed.reason,
-        })
-      }
+      inFlight.add(ack)
+      if (inFlight.size >= PUBLISH_WINDOW) await Promise.race(inFlight)
+    }
+    await Promise.all(inFlight)
+    if (failure !== undefined) {
+      throw new EventLogUnavailable(`JetStream did not acknowledge an append to ${this.#opts.stream}`, { cause: failure.cause })
     }
   }
 
-  async read(from: number, limit: number): Promise<StoredEvent[]> {
-    this.#assertReachable()
+  async appendToAccount(accountId: string, events: readonly TollgateEvent[], expectedVersion: number): Promise<number> {
+    const { js } = this.#reachable()
+    const { subjectPrefix, timeoutMs } = this.#opts
+    const subject = accountStreamSubject(accountId, subjectPrefix)
+    let version = expectedVersion
+    // One by one, each expecting the sequence the previous one got: a command that raced another
+    // fails on its first event, before anything of it is stored. (nats-server 2.9 has no atomic
+    // batch: a command cut between two of its events leaves the first ones; the deciders finish
+    // such a command when it is decided again, see ConfirmPayment.)
+    for (const event of events) {
+      const own = subjectOf(event, subjectPrefix) === subject
+      try {
+        const ack = await js.publish(subjectOf(event, subjectPrefix), encodeEvent(event), {
+          msgID: event.id,
+          timeout: timeoutMs,
+          ...(own ? { expect: { lastSubjectSequence: version } } : {}),
+        })
+        // A duplicate is not checked against the expected sequence by the server: an event with
+        // this id was appended by another command since our version, so this one is stale too.
+        if (own && ack.duplicate) throw new WrongExpectedVersion(accountId, version)
+        if (own) version = ack.seq
+      } catch (cause) {
+        if (cause instanceof WrongExpectedVersion) throw cause
+        if (cause instanceof JetStreamApiError && cause.code === WRONG_LAST_SEQUENCE) throw new WrongExpectedVersion(accountId, version, { cause })
+        throw new EventLogUnavailable(`JetStream did not acknowledge an append to ${this.#opts.stream}`, { cause })
+      }
+    }
+    return version
+  }
+
+  async readAccount(accountId: string): Promise<AccountStream> {
+    const conn = this.#reachable()
+    const subject = accountStreamSubject(accountId, this.#opts.subjectPrefix)
     try {
-      return await withTimeout(this.#read(Math.max(1, from), limit), READ_TIMEOUT_MS, 'read')
+      const events = await withTimeout(this.#readSubject(conn, subject, true), READ_TIMEOUT_MS, 'read of an account')
+      // A log written before accounts had their own subject: their older events are read too.
+      const legacy = (await this.#hasLegacySubjects(conn)) ? await withTimeout(this.#readSubject(conn, `${this.#opts.subjectPrefix}.accounts.*`, false), READ_TIMEOUT_MS, 'read of old account events') : []
+      const own = legacy.filter((s) => 'accountId' in s.event && s.event.accountId === accountId)
+      const version = events.at(-1)?.seq ?? 0
+      return { events: [...own, ...events].sort((a, b) => a.seq - b.seq), version }
+    } catch (cause) {
+      if (cause instanceof EventLogUnavailable) throw cause
+      throw new EventLogUnavailable(`cannot read account ${accountId} from ${this.#opts.stream}`, { cause })
+    }
+  }
+
+  /** Every message on `subject` (a filter), in order. `exact`: the subject is one subject (no wildcard). */
+  async #readSubject(conn: { js: JetStreamClient; jsm: JetStreamManager }, subject: string, exact: boolean): Promise<StoredEvent[]> {
+    let last: number
+    if (exact) {
+      const msg = await conn.jsm.streams.getMessage(this.#opts.stream, { last_by_subj: subject }).catch((err: unknown) => {
+        if (err instanceof JetStreamApiError && err.code === NO_MESSAGE) return null
+        throw err
+      })
+      if (msg === null) return []
+      last = msg.seq
+    } else {
+      last = (await conn.jsm.streams.info(this.#opts.stream)).state.last_seq
+    }
+    // One filter subject as a string: an array needs nats-server 2.10, Debian ships 2.9.
+    const consumer = await conn.js.consumers.get(this.#opts.stream, { filter_subjects: subject })
+    const out: StoredEvent[] = []
+    try {
+      for (;;) {
+        const { num_pending: pending } = await consumer.info(true)
+        if (pending === 0) break
+        const messages = await consumer.fetch({ max_messages: Math.min(pending, FOLLOW_BATCH), expires: READ_TIMEOUT_MS / 2 })
+        let got = 0
+        for await (const m of messages) {
+          out.push({ seq: m.seq, event: decodeEvent(m.data) })
+          got++
+          if (got >= Math.min(pending, FOLLOW_BATCH) || m.seq >= last) break
+        }
+        if (got === 0 || out.at(-1)!.seq >= last) break
+      }
+      return out
+    } finally {
+      consumer.delete().catch(() => undefined)
+    }
+  }
+
+  /** Whether the stream holds account events under the subjects of before the account token. */
+  async #hasLegacySubjects(conn: { jsm: JetStreamManager }): Promise<boolean> {
+    this.#legacy ??= conn.jsm.streams
+      .info(this.#opts.stream, { subjects_filter: `${this.#opts.subjectPrefix}.accounts.*` })
+      .then((info) => Object.keys(info.state.subjects ?? {}).length > 0)
+    return this.#legacy
+  }
+
+  async read(from: number, limit: number): Promise<StoredEvent[]> {
+    const conn = this.#reachable()
+    try {
+      return await withTimeout(this.#read(conn, Math.max(1, from), limit), READ_TIMEOUT_MS, 'read')
     } catch (cause) {
       if (cause instanceof EventLogUnavailable) throw cause
       throw new EventLogUnavailable(`cannot read stream ${this.#opts.stream}`, { cause })
     }
   }
 
-  async lastSeq(): Promise<number> {
-    this.#assertReachable()
+  async readAll(from: number, onBatch: (batch: StoredEvent[]) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
+    const conn = this.#reachable()
+    const first = Math.max(1, from)
+    const to = opts.to ?? (await this.lastSeq())
+    if (first > to) return first - 1
+    const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
+    let consumer: Consumer
     try {
-      return (await this.#jsm.streams.info(this.#opts.stream)).state.last_seq
+      consumer = await withTimeout(conn.js.consumers.get(this.#opts.stream, { opt_start_seq: first }), READ_TIMEOUT_MS, 'read')
+    } catch (cause) {
+      throw new EventLogUnavailable(`cannot read stream ${this.#opts.stream}`, { cause })
+    }
+    let last = first - 1
+    let fetching: Promise<Fetched> | undefined
+    try {
+      // Fetches of a few thousand on the same consumer (it goes on where the last one stopped).
+      // The next fetch is asked for before onBatch runs, so that the server sends while the batch
+      // is applied, yet memory never holds more than a batch and one fetch (consume() would keep
+      // pulling however long onBatch takes).
+      const fetchNext = (after: number, room: number): Promise<Fetched> => {
+        const fetched = this.#fetch(consumer, Math.min(FETCH_MAX, room, to - after))
+        fetched.catch(() => undefined) // awaited later, after onBatch: not an unhandled rejection meanwhile
+        return fetched
+      }
+      let events: StoredEvent[] = []
+      let next = fetchNext(last, batch)
+      let empty = 0
+      for (;;) {
+        fetching = next
+        // Timed from when we wait, not from when it was asked for: onBatch may take long.
+        const got = await withTimeout(next, READ_TIMEOUT_MS, 'read').catch((cause: unknown) => {
+          if (cause instanceof EventLogUnavailable || cause instanceof EventDecodeError) throw cause
+          throw new EventLogUnavailable(`cannot read stream ${this.#opts.stream}`, { cause })
+        })
+        fetching = undefined
+        if (got.events.length > 0) events = events.length === 0 ? got.events : events.concat(got.events)
+        const seq = events.at(-1)?.seq ?? last
+        // An empty fetch: its request expired while we were busy, or the stream ends before `to`.
+        empty = got.events.length === 0 ? empty + 1 : 0
+        const end = seq >= to || got.atEnd || (empty > 0 && (await this.lastSeq()) <= seq)
+        if (empty >= 3) throw new EventLogUnavailable(`stream ${this.#opts.stream} sent nothing after seq ${seq} in three fetches although it holds more`)
+        const full = events.length >= batch
+        if (!end) fetching = next = fetchNext(seq, full ? batch : batch - events.length)
+        if (full || (end && events.length > 0)) {
+          await onBatch(events)
+          last = seq
+          events = []
+        }
+        if (end) return last
+      }
+    } finally {
+      // A fetch still running when onBatch failed: let it end, then drop the consumer.
+      void Promise.resolve(fetching)
+        .catch(() => undefined)
+        .finally(() => {
+          // Ordered consumers are ephemeral, but would linger on the server for minutes.
+          consumer.delete().catch(() => undefined)
+        })
+    }
+  }
+
+  /** Up to `n` messages from the consumer; `atEnd`: the stream had none after the last one. */
+  async #fetch(consumer: Consumer, n: number): Promise<Fetched> {
+    const messages = await consumer.fetch({ max_messages: n, expires: READ_TIMEOUT_MS / 2 })
+    const events: StoredEvent[] = []
+    let atEnd = false
+    for await (const m of messages) {
+      events.push({ seq: m.seq, event: decodeEvent(m.data) })
+      atEnd = m.info.pending === 0
+      if (events.length >= n || atEnd) break
+    }
+    return { events, atEnd }
+  }
+
+  async lastSeq(): Promise<number> {
+    const { jsm } = this.#reachable()
+    try {
+      return (await jsm.streams.info(this.#opts.stream)).state.last_seq
     } catch (cause) {
       throw new EventLogUnavailable(`cannot read the state of stream ${this.#opts.stream}`, { cause })
     }
@@ -164,18 +361,19 @@ export class JetStreamLog implements EventLog {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    clearTimeout(this.#retry)
     await this.#followers.stopAll()
-    await this.#nc.close()
+    await this.#conn?.nc.close()
   }
 
   /** Events from `from` on with an ordered consumer starting at that stream sequence. */
-  async #read(from: number, limit: number): Promise<StoredEvent[]> {
-    const { state } = await this.#jsm.streams.info(this.#opts.stream)
+  async #read(conn: { js: JetStreamClient; jsm: JetStreamManager }, from: number, limit: number): Promise<StoredEvent[]> {
+    const { state } = await conn.jsm.streams.info(this.#opts.stream)
     const first = Math.max(from, state.first_seq)
     // Ask for exactly what exists: a fetch for more would wait its whole expiry at the end.
     const wanted = Math.min(limit, state.last_seq - first + 1)
     if (wanted <= 0) return []
-    const consumer = await this.#js.consumers.get(this.#opts.stream, { opt_start_seq: first })
+    const consumer = await conn.js.consumers.get(this.#opts.stream, { opt_start_seq: first })
     try {
       const messages = await consumer.fetch({ max_messages: wanted, expires: READ_TIMEOUT_MS / 2 })
       const out: StoredEvent[] = []
@@ -192,16 +390,16 @@ export class JetStreamLog implements EventLog {
 
   /** One core subscription on the stream's subjects wakes every follower the moment anyone appends. */
   #ensureWakeSubscription(): void {
-    if (this.#wakeSub) return
-    this.#wakeSub = this.#nc.subscribe(`${this.#opts.subjectPrefix}.>`, {
+    if (this.#wakeSub || this.#conn === undefined) return
+    this.#wakeSub = this.#conn.nc.subscribe(`${this.#opts.subjectPrefix}.>`, {
       callback: () => {
         this.#followers.wakeAll()
       },
     })
   }
 
-  async #watchStatus(): Promise<void> {
-    for await (const status of this.#nc.status()) {
+  async #watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
       if (status.type === 'disconnect') this.#connected = false
       else if (status.type === 'reconnect') {
         this.#connected = true
@@ -215,11 +413,49 @@ export class JetStreamLog implements EventLog {
     if (this.#closed) throw new EventLogUnavailable('JetStream log is closed')
   }
 
-  #assertReachable(): void {
+  #reachable(): { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager } {
     this.#assertOpen()
+    if (this.#conn === undefined) throw new EventLogUnavailable(`NATS at ${String(this.#opts.servers)} has not been reached yet (connecting in the background)`)
     // Fail fast: a request made while disconnected would sit in the reconnect buffer until its
     // time-out, and be sent late, after later ones.
     if (!this.#connected) throw new EventLogUnavailable('NATS is disconnected (reconnecting in the background)')
+    return this.#conn
+  }
+}
+
+/** What one fetch of readAll got. */
+interface Fetched {
+  events: StoredEvent[]
+  /** The stream had no message after the last one. */
+  atEnd: boolean
+}
+
+/** Pause between attempts to reach NATS for a log opened while it was down. */
+const DIAL_RETRY_MS = 1_000
+
+/** Connect to NATS and make sure the stream exists. */
+async function dial(opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'name'>): Promise<{ nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager }> {
+  let nc: NatsConnection
+  try {
+    nc = await connect({
+      servers: opts.servers,
+      name: opts.name,
+      timeout: opts.timeoutMs,
+      // Never give up: a NATS restart or a network cut must not end the gateway's log.
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+    })
+  } catch (cause) {
+    throw new EventLogUnavailable(`cannot connect to NATS at ${String(opts.servers)}`, { cause })
+  }
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: opts.timeoutMs })
+    await ensureStream(jsm, opts)
+    return { nc, jsm, js: jetstream(nc, { timeout: opts.timeoutMs }) }
+  } catch (cause) {
+    await nc.close().catch(() => undefined)
+    if (cause instanceof StreamMismatch) throw cause
+    throw new EventLogUnavailable(`JetStream stream ${opts.stream} is not available`, { cause })
   }
 }
 
@@ -233,8 +469,12 @@ export class StreamMismatch extends Error {
 
 /** Stream not found, as JetStream's API says it. */
 const STREAM_NOT_FOUND = 10059
+/** An append's expected last subject sequence was not the subject's last sequence. */
+const WRONG_LAST_SEQUENCE = 10071
+/** No message matched a get (an account without events). */
+const NO_MESSAGE = 10037
 
-async function ensureStream(jsm: JetStreamManager, opts: JetStreamLogOptions): Promise<void> {
+async function ensureStream(jsm: JetStreamManager, opts: Pick<JetStreamLogOptions, 'stream' | 'subjectPrefix' | 'replicas'>): Promise<void> {
   const subject = `${opts.subjectPrefix}.>`
   try {
     const info = await jsm.streams.info(opts.stream)

@@ -8,6 +8,8 @@ import type { StoredEvent, TollgateEvent } from './types.js'
 export interface EventLog {
   /** Which adapter this is, for logs and /metrics. */
   readonly kind: 'jetstream' | 'embedded'
+  /** Whether calls can reach the log now (NATS connected; the embedded log: until closed). */
+  readonly connected: boolean
   /**
    * Append events in order; resolves once every one is durably stored (acknowledged). An event
    * whose `id` the log already holds is accepted and not stored twice (JetStream `msgID`
@@ -15,8 +17,30 @@ export interface EventLog {
    * Rejects with EventLogUnavailable when the log cannot be reached.
    */
   append(events: readonly TollgateEvent[]): Promise<void>
+  /**
+   * Append the events of one command to an account's own stream (see subjectOf), if the stream is
+   * still at `expectedVersion`: the version readAccount gave, 0 for an account without events.
+   * Resolves with the new version. Rejects with WrongExpectedVersion when another command appended
+   * to the account meanwhile (reload, decide again), EventLogUnavailable when the log is down.
+   * This is how two commands racing on one account (two keys issued, one transfer for two
+   * invoices) are told apart: by the log, not by a projection.
+   */
+  appendToAccount(accountId: string, events: readonly TollgateEvent[], expectedVersion: number): Promise<number>
+  /** An account's own events in order, and its stream's version (the seq of the last one, 0: none). */
+  readAccount(accountId: string): Promise<AccountStream>
   /** Events with seq >= from, in order, at most `limit` of them (fewer at the end of the log). */
   read(from: number, limit: number): Promise<StoredEvent[]>
+  /**
+   * Read the log from seq `from` to `opts.to` (default: its last seq as of this call) with ONE
+   * reader (JetStream: one ordered consumer for the whole range, no stream info per batch), handing
+   * the events to `onBatch` in order, at most `opts.batch` at a time; the next batch is read only
+   * once the promise of the previous one settles, so memory holds about one batch. Resolves with
+   * the last seq delivered (from - 1 when there was nothing). Rejects with onBatch's error (nothing
+   * more is delivered), or EventLogUnavailable when the log cannot be read.
+   * @example
+   * await log.readAll(checkpoint + 1, async (events) => projector.apply(events), { batch: 20_000 })
+   */
+  readAll(from: number, onBatch: (batch: StoredEvent[]) => Promise<void> | void, opts?: ReadAllOptions): Promise<number>
   /** The highest seq in the log, 0 when it is empty. */
   lastSeq(): Promise<number>
   /**
@@ -28,6 +52,20 @@ export interface EventLog {
   close(): Promise<void>
 }
 
+export interface ReadAllOptions {
+  /** Last seq to read (default: the log's last seq when readAll is called). */
+  to?: number
+  /** Most events per onBatch call (default READ_ALL_DEFAULTS.batch). */
+  batch?: number
+}
+
+export const READ_ALL_DEFAULTS = Object.freeze({ batch: 1000 })
+
+export interface AccountStream {
+  events: StoredEvent[]
+  version: number
+}
+
 export interface LogFollower {
   stop(): Promise<void>
 }
@@ -37,5 +75,17 @@ export class EventLogUnavailable extends Error {
   override name = 'EventLogUnavailable'
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
+  }
+}
+
+/** An append to an account's stream found another version than the one its command was decided on. */
+export class WrongExpectedVersion extends Error {
+  override name = 'WrongExpectedVersion'
+  constructor(
+    readonly accountId: string,
+    readonly expected: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`account ${accountId} is no longer at version ${expected}: another command appended to it; load it again and decide again`, options)
   }
 }

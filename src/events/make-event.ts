@@ -47,8 +47,11 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
       // Sorted: the same selection listed in another order is the same fact.
       return [e.type, e.accountId, e.time, e.nodes.map((n) => `${n.network}:${n.kind}`).sort()]
     case 'KeyIssued':
-    case 'KeyRevoked':
       return [e.type, e.keyId]
+    case 'KeyRevoked':
+      // The command, not only the key: a revocation at once after one with a grace period is
+      // another fact (with only the key in it, the second was dropped as a duplicate).
+      return [e.type, e.keyId, e.effectiveAt]
     case 'IpThrottled':
       return [e.type, e.instance, e.ip, e.until]
     case 'RateLimited':

@@ -2,7 +2,15 @@ import { join } from 'node:path'
 import type { EventsConfig } from '../config/types.js'
 import { EmbeddedLog } from './embedded-log.js'
 import { JetStreamLog } from './jetstream-log.js'
-import type { EventLog } from './log.js'
+import type { EventLog, EventLogUnavailable } from './log.js'
+
+export interface OpenLogOptions {
+  /**
+   * Open the JetStream log even when NATS cannot be reached now (it connects in the background),
+   * telling this function why; absent: reject with EventLogUnavailable (the command line's way).
+   */
+  whileNatsIsDown?: (err: EventLogUnavailable) => void
+}
 
 /**
  * The event log the configuration asks for: JetStream when `events.nats` is set, else the
@@ -10,15 +18,10 @@ import type { EventLog } from './log.js'
  * @example
  * const log = await openEventLog(config.events, config.dataDir)
  */
-export async function openEventLog(events: EventsConfig, dataDir: string): Promise<EventLog> {
+export async function openEventLog(events: EventsConfig, dataDir: string, opts: OpenLogOptions = {}): Promise<EventLog> {
   if (events.nats !== undefined) {
-    return JetStreamLog.connect({
-      servers: events.nats,
-      stream: events.stream,
-      subjectPrefix: events.subjectPrefix,
-      replicas: events.replicas,
-      name: 'tollgate',
-    })
+    const jsOpts = { servers: events.nats, stream: events.stream, subjectPrefix: events.subjectPrefix, replicas: events.replicas, name: 'tollgate' }
+    return opts.whileNatsIsDown ? JetStreamLog.open(jsOpts, opts.whileNatsIsDown) : JetStreamLog.connect(jsOpts)
   }
   return EmbeddedLog.open(join(dataDir, 'log'))
 }

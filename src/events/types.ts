@@ -47,6 +47,11 @@ export interface PlanEnded extends EventHead<'PlanEnded'> {
   accountId: string
   planId: string
   reason: 'expired' | 'cancelled' | 'replaced'
+  /**
+   * The start of the period that ended (its PlanActivated's startsAt): a renewal activated since
+   * is a later period and is not ended. Absent in version 1 events (they end the plan they name).
+   */
+  startsAt?: number
 }
 
 export interface NodesSelected extends EventHead<'NodesSelected'> {
@@ -309,7 +314,7 @@ export interface StoredEvent {
 export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.freeze({
   AccountCreated: 1,
   PlanActivated: 1,
-  PlanEnded: 1,
+  PlanEnded: 2,
   NodesSelected: 1,
   KeyIssued: 1,
   KeyRevoked: 1,
@@ -333,12 +338,29 @@ export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.free
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[]
 
 /**
- * NATS subject of an event: `tollgate.<category>.<type>` where category is
- * `accounts` (accounts, plans, entitlements, payments, keys), `decisions` (rate limits,
- * penalties, throttles, cooldowns) or `usage`.
+ * NATS subject of an event. Every subject carries the account as its third token (`_` for an
+ * event of no account, such as an IP throttle), so that one JetStream filter,
+ * `<prefix>.*.<accountId>.*`, takes one account's events from the server:
+ * - `<prefix>.accounts.<accountId>.events`: the account's own stream (accounts, plans, nodes,
+ *   keys, invoices and payments, sign-in): one subject per account, because an append to it
+ *   carries the expected last sequence of that subject (nats-server 2.9 checks one exact subject);
+ * - `<prefix>.decisions.<accountId>.<Type>`: rate limits, penalties, throttles, cooldowns;
+ * - `<prefix>.usage.<accountId>.<Type>`: usage per key, network and interval.
+ * Logs written before the account token (`<prefix>.<category>.<Type>`) are read alike: the
+ * stream holds `<prefix>.>`.
  */
 export function subjectOf(event: TollgateEvent, prefix = 'tollgate'): string {
-  return `${prefix}.${categoryOf(event.type)}.${event.type}`
+  const category = categoryOf(event.type)
+  const account = 'accountId' in event ? event.accountId : NO_ACCOUNT
+  return category === 'accounts' ? accountStreamSubject(account, prefix) : `${prefix}.${category}.${account}.${event.type}`
+}
+
+/** The subject token of events that belong to no account. */
+export const NO_ACCOUNT = '_'
+
+/** The subject of an account's own stream (see subjectOf). */
+export function accountStreamSubject(accountId: string, prefix = 'tollgate'): string {
+  return `${prefix}.accounts.${accountId}.events`
 }
 
 export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' {

@@ -1,27 +1,31 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js'
-import { sendReply, type Reply, type ResponseState } from './respond.js'
+import { sendReply, type Reply } from './respond.js'
+import type { Exchanges, ResponseState } from './exchanges.js'
+import { drainThen } from './request-body.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
-import { parseRpcBody } from '../rpc/parse.js'
+import { parseRpcBytes } from '../rpc/parse.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
-import type { Upstreams } from '../upstream/upstreams.js'
 import type { HttpCounters } from './http-counters.js'
-import type { IpDirectory } from '../gateway/ip-directory.js'
-import type { PoolSelector } from '../gateway/pool-selector.js'
-import { originAllowed } from '../keys/domain-allowlist.js'
+import type { Admission } from '../gateway/admission.js'
 import { CORS_HEADERS } from './cors.js'
+import { BodyDeadlines, type PendingBody } from './body-deadlines.js'
 
 export interface HttpRpcRouteDeps {
+  /** Network, IP throttle, key, origin, plan access and the key's pool: the same for WebSocket. */
+  admission: Admission
+  /** For the CORS preflight, which names a key but is not a call. */
   keys: KeyDirectory
-  upstreams: Upstreams
   dispatcher: RpcDispatcher
   maxBodyBytes: number
+  /** How long the body may take to arrive after the headers (`limits.bodyTimeoutMs`). */
+  bodyTimeoutMs: number
   counters: HttpCounters
-  ips: IpDirectory
-  pools: PoolSelector
   /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
   trustProxy: boolean
   onError: (err: unknown) => void
+  /** The front end's open exchanges (graceful shutdown waits for them). */
+  exchanges: Exchanges
 }
 
 /**
@@ -30,15 +34,13 @@ export interface HttpRpcRouteDeps {
  * when the handler returns) and `onAborted` is attached before the first asynchronous step.
  */
 export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps): void {
+  const deadlines = new BodyDeadlines<RequestState>(deps.bodyTimeoutMs, (state) => bodyLate(state, deps.bodyTimeoutMs))
   app.post('/http/:network', (res: HttpResponse, req: HttpRequest) => {
-    const state: ResponseState = { aborted: false, done: false }
-    res.onAborted(() => {
-      state.aborted = true
-    })
+    const declaredLength = Number(req.getHeader('content-length') || '0')
+    const state: RequestState = deps.exchanges.begin(res, false, { bodyDone: false, dueSweep: 0, bodyBytes: 0, declaredLength, refusal: undefined, fail: undefined })
     const network = req.getParameter(0)
     const apiKey = keyFrom(req)
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
-    const declaredLength = Number(req.getHeader('content-length') || '0')
     // The client's address is decoded only when something needs it (an IP is being tracked, or a
     // rate limit rejects): uWS makes a new ArrayBuffer for it, which was 5% of a small call's CPU.
     // The forwarded-for header is read now, as `req` is gone when the handler returns; `res`
@@ -55,33 +57,21 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       const headers = cors === undefined ? e.headers : { ...cors, ...e.headers }
       sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers, close }, acceptGzip)
     }
+    state.fail = fail
 
-    if (!deps.upstreams.pool(network)) {
-      return drainThen(res, state, deps.maxBodyBytes, () =>
-        fail(new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(network.slice(0, 40))}: this gateway serves ${deps.upstreams.networks().join(', ')}`)),
-      )
-    }
     if (declaredLength > deps.maxBodyBytes) {
       // Refuse before reading: the body is still on the wire, so the connection is closed after the answer.
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
-    const throttled = deps.ips.tracking() ? deps.ips.check(ipOf()) : undefined
-    if (throttled) return drainThen(res, state, deps.maxBodyBytes, () => fail(throttled))
-    const key = deps.keys.resolve(apiKey)
-    if (key instanceof GatewayError) return drainThen(res, state, deps.maxBodyBytes, () => fail(key))
-    const access = deps.keys.accessOn(key, network)
-    // A Private Node account's calls go to its dedicated node once one is attached.
-    const pool = deps.pools.poolFor(key, network)!
-    if (!originAllowed(key.record.domains, origin, referer)) {
-      const from = origin || referer || 'no Origin or Referer header'
-      return drainThen(res, state, deps.maxBodyBytes, () =>
-        fail(new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`)),
-      )
-    }
+    if (apiKey instanceof GatewayError) return refuseAfterBody(res, state, deps.maxBodyBytes, deadlines, apiKey)
+    const admitted = deps.admission.admit({ network, apiKey, origin, referer, ip: ipOf })
+    if (admitted instanceof GatewayError) return refuseAfterBody(res, state, deps.maxBodyBytes, deadlines, admitted)
+    const { key, access, pool } = admitted
 
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
-      const parsed = parseRpcBody(body)
+      // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
+      const parsed = parseRpcBytes(body)
       deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
@@ -96,7 +86,40 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
         },
       )
     })
+    deadlines.track(state)
   })
+}
+
+/**
+ * What a request's handlers share: its answer's state and its body's progress, which is also
+ * what the body time-out reads (one object per request, nothing more allocated to watch it).
+ */
+interface RequestState extends ResponseState, PendingBody {
+  /** Body bytes received so far. */
+  bodyBytes: number
+  /** The Content-Length announced (0: none). */
+  declaredLength: number
+  /** The answer already decided while the body is drained (a bad key…); undefined while it is read for the call. */
+  refusal: GatewayError | undefined
+  /** Answers with an error (and closes the connection when asked). */
+  fail: ((e: GatewayError, close?: boolean) => void) | undefined
+}
+
+/**
+ * A body still not in after the time-out: the refusal already decided, else 408; either way the
+ * connection is closed, as the rest of the body may still come.
+ */
+function bodyLate(state: RequestState, timeoutMs: number): void {
+  if (state.refusal !== undefined) return state.fail?.(state.refusal, true)
+  const got = state.declaredLength > 0 ? `${state.bodyBytes} of the ${state.declaredLength} bytes announced` : `${state.bodyBytes} bytes`
+  state.fail?.(new GatewayError('BODY_TIMEOUT', `Request body not received in time: ${got} arrived within ${timeoutMs} ms (limits.bodyTimeoutMs); send the whole body right after the headers`), true)
+}
+
+/** Read and drop the body, then answer `e`: the connection stays usable for the client's next request. */
+function refuseAfterBody(res: HttpResponse, state: RequestState, max: number, deadlines: BodyDeadlines<RequestState>, e: GatewayError): void {
+  state.refusal = e
+  drainThen(res, state, max, (tooLarge) => state.fail?.(e, tooLarge))
+  deadlines.track(state)
 }
 
 const decoder = new TextDecoder()
@@ -117,13 +140,17 @@ function forwardedIp(req: HttpRequest): string | undefined {
   return last || undefined
 }
 
-/** The API key of a request: `?apikey=` first, then `Authorization: Bearer <key>`. */
-export function keyFrom(req: HttpRequest): string {
-  const q = req.getQuery('apikey')
-  if (q) return q
+/**
+ * The API key of a request, from `?apikey=` or `Authorization: Bearer <key>`. Both may be given
+ * when they name the same key; two different keys are refused rather than one silently chosen,
+ * since the client cannot know which of its keys it is being charged to.
+ */
+export function keyFrom(req: HttpRequest): string | GatewayError {
+  const q = req.getQuery('apikey') ?? ''
   const auth = req.getHeader('authorization')
-  if (auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') return auth.slice(7).trim()
-  return ''
+  const bearer = auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ' ? auth.slice(7).trim() : ''
+  if (q !== '' && bearer !== '' && q !== bearer) return new GatewayError('CONFLICTING_KEYS')
+  return q || bearer
 }
 
 function tooLarge(size: number | undefined, max: number): GatewayError {
@@ -132,42 +159,31 @@ function tooLarge(size: number | undefined, max: number): GatewayError {
 }
 
 /**
- * Collect the body as UTF-8 text. Chunks before the last are copied (uWS neuters them after the
- * callback); the last one is decoded before the callback returns, so it needs no copy. `null` when
- * the body grows past `max`: a client sending without Content-Length cannot make us buffer without
- * bound.
+ * Collect the body. Chunks before the last are copied (uWS neuters them after the callback); the
+ * last one is handed over as a view of uWS's buffer, valid until `done` returns, so a body that
+ * came in one piece is never copied. `null` when the body grows past `max`: a client sending
+ * without Content-Length cannot make us buffer without bound.
  */
-function readBody(res: HttpResponse, state: ResponseState, max: number, done: (body: string | null, bytes: number) => void): void {
+function readBody(res: HttpResponse, state: RequestState, max: number, done: (body: Buffer | null, bytes: number) => void): void {
   let chunks: Buffer[] | null = []
   let size = 0
   res.onData((chunk, isLast) => {
-    if (chunks === null) return
+    if (chunks === null || state.bodyDone) return
     size += chunk.byteLength
+    state.bodyBytes = size
     if (size > max) {
       chunks = null
+      state.bodyDone = true
       return done(null, size)
     }
     if (isLast) {
       const last = Buffer.from(chunk)
-      const text = chunks.length === 0 ? last.toString('utf8') : Buffer.concat([...chunks, last]).toString('utf8')
+      const body = chunks.length === 0 ? last : Buffer.concat([...chunks, last])
       chunks = null
-      if (!state.aborted) done(text, size)
+      state.bodyDone = true
+      if (!state.aborted) done(body, size)
     } else {
       chunks.push(Buffer.from(chunk.slice(0)))
-    }
-  })
-}
-
-/** Read and drop the body, then answer: keeps the connection usable for the client's next request. */
-function drainThen(res: HttpResponse, state: ResponseState, max: number, answer: () => void): void {
-  let size = 0
-  let answered = false
-  res.onData((chunk, isLast) => {
-    if (answered) return
-    size += chunk.byteLength
-    if (isLast || size > max) {
-      answered = true
-      if (!state.aborted) answer()
     }
   })
 }

@@ -1,19 +1,23 @@
-import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js'
-import { registerHttpRpcRoute, type HttpRpcRouteDeps } from './http-rpc-route.js'
-import { sendReply, type ResponseState } from './respond.js'
-import { ERRORS, errorResponseJson } from '../errors/registry.js'
-import type { Metrics } from '../metrics/metrics.js'
+import { uws, type HttpResponse, type TemplatedApp } from './uws.js'
+import { registerHttpRpcRoute, keyFrom, type HttpRpcRouteDeps } from './http-rpc-route.js'
+import { sendReply } from './respond.js'
+import { Exchanges, type ResponseState } from './exchanges.js'
+import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { CORS_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.js'
 import type { DashboardService } from '../dashboard/dashboard-service.js'
 import { registerApiRoutes } from '../dashboard/api-routes.js'
 import { registerStaticFiles } from '../dashboard/static-files.js'
+import { originAllowed } from '../keys/domain-allowlist.js'
+import { notFoundRoute, otherMethods } from './route-methods.js'
+import { drainThen, MAX_REFUSED_BODY } from './request-body.js'
+import { registerHealthRoutes } from './health-routes.js'
+import { Listener } from './listener.js'
 
-export interface HttpServerDeps extends HttpRpcRouteDeps {
-  metrics: Metrics
+export interface HttpServerDeps extends Omit<HttpRpcRouteDeps, 'exchanges'> {
   /** Ready: listening and the projections caught up with the event log. */
   ready: () => boolean
   /** Routes of other parts (the WebSocket endpoint), registered before the catch-all ones. */
-  routes?: (app: TemplatedApp) => void
+  routes?: (app: TemplatedApp, exchanges: Exchanges) => void
   /** The dashboard: its JSON API under /api/ and its static files at / (absent: neither). */
   dashboard?: DashboardRoutes
 }
@@ -24,64 +28,92 @@ export interface DashboardRoutes {
   staticDir: string | undefined
 }
 
-/** The uWS app with every route of the gateway; `listen` binds only what the config says. */
+/**
+ * The uWS app with every route of the gateway; `listen` binds only what the config says. Every
+ * route answers every method: its own, HEAD where it serves GET, OPTIONS, and 405 with `Allow`
+ * for the rest (a request uWS's parser does not know, such as an unknown method, is closed by
+ * uWS itself without an answer).
+ */
 export class HttpServer {
   readonly app: TemplatedApp
-  #listenSocket: us_listen_socket | undefined
-  #listening = false
+  /** Exchanges still open, and whether the front end drains (graceful shutdown). */
+  readonly exchanges = new Exchanges()
+  readonly #listener: Listener
 
   constructor(deps: HttpServerDeps) {
     const app = uws.App()
+    const exchanges = this.exchanges
     this.app = app
-    registerHttpRpcRoute(app, deps)
-    deps.routes?.(app)
-    app.get('/healthz', (res) => plain(res, 200, 'ok\n'))
-    app.get('/readyz', (res) => {
-      const ok = this.#listening && deps.ready()
-      plain(res, ok ? 200 : 503, ok ? 'ready\n' : 'not ready: projections are catching up with the event log\n')
-    })
-    app.get('/metrics', (res) => plain(res, 200, deps.metrics.render(), 'text/plain; version=0.0.4'))
+    this.#listener = new Listener(app, exchanges, 'listen')
+    registerHttpRpcRoute(app, { ...deps, exchanges })
     // CORS preflight of a browser dApp: JSON and Authorization make every cross-origin call preflighted.
-    app.options('/http/:network', (res) => {
-      const state: ResponseState = { aborted: false, done: false }
-      sendReply(res, state, { status: 204, body: null, headers: { ...CORS_HEADERS, ...CORS_PREFLIGHT_HEADERS } }, false)
+    app.options('/http/:network', (res, req) => {
+      const key = keyFrom(req)
+      // Conflicting keys are answered by the call itself; a preflight just names none then.
+      preflight(res, exchanges.begin(res), req.getHeader('origin'), typeof key === 'string' ? key : '', deps)
     })
-    app.any('/http/:network', (res) => jsonError(res, 'METHOD_NOT_ALLOWED', { Allow: 'POST' }))
+    otherMethods(app, exchanges, '/http/:network', ['POST'])
+    deps.routes?.(app, exchanges)
+    // /metrics is on the admin listener (src/front/admin-server.ts): here it is an unknown path.
+    registerHealthRoutes(app, exchanges, () => this.notReady())
     if (deps.dashboard) {
-      registerApiRoutes(app, deps.dashboard.service, deps.onError)
-      registerStaticFiles(app, deps.dashboard.staticDir)
+      registerApiRoutes(app, exchanges, deps.dashboard.service, deps.onError)
+      registerStaticFiles(app, exchanges, deps.dashboard.staticDir)
     }
-    app.any('/*', (res) => jsonError(res, 'NOT_FOUND'))
+    notFoundRoute(app, exchanges)
+    this.#ready = deps.ready
+  }
+
+  readonly #ready: () => boolean
+
+  /** Listening, not draining, and the rest of the gateway ready. */
+  get ready(): boolean {
+    return this.#listener.listening && !this.exchanges.draining && this.#ready()
+  }
+
+  /** Why the gateway is not ready (the text of /readyz), undefined when it is. */
+  notReady(): string | undefined {
+    if (this.ready) return undefined
+    return this.exchanges.draining ? 'draining (shutting down)' : 'projections are catching up with the event log'
   }
 
   /** Listen on host:port (port 0: a free port). Resolves with the port bound. */
   listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (socket) => {
-        if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the port is taken or the address is not local; change "listen" in the config`))
-        this.#listenSocket = socket
-        this.#listening = true
-        resolve(uws.us_socket_local_port(socket as never))
-      })
-    })
+    return this.#listener.listen(host, port)
   }
 
-  /** Stop accepting connections (requests in flight still complete). */
+  /**
+   * Begin a graceful stop: /readyz says 503, the listen socket closes (no new connections), and
+   * every answer from now on closes its connection. Calls in flight, and calls that arrive on
+   * kept-alive connections meanwhile, are answered normally.
+   */
+  drain(): void {
+    this.#listener.drain()
+  }
+
+  /** Close every socket left (idle keep-alive connections); call when the exchanges are idle. */
   close(): void {
-    if (this.#listenSocket) uws.us_listen_socket_close(this.#listenSocket)
-    this.#listenSocket = undefined
-    this.#listening = false
+    this.#listener.close()
   }
 }
 
-function plain(res: HttpResponse, status: number, body: string, contentType = 'text/plain'): void {
-  const state: ResponseState = { aborted: false, done: false }
-  sendReply(res, state, { status, body, contentType }, false)
-}
-
-function jsonError(res: HttpResponse, code: 'NOT_FOUND' | 'METHOD_NOT_ALLOWED', headers?: Record<string, string>): void {
-  const spec = ERRORS[code]
-  const state: ResponseState = { aborted: false, done: false }
-  // The request body, if any, is not read: close so that it is not taken for the next request.
-  sendReply(res, state, { status: spec.http, body: errorResponseJson('null', spec.rpc, spec.message), headers, close: true }, false)
+/**
+ * The answer to a CORS preflight. Any origin may call a key that has no domain allowlist (keys,
+ * not cookies, authenticate); when the preflight names a key (`?apikey=`) that is restricted to
+ * other domains, it gets 403 without CORS headers, so the browser stops before sending the key.
+ */
+function preflight(res: HttpResponse, state: ResponseState, origin: string, apiKey: string, deps: HttpServerDeps): void {
+  const headers: Record<string, string> = { ...CORS_HEADERS, ...CORS_PREFLIGHT_HEADERS }
+  if (apiKey !== '' && origin !== '') {
+    const key = deps.keys.resolve(apiKey)
+    if (!(key instanceof GatewayError) && key.record.domains !== undefined && key.record.domains.length > 0) {
+      if (!originAllowed(key.record.domains, origin, '')) {
+        const e = new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains.join(', ')}; change the allowlist in the dashboard`)
+        return drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) => sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), close: tooLarge }, false))
+      }
+      headers['Access-Control-Allow-Origin'] = origin
+      headers.Vary = 'Origin'
+    }
+  }
+  drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) => sendReply(res, state, { status: 204, body: null, headers, close: tooLarge }, false))
 }

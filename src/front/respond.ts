@@ -2,6 +2,9 @@ import { gzip } from 'node:zlib'
 import { promisify } from 'node:util'
 import { availableParallelism } from 'node:os'
 import type { HttpResponse } from './uws.js'
+import type { ResponseState } from './exchanges.js'
+
+export type { ResponseState } from './exchanges.js'
 
 const gzipAsync = promisify(gzip)
 
@@ -22,19 +25,15 @@ const STATUS_TEXT: Record<number, string> = {
   403: '403 Forbidden',
   404: '404 Not Found',
   405: '405 Method Not Allowed',
+  408: '408 Request Timeout',
   409: '409 Conflict',
   413: '413 Payload Too Large',
+  426: '426 Upgrade Required',
   429: '429 Too Many Requests',
   500: '500 Internal Server Error',
   502: '502 Bad Gateway',
   503: '503 Service Unavailable',
   504: '504 Gateway Timeout',
-}
-
-/** Per-request state the handlers keep: uWS forbids touching `res` after it was aborted. */
-export interface ResponseState {
-  aborted: boolean
-  done: boolean
 }
 
 export interface Reply {
@@ -90,16 +89,31 @@ async function compress(body: string | Buffer): Promise<Buffer> {
 function write(res: HttpResponse, state: ResponseState, reply: Reply, body: string | Buffer | null, gzipped: boolean): void {
   if (state.aborted || state.done) return
   state.done = true
+  // While the front end drains, every answer closes its connection: the client's next call
+  // opens a new one, which reaches another instance.
+  const close = reply.close === true || state.exchanges.draining
+  let streaming = false
   res.cork(() => {
     res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Unknown`)
     if (body !== null) res.writeHeader('Content-Type', reply.contentType ?? 'application/json')
     if (gzipped) res.writeHeader('Content-Encoding', 'gzip')
     if (body !== null && reply.contentType === undefined) res.writeHeader('Vary', 'Accept-Encoding')
     if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k])
-    if (body === null) res.endWithoutBody(undefined, reply.close)
-    else if (typeof body !== 'string' && body.length >= STREAM_MIN_BYTES && !reply.close) streamBody(res, state, body)
-    else res.end(body, reply.close)
+    if (body === null || state.head) {
+      // endWithoutBody() must be called without arguments: undefined is taken as a length of
+      // 2^63, and any length leaves the answer waiting for that many bytes, so uWS aborts the
+      // process as if the handler had returned without answering. A 204 has no Content-Length
+      // (RFC 9110 §8.6); a HEAD has the length of the body a GET would get, written by hand.
+      if (body !== null) res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length))
+      if (close) res.writeHeader('Connection', 'close')
+      res.endWithoutBody()
+    } else if (typeof body !== 'string' && body.length >= STREAM_MIN_BYTES && !close) {
+      streaming = streamBody(res, state, body)
+    } else {
+      res.end(body, close)
+    }
   })
+  if (!streaming) state.exchanges.ended(state)
 }
 
 /**
@@ -109,14 +123,17 @@ function write(res: HttpResponse, state: ResponseState, reply: Reply, body: stri
  */
 const STREAM_MIN_BYTES = 64 * 1024
 
-function streamBody(res: HttpResponse, state: ResponseState, body: Buffer): void {
+/** Send `body` as far as the socket takes it; true while the rest waits for the socket to drain. */
+function streamBody(res: HttpResponse, state: ResponseState, body: Buffer): boolean {
   const total = body.length
   const start = res.getWriteOffset()
   const [ok, done] = res.tryEnd(body, total)
-  if (ok || done) return
+  if (ok || done) return false
   res.onWritable((offset) => {
     if (state.aborted) return true
-    const [sent] = res.tryEnd(body.subarray(offset - start), total)
+    const [sent, finished] = res.tryEnd(body.subarray(offset - start), total)
+    if (finished) state.exchanges.ended(state)
     return sent
   })
+  return true
 }

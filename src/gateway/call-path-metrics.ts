@@ -1,71 +1,82 @@
-import type { Metrics } from '../metrics/metrics.js'
-import type { Upstreams } from '../upstream/upstreams.js'
+import type { Registry } from 'prom-client'
+import { scraped, scrapedValue, type Emit } from '../metrics/scraped.js'
+import type { Upstreams, UpstreamNodeStats } from '../upstream/upstreams.js'
 import type { ImmutableCache } from '../cache/immutable-cache.js'
 import type { FinalityTracker } from '../cache/finality.js'
 import type { UpstreamCaller } from './upstream-caller.js'
 
+type NodeLabel = 'network' | 'node' | 'kind'
+
 /**
- * The /metrics families of the call path beyond the HTTP front: the cache, in-flight sharing,
- * eth_getLogs splitting, transactions answered by hash, hedging, and each node's lag, error rate
- * and latency. All are read from live counters when scraped: nothing here is on the request path.
+ * The /metrics families of the call path beyond the HTTP front: each node's calls, failures,
+ * health, lag, error rate and latency, the cache, in-flight sharing, eth_getLogs splitting,
+ * transactions answered by hash and hedging. All are read from live counters when scraped: nothing
+ * here is on the request path. Running totals are counters named `_total`; the rest are gauges.
+ * Every label value comes from the configuration (networks, node names and kinds).
  */
 export function registerCallPathMetrics(
-  metrics: Metrics,
+  registry: Registry,
   parts: { upstreams: Upstreams; calls: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker },
 ): void {
   const { upstreams, calls, cache, finality } = parts
-  const g = (name: string, help: string) => metrics.gauge(name, help)
-  const cacheHits = g('tollgate_cache_hits', 'Calls answered from the immutable-answer cache (this process)')
-  const cacheMisses = g('tollgate_cache_misses', 'Cacheable calls not in the cache (this process)')
-  const cacheStores = g('tollgate_cache_stores', 'Final answers written to the cache (this process)')
-  const cacheEvictions = g('tollgate_cache_evictions', 'Entries evicted to stay under cache.maxBytes (this process)')
-  const cacheBytes = g('tollgate_cache_bytes', 'Bytes of answers in the cache (every process on the host)')
-  const cacheEntries = g('tollgate_cache_entries', 'Answers in the cache (every process on the host)')
-  const cacheGeneration = g('tollgate_cache_generation', 'Times the cache of a network was dropped after a reorg below the finalized block')
-  const finalized = g('tollgate_finalized_block', 'Finalized block of each network, as the cache uses it')
-  const shared = g('tollgate_inflight_shared', 'Calls answered by an identical call already in flight upstream')
-  const logsSplit = g('tollgate_getlogs_split', 'eth_getLogs calls split into chunks')
-  const logsChunks = g('tollgate_getlogs_chunks', 'eth_getLogs chunks sent')
-  const logsRefused = g('tollgate_getlogs_refused', 'eth_getLogs calls refused (range too wide, too many logs)')
-  const txKnown = g('tollgate_tx_already_known', 'eth_sendRawTransaction answered with the hash where a node said already known')
-  const txRecovered = g('tollgate_tx_recovered', 'eth_sendRawTransaction answered with the hash after the first node failed')
-  const hedges = g('tollgate_hedged_calls', 'Reads also sent to a second node after the first was slower than its p95')
-  const hedgeWins = g('tollgate_hedge_wins', 'Hedged reads the second node answered first')
-  const lag = g('tollgate_upstream_lag_blocks', 'Blocks each node is behind the best node of its network')
-  const errorRate = g('tollgate_upstream_error_rate', 'Share of failed calls among the last calls of each node')
-  const p95 = g('tollgate_upstream_latency_p95_ms', 'p95 latency of the recent successful calls of each node, ms')
-  const out = g('tollgate_upstream_out', '1 while a node is out, by reason (failures, error-rate, behind)')
+  const counter = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'counter', name, help, value)
+  const perNode = (kind: 'counter' | 'gauge', name: string, help: string, value: (s: UpstreamNodeStats) => number | undefined): void => {
+    const read = (emit: Emit<NodeLabel>): void => {
+      for (const s of upstreams.stats()) {
+        const v = value(s)
+        if (v !== undefined) emit({ network: s.network, node: s.node, kind: s.kind }, v)
+      }
+    }
+    scraped(registry, kind, { name, help, labelNames: ['network', 'node', 'kind'], read })
+  }
+  const perNetwork = (kind: 'counter' | 'gauge', name: string, help: string, value: (network: string) => number | undefined): void => {
+    const read = (emit: Emit<'network'>): void => {
+      for (const network of upstreams.networks()) {
+        const v = value(network)
+        if (v !== undefined) emit({ network }, v)
+      }
+    }
+    scraped(registry, kind, { name, help, labelNames: ['network'], read })
+  }
 
-  metrics.onCollect(() => {
-    if (cache) {
-      const s = cache.stats()
-      cacheHits.set(s.hits)
-      cacheMisses.set(s.misses)
-      cacheStores.set(s.stores)
-      cacheEvictions.set(s.evictions)
-      cacheBytes.set(s.bytes)
-      cacheEntries.set(s.entries)
-    }
-    shared.set(calls.inflight.shared)
-    logsSplit.set(calls.logs.counters.split)
-    logsChunks.set(calls.logs.counters.chunks)
-    logsRefused.set(calls.logs.counters.refused)
-    txKnown.set(calls.transactions.counters.alreadyKnown)
-    txRecovered.set(calls.transactions.counters.recovered)
-    for (const network of upstreams.networks()) {
-      const pool = upstreams.pool(network)!
-      hedges.set(pool.hedges.started, { network })
-      hedgeWins.set(pool.hedges.won, { network })
-      if (cache) cacheGeneration.set(cache.generation(network), { network })
-      const f = finality?.finalized(network)
-      if (f !== undefined) finalized.set(f, { network })
-    }
-    for (const s of upstreams.stats()) {
-      const labels = { network: s.network, node: s.node, kind: s.kind }
-      if (s.lag !== undefined) lag.set(s.lag, labels)
-      errorRate.set(s.errorRate, labels)
-      if (Number.isFinite(s.latencyP95Ms)) p95.set(Math.round(s.latencyP95Ms * 10) / 10, labels)
-      for (const reason of ['failures', 'error-rate', 'behind']) out.set(s.outReason === reason ? 1 : 0, { ...labels, reason })
-    }
+  perNode('counter', 'tollgate_upstream_calls_total', 'Calls sent to each node since start', (s) => s.calls)
+  perNode('counter', 'tollgate_upstream_failures_total', 'Transport failures and time-outs of each node since start', (s) => s.failures)
+  perNode('gauge', 'tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out', (s) => (s.healthy ? 1 : 0))
+  perNode('gauge', 'tollgate_upstream_in_flight', 'Calls waiting for each node now', (s) => s.inFlight)
+  perNode('gauge', 'tollgate_upstream_lag_blocks', 'Blocks each node is behind the best node of its network', (s) => s.lag)
+  perNode('gauge', 'tollgate_upstream_error_rate', 'Share of failed calls among the last calls of each node', (s) => s.errorRate)
+  perNode('gauge', 'tollgate_upstream_latency_p95_ms', 'p95 latency of the recent successful calls of each node (the window hedging uses), ms', (s) =>
+    Number.isFinite(s.latencyP95Ms) ? Math.round(s.latencyP95Ms * 10) / 10 : undefined,
+  )
+  scraped(registry, 'gauge', {
+    name: 'tollgate_upstream_out',
+    help: '1 while a node is out, by reason (failures, error-rate, behind)',
+    labelNames: ['network', 'node', 'kind', 'reason'],
+    read: (emit) => {
+      for (const s of upstreams.stats()) {
+        for (const reason of ['failures', 'error-rate', 'behind']) emit({ network: s.network, node: s.node, kind: s.kind, reason }, s.outReason === reason ? 1 : 0)
+      }
+    },
   })
+
+  perNetwork('counter', 'tollgate_hedged_calls_total', 'Reads also sent to a second node after the first was slower than its p95', (n) => upstreams.pool(n)!.hedges.started)
+  perNetwork('counter', 'tollgate_hedge_wins_total', 'Hedged reads the second node answered first', (n) => upstreams.pool(n)!.hedges.won)
+  counter('tollgate_inflight_shared_total', 'Calls answered by an identical call already in flight upstream', () => calls.inflight.shared)
+  counter('tollgate_getlogs_split_total', 'eth_getLogs calls split into chunks', () => calls.logs.counters.split)
+  counter('tollgate_getlogs_chunks_total', 'eth_getLogs chunks sent', () => calls.logs.counters.chunks)
+  counter('tollgate_getlogs_refused_total', 'eth_getLogs calls refused (range too wide, too many logs)', () => calls.logs.counters.refused)
+  counter('tollgate_tx_already_known_total', 'eth_sendRawTransaction answered with the hash where a node said already known', () => calls.transactions.counters.alreadyKnown)
+  counter('tollgate_tx_recovered_total', 'eth_sendRawTransaction answered with the hash after the first node failed', () => calls.transactions.counters.recovered)
+
+  if (cache) {
+    const gauge = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'gauge', name, help, value)
+    counter('tollgate_cache_hits_total', 'Calls answered from the immutable-answer cache (this process)', () => cache.stats().hits)
+    counter('tollgate_cache_misses_total', 'Cacheable calls not in the cache (this process)', () => cache.stats().misses)
+    counter('tollgate_cache_stores_total', 'Final answers written to the cache (this process)', () => cache.stats().stores)
+    counter('tollgate_cache_evictions_total', 'Entries evicted to stay under cache.maxBytes (this process)', () => cache.stats().evictions)
+    gauge('tollgate_cache_bytes', 'Bytes of answers in the cache (every process on the host)', () => cache.stats().bytes)
+    gauge('tollgate_cache_entries', 'Answers in the cache (every process on the host)', () => cache.stats().entries)
+    perNetwork('counter', 'tollgate_cache_invalidations_total', 'Times the cache of a network was dropped after a reorg below the finalized block', (n) => cache.generation(n))
+  }
+  if (finality) perNetwork('gauge', 'tollgate_finalized_block', 'Finalized block of each network, as the cache uses it', (n) => finality.finalized(n))
 }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino'
 import type { Config } from '../config/types.js'
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import { openEventLog } from '../events/open-log.js'
-import type { EventLog } from '../events/log.js'
+import { EventLogUnavailable, type EventLog } from '../events/log.js'
 import { Outbox } from '../events/outbox.js'
 import { makeEvent } from '../events/make-event.js'
 import type { EventInput } from '../events/types.js'
@@ -14,11 +14,15 @@ import { Projector } from '../projections/projector.js'
 import { loadPlanCatalog } from '../plans/catalog.js'
 import { Upstreams } from '../upstream/upstreams.js'
 import { UsageMeter } from '../usage/usage-meter.js'
-import { Metrics } from '../metrics/metrics.js'
+import { gatewayRegistry } from '../metrics/registry.js'
+import { NetworkLabels } from '../metrics/labels.js'
+import { UpstreamDurations } from '../metrics/upstream-durations.js'
 import { KeyDirectory } from './key-directory.js'
 import { RpcDispatcher, type UsageSink } from './rpc-dispatcher.js'
 import { HttpServer } from '../front/http-server.js'
+import type { Exchanges } from '../front/exchanges.js'
 import { HttpCounters } from '../front/http-counters.js'
+import { AdminServer, adminToken } from '../front/admin-server.js'
 import { IpDirectory } from './ip-directory.js'
 import { HeadTracker } from './head-tracker.js'
 import { FilterPins } from './filter-pins.js'
@@ -27,6 +31,7 @@ import { WsCounters } from '../ws/ws-counters.js'
 import { WsDecisions } from '../ws/ws-decisions.js'
 import { WsServer } from '../ws/ws-server.js'
 import { PoolSelector } from './pool-selector.js'
+import { Admission } from './admission.js'
 import { DashboardService } from '../dashboard/dashboard-service.js'
 import { dashboardDir } from '../dashboard/static-files.js'
 import { NodeHeadMonitor } from '../upstream/node-heads.js'
@@ -34,6 +39,8 @@ import { ImmutableCache } from '../cache/immutable-cache.js'
 import { FinalityTracker } from '../cache/finality.js'
 import { UpstreamCaller } from './upstream-caller.js'
 import { registerCallPathMetrics } from './call-path-metrics.js'
+import { registerStateMetrics } from './state-metrics.js'
+import { FaultLog } from './fault-log.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -41,6 +48,8 @@ export interface RunningGateway {
   /** Base URL of the WebSocket endpoints, e.g. ws://127.0.0.1:8080 */
   readonly ws: string
   readonly port: number
+  /** Base URL of the admin listener (/metrics, /healthz, /readyz), e.g. http://127.0.0.1:9090 */
+  readonly admin: string
   readonly log: EventLog
   readonly store: StateStore
   readonly outbox: Outbox
@@ -82,10 +91,14 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const { logger } = opts
   const clock = opts.clock ?? systemClock
   const instance = opts.instance ?? `${hostname()}-${process.pid}-${Date.now().toString(36)}`
+  // Before anything is opened: an admin listener reachable from the network needs its token.
+  const token = adminToken(config.admin.listen.host)
   mkdirSync(config.dataDir, { recursive: true })
 
   const catalog = loadPlanCatalog(config.plans.catalog)
-  const log = await openEventLog(config.events, config.dataDir)
+  const log = await openEventLog(config.events, config.dataDir, {
+    whileNatsIsDown: (err) => logger.warn({ err: String(err), cause: String(err.cause) }, 'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back'),
+  })
   const store = StateStore.open(join(config.dataDir, 'state'))
   const outbox = Outbox.open(join(config.dataDir, 'outbox'), log, {
     onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
@@ -93,8 +106,8 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   const keys = new KeyDirectory(store, catalog, clock, {
     ws: config.ws,
     // The end of a plan period is a decision too: the first instance that sees it says so.
-    onPlanEnded: (account, planId, endedAt) =>
-      outbox.publish([makeEvent({ type: 'PlanEnded', accountId: account.accountId, planId, reason: 'expired' }, endedAt)]),
+    onPlanEnded: (account, planId, startsAt, endedAt) =>
+      outbox.publish([makeEvent({ type: 'PlanEnded', accountId: account.accountId, planId, reason: 'expired', startsAt }, endedAt)]),
   })
   const ips = new IpDirectory(store, clock, config.limits.ipThrottle, (ip, until, rejections) => {
     logger.warn({ ip, until: new Date(until).toISOString(), rejections }, 'client IP throttled')
@@ -102,7 +115,13 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
     ])
   })
+  const faults = new FaultLog(logger, { clock })
+  const registry = gatewayRegistry()
+  const durations = new UpstreamDurations(registry)
   const upstreams = Upstreams.fromConfig(config.networks, {
+    maxAnswerBytes: config.limits.maxUpstreamBytes,
+    onNodeFailure: faults.nodeFailed,
+    durations: (network, node, kind) => durations.forNode(network, node, kind),
     health: {
       failureThreshold: config.health.failureThreshold,
       cooldownMs: config.health.cooldownMs,
@@ -110,7 +129,8 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       maxLagBlocks: config.health.maxLagBlocks,
     },
   })
-  const pools = new PoolSelector(upstreams, store)
+  // Pools are built on the first call of an account, after `subscriptions` exists below.
+  const pools = new PoolSelector(upstreams, store, { maxAnswerBytes: config.limits.maxUpstreamBytes, onNodeFailure: faults.nodeFailed }, (pool) => subscriptions.retire(pool))
   const projector = new Projector(store, log, {
     onApplied: (changes) => {
       keys.refresh(changes)
@@ -119,7 +139,14 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     },
     onError: (err) => logger.error({ err }, 'projection failed; retrying'),
   })
-  await projector.catchUp()
+  try {
+    await projector.catchUp()
+  } catch (err) {
+    // A NATS outage must not keep a gateway from starting: its LMDB projections hold the keys and
+    // plans as last seen, and the follower catches up once the log is back.
+    if (!(err instanceof EventLogUnavailable)) throw err
+    logger.warn({ err: String(err) }, 'event log unreachable at start: serving from the last projected state')
+  }
   projector.start()
   const usage = new UsageMeter({
     clock,
@@ -136,27 +163,10 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   })
   wsDecisions.start()
 
-  const metrics = new Metrics()
-  const counters = new HttpCounters(metrics)
-  const outboxGauge = metrics.gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log')
-  const checkpointGauge = metrics.gauge('tollgate_projection_checkpoint', 'Last event log position applied to the LMDB projections')
-  const keysGauge = metrics.gauge('tollgate_active_keys', 'Key actors in memory')
-  const upCalls = metrics.gauge('tollgate_upstream_calls', 'Calls sent to each node since start')
-  const upFailures = metrics.gauge('tollgate_upstream_failures', 'Transport failures and time-outs of each node since start')
-  const upHealthy = metrics.gauge('tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out')
-  const upInFlight = metrics.gauge('tollgate_upstream_in_flight', 'Calls waiting for each node now')
-  metrics.onCollect(() => {
-    for (const s of upstreams.stats()) {
-      const labels = { network: s.network, node: s.node, kind: s.kind }
-      upCalls.set(s.calls, labels)
-      upFailures.set(s.failures, labels)
-      upHealthy.set(s.healthy ? 1 : 0, labels)
-      upInFlight.set(s.inFlight, labels)
-    }
-    outboxGauge.set(outbox.pending())
-    checkpointGauge.set(store.checkpoint())
-    keysGauge.set(keys.size)
-  })
+  // Label values only from the config: an unknown slug in a request counts as `other`.
+  const networkLabels = new NetworkLabels(Object.keys(config.networks))
+  const counters = new HttpCounters(registry, networkLabels)
+  registerStateMetrics(registry, { outbox, store, keys })
   const heads = new HeadTracker()
   const nodeHeads = new NodeHeadMonitor(upstreams, {
     intervalMs: config.health.pollMs,
@@ -189,7 +199,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     cache,
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
-  registerCallPathMetrics(metrics, { upstreams, calls, cache, finality })
+  registerCallPathMetrics(registry, { upstreams, calls, cache, finality })
   const filters = new FilterPins(clock)
   const dispatcher = new RpcDispatcher({
     usage: opts.meterUsage === false ? NO_USAGE : usage,
@@ -199,21 +209,22 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     windowBlocks: config.routing.fullNodeWindowBlocks,
     onRejected: (ip, n) => ips.rejected(ip, n),
     calls,
+    onServerError: faults.answered,
   })
   const subscriptions = Subscriptions.fromUpstreams(upstreams, {
     timeoutMs: config.limits.upstreamTimeoutMs,
     onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
   })
+  const admission = new Admission({ upstreams, ips, keys, pools })
   const wsServer = new WsServer({
-    keys,
+    admission,
     ips,
     trustProxy: config.trustProxy,
-    upstreams,
     subscriptions,
     dispatcher,
     usage,
     decisions: wsDecisions,
-    counters: new WsCounters(metrics, () => subscriptions.stats()),
+    counters: new WsCounters(registry, networkLabels, () => subscriptions.stats()),
     config: config.ws,
     clock,
     onError: (err) => logger.error({ err }, 'unexpected error on the WebSocket path'),
@@ -225,21 +236,26 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       ? undefined
       : new DashboardService({ config, log, store, projector, catalog, clock, upstreams, secret, baseUrl: () => baseUrl })
   const server = new HttpServer({
+    admission,
     keys,
-    ips,
-    pools,
     trustProxy: config.trustProxy,
-    upstreams,
     dispatcher,
     counters,
-    metrics,
     maxBodyBytes: config.limits.maxBodyBytes,
-    ready: () => projector.caughtUp(),
+    bodyTimeoutMs: config.limits.bodyTimeoutMs,
+    // Ready when the projections caught up, or the log cannot be reached: an outage of NATS must
+    // not take every instance out of its load balancer at once; they serve from the last state.
+    ready: () => projector.caughtUp() || !log.connected,
     dashboard: { service: () => dashboard, staticDir: opts.dashboardDir ?? dashboardDir() },
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
-    routes: (app) => wsServer.register(app),
+    routes: (app, exchanges) => wsServer.register(app, exchanges),
   })
   const port = await server.listen(config.listen.host, config.listen.port)
+  const adminServer = new AdminServer({ registry, token, notReady: () => server.notReady(), onError: (err) => logger.error({ err }, 'unexpected error on the admin listener') })
+  const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port).catch((err: unknown) => {
+    server.close()
+    throw err
+  })
   const sweeper = setInterval(() => {
     keys.sweep()
     ips.sweep()
@@ -247,17 +263,55 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
   }, 60_000)
   sweeper.unref()
 
-  const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host
-  const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${host}:${port}`
+  const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${urlHost(config.listen.host)}:${port}`
   const ws = http.replace(/^http/, 'ws')
   baseUrl = http
-  logger.info({ http, ws, events: log.kind, networks: Object.keys(config.networks) }, 'ready')
+  const admin = `http://${urlHost(config.admin.listen.host)}:${adminPort}`
+  logger.info({ http, ws, admin, events: log.kind, networks: Object.keys(config.networks) }, 'ready')
 
-  let closed = false
+  /**
+   * The graceful stop, in the order that never answers a call with a part already closed: the
+   * front end drains first (readiness 503, no new connections, `Connection: close` on every answer,
+   * WebSocket clients told 1001 "going away"), the calls in flight are answered, the idle
+   * keep-alive sockets are closed, then the usage of the current interval and the outbox go to
+   * the event log, and the stores close last. Past `shutdownMs` the calls still open are cut.
+   */
+  let closing: Promise<void> | undefined
+  const close = async (): Promise<void> => {
+    const deadline = Date.now() + config.shutdownMs
+    logger.info({ calls: server.exchanges.open, webSockets: wsServer.size, shutdownMs: config.shutdownMs }, 'draining')
+    server.drain()
+    adminServer.drain()
+    wsServer.close()
+    const drained = await quiet(server.exchanges, deadline)
+    if (!drained) logger.warn({ calls: server.exchanges.open, shutdownMs: config.shutdownMs }, 'shutdownMs passed with calls still open: they are cut')
+    server.close()
+    adminServer.close()
+    subscriptions.close()
+    clearInterval(sweeper)
+    nodeHeads.stop()
+    finality?.stop()
+    usage.stop()
+    wsDecisions.stop()
+    try {
+      // What is left of shutdownMs, and at least a second: usage is what the drain is for.
+      await outbox.flush(Math.max(1_000, deadline - Date.now()))
+    } catch (err) {
+      logger.warn({ err: String(err), pending: outbox.pending() }, 'events left in the outbox; the next start sends them')
+    }
+    await outbox.close()
+    await projector.stop()
+    await pools.close()
+    await upstreams.close()
+    await cache?.close()
+    await log.close()
+    store.close()
+  }
   return {
     http,
     ws,
     port,
+    admin,
     log,
     store,
     outbox,
@@ -267,31 +321,35 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     calls,
     cache,
     finality,
-    async close() {
-      if (closed) return
-      closed = true
-      server.close()
-      wsServer.close()
-      subscriptions.close()
-      clearInterval(sweeper)
-      nodeHeads.stop()
-      finality?.stop()
-      usage.stop()
-      wsDecisions.stop()
-      try {
-        await outbox.flush(5_000)
-      } catch (err) {
-        logger.warn({ err: String(err), pending: outbox.pending() }, 'events left in the outbox; the next start sends them')
-      }
-      await outbox.close()
-      await projector.stop()
-      await pools.close()
-      await upstreams.close()
-      await cache?.close()
-      await log.close()
-      store.close()
-    },
+    close: () => (closing ??= close()),
   }
+}
+
+/**
+ * A drained front end stays open this long with no exchange before its sockets are closed: a
+ * client that was between two calls when the drain began sends its next one now, and gets it
+ * answered (with `Connection: close`) instead of finding its kept-alive socket reset.
+ */
+const DRAIN_QUIET_MS = 100
+
+/** Resolves true once no exchange has been open for DRAIN_QUIET_MS, false at `deadline`. */
+async function quiet(exchanges: Exchanges, deadline: number): Promise<boolean> {
+  for (;;) {
+    const left = deadline - Date.now()
+    if (left <= 0) return false
+    let timer: NodeJS.Timeout | undefined
+    const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))
+    await Promise.race([exchanges.idle(), timeUp])
+    clearTimeout(timer)
+    if (exchanges.open > 0) return false
+    await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_QUIET_MS, Math.max(0, deadline - Date.now()))))
+    if (exchanges.open === 0) return true
+  }
+}
+
+/** A host as it goes in a URL: an IPv6 address in brackets. */
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host
 }
 
 /** Counts nothing (meterUsage: false). */

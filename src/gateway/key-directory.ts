@@ -17,6 +17,11 @@ export interface KeyContext {
   record: KeyRecord
   account: AccountRecord
   plan: Plan | undefined
+  /**
+   * The actor of the key's account: every live key of an account (the active one and those in
+   * the grace period of a regeneration) shares it, so rotating a key never multiplies the plan's
+   * rate or WebSocket connections; they are one credential being rotated.
+   */
   readonly actor: KeyActor
   /** What the key may use per network, computed on first use and dropped when the account changes. */
   access: Map<string, Access>
@@ -25,7 +30,7 @@ export interface KeyContext {
 }
 
 /** Called once when a key's plan is found past its end: the host emits PlanEnded. */
-export type PlanEndedHook = (account: AccountRecord, planId: string, endedAt: number) => void
+export type PlanEndedHook = (account: AccountRecord, planId: string, startsAt: number, endedAt: number) => void
 
 /**
  * Resolves API keys to their actor and projected state. The LMDB projection is the truth; this
@@ -40,6 +45,8 @@ export class KeyDirectory {
   readonly #registry: ActorRegistry<string, KeyContext | null>
   readonly #ws: WsConfig | undefined
   readonly #onPlanEnded: PlanEndedHook | undefined
+  /** The actor of each account with a key in memory, and how many such keys hold it. */
+  readonly #actors = new Map<string, { actor: KeyActor; holders: number }>()
 
   /** `ws`: the configured WebSocket limits (default: the spec's). */
   constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, opts: { idleMs?: number; onPlanEnded?: PlanEndedHook; ws?: WsConfig } = {}) {
@@ -55,6 +62,7 @@ export class KeyDirectory {
       create: (keyHash) => this.#load(keyHash),
       // A key with open WebSocket connections keeps its actor: a fresh one would count none of them.
       canPassivate: (ctx) => ctx === null || ctx.actor.wsOpen === 0,
+      passivate: (ctx) => this.#release(ctx),
     })
   }
 
@@ -74,16 +82,25 @@ export class KeyDirectory {
       return new GatewayError('INVALID_KEY')
     }
     if (!sameHash(ctx.record.keyHash, hash)) return new GatewayError('INVALID_KEY')
+    return this.validity(ctx) ?? ctx
+  }
+
+  /**
+   * Why a resolved key may not be used now (revoked or regenerated 401, plan inactive or ended
+   * 403), or undefined while it may. Checked at every request, and for open WebSocket connections
+   * at every message.
+   */
+  validity(ctx: KeyContext): GatewayError | undefined {
     const now = this.#clock.now()
     if (ctx.record.revokedAt !== null && ctx.record.revokedAt <= now) {
-      return new GatewayError('INVALID_KEY', 'Invalid API key: this key was regenerated or revoked; use the current key from the dashboard (My Subscription)')
+      return new GatewayError('INVALID_KEY', 'Invalid API key: this key was revoked or regenerated; use the current key from the dashboard (My Subscription)')
     }
     const plan = ctx.account.plan
     if (!plan || !ctx.plan) return new GatewayError('PLAN_INACTIVE', "Forbidden: the account has no active plan; choose one in the dashboard's Plans section")
     if (plan.endsAt !== null && plan.endsAt <= now) {
       if (!ctx.endReported) {
         ctx.endReported = true
-        this.#onPlanEnded?.(ctx.account, plan.planId, plan.endsAt)
+        this.#onPlanEnded?.(ctx.account, plan.planId, plan.startsAt, plan.endsAt)
       }
       const ended = new Date(plan.endsAt).toISOString()
       const detail =
@@ -92,7 +109,7 @@ export class KeyDirectory {
           : `Forbidden: the ${ctx.plan.name} plan of this account ended at ${ended}; renew it (another payment) or choose another plan in the dashboard`
       return new GatewayError('PLAN_INACTIVE', detail)
     }
-    return ctx
+    return undefined
   }
 
   /** The node kinds this key may use on `network` (cached per key until its account changes). */
@@ -118,7 +135,10 @@ export class KeyDirectory {
       if (record) {
         ctx.record = record
         this.#restoreWsBlocks(ctx)
-      } else this.#registry.delete(hash)
+      } else {
+        this.#registry.delete(hash)
+        this.#release(ctx)
+      }
     }
     if (changes.accountIds.length === 0) return
     const accounts = new Set(changes.accountIds)
@@ -130,8 +150,14 @@ export class KeyDirectory {
       ctx.plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
       ctx.access = new Map()
       ctx.endReported = false
-      ctx.actor.updateLimits(limitsOf(ctx.plan), wsLimitsOf(ctx.plan, this.#ws))
     })
+    for (const accountId of accounts) {
+      const entry = this.#actors.get(accountId)
+      const account = entry && this.#store.account(accountId)
+      if (!entry || !account) continue
+      const plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
+      entry.actor.updateLimits(limitsOf(plan), wsLimitsOf(plan, this.#ws))
+    }
   }
 
   /** Passivate idle keys (their durable facts come back from LMDB, their buckets start full). */
@@ -149,13 +175,29 @@ export class KeyDirectory {
     const account = this.#store.account(record.accountId)
     if (!account) return null
     const plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
-    const state: KeyState = initialKeyState(
-      { keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan), ws: wsLimitsOf(plan, this.#ws) },
-      this.#clock.now(),
-    )
-    const ctx: KeyContext = { keyHash, record, account, plan, actor: new KeyActor(state, this.#clock), access: new Map(), endReported: false }
+    const ctx: KeyContext = { keyHash, record, account, plan, actor: this.#acquire(record, plan), access: new Map(), endReported: false }
     this.#restoreWsBlocks(ctx)
     return ctx
+  }
+
+  /** The account's actor (made with full buckets when none of its keys is in memory). */
+  #acquire(record: KeyRecord, plan: Plan | undefined): KeyActor {
+    let entry = this.#actors.get(record.accountId)
+    if (entry === undefined) {
+      const state: KeyState = initialKeyState({ keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan), ws: wsLimitsOf(plan, this.#ws) }, this.#clock.now())
+      entry = { actor: new KeyActor(state, this.#clock), holders: 0 }
+      this.#actors.set(record.accountId, entry)
+    }
+    entry.holders++
+    return entry.actor
+  }
+
+  /** A key context left memory: the account's actor goes when no key holds it. */
+  #release(ctx: KeyContext | null): void {
+    if (ctx === null) return
+    const entry = this.#actors.get(ctx.account.accountId)
+    if (entry === undefined || entry.actor !== ctx.actor) return
+    if (--entry.holders <= 0) this.#actors.delete(ctx.account.accountId)
   }
 
   /** A WebSocket cooldown or penalty decided before a restart, or by another instance, holds here too. */

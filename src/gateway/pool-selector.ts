@@ -1,7 +1,7 @@
 import type { StateStore } from '../store/state-store.js'
 import { UpstreamNode } from '../upstream/node.js'
 import { UpstreamPool } from '../upstream/pool.js'
-import type { Upstreams } from '../upstream/upstreams.js'
+import type { Upstreams, UpstreamsOptions } from '../upstream/upstreams.js'
 import type { KeyContext } from './key-directory.js'
 
 /**
@@ -20,6 +20,10 @@ export class PoolSelector {
   constructor(
     private readonly upstreams: Upstreams,
     private readonly store: StateStore,
+    /** What dedicated nodes share with the shared ones: the answer size limit, the failure log. */
+    private readonly nodeOptions: Pick<UpstreamsOptions, 'maxAnswerBytes' | 'onNodeFailure'> = {},
+    /** A dedicated pool was replaced (its subscriptions hub goes with it). */
+    private readonly onRetired: (pool: UpstreamPool) => void = () => undefined,
   ) {}
 
   poolFor(key: KeyContext, network: string): UpstreamPool | undefined {
@@ -37,7 +41,11 @@ export class PoolSelector {
   /** The projector applied events of these accounts: rebuild their pools on next use. */
   refresh(accountIds: readonly string[]): void {
     for (const accountId of accountIds) {
-      for (const id of [...this.#dedicated.keys()]) if (id.startsWith(`${accountId}|`)) this.#dedicated.delete(id)
+      for (const [id, pool] of [...this.#dedicated]) {
+        if (!id.startsWith(`${accountId}|`)) continue
+        this.#dedicated.delete(id)
+        if (pool) this.onRetired(pool)
+      }
       const nodes = this.#owned.get(accountId)
       this.#owned.delete(accountId)
       // Calls in flight on the old nodes finish first: close a little later.
@@ -55,9 +63,18 @@ export class PoolSelector {
   #build(accountId: string, network: string, shared: UpstreamPool): UpstreamPool | null {
     const attached = this.store.privateNode(accountId)?.attached.filter((a) => a.network === network) ?? []
     if (attached.length === 0) return null
-    const own = attached.map(
-      (a, i) => new UpstreamNode({ name: `dedicated:${accountId}:${network}:${a.kind}:${i}`, kind: a.kind, url: a.url, wsUrl: a.ws ?? undefined }),
-    )
+    const { maxAnswerBytes, onNodeFailure } = this.nodeOptions
+    const own = attached.map((a, i) => {
+      const name = `dedicated:${accountId}:${network}:${a.kind}:${i}`
+      return new UpstreamNode({
+        name,
+        kind: a.kind,
+        url: a.url,
+        wsUrl: a.ws ?? undefined,
+        maxAnswerBytes,
+        onFailure: onNodeFailure && ((err, method) => onNodeFailure(network, name, err, method)),
+      })
+    })
     this.#owned.set(accountId, [...(this.#owned.get(accountId) ?? []), ...own])
     const kinds = new Set(own.map((n) => n.kind))
     const borrowed = shared.nodes().filter((n) => !kinds.has(n.kind))

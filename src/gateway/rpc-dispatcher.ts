@@ -1,18 +1,20 @@
 import type { NodeKind } from '../events/types.js'
 import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
-import { NoHealthyUpstream, UpstreamTimeout } from '../upstream/errors.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import { methodRule, type Transport } from '../rpc/method-policy.js'
 import type { MethodSpec } from '../rpc/method-table.js'
-import { describeAccess, type Access } from '../plans/entitlements.js'
+import type { Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
 import { route, saysStatePruned } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
-import type { CallOutcome, UpstreamCaller } from './upstream-caller.js'
+import type { UpstreamCaller } from './upstream-caller.js'
+import type { CallOutcome } from './call-outcome.js'
+import type { ServerErrorContext } from './fault-log.js'
+import { gatewayErrorFor } from './upstream-failure.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -61,6 +63,8 @@ export interface LocalAnswer {
   isError: boolean
   /** A malformed or unsupported call (counts towards the WebSocket penalty). */
   malformed: boolean
+  /** The gateway error the body carries, when it is one (a 5xx is logged with its cause). */
+  failure?: GatewayError
 }
 
 /** Calls the gateway answers itself rather than a node. */
@@ -82,6 +86,8 @@ export interface RpcDispatcherDeps {
   onRejected?: (ip: string, calls: number) => void
   /** Cache, in-flight sharing, getLogs splitting, heavy time-outs (absent: straight to the pool). */
   calls?: UpstreamCaller
+  /** Each 5xx error the gateway answers a call with, with its cause (FaultLog.answered). */
+  onServerError?: (e: GatewayError, at: ServerErrorContext) => void
 }
 
 /** A call ready to go upstream, with the node kind it was routed to. */
@@ -128,12 +134,17 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export class RpcDispatcher {
   constructor(private readonly deps: RpcDispatcherDeps) {}
 
+  /**
+   * The calls a parsed message costs the key's rate: each call of a batch it will handle, and one
+   * for anything refused whole (bad JSON, an empty batch, a batch over `limits.maxBatch`): refused
+   * work is free, or a refused batch of 10,000 would throttle the key for seconds.
+   */
+  costOf(parsed: ParsedBody): number {
+    return parsed.kind === 'batch' && parsed.entries.length <= this.deps.limits.maxBatch ? parsed.entries.length : 1
+  }
+
   // Not async: it hands on #single's or #batch's promise (one promise fewer per request).
   dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
-    if (!ctx.access.full && !ctx.access.archive) {
-      const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(ctx.key.plan, ctx.key.account.nodes, ctx.network)}`)
-      return Promise.resolve({ status: e.http, body: errorResponseJson('null', e.rpc, e.message) })
-    }
     switch (parsed.kind) {
       case 'parse-error':
         return Promise.resolve({ status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 })
@@ -222,7 +233,9 @@ export class RpcDispatcher {
             const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, clientIdJson: x.r.call.idJson ?? 'null' }))
             replies = await ctx.pool.callBatch(kind, calls, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
           } catch (err) {
-            for (const x of group) record(x.index, x.r, this.#failure(ctx, x.r, err))
+            // One failure of one upstream batch: one error (and one log line) for all its calls.
+            const e = this.#upstreamError(ctx, err, [...new Set(group.map((x) => x.r.call.method))].join(','), group.length)
+            for (const x of group) record(x.index, x.r, failed(e, x.r))
             return
           }
           group.forEach((x, k) => {
@@ -356,22 +369,29 @@ export class RpcDispatcher {
 
   /** A call the upstream could not serve, as its JSON-RPC error. */
   #failure(ctx: DispatchContext, r: Routed, err: unknown): Forwarded {
-    const e =
-      err instanceof NoHealthyUpstream
-        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${ctx.network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
-        : err instanceof UpstreamTimeout
-          ? new GatewayError('UPSTREAM_TIMEOUT', undefined, { cause: err })
-          : new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
-    return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
+    return failed(this.#upstreamError(ctx, err, r.call.method), r)
+  }
+
+  /**
+   * The gateway error for an upstream failure (see gatewayErrorFor), reported with its cause.
+   * @param method the call's method (an upstream batch: its methods, comma-separated)
+   * @param calls calls of an upstream batch answered with it (undefined: one call)
+   */
+  #upstreamError(ctx: DispatchContext, err: unknown, method: string, calls?: number): GatewayError {
+    const e = gatewayErrorFor(err, ctx.network)
+    this.deps.onServerError?.(e, { network: ctx.network, method, calls })
+    return e
   }
 
   async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
     try {
       if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method} over ${ctx.transport ?? 'http'}`)
       const out = await ctx.local.call(r.call, idJson, r.kind)
+      if (out.failure !== undefined && out.failure.http >= 500) this.deps.onServerError?.(out.failure, { network: ctx.network, method: r.call.method })
       return { status: 200, body: out.body, isError: out.isError, kind: r.kind, malformed: out.malformed }
     } catch (err) {
       const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })
+      this.deps.onServerError?.(e, { network: ctx.network, method: r.call.method })
       return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
     }
   }
@@ -381,6 +401,11 @@ export class RpcDispatcher {
     if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
     return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
   }
+}
+
+/** A gateway error as a call's outcome. */
+function failed(e: GatewayError, r: Routed): Forwarded {
+  return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
 }
 
 /** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */

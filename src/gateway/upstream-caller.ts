@@ -1,3 +1,4 @@
+import type { CallOutcome } from './call-outcome.js'
 import type { NodeKind } from '../events/types.js'
 import { withClientId, type UpstreamPool, type UpstreamReply, type PoolCallOptions } from '../upstream/pool.js'
 import type { UpstreamNode } from '../upstream/node.js'
@@ -24,10 +25,6 @@ export interface UpstreamCall {
 }
 
 /** The answer, and whether it came from the cache (`X-Tollgate-Cache`); undefined: not cacheable. */
-export interface CallOutcome extends UpstreamReply {
-  cache?: 'hit' | 'miss'
-}
-
 export interface UpstreamCallerOptions {
   /** Time-out of one attempt of an ordinary call (limits.upstreamTimeoutMs). */
   timeoutMs: number

@@ -1,18 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import type { ChainRpc } from '../chain/chain-rpc.js'
 import type { PaymentsConfig } from '../config/types.js'
-import { makeEvent } from '../events/make-event.js'
 import type { Entitlement } from '../events/types.js'
-import type { Projector } from '../projections/projector.js'
 import type { InvoiceRecord } from '../store/records.js'
-import type { AccountCommandDeps } from '../accounts/commands.js'
+import { hostOf, type AccountCommandDeps } from '../accounts/commands.js'
+import type { NewInvoice } from '../accounts/decide.js'
+import type { InvoiceState } from '../accounts/account-state.js'
 import { UnknownAccountError, UnknownPlanError, WrongPlanKindError } from '../accounts/errors.js'
 import { checkNodeChoice } from '../accounts/plan-activation.js'
 import { PaymentError } from './payment-error.js'
 import { amountFor, type TokenDecimals } from './token.js'
 
 export interface InvoiceDeps extends AccountCommandDeps {
-  projector: Projector
   payments: PaymentsConfig | undefined
   /** Our own node of payments.network. */
   rpc: ChainRpc | undefined
@@ -38,37 +37,50 @@ export async function createInvoice(
   if (plan.priceUsdPerMonth === null || plan.priceUsdPerMonth === 0) throw new WrongPlanKindError(`the ${plan.name} plan is free: take it without paying`)
   if (deps.payments === undefined || deps.rpc === undefined) throw new PaymentError('PAYMENTS_DISABLED', 'paid plans are not available on this gateway (no payments configured)')
   const nodes = checkNodeChoice(plan, input.nodes, input.available)
-  await deps.projector.catchUp()
-  if (deps.store.account(input.accountId) === undefined) throw new UnknownAccountError(input.accountId)
+  const host = hostOf(deps)
+  const account = await host.load(input.accountId)
+  if (!account.exists) throw new UnknownAccountError(input.accountId)
 
   const now = deps.clock.now()
-  const same = deps.store
-    .invoicesOf(input.accountId)
-    .find((i) => i.paid === null && i.planId === plan.id && now - i.createdAt < REUSE_WITHIN_MS && sameNodes(i.nodes, nodes) && i.token === deps.payments!.token && i.treasury === deps.payments!.treasury)
-  if (same !== undefined) return same
+  const payments = deps.payments
+  const same = [...account.invoices.values()].find(
+    (i) => i.paid === null && i.planId === plan.id && now - i.createdAt < REUSE_WITHIN_MS && sameNodes(i.nodes, nodes) && i.token === payments.token && i.treasury === payments.treasury,
+  )
+  if (same !== undefined) return invoiceRecord(input.accountId, same, plan.priceUsdPerMonth)
 
-  const decimals = await deps.decimals.get(deps.rpc, deps.payments.token)
-  const invoiceId = `inv_${randomBytes(10).toString('hex')}`
-  await deps.log.append([
-    makeEvent(
-      {
-        type: 'InvoiceCreated',
-        accountId: input.accountId,
-        invoiceId,
-        planId: plan.id,
-        nodes,
-        network: deps.payments.network,
-        token: deps.payments.token,
-        treasury: deps.payments.treasury,
-        amount: amountFor(plan.priceUsdPerMonth, decimals).toString(),
-        decimals,
-        priceUsd: plan.priceUsdPerMonth,
-      },
-      now,
-    ),
-  ])
-  await deps.projector.catchUp()
-  return deps.store.invoice(invoiceId)!
+  const decimals = await deps.decimals.get(deps.rpc, payments.token)
+  const invoice: NewInvoice = {
+    invoiceId: `inv_${randomBytes(10).toString('hex')}`,
+    planId: plan.id,
+    nodes,
+    network: payments.network,
+    token: payments.token,
+    treasury: payments.treasury,
+    amount: amountFor(plan.priceUsdPerMonth, decimals).toString(),
+    decimals,
+    priceUsd: plan.priceUsdPerMonth,
+  }
+  const { state } = await host.execute(input.accountId, { type: 'CreateInvoice', invoice, now })
+  return invoiceRecord(input.accountId, state.invoices.get(invoice.invoiceId)!, plan.priceUsdPerMonth)
+}
+
+/** The invoice as the read model shows it, from the account's state (the caller needs no catch-up). */
+export function invoiceRecord(accountId: string, i: InvoiceState, priceUsd: number): InvoiceRecord {
+  return {
+    invoiceId: i.invoiceId,
+    accountId,
+    planId: i.planId,
+    nodes: i.nodes,
+    network: i.network,
+    token: i.token,
+    treasury: i.treasury,
+    amount: i.amount,
+    decimals: i.decimals,
+    priceUsd,
+    createdAt: i.createdAt,
+    paid: i.paid,
+    activated: i.activated,
+  }
 }
 
 function sameNodes(a: readonly Entitlement[], b: readonly Entitlement[]): boolean {

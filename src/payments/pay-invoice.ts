@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { makeEvent } from '../events/make-event.js'
-import { claimKeys } from '../projections/billing-projection.js'
 import type { InvoiceRecord } from '../store/records.js'
-import { UnknownPlanError } from '../accounts/errors.js'
-import { activationEvents } from '../accounts/plan-activation.js'
-import type { InvoiceDeps } from './invoices.js'
+import { hostOf, newKey } from '../accounts/commands.js'
+import { transferKey } from '../accounts/account-state.js'
+import { invoiceRecord, type InvoiceDeps } from './invoices.js'
 import { PaymentError } from './payment-error.js'
 import { verifyTransfer } from './verify-transfer.js'
 
@@ -16,27 +14,27 @@ export interface PaidInvoice {
 
 /**
  * Pay an invoice with the ERC-20 transfer in transaction `txHash`, checked through our own node
- * (verifyTransfer), then activate its plan: PaymentConfirmed, then PlanActivated, NodesSelected and
- * KeyIssued when the account has no key. No operator is involved.
+ * (verifyTransfer), then activate its plan: PaymentConfirmed, PlanActivated, NodesSelected and
+ * KeyIssued when the account has no key, in one append. No operator is involved.
  *
- * One transfer pays one invoice, even when offered for two at once on two instances:
- * PaymentConfirmed's id is derived from (network, tx hash, log index) only, so the log keeps one
- * of the two (JetStream msgID dedup within its window; the embedded log's id index), and the
- * projection records a transfer for the first invoice that claims it (so a copy stored after the
- * window still changes nothing). Each request carries a random `attempt`; after catching up,
- * the request whose attempt is recorded won and activates; the other is refused (ALREADY_USED).
+ * One transfer pays one invoice, even when offered for two at once on two instances: the
+ * transfer comes from the account's own wallet, so every invoice it could pay is in the account's
+ * stream, and the decider refuses a transfer that stream already used; two payments decided at
+ * once append at the same version and the log takes one (the other is decided again and refused).
  * @throws PaymentError
  */
 export async function payInvoice(deps: InvoiceDeps, input: { accountId: string; invoiceId: string; txHash: string }): Promise<PaidInvoice> {
   if (deps.payments === undefined || deps.rpc === undefined) throw new PaymentError('PAYMENTS_DISABLED', 'paid plans are not available on this gateway (no payments configured)')
-  await deps.projector.catchUp()
-  const invoice = deps.store.invoice(input.invoiceId)
-  if (invoice === undefined || invoice.accountId !== input.accountId) throw new PaymentError('UNKNOWN_INVOICE', 'there is no such invoice for this account')
+  const host = hostOf(deps)
+  const account = await host.load(input.accountId)
+  const invoice = account.invoices.get(input.invoiceId)
+  if (invoice === undefined) throw new PaymentError('UNKNOWN_INVOICE', 'there is no such invoice for this account')
+  const priceUsd = deps.catalog.get(invoice.planId)?.priceUsdPerMonth ?? 0
   if (invoice.paid !== null) {
     if (invoice.paid.txHash !== String(input.txHash).toLowerCase()) throw new PaymentError('INVOICE_PAID', 'this invoice is already paid (by another transaction); nothing more is due')
-    return { invoice: deps.store.invoice(invoice.invoiceId)!, apiKey: await ensureActivated(deps, invoice) }
+    const apiKey = await ensureActivated(deps, input.accountId, invoice.invoiceId)
+    return { invoice: invoiceRecord(input.accountId, (await host.load(input.accountId)).invoices.get(invoice.invoiceId)!, priceUsd), apiKey }
   }
-  const account = deps.store.account(input.accountId)!
   const network = invoice.network
   const transfer = await verifyTransfer(deps.rpc, {
     txHash: input.txHash,
@@ -46,54 +44,36 @@ export async function payInvoice(deps: InvoiceDeps, input: { accountId: string; 
     minAmount: BigInt(invoice.amount),
     decimals: invoice.decimals,
     confirmations: deps.payments.confirmations,
-    isUsed: (logIndex) => deps.store.claim(claimKeys.payment(network, input.txHash, logIndex)) !== undefined,
+    isUsed: (logIndex) => account.transfers.has(transferKey(network, input.txHash, logIndex)),
   })
-
-  const attempt = randomBytes(12).toString('hex')
-  const now = deps.clock.now()
-  await deps.log.append([
-    makeEvent(
-      {
-        type: 'PaymentConfirmed',
-        accountId: account.accountId,
-        invoiceId: invoice.invoiceId,
-        network,
-        txHash: transfer.txHash,
-        logIndex: transfer.logIndex,
-        from: account.wallet,
-        amount: transfer.amount.toString(),
-        blockNumber: transfer.blockNumber,
-        blockHash: transfer.blockHash,
-        attempt,
-      },
-      now,
-    ),
-  ])
-  await deps.projector.catchUp()
-  const claim = deps.store.claim(claimKeys.payment(network, transfer.txHash, transfer.logIndex))
-  const after = deps.store.invoice(invoice.invoiceId)!
-  if (claim?.by !== attempt) {
-    if (claim?.invoiceId === invoice.invoiceId) return { invoice: after, apiKey: null } // a concurrent request for this same invoice won
-    if (claim === undefined) throw new PaymentError('INVOICE_PAID', 'this invoice was paid by another transaction meanwhile; nothing more is due')
-    throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
-  }
-  const apiKey = await ensureActivated(deps, after)
-  return { invoice: deps.store.invoice(invoice.invoiceId)!, apiKey }
+  const key = newKey(deps)
+  const { events, state } = await host.execute(input.accountId, {
+    type: 'ConfirmPayment',
+    invoiceId: invoice.invoiceId,
+    transfer: {
+      network,
+      txHash: transfer.txHash,
+      logIndex: transfer.logIndex,
+      from: account.wallet,
+      amount: transfer.amount.toString(),
+      blockNumber: transfer.blockNumber,
+      blockHash: transfer.blockHash,
+    },
+    attempt: randomBytes(12).toString('hex'),
+    key: key.made,
+    now: deps.clock.now(),
+  })
+  const apiKey = events.some((e) => e.type === 'KeyIssued' && e.keyId === key.made.keyId) ? key.clear : null
+  return { invoice: invoiceRecord(input.accountId, state.invoices.get(invoice.invoiceId)!, priceUsd), apiKey }
 }
 
 /**
  * Activate the plan of a paid invoice unless it was: after a crash between the payment and the
- * activation, the next look at the invoice finishes the job. The period starts when it was paid,
- * so PlanActivated's id (account, plan, start) is the same however often this runs.
+ * activation (an older version appended them apart), the next look at the invoice finishes the
+ * job. The period starts when it was paid, so PlanActivated's id is the same however often it runs.
  */
-export async function ensureActivated(deps: InvoiceDeps, invoice: InvoiceRecord): Promise<string | null> {
-  if (invoice.paid === null || invoice.activated) return null
-  if (deps.store.claim(claimKeys.pendingActivation(invoice.accountId))?.by !== invoice.invoiceId) return null
-  const plan = deps.catalog.get(invoice.planId)
-  if (plan === undefined) throw new UnknownPlanError(invoice.planId, deps.catalog.plans.map((p) => p.id))
-  const account = deps.store.account(invoice.accountId)!
-  const { events, apiKey } = activationEvents({ account, plan, nodes: invoice.nodes, startsAt: invoice.paid.paidAt, now: deps.clock.now(), cipher: deps.cipher })
-  await deps.log.append(events)
-  await deps.projector.catchUp()
-  return apiKey
+export async function ensureActivated(deps: InvoiceDeps, accountId: string, invoiceId: string): Promise<string | null> {
+  const key = newKey(deps)
+  const { events } = await hostOf(deps).execute(accountId, { type: 'ActivatePaidInvoice', invoiceId, key: key.made, now: deps.clock.now() })
+  return events.some((e) => e.type === 'KeyIssued' && e.keyId === key.made.keyId) ? key.clear : null
 }

@@ -1,4 +1,5 @@
 import type { TollgateEvent } from '../events/types.js'
+import { endsPeriod } from '../accounts/account-state.js'
 import type { AccountRecord } from '../store/records.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { unhandledEvent, type Projection } from './projection.js'
@@ -28,8 +29,8 @@ export const accountProjection: Projection = {
           plan: { planId: event.planId, startsAt: event.startsAt, endsAt: event.endsAt },
         }))
       case 'PlanEnded':
-        // Only the plan it names: an ended plan that was already replaced leaves the new one be.
-        return update(writer, event.accountId, (a) => (a.plan?.planId === event.planId ? { ...a, plan: null } : a))
+        // Only the period it names: a plan replaced, or renewed, since then is left be.
+        return update(writer, event.accountId, (a) => (endsPeriod(event, a.plan) ? { ...a, plan: null } : a))
       case 'NodesSelected':
         return update(writer, event.accountId, (a) => ({
           ...a,

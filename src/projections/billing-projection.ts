@@ -1,12 +1,11 @@
 import type { TollgateEvent } from '../events/types.js'
 import type { StateWriter } from '../store/state-writer.js'
+import { sessionsEndedBySignIn } from '../siwe/sessions.js'
 import { unhandledEvent, type Projection } from './projection.js'
 
 /** Claim keys of ClaimRecord: one place that spells them, for the projection and the commands. */
 export const claimKeys = {
-  nonce: (nonce: string) => `nonce|${nonce}`,
   freePlan: (accountId: string, planId: string) => `free|${accountId}|${planId}`,
-  payment: (network: string, txHash: string, logIndex: number) => `pay|${network}|${txHash.toLowerCase()}|${logIndex}`,
   /** The paid invoice of an account whose plan is not activated yet. */
   pendingActivation: (accountId: string) => `activate|${accountId}`,
   /** The account's last key revoked with a grace period (by: keyId, at: when it stops). */
@@ -14,21 +13,21 @@ export const claimKeys = {
 }
 
 /**
- * Keeps sessions, claims (first of competing facts wins), invoices with their payment, and
- * Private Node requests. The rules that make a replayed or doubled request harmless live here,
- * because every instance applies the log in the same order and so agrees on who won:
- * - a SIWE nonce opens one session: the first SignedIn of a nonce; later ones are ignored;
- * - a transfer (network, tx, log index) pays one invoice: the first PaymentConfirmed of it, and
- *   only if that invoice was still unpaid (else the transfer stays free for another invoice);
- * - a free plan is claimed once per account.
+ * A read model of sessions, invoices with their payment, free plans taken, Private Node requests
+ * and markers the dashboard shows (the paid invoice whose plan is not activated yet, a previous
+ * key still in its grace period). It decides nothing: the account deciders (accounts/decide.ts)
+ * refuse a used nonce, a used transfer or a second free plan before anything is appended, so it
+ * can be dropped and rebuilt from the log at will. (Logs of older versions, whose projection
+ * decided these, hold no event such a rule would have refused.)
  */
 export const billingProjection: Projection = {
   name: 'billing',
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'SignedIn':
-        if (!writer.claimFirst(claimKeys.nonce(event.nonce), { by: event.sessionHash, at: event.time })) return
         writer.putSession(event.sessionHash, { accountId: event.accountId, wallet: event.wallet, expiresAt: event.expiresAt })
+        // Sessions are pruned as the account signs in again (by the event's time: a replay prunes the same).
+        for (const hash of sessionsEndedBySignIn(writer.sessionsOf(event.accountId), event.time)) writer.removeSession(hash)
         return
       case 'SignedOut': {
         const session = writer.session(event.sessionHash)
@@ -36,7 +35,7 @@ export const billingProjection: Projection = {
         return
       }
       case 'FreePlanClaimed':
-        writer.claimFirst(claimKeys.freePlan(event.accountId, event.planId), { by: event.attempt, at: event.time })
+        writer.putClaim(claimKeys.freePlan(event.accountId, event.planId), { by: event.attempt, at: event.time })
         return
       case 'InvoiceCreated':
         if (writer.invoice(event.invoiceId) !== undefined) return
@@ -59,8 +58,6 @@ export const billingProjection: Projection = {
       case 'PaymentConfirmed': {
         const invoice = writer.invoice(event.invoiceId)
         if (invoice === undefined || invoice.accountId !== event.accountId || invoice.paid !== null) return
-        const key = claimKeys.payment(event.network, event.txHash, event.logIndex)
-        if (!writer.claimFirst(key, { by: event.attempt, invoiceId: event.invoiceId, at: event.time })) return
         writer.putInvoice({
           ...invoice,
           paid: {
@@ -102,6 +99,7 @@ export const billingProjection: Projection = {
       case 'KeyRevoked':
         // Shown in the dashboard: "your previous key works until …".
         if (event.effectiveAt > event.time) writer.putClaim(claimKeys.graceKey(event.accountId), { by: event.keyId, at: event.effectiveAt })
+        else if (writer.claim(claimKeys.graceKey(event.accountId))?.by === event.keyId) writer.removeClaim(claimKeys.graceKey(event.accountId))
         return
       case 'AccountCreated':
       case 'PlanEnded':

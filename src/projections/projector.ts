@@ -31,6 +31,13 @@ export interface ProjectorOptions {
 
 export const PROJECTOR_DEFAULTS = Object.freeze({ batch: 256 })
 
+export interface CatchUpOptions {
+  /** Told after each committed transaction: the checkpoint, and the seq this catch-up reads up to. */
+  onProgress?: (checkpoint: number, target: number) => void
+  /** Once aborted, no transaction is begun: catchUp rejects with the signal's reason. */
+  signal?: AbortSignal
+}
+
 /** The log does not hold the events the store needs next (a gap, or a store built from another log). */
 export class ProjectionGap extends Error {
   override name = 'ProjectionGap'
@@ -95,18 +102,32 @@ export class Projector {
     )
   }
 
-  /** Apply everything up to the log's last seq as of now, then resolve. */
-  async catchUp(): Promise<void> {
+  /**
+   * Apply everything up to the log's last seq as of now, then resolve with the checkpoint. The log
+   * is read by one reader from the checkpoint on (EventLog.readAll), in transactions of `batch` events.
+   */
+  async catchUp(opts: CatchUpOptions = {}): Promise<number> {
     const target = await this.#log.lastSeq()
-    let checkpoint = this.#store.checkpoint()
+    const checkpoint = this.#store.checkpoint()
     if (checkpoint > target) {
       throw new ProjectionAheadOfLog(
         `the state store at ${this.#store.path} has applied events up to seq ${checkpoint} but the ${this.#log.kind} log ends at seq ${target}: ` +
           'it was built from another log; rebuild it with `tollgate replay`',
       )
     }
-    while (checkpoint < target) checkpoint = await this.#readAndApply(checkpoint + 1, target)
+    opts.signal?.throwIfAborted()
+    let reached = checkpoint
+    if (checkpoint < target) {
+      const apply = async (events: StoredEvent[]): Promise<void> => {
+        opts.signal?.throwIfAborted()
+        reached = await this.apply(events)
+        opts.onProgress?.(reached, target)
+      }
+      await this.#log.readAll(checkpoint + 1, apply, { to: target, batch: this.#batch })
+      if (reached < target) throw new ProjectionGap(`the ${this.#log.kind} log has no event at seq ${reached + 1} (state store at ${this.#store.path})`)
+    }
     this.#raiseTarget(target)
+    return reached
   }
 
   /** Whether the store has applied the log up to its last seq as last seen (false before that is known). */

@@ -9,22 +9,49 @@ export interface ReplayResult {
   digest: string
 }
 
+export interface ReplayOptions {
+  /** Most events per LMDB transaction (default REPLAY_BATCH). */
+  batch?: number
+  /** Start from an empty store even when an interrupted replay could be resumed. */
+  restart?: boolean
+  /** Told once before the first transaction: from where this replay applies (1, or the seq a resumed one goes on from). */
+  onStart?: (from: number, total: number) => void
+  /** Told after each committed transaction (see Projector.catchUp). */
+  onProgress?: (done: number, total: number) => void
+  /** Stop after the transaction in progress; the replay can be resumed (rejects with the signal's reason). */
+  signal?: AbortSignal
+}
+
+/**
+ * Events per LMDB transaction in a replay. Records that many events change (usage totals, a key's
+ * hour, a producer's watermark) are folded in memory and written once per transaction, and ids
+ * that leave their window within it are never written: the larger, the fewer writes, up to where
+ * the memory a batch holds starts to matter (about 1 KB per event). A SIGKILL loses at most one.
+ */
+export const REPLAY_BATCH = 20_000
+
 /**
  * Rebuild the projections from the whole log: wipe every db (checkpoint back to 0, in one
- * transaction), then apply the log from seq 1 up to its last seq as of now. Given a path, opens
- * and closes the store itself; given an open store, leaves it open. Stop any projector that
- * follows the same store first, or it keeps applying meanwhile (harmless, but then `events`
- * may count more than the log had when this started).
+ * transaction, which also marks the store as being replayed), then apply the log from seq 1 up to
+ * its last seq, reading it with one reader in transactions of REPLAY_BATCH events. A replay that
+ * was interrupted (Ctrl-C, SIGKILL, a crash) leaves the mark: the next one goes on from the
+ * store's checkpoint, and ends in the same state as one that ran through. Given a path, opens and
+ * closes the store itself; given an open store, leaves it open. Stop any projector that follows
+ * the same store first, or it keeps applying meanwhile (harmless, but then `events` may count
+ * more than the log had when this started).
  * @example
  * const { events, digest } = await replay(join(dataDir, 'state'), log)
  */
-export async function replay(store: string | StateStore, log: EventLog, opts: { batch?: number } = {}): Promise<ReplayResult> {
+export async function replay(store: string | StateStore, log: EventLog, opts: ReplayOptions = {}): Promise<ReplayResult> {
   const owned = typeof store === 'string'
   const state = owned ? StateStore.open(store) : store
   try {
-    state.wipe()
-    await new Projector(state, log, opts).catchUp()
-    return { events: state.checkpoint(), digest: stateDigest(state) }
+    opts.signal?.throwIfAborted()
+    if (opts.restart || !state.replaying()) state.wipe()
+    if (opts.onStart) opts.onStart(state.checkpoint() + 1, await log.lastSeq())
+    const events = await new Projector(state, log, { batch: opts.batch ?? REPLAY_BATCH }).catchUp({ onProgress: opts.onProgress, signal: opts.signal })
+    state.replayDone()
+    return { events, digest: stateDigest(state) }
   } finally {
     if (owned) await state.close()
   }
@@ -37,20 +64,32 @@ export async function replay(store: string | StateStore, log: EventLog, opts: { 
  */
 export function stateDigest(store: StateStore): string {
   const hash = createHash('sha256')
+  // One update per ~64 KB, not per entry: a digest of a million rows is part of every replay.
+  let chunk = ''
   for (const { db, key, value } of store.entries()) {
-    hash.update(JSON.stringify([db, key, canonical(value)]))
-    hash.update('\n')
+    chunk += `[${JSON.stringify(db)},${JSON.stringify(key)},${canonicalJson(value)}]\n`
+    if (chunk.length >= 65_536) {
+      hash.update(chunk)
+      chunk = ''
+    }
   }
+  hash.update(chunk)
   return hash.digest('hex')
 }
 
-/** The value with object keys sorted at every depth (JSON.stringify keeps insertion order). */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical)
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const k of Object.keys(value).sort()) out[k] = canonical((value as Record<string, unknown>)[k])
-    return out
+/**
+ * JSON.stringify of the value with object keys sorted at every depth (it keeps insertion order),
+ * written directly rather than by building a sorted copy first.
+ */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  const object = value as Record<string, unknown>
+  let out = ''
+  for (const k of Object.keys(object).sort()) {
+    const v = object[k]
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue
+    out += `${out === '' ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`
   }
-  return value
+  return `{${out}}`
 }

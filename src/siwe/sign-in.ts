@@ -1,12 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { PublicClient } from 'viem'
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { EventLog } from '../events/log.js'
-import { makeEvent } from '../events/make-event.js'
-import type { TollgateEvent } from '../events/types.js'
+import type { ChainRpc } from '../chain/chain-rpc.js'
 import type { Projector } from '../projections/projector.js'
-import { claimKeys } from '../projections/billing-projection.js'
-import type { StateStore } from '../store/state-store.js'
+import type { PlanCatalog } from '../plans/catalog.js'
+import { AccountHost } from '../accounts/account-host.js'
 import { accountIdForWallet } from '../accounts/wallet.js'
 import { checkSiweMessage, type SiweExpectations } from './check-message.js'
 import { NONCE_TTL_MS, type SiweNonces } from './nonces.js'
@@ -15,15 +13,31 @@ import { verifySiweSignature } from './verify-signature.js'
 
 export interface SignInDeps {
   log: EventLog
-  store: StateStore
+  catalog: PlanCatalog
   projector: Projector
+  /** The process's account host (its mailboxes); one is made per call when absent. */
+  host?: AccountHost
   clock: Clock
   nonces: SiweNonces
   /** Domain, origin and chains from our configuration. */
   expect: Omit<SiweExpectations, 'now' | 'maxAgeMs'>
-  /** A viem client on our own nodes of a chain id, undefined when we serve no such chain. */
-  clientFor(chainId: number): PublicClient | undefined
+  /** Our own nodes of a chain id (for contract wallets), undefined when we serve no such chain. */
+  rpcFor(chainId: number): ChainRpc | undefined
+  /** Gas cap of a contract wallet's signature check. */
+  signatureGas: number
+  /** The caller's limits on what a sign-in makes us do; absent: none (the command line, tests). */
+  guards?: SignInGuards
   sessionTtlMs: number
+}
+
+/** Limits a sign-in checks before costly work; each throws to refuse (the dashboard: a 429). */
+export interface SignInGuards {
+  /** Before each contract wallet's signature check on our node (an eth_call). */
+  contractCheck(): void
+  /** Before the signature of a wallet without an account is checked: would its account be allowed? */
+  mayCreateAccount(): void
+  /** Just before the sign-in that creates an account is appended: count it. */
+  createsAccount(): void
 }
 
 export interface SignedInSession {
@@ -43,37 +57,31 @@ export function sessionHashOf(token: string): string {
 
 /**
  * Sign in with Ethereum (EIP-4361): check the message against our configuration, the nonce
- * (ours, fresh, unused), the signature (EOA, ERC-1271, ERC-6492), then append AccountCreated for a
- * new wallet and SignedIn. Whether the nonce was still unused is decided by the log: both a
- * replay and a concurrent double submit append a SignedIn with the same id, and only the first in
- * the log opens a session (the projection ignores the rest). After catching up, a request whose
- * session is not the one recorded for the nonce lost, and is refused.
- * @throws SiweError
+ * (ours, fresh, not tried before in this process: it is spent by this attempt, whatever comes of
+ * it), the signature (EOA, ERC-1271, ERC-6492), then append AccountCreated for a new wallet and
+ * SignedIn, decided on the account's own stream: a nonce the account already signed in with is
+ * refused, and a replay racing its original appends at the same version, so the log takes one
+ * and the other is decided again and refused.
+ * @throws SiweError, or what a guard throws
  */
 export async function signIn(deps: SignInDeps, input: { message: string; signature: string }): Promise<SignedInSession> {
   const now = deps.clock.now()
   const checked = checkSiweMessage(input.message, { ...deps.expect, now, maxAgeMs: NONCE_TTL_MS })
-  deps.nonces.check(checked.nonce, now)
-  // Cheap refusal before any node is asked; the log decides for real below.
-  if (deps.store.claim(claimKeys.nonce(checked.nonce)) !== undefined) throw nonceUsed()
-  await verifySiweSignature(deps.clientFor(checked.chainId), checked.address, input.message, input.signature)
-
+  deps.nonces.spend(checked.nonce, deps.nonces.check(checked.nonce, now), now)
   const wallet = checked.address.toLowerCase()
   const accountId = accountIdForWallet(wallet)
-  await deps.projector.catchUp()
-  const created = deps.store.account(accountId) === undefined
+  const host = deps.host ?? new AccountHost({ log: deps.log, catalog: deps.catalog, projector: deps.projector })
+  // Cheap refusals before any node is asked; the log decides for real below.
+  const before = await host.load(accountId)
+  if (before.nonces.has(checked.nonce)) throw new SiweError('NONCE_USED', 'this sign-in message was already used; sign in again')
+  if (!before.exists) deps.guards?.mayCreateAccount()
+  const check = { rpc: deps.rpcFor(checked.chainId), gas: deps.signatureGas, beforeContractCall: () => deps.guards?.contractCheck() }
+  await verifySiweSignature(check, checked.address, input.message, input.signature)
+  if (!before.exists) deps.guards?.createsAccount()
+
   const token = randomBytes(32).toString('base64url')
   const sessionHash = sessionHashOf(token)
   const expiresAt = now + deps.sessionTtlMs
-  const events: TollgateEvent[] = []
-  if (created) events.push(makeEvent({ type: 'AccountCreated', accountId, wallet }, now))
-  events.push(makeEvent({ type: 'SignedIn', accountId, wallet, nonce: checked.nonce, sessionHash, expiresAt }, now))
-  await deps.log.append(events)
-  await deps.projector.catchUp()
-  if (deps.store.claim(claimKeys.nonce(checked.nonce))?.by !== sessionHash) throw nonceUsed()
-  return { token, accountId, wallet, expiresAt, created }
-}
-
-function nonceUsed(): SiweError {
-  return new SiweError('NONCE_USED', 'this sign-in message was already used; sign in again')
+  const { events } = await host.execute(accountId, { type: 'SignIn', wallet, nonce: checked.nonce, sessionHash, expiresAt, now })
+  return { token, accountId, wallet, expiresAt, created: events.some((e) => e.type === 'AccountCreated') }
 }

@@ -188,13 +188,82 @@ export interface HourlyUsageRow extends HourlyUsage {
 }
 
 export const HOUR_MS = 3_600_000
+export const DAY_MS = 24 * HOUR_MS
+
+/**
+ * How much usage by hour is kept for the dashboard's chart, behind the newest day of usage: the
+ * chart's longest view is 168 hours, and a day more covers a week back from any hour of today.
+ */
+export const USAGE_HOURLY_KEPT_MS = 8 * DAY_MS
 
 /** Key of the `usageHourly` db: account first, then the hour zero-padded so that keys sort by time. */
 export function hourlyUsageKey(accountId: string, hour: number, network: string, kind: NodeKind): string {
   return `${accountId}|${String(hour).padStart(15, '0')}|${network}|${kind}`
 }
 
+/** Key of the `sessionsByAccount` db: the account's sessions in the order they end in (see siwe/sessions.ts). */
+export function accountSessionKey(accountId: string, order: string): string {
+  return `${accountId}|${order}`
+}
+
 /** Key of the `invoicesByAccount` db: the account's invoices in creation order. */
 export function accountInvoiceKey(accountId: string, createdAt: number, invoiceId: string): string {
   return `${accountId}|${String(createdAt).padStart(15, '0')}|${invoiceId}`
+}
+
+/** What UsageRecorded events of one key add up to (the figures of `tollgate usage`). */
+export interface KeyUsage {
+  requests: number
+  errors: number
+  bytesIn: number
+  bytesOut: number
+}
+
+/** One row of the `keyUsageHours` db: a key's UsageRecorded sums in one hour (start, ms since epoch). */
+export interface KeyUsageHourRow extends KeyUsage {
+  hour: number
+  accountId: string
+  keyId: string
+}
+
+/** One row of the `keyUsageFolded` db: a key's sums over every hour before keyUsageFoldedBefore(). */
+export interface KeyUsageFoldedRow extends KeyUsage {
+  accountId: string
+  keyId: string
+}
+
+/**
+ * How many hours (up to the newest hour of usage seen) keep their own row per key; older hours
+ * are folded into one row per key. Without a bound the table grows by one row per key and hour
+ * for ever; 35 days keep the previous calendar month queryable by hour into the next month's
+ * first days, at most 840 rows per key.
+ */
+export const KEY_USAGE_HOURS_KEPT = 35 * 24
+
+/**
+ * Key of the `keyUsageHours` db: the hour first (zero-padded, so that keys sort by time), so that
+ * a time range and the hours to fold are each one key range.
+ */
+export function keyUsageHourKey(hour: number, accountId: string, keyId: string): string {
+  return `${keyUsageHourStart(hour)}|${accountId}|${keyId}`
+}
+
+/** The first key of an hour in `keyUsageHours`: a range that ends here ends before that hour. */
+export function keyUsageHourStart(hour: number): string {
+  return String(hour).padStart(15, '0')
+}
+
+/** Key of the `keyUsageFolded` db; the account first, so that one account's keys are a key range. */
+export function keyUsageFoldedKey(accountId: string, keyId: string): string {
+  return `${accountId}|${keyId}`
+}
+
+/** A KeyUsage with `b` added to `a` (either may be absent: a row not written yet). */
+export function addKeyUsage(a: KeyUsage | undefined, b: KeyUsage): KeyUsage {
+  return {
+    requests: (a?.requests ?? 0) + b.requests,
+    errors: (a?.errors ?? 0) + b.errors,
+    bytesIn: (a?.bytesIn ?? 0) + b.bytesIn,
+    bytesOut: (a?.bytesOut ?? 0) + b.bytesOut,
+  }
 }

@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs'
-import { open, TransactionFlags, type RootDatabase } from 'lmdb'
+import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb'
 import type {
-  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageFilter, UsageRow, UsageTotals, WsBlocks,
+  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, KeyUsageFoldedRow, KeyUsageHourRow, PenaltyRecord, PrivateNodeRecord, SessionRecord,
+  UsageFilter, UsageRow, UsageTotals, WsBlocks,
 } from './records.js'
-import { emptyUsage, hourlyUsageKey, wsCooldownKey, wsPenaltyKey } from './records.js'
-import { StateWriter, type StateDbs } from './state-writer.js'
+import { emptyUsage, hourlyUsageKey, keyUsageHourStart, wsCooldownKey, wsPenaltyKey } from './records.js'
+import { KEY_USAGE_FOLDED_BEFORE, LAYOUT_VERSION, StateWriter, type StateDbs } from './state-writer.js'
+import { USAGE_NEWEST, usageEventKey } from './usage-dedup.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
   TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
@@ -13,8 +15,21 @@ const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
 export const STATE_DB_NAMES = [
   'accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets',
   'claims', 'invoices', 'invoicesByAccount', 'privateNodes', 'sessions', 'usageHourly',
+  'keyUsageFolded', 'keyUsageHours', 'sessionsByAccount', 'usageProducers',
 ] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
+
+/**
+ * The layout of the read models. A store written by an older layout lacks what was added since
+ * (2: usage per key and hour) for the events it applied then: readers of the new parts check
+ * version() and ask for a replay, rather than answer from half a table. (3: usage ids keyed by
+ * their interval, converted at open.)
+ */
+export const STATE_VERSION = 3
+const VERSION = LAYOUT_VERSION
+const CHECKPOINT_KEY = 'checkpoint'
+/** meta: a replay wiped the store and has not finished (see wipe()). */
+const REPLAYING = 'replaying'
 
 export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
@@ -59,26 +74,67 @@ export class StateStore {
       wallets: db('wallets'),
       usage: db('usage'),
       usageEvents: db('usageEvents'),
+      usageProducers: db('usageProducers'),
       meta: db('meta'),
       penalties: db('penalties'),
       sessions: db('sessions'),
+      sessionsByAccount: db('sessionsByAccount'),
       claims: db('claims'),
       invoices: db('invoices'),
       invoicesByAccount: db('invoicesByAccount'),
       privateNodes: db('privateNodes'),
       usageHourly: db('usageHourly'),
+      keyUsageHours: db('keyUsageHours'),
+      keyUsageFolded: db('keyUsageFolded'),
     }
     this.#writer = new StateWriter(this.#dbs)
   }
 
   /** Open (creating it if needed) the store in folder `path`. */
   static open(path: string): StateStore {
+    let store: StateStore
     try {
       mkdirSync(path, { recursive: true })
-      return new StateStore(path, open({ path, maxDbs: 32 }))
+      store = new StateStore(path, open({ path, maxDbs: 32 }))
     } catch (cause) {
       throw new StateStoreClosed(`cannot open the state store at ${path}: ${(cause as Error).message}`, { cause })
     }
+    // A store that has applied nothing is built by this layout from its first event on.
+    if (store.#dbs.meta.get(CHECKPOINT_KEY) === undefined && store.#dbs.meta.get(VERSION) === undefined) {
+      store.#dbs.meta.putSync(VERSION, STATE_VERSION) // not transactionSync: that blocks a second open of the folder in this process
+    }
+    store.#keyUsageIdsByInterval()
+    return store
+  }
+
+  /**
+   * Layout 2 kept every usage id ever counted under the id alone (id → intervalStart): rewrite
+   * them keyed by their interval, which the window of ids (UsageDedup) prunes. Their producer is
+   * unknown, so when they leave the window no watermark takes them over: an event of before the
+   * upgrade sent again over an hour later would count again (JetStream drops it within 10 minutes).
+   */
+  #keyUsageIdsByInterval(): void {
+    const events = this.#dbs.usageEvents as unknown as Database<string | number, string>
+    let last: string | undefined
+    for (const key of events.getKeys({ reverse: true, limit: 1 })) last = key
+    if (last === undefined || /^\d/.test(last)) return
+    this.#root.transactionSync(() => {
+      let newest = this.#dbs.meta.get(USAGE_NEWEST) ?? -Infinity
+      for (const { key, value } of events.getRange({ start: 'A' })) {
+        if (typeof value !== 'number') continue
+        events.remove(key)
+        events.put(usageEventKey(value, key), '')
+        newest = Math.max(newest, value)
+      }
+      // The window of ids ends at the newest one (and UsageDedup relies on no id being newer).
+      if (Number.isFinite(newest)) this.#dbs.meta.put(USAGE_NEWEST, newest)
+      if (this.#dbs.meta.get(VERSION) === 2) this.#dbs.meta.put(VERSION, STATE_VERSION)
+    })
+  }
+
+  /** The layout the store was built by (see STATE_VERSION); 1: before versions were written. */
+  version(): number {
+    return this.#dbs.meta.get(VERSION) ?? 1
   }
 
   /** The key record for a key hash (hex SHA-256 of the API key), revoked ones included. */
@@ -166,7 +222,30 @@ export class StateStore {
 
   /** The last event seq applied to this store (0: none). */
   checkpoint(): number {
-    return this.#dbs.meta.get('checkpoint') ?? 0
+    return this.#dbs.meta.get(CHECKPOINT_KEY) ?? 0
+  }
+
+  /** UsageRecorded sums per key of each hour in [from, to) (ms; to may be Infinity) still kept by hour, in hour order. */
+  *keyUsageHours(from: number, to: number): Generator<KeyUsageHourRow> {
+    const range = { start: keyUsageHourStart(Math.max(0, from)), ...(Number.isFinite(to) ? { end: keyUsageHourStart(to) } : {}) }
+    for (const { key, value } of this.#dbs.keyUsageHours.getRange(range)) {
+      const [hour, accountId, keyId] = key.split('|') as [string, string, string]
+      yield { hour: Number(hour), accountId, keyId, ...value }
+    }
+  }
+
+  /** UsageRecorded sums per key over the hours before keyUsageFoldedBefore(), one account's or all. */
+  *keyUsageFolded(accountId?: string): Generator<KeyUsageFoldedRow> {
+    const range = accountId === undefined ? {} : { start: `${accountId}|`, end: `${accountId}}` }
+    for (const { key, value } of this.#dbs.keyUsageFolded.getRange(range)) {
+      const [rowAccountId, keyId] = key.split('|') as [string, string]
+      yield { accountId: rowAccountId, keyId, ...value }
+    }
+  }
+
+  /** Hours before this one (ms) are kept only as sums per key (keyUsageFolded); 0 when every hour is kept. */
+  keyUsageFoldedBefore(): number {
+    return this.#dbs.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0
   }
 
   /** Usage rows (one per account, key, network and node kind) that match `filter`, in key order. */
@@ -212,14 +291,39 @@ export class StateStore {
    */
   write<T>(fn: (writer: StateWriter) => T): T {
     if (this.#closed) throw new StateStoreClosed(`the state store at ${this.path} is closed`)
-    return this.#root.transactionSync(() => fn(this.#writer), ABORTABLE_COMMIT_NO_FLUSH)
+    return this.#root.transactionSync(() => {
+      try {
+        const out = fn(this.#writer)
+        this.#writer.flush()
+        return out
+      } catch (err) {
+        this.#writer.discard()
+        throw err
+      }
+    }, ABORTABLE_COMMIT_NO_FLUSH)
   }
 
-  /** Remove every record and reset the checkpoint to 0, in one transaction (a crash leaves all or nothing). */
+  /**
+   * Remove every record and reset the checkpoint to 0, in one transaction (a crash leaves all or
+   * nothing), for a replay: the store is marked as being replayed until replayDone(). What is
+   * applied next is built by the current layout.
+   */
   wipe(): void {
     this.#root.transactionSync(() => {
       for (const name of STATE_DB_NAMES) this.#dbs[name].clearSync()
+      this.#dbs.meta.put(VERSION, STATE_VERSION)
+      this.#dbs.meta.put(REPLAYING, 1)
     })
+  }
+
+  /** Whether a replay began on this store and has not finished (it can be resumed from the checkpoint). */
+  replaying(): boolean {
+    return this.#dbs.meta.get(REPLAYING) !== undefined
+  }
+
+  /** The replay that wiped the store has applied the whole log. */
+  replayDone(): void {
+    this.#dbs.meta.removeSync(REPLAYING)
   }
 
   /** Every entry of every db, db by db in STATE_DB_NAMES order, keys in order (what stateDigest() hashes). */

@@ -12,22 +12,57 @@ export class UpstreamTransportError extends Error {
   override name = 'UpstreamTransportError'
   readonly node: string
   readonly requestSent: boolean
-  constructor(message: string, opts: { node: string; requestSent: boolean; cause?: unknown }) {
-    super(`${opts.node}: ${message}`, { cause: opts.cause })
+  /**
+   * What the node did, in words, without the node's name or anything it sent (`HTTP 500 with a
+   * non-JSON body (52 bytes)`): what the client's error message says. The message adds the node's
+   * name and the first bytes of what it sent, for the log.
+   */
+  readonly what: string
+  constructor(what: string, opts: { node: string; requestSent: boolean; cause?: unknown; sample?: string }) {
+    super(`${opts.node}: ${what}${opts.sample === undefined ? '' : `: ${opts.sample}`}`, { cause: opts.cause })
     this.node = opts.node
     this.requestSent = opts.requestSent
+    this.what = what
   }
 }
 
-/** The node did not answer within the call's time-out. The request may have been received. */
+/**
+ * The node did not answer within the call's time-out. The request may have been received. The
+ * time-out covers the whole answer, so a node that sends one byte a second times out too.
+ */
 export class UpstreamTimeout extends UpstreamTransportError {
   override name = 'UpstreamTimeout'
   readonly timeoutMs: number
-  constructor(opts: { node: string; timeoutMs: number; cause?: unknown }) {
-    super(`no answer within ${opts.timeoutMs} ms`, { node: opts.node, requestSent: true, cause: opts.cause })
+  /** @param received bytes of the answer that had come when the time ran out (0 or absent: none) */
+  constructor(opts: { node: string; timeoutMs: number; received?: number; cause?: unknown }) {
+    const what = opts.received
+      ? `no complete answer within ${opts.timeoutMs} ms (${opts.received} bytes of it had come)`
+      : `no answer within ${opts.timeoutMs} ms`
+    super(what, { node: opts.node, requestSent: true, cause: opts.cause })
     this.timeoutMs = opts.timeoutMs
   }
 }
+
+/**
+ * The node's answer is larger than the gateway holds for one call (limits.maxUpstreamBytes): it
+ * is dropped as it comes, never buffered whole. Another node would send the same answer, so the
+ * pool does not fail over: the client is told to ask for less.
+ */
+export class UpstreamAnswerTooLarge extends UpstreamTransportError {
+  override name = 'UpstreamAnswerTooLarge'
+  readonly limit: number
+  /** @param size the answer's size when known (Content-Length, a WebSocket frame's length), else at least limit + 1 */
+  constructor(opts: { node: string; limit: number; size?: number }) {
+    super(`an answer of ${opts.size === undefined ? `more than ${opts.limit}` : opts.size} bytes, over the limit of ${opts.limit}`, {
+      node: opts.node,
+      requestSent: true,
+    })
+    this.limit = opts.limit
+  }
+}
+
+/** Largest answer accepted from a node by default (limits.maxUpstreamBytes): geth's own client reads at most this much per WebSocket message. */
+export const DEFAULT_MAX_UPSTREAM_BYTES = 32 * 1024 * 1024
 
 /** No healthy node of the asked kind in the network's pool (the front end answers HTTP 503). */
 export class NoHealthyUpstream extends Error {

@@ -1,5 +1,6 @@
 import { Pool, type Dispatcher } from 'undici'
-import { UpstreamTimeout, UpstreamTransportError } from './errors.js'
+import { DEFAULT_MAX_UPSTREAM_BYTES, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from './errors.js'
+import { answerShape, describeShape, sampleOf } from './answer-shape.js'
 
 export interface HttpTransportOptions {
   /** Sockets kept open to the node (default 16). */
@@ -11,6 +12,8 @@ export interface HttpTransportOptions {
   pipelining?: number
   /** Name used in errors (default: host:port of the URL). */
   name?: string
+  /** Largest answer read, in bytes (default 32 MiB, limits.maxUpstreamBytes); a larger one fails the call. */
+  maxBytes?: number
 }
 
 /** Connection errors after which the node cannot have seen a single byte of the request. */
@@ -37,12 +40,14 @@ export class HttpTransport {
   readonly name: string
   readonly #pool: Pool
   readonly #path: string
+  readonly #maxBytes: number
 
   constructor(url: string, opts: HttpTransportOptions = {}) {
     const parsed = new URL(url)
     this.url = url
     this.name = opts.name ?? parsed.host
     this.#path = parsed.pathname + parsed.search
+    this.#maxBytes = opts.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES
     this.#pool = new Pool(parsed.origin, {
       connections: opts.connections ?? 16,
       pipelining: opts.pipelining ?? 1,
@@ -57,7 +62,8 @@ export class HttpTransport {
    * POST `body` and resolve with the response text. A non-2xx answer with a JSON body is the
    * node's JSON-RPC answer and resolves too; anything else rejects.
    * @throws UpstreamTimeout no complete answer within `timeoutMs`
-   * @throws UpstreamTransportError connection refused or reset, non-JSON body
+   * @throws UpstreamTransportError connection refused or reset, an empty, non-JSON or truncated body
+   * @throws UpstreamAnswerTooLarge an answer over `maxBytes`
    */
   async call(body: string, timeoutMs: number): Promise<string> {
     return (await this.callBytes(body, timeoutMs)).toString('utf8')
@@ -74,16 +80,20 @@ export class HttpTransport {
       let timedOut = false
       let settled = false
       let status = 0
+      let type: string | string[] | undefined
       const chunks: Buffer[] = []
       let size = 0
+      // Every failure ends here; one of ours (an UpstreamTransportError) passes through #failure as it is.
       const fail = (err: unknown): void => {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        reject(this.#failure(err, timedOut, timeoutMs))
+        reject(this.#failure(err, timedOut, timeoutMs, status, size))
       }
-      // Aborting a request on a pipelined socket resets that socket and fails the calls queued on
-      // it; that is wanted: they sit behind an answer that is not coming and would time out anyway.
+      // The time-out covers the whole answer, not only its first byte: a node that sends one byte
+      // a second is as useless as one that sends nothing. Aborting a request on a pipelined socket
+      // resets that socket and fails the calls queued on it; that is wanted: they sit behind an
+      // answer that is not coming and would time out anyway.
       const timer = setTimeout(() => {
         timedOut = true
         if (controller) controller.abort(new Error(`no answer within ${timeoutMs} ms`))
@@ -97,25 +107,31 @@ export class HttpTransport {
             controller = c
             if (timedOut) c.abort(new Error(`no answer within ${timeoutMs} ms`))
           },
-          onResponseStart: (_c, statusCode) => {
+          onResponseStart: (c, statusCode, headers) => {
             status = statusCode
+            type = headers['content-type']
+            // Stop reading an answer over the limit at once: the socket is reset rather than
+            // drained, so a node sending 50 MB costs us no more than the limit.
+            const length = Number(headers['content-length'])
+            if (length > this.#maxBytes) this.#refuse(c, fail, length)
           },
-          onResponseData: (_c, chunk) => {
-            chunks.push(chunk)
+          onResponseData: (c, chunk) => {
+            if (settled) return
             size += chunk.length
+            if (size > this.#maxBytes) return this.#refuse(c, fail)
+            chunks.push(chunk)
           },
           onResponseEnd: () => {
             if (settled) return
-            settled = true
-            clearTimeout(timer)
             const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
-            if (looksLikeJson(bytes)) return resolve(bytes)
-            reject(
-              new UpstreamTransportError(`HTTP ${status} with a non-JSON body: ${bytes.toString('utf8', 0, 240).slice(0, 80)}`, {
-                node: this.name,
-                requestSent: true,
-              }),
-            )
+            const shape = answerShape(bytes)
+            if (shape === 'json') {
+              settled = true
+              clearTimeout(timer)
+              return resolve(bytes)
+            }
+            const what = `HTTP ${status} with ${describeShape(shape, bytes)}${type !== undefined && shape === 'not-json' ? ` of type ${String(type).split(';')[0]}` : ''}`
+            fail(new UpstreamTransportError(what, { node: this.name, requestSent: true, sample: bytes.length > 0 ? sampleOf(bytes) : undefined }))
           },
           onResponseError: (_c, err) => fail(err),
         },
@@ -123,11 +139,19 @@ export class HttpTransport {
     })
   }
 
-  #failure(err: unknown, timedOut: boolean, timeoutMs: number): Error {
+  /** An answer over the limit: the call fails with UpstreamAnswerTooLarge and the request is aborted. */
+  #refuse(c: Dispatcher.DispatchController, fail: (err: Error) => void, size?: number): void {
+    const err = new UpstreamAnswerTooLarge({ node: this.name, limit: this.#maxBytes, size })
+    fail(err)
+    c.abort(err)
+  }
+
+  #failure(err: unknown, timedOut: boolean, timeoutMs: number, status: number, received: number): Error {
     if (err instanceof UpstreamTransportError) return err
-    if (timedOut) return new UpstreamTimeout({ node: this.name, timeoutMs, cause: err })
+    if (timedOut) return new UpstreamTimeout({ node: this.name, timeoutMs, received, cause: err })
     const code = (err as { code?: string }).code ?? ''
-    return new UpstreamTransportError(`${code || (err as Error).message}`, {
+    const what = describeSocketError(code, (err as Error).message)
+    return new UpstreamTransportError(status === 0 ? what : `${what} (HTTP ${status}, after ${received} bytes of the body)`, {
       node: this.name,
       requestSent: !NOT_SENT_CODES.has(code),
       cause: err,
@@ -140,12 +164,21 @@ export class HttpTransport {
   }
 }
 
-/** A JSON-RPC answer is an object or a batch array; a proxy's error page is neither. */
-function looksLikeJson(bytes: Buffer): boolean {
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i]
-    if (c === 0x7b || c === 0x5b) return true
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false
-  }
-  return false
+/** A connection failure in words (what the node or the network did), with undici's code for searching. */
+function describeSocketError(code: string, message: string): string {
+  const words = SOCKET_ERRORS[code] ?? (code.startsWith('HPE_') ? 'an answer that is not valid HTTP' : undefined)
+  if (words === undefined) return code || message
+  return `${words} (${code})`
+}
+
+const SOCKET_ERRORS: Readonly<Record<string, string>> = {
+  ECONNRESET: 'the connection was reset',
+  UND_ERR_SOCKET: 'the connection was closed before the answer was complete',
+  EPIPE: 'the connection was closed while the call was sent',
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found (DNS)',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_CONNECT_TIMEOUT: 'no connection within the connect time-out',
 }

@@ -3,6 +3,7 @@ import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './
 import { NodeHealth, type NodeHealthOptions, type OutReason } from './health.js'
 import { HttpTransport } from './http-transport.js'
 import { LatencyWindow } from './latency-window.js'
+import { sampleOf } from './answer-shape.js'
 import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
 import { batchText, WsTransport, type WsTransportOptions } from './ws-transport.js'
 
@@ -19,6 +20,15 @@ export interface UpstreamNodeOptions {
   pipelining?: number
   health?: NodeHealthOptions
   ws?: Omit<WsTransportOptions, 'name'>
+  /** Largest answer read from the node, in bytes (limits.maxUpstreamBytes; default 32 MiB). */
+  maxAnswerBytes?: number
+  /**
+   * Told of each failure counted against the node (`method` undefined: the node's WebSocket sent
+   * garbage and was dropped), e.g. to log which node did what. Only failures call it.
+   */
+  onFailure?: (err: UpstreamTransportError, method: string | undefined) => void
+  /** Told the duration of each successful call, in ms (for /metrics). */
+  onDuration?: (method: string, ms: number) => void
 }
 
 /** A node's answer to one call: its response object text (with OUR id) and whether it is an error. */
@@ -70,6 +80,8 @@ export class UpstreamNode {
   readonly #health: NodeHealth
   /** Latencies of successful calls (hedging waits for a node's p95 before asking another). */
   readonly latency = new LatencyWindow()
+  readonly #onFailure: ((err: UpstreamTransportError, method: string | undefined) => void) | undefined
+  readonly #onDuration: ((method: string, ms: number) => void) | undefined
   #nextId = 1
   #inFlight = 0
 
@@ -77,9 +89,14 @@ export class UpstreamNode {
     this.name = opts.name
     this.kind = opts.kind
     this.url = opts.url
-    this.http = new HttpTransport(opts.url, { name: opts.name, connections: opts.connections, pipelining: opts.pipelining })
-    if (opts.wsUrl !== undefined) this.ws = new WsTransport(opts.wsUrl, { ...opts.ws, name: opts.name })
+    this.http = new HttpTransport(opts.url, { name: opts.name, connections: opts.connections, pipelining: opts.pipelining, maxBytes: opts.maxAnswerBytes })
+    if (opts.wsUrl !== undefined) {
+      this.ws = new WsTransport(opts.wsUrl, { maxMessageBytes: opts.maxAnswerBytes, ...opts.ws, name: opts.name })
+      if (opts.onFailure) this.ws.onGarbage = (err) => opts.onFailure!(err, undefined)
+    }
     this.#health = new NodeHealth(opts.health)
+    this.#onFailure = opts.onFailure
+    this.#onDuration = opts.onDuration
   }
 
   /**
@@ -113,14 +130,13 @@ export class UpstreamNode {
       } else {
         reply = new BytesReply(bytes, readHead(this.name, bytes).isError)
       }
-      this.latency.record(performance.now() - started)
+      const ms = performance.now() - started
+      this.latency.record(ms)
+      this.#onDuration?.(method, ms)
       this.#health.succeeded()
       return reply
     } catch (err) {
-      if (isUpstreamFailure(err)) {
-        this.counters.failures++
-        this.#health.failed()
-      }
+      if (isUpstreamFailure(err)) this.#failed(err, method)
       throw err
     } finally {
       this.#inFlight--
@@ -164,14 +180,17 @@ export class UpstreamNode {
       this.#health.succeeded()
       return out
     } catch (err) {
-      if (isUpstreamFailure(err)) {
-        this.counters.failures++
-        this.#health.failed()
-      }
+      if (isUpstreamFailure(err)) this.#failed(err, calls.length === 1 ? calls[0].method : `a batch of ${calls.length} calls`)
       throw err
     } finally {
       this.#inFlight -= calls.length
     }
+  }
+
+  #failed(err: UpstreamTransportError, method: string): void {
+    this.counters.failures++
+    this.#health.failed()
+    this.#onFailure?.(err, method)
   }
 
   /** May calls be sent here now (see NodeHealth.available). */
@@ -220,7 +239,10 @@ function readHead(node: string, answer: Buffer | string): { isError: boolean } {
   try {
     return typeof answer === 'string' ? readResponseHead(answer) : readResponseHeadBytes(answer)
   } catch (err) {
-    if (err instanceof MalformedResponse) throw new UpstreamTransportError(err.message, { node, requestSent: true, cause: err })
+    if (err instanceof MalformedResponse) {
+      const bytes = typeof answer === 'string' ? Buffer.from(answer.slice(0, 120)) : answer
+      throw new UpstreamTransportError('an answer that is not a JSON-RPC object', { node, requestSent: true, cause: err, sample: sampleOf(bytes) })
+    }
     throw err
   }
 }

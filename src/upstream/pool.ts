@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
-import { isUpstreamFailure, NoHealthyUpstream, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
+import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
 import { spliceId, spliceIdBytes } from './splice-id.js'
 
@@ -58,7 +58,8 @@ const NOT_SAFE_TO_REPEAT: ReadonlySet<string> = new Set(['eth_sendRawTransaction
 
 /**
  * The nodes of one network, by kind: round-robin over the healthy nodes of the asked kind, and
- * failover to another one of the same kind on a transport failure or time-out.
+ * failover to another one of the same kind on a transport failure or time-out. Not on an answer
+ * over the size limit: another node would send the same answer (the client must ask for less).
  * @example
  * const reply = await pool.call('full', 'eth_blockNumber', [], '1', { timeoutMs: 5000 })
  * reply.body // '{"jsonrpc":"2.0","id":1,"result":"0x10"}'
@@ -124,7 +125,7 @@ export class UpstreamPool {
         if (reply.bytes !== undefined) return bytesReply(spliceIdBytes(reply.bytes, clientIdJson), by.name, kind, reply.isError)
         return { body: spliceId(reply.text, clientIdJson), node: by.name, kind, isError: reply.isError }
       } catch (err) {
-        if (!isUpstreamFailure(err)) throw err
+        if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
         if (NOT_SAFE_TO_REPEAT.has(method) && err.requestSent) throw err
         lastFailure = err
       }
@@ -183,7 +184,7 @@ export class UpstreamPool {
         }
         return out
       } catch (err) {
-        if (!isUpstreamFailure(err)) throw err
+        if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
         lastFailure = err
       }
     }

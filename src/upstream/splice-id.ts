@@ -1,16 +1,23 @@
 import { MalformedResponse } from './errors.js'
+import {
+  CLOSE_BRACE,
+  COMMA,
+  OPEN_BRACKET,
+  QUOTE,
+  arrayItemSpans,
+  scanTopLevel,
+  skipScalar,
+  skipString,
+  skipValue,
+  skipWhitespace,
+  type Span,
+} from '../rpc/json-scan.js'
 
 /**
  * Rewriting the `id` of a node's answer without re-serialising it: the client must get the
  * node's bytes (ARCHITECTURE.md, "Transparent"), and JSON.parse + stringify of a multi-megabyte
  * block-receipts answer would cost more than the whole rest of the call.
  */
-
-/** Where the value of the top-level `id` lies in a response text: [start, end). */
-interface Span {
-  start: number
-  end: number
-}
 
 /** The head of a node's answer, read without parsing the result. */
 export interface ResponseHead {
@@ -22,15 +29,6 @@ export interface ResponseHead {
 const HEAD_JSONRPC_FIRST = '{"jsonrpc":"2.0","id":'
 const HEAD_ID_FIRST = '{"id":'
 const JSONRPC_MEMBER = ',"jsonrpc":"2.0"'
-
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const COLON = 0x3a
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
 
 /**
  * Returns the node's response object text with its top-level `id` value replaced by
@@ -83,22 +81,10 @@ export function readResponseHead(responseText: string): ResponseHead {
  * that answers can be merged (eth_getLogs chunks) without re-serialising a byte of them.
  * Undefined when the answer has no result array (an error, or another kind of result).
  */
-export function resultArrayItems(responseText: string): Array<{ start: number; end: number }> | undefined {
+export function resultArrayItems(responseText: string): Span[] | undefined {
   const span = scanTopLevel(responseText)?.result
   if (span === undefined || responseText.charCodeAt(span.start) !== OPEN_BRACKET) return undefined
-  const items: Array<{ start: number; end: number }> = []
-  let i = skipWhitespace(responseText, span.start + 1)
-  if (responseText.charCodeAt(i) === CLOSE_BRACKET) return items
-  for (;;) {
-    const end = skipValue(responseText, i)
-    if (end <= i) return undefined
-    items.push({ start: i, end })
-    i = skipWhitespace(responseText, end)
-    const c = responseText.charCodeAt(i)
-    if (c === CLOSE_BRACKET) return items
-    if (c !== COMMA) return undefined
-    i = skipWhitespace(responseText, i + 1)
-  }
+  return arrayItemSpans(responseText, span.start)
 }
 
 /** The common layouts, `{"jsonrpc":"2.0","id":<v>,` and `{"id":<v>,`, checked in the first bytes. */
@@ -117,109 +103,6 @@ function fastIdSpan(text: string): Span | undefined {
   if (end <= start) return undefined
   const next = text.charCodeAt(end)
   return next === COMMA || next === CLOSE_BRACE ? { start, end } : undefined
-}
-
-/**
- * Walks the members of the top-level object, skipping strings and nested values, and returns
- * the spans of the `id` and `error` values. Undefined when the text is not an object it can
- * walk (the caller then falls back to JSON.parse).
- */
-function scanTopLevel(text: string): { id?: Span; error?: Span; result?: Span } | undefined {
-  const found: { id?: Span; error?: Span; result?: Span } = {}
-  let i = skipWhitespace(text, 0)
-  if (text.charCodeAt(i) !== OPEN_BRACE) return undefined
-  i = skipWhitespace(text, i + 1)
-  if (text.charCodeAt(i) === CLOSE_BRACE) return found
-  for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined
-    const keyEnd = skipString(text, i)
-    if (keyEnd < 0) return undefined
-    const key = memberName(text, i, keyEnd)
-    i = skipWhitespace(text, keyEnd)
-    if (text.charCodeAt(i) !== COLON) return undefined
-    const start = skipWhitespace(text, i + 1)
-    const end = skipValue(text, start)
-    if (end <= start) return undefined
-    // The first member of a name wins; a duplicate `id` is not valid JSON-RPC anyway.
-    if (key === 'id') found.id ??= { start, end }
-    else if (key === 'error') found.error ??= { start, end }
-    else if (key === 'result') found.result ??= { start, end }
-    i = skipWhitespace(text, end)
-    const c = text.charCodeAt(i)
-    if (c === CLOSE_BRACE) return found
-    if (c !== COMMA) return undefined
-    i = skipWhitespace(text, i + 1)
-  }
-}
-
-/** A member name; written with escapes (`"\u0069d"`) it is decoded, so it still matches. */
-function memberName(text: string, start: number, end: number): string {
-  const raw = text.slice(start + 1, end - 1)
-  return raw.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : raw
-}
-
-/** Index after the value starting at `i`, or -1 when it is not terminated. */
-function skipValue(text: string, i: number): number {
-  const c = text.charCodeAt(i)
-  if (c === QUOTE) return skipString(text, i)
-  if (c === OPEN_BRACE || c === OPEN_BRACKET) return skipNested(text, i)
-  return skipScalar(text, i)
-}
-
-/** Index after the closing quote of the string starting at `i`, or -1. */
-function skipString(text: string, i: number): number {
-  let from = i + 1
-  for (;;) {
-    const q = text.indexOf('"', from)
-    if (q < 0) return -1
-    // A quote preceded by an odd number of backslashes is escaped: `"a\"b"` continues, `"a\\"` ends.
-    let k = q - 1
-    while (text.charCodeAt(k) === BACKSLASH) k--
-    if ((q - 1 - k) % 2 === 0) return q + 1
-    from = q + 1
-  }
-}
-
-/** Index after the object or array starting at `i` (strings inside skipped whole), or -1. */
-function skipNested(text: string, i: number): number {
-  let depth = 0
-  const n = text.length
-  while (i < n) {
-    const c = text.charCodeAt(i)
-    if (c === QUOTE) {
-      i = skipString(text, i)
-      if (i < 0) return -1
-      continue
-    }
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++
-    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--
-      if (depth === 0) return i + 1
-    }
-    i++
-  }
-  return -1
-}
-
-/** Index after a number or a literal (true, false, null). */
-function skipScalar(text: string, i: number): number {
-  const n = text.length
-  while (i < n) {
-    const c = text.charCodeAt(i)
-    if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c <= 0x20) break
-    i++
-  }
-  return i
-}
-
-function skipWhitespace(text: string, i: number): number {
-  const n = text.length
-  while (i < n) {
-    const c = text.charCodeAt(i)
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break
-    i++
-  }
-  return i
 }
 
 function idValue(text: string, span: Span): number | string | null {
@@ -258,21 +141,7 @@ function parseObject(text: string): Record<string, unknown> {
  * Undefined when the text is not an array (a node may answer a whole batch with one error object).
  */
 export function splitBatch(text: string): string[] | undefined {
-  let i = skipWhitespace(text, 0)
-  if (text.charCodeAt(i) !== OPEN_BRACKET) return undefined
-  const parts: string[] = []
-  i = skipWhitespace(text, i + 1)
-  if (text.charCodeAt(i) === CLOSE_BRACKET) return parts
-  for (;;) {
-    const end = skipValue(text, i)
-    if (end <= i) return undefined
-    parts.push(text.slice(i, end))
-    i = skipWhitespace(text, end)
-    const c = text.charCodeAt(i)
-    if (c === CLOSE_BRACKET) return parts
-    if (c !== COMMA) return undefined
-    i = skipWhitespace(text, i + 1)
-  }
+  return arrayItemSpans(text, skipWhitespace(text, 0))?.map((span) => text.slice(span.start, span.end))
 }
 
 /** The id of the first element of a batch answer (the WebSocket transport routes the whole batch by it). */

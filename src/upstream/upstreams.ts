@@ -2,6 +2,7 @@ import type { Clock } from '../../actors/runtime/clock.js'
 import type { NetworkConfig } from '../config/types.js'
 import type { NodeKind } from '../events/types.js'
 import type { NodeHealthOptions } from './health.js'
+import type { UpstreamTransportError } from './errors.js'
 import { UpstreamNode } from './node.js'
 import { UpstreamPool } from './pool.js'
 import type { WsTransportOptions } from './ws-transport.js'
@@ -14,6 +15,12 @@ export interface UpstreamsOptions {
   health?: NodeHealthOptions
   ws?: Omit<WsTransportOptions, 'name'>
   clock?: Clock
+  /** Largest answer read from a node, in bytes (limits.maxUpstreamBytes; default 32 MiB). */
+  maxAnswerBytes?: number
+  /** Each failure counted against a node (see UpstreamNodeOptions.onFailure), e.g. to log it. */
+  onNodeFailure?: (network: string, node: string, err: UpstreamTransportError, method: string | undefined) => void
+  /** The recorder of each node's call durations (for /metrics), asked once per node. */
+  durations?: (network: string, node: string, kind: NodeKind) => (method: string, ms: number) => void
 }
 
 /** One node's figures for /metrics. */
@@ -56,19 +63,23 @@ export class Upstreams {
   static fromConfig(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions = {}): Upstreams {
     const pools: UpstreamPool[] = []
     for (const [network, config] of Object.entries(networks)) {
-      const nodes = config.upstreams.map(
-        (u) =>
-          new UpstreamNode({
-            name: u.name ?? new URL(u.url).host,
-            kind: u.kind,
-            url: u.url,
-            wsUrl: u.ws,
-            connections: opts.connections,
-            pipelining: opts.pipelining,
-            health: { ...opts.health, clock: opts.health?.clock ?? opts.clock },
-            ws: opts.ws,
-          }),
-      )
+      const onNodeFailure = opts.onNodeFailure
+      const nodes = config.upstreams.map((u) => {
+        const name = u.name ?? new URL(u.url).host
+        return new UpstreamNode({
+          name,
+          kind: u.kind,
+          url: u.url,
+          wsUrl: u.ws,
+          connections: opts.connections,
+          pipelining: opts.pipelining,
+          health: { ...opts.health, clock: opts.health?.clock ?? opts.clock },
+          ws: opts.ws,
+          maxAnswerBytes: opts.maxAnswerBytes,
+          onFailure: onNodeFailure && ((err, method) => onNodeFailure(network, name, err, method)),
+          onDuration: opts.durations?.(network, name, u.kind),
+        })
+      })
       pools.push(new UpstreamPool(network, nodes, { clock: opts.clock }))
     }
     return new Upstreams(pools)

@@ -22,8 +22,19 @@ const OP_CLOSE = 0x8
 const OP_PING = 0x9
 const OP_PONG = 0xa
 
-/** `bytes`: a message's payload (text frames are not decoded here: the caller may not need to). */
-type Listener = (ev: { bytes?: Buffer }) => void
+/** First bytes kept of a message dropped for its size: our ids are a few digits near the start. */
+const OVERSIZE_HEAD_BYTES = 256
+
+/**
+ * `bytes`: a message's payload (text frames are not decoded here: the caller may not need to).
+ * `tooLarge`: the message was over the limit and dropped as it came; `bytes` then holds only its
+ * first bytes (enough to read the id of the call it answers) and `tooLarge` its size.
+ */
+export interface MessageEvent {
+  bytes?: Buffer
+  tooLarge?: number
+}
+type Listener = (ev: MessageEvent) => void
 type EventName = 'open' | 'message' | 'error' | 'close'
 
 /** Masking keys, drawn in blocks: one randomFillSync per 1,024 frames instead of one per frame. */
@@ -88,11 +99,20 @@ export class UpstreamWebSocket {
   #in: Buffer[] = []
   #inBytes = 0
   #need = 2
-  /** Payloads of a fragmented message so far. */
+  /** Payloads of a fragmented message so far, and their total size. */
   #fragments: Buffer[] | undefined
+  #fragmentBytes = 0
+  readonly #maxMessageBytes: number
+  /** A message over the limit being dropped: its first bytes and its size so far. */
+  #oversize: { head: Buffer[]; headBytes: number; size: number } | undefined
+  /** Payload bytes of the current frame still to drop, and whether it ends its message. */
+  #skipLeft = 0
+  #skipFin = false
 
-  constructor(url: string) {
+  /** @param opts.maxMessageBytes largest message kept (default: no limit); a larger one is dropped as it comes */
+  constructor(url: string, opts: { maxMessageBytes?: number } = {}) {
     this.url = url
+    this.#maxMessageBytes = opts.maxMessageBytes ?? Number.MAX_SAFE_INTEGER
     const u = new URL(url)
     const key = randomBytes(16).toString('base64')
     const req = request({
@@ -188,6 +208,15 @@ export class UpstreamWebSocket {
   }
 
   #onData(chunk: Buffer): void {
+    if (this.#skipLeft > 0) {
+      const take = Math.min(this.#skipLeft, chunk.length)
+      this.#keepHead(chunk.subarray(0, take))
+      this.#skipLeft -= take
+      if (this.#skipLeft > 0) return
+      if (this.#skipFin) this.#endOversize()
+      if (take === chunk.length) return
+      chunk = chunk.subarray(take)
+    }
     this.#in.push(chunk)
     this.#inBytes += chunk.length
     if (this.#inBytes < this.#need) return
@@ -224,11 +253,26 @@ export class UpstreamWebSocket {
         this.#socket?.destroy()
         return
       }
+      const opcode = b0 & 0x0f
+      if (opcode <= OP_BINARY && this.#overLimit(opcode, len)) {
+        // Dropped as it comes rather than buffered whole: without this a node announcing a 50 MB
+        // frame would make us hold 50 MB (or 2^53 bytes) before anything could refuse it.
+        const take = Math.min(len, avail - head)
+        this.#keepHead(buf.subarray(off + head, off + head + take))
+        off += head + take
+        if (take < len) {
+          this.#skipLeft = len - take
+          this.#skipFin = (b0 & 0x80) !== 0
+          return
+        }
+        if (b0 & 0x80) this.#endOversize()
+        continue
+      }
       if (avail < head + len) {
         this.#need = head + len
         break
       }
-      this.#onFrame((b0 & 0x80) !== 0, b0 & 0x0f, buf.subarray(off + head, off + head + len))
+      this.#onFrame((b0 & 0x80) !== 0, opcode, buf.subarray(off + head, off + head + len))
       off += head + len
     }
     if (off < buf.length) {
@@ -237,20 +281,57 @@ export class UpstreamWebSocket {
     }
   }
 
+  /** Whether this data frame makes its message too large (then the message is dropped from here on). */
+  #overLimit(opcode: number, len: number): boolean {
+    if (opcode !== OP_CONTINUATION) this.#oversize = undefined
+    if (this.#oversize !== undefined) {
+      this.#oversize.size += len
+      return true
+    }
+    const before = opcode === OP_CONTINUATION ? this.#fragmentBytes : 0
+    if (before + len <= this.#maxMessageBytes) return false
+    // The fragments so far are dropped too; their first bytes are kept as the message's head.
+    this.#oversize = { head: [], headBytes: 0, size: before + len }
+    if (opcode === OP_CONTINUATION) for (const f of this.#fragments ?? []) this.#keepHead(f)
+    this.#fragments = undefined
+    this.#fragmentBytes = 0
+    return true
+  }
+
+  /** Keep the first bytes of a message being dropped: the id of the call it answers is there. */
+  #keepHead(part: Buffer): void {
+    const o = this.#oversize!
+    if (o.headBytes >= OVERSIZE_HEAD_BYTES || part.length === 0) return
+    const keep = part.subarray(0, OVERSIZE_HEAD_BYTES - o.headBytes)
+    o.head.push(Buffer.from(keep))
+    o.headBytes += keep.length
+  }
+
+  #endOversize(): void {
+    const o = this.#oversize!
+    this.#oversize = undefined
+    this.#emit('message', { bytes: Buffer.concat(o.head, o.headBytes), tooLarge: o.size })
+  }
+
   #onFrame(fin: boolean, opcode: number, payload: Buffer): void {
     switch (opcode) {
       case OP_TEXT:
       case OP_BINARY:
       case OP_CONTINUATION:
-        if (opcode !== OP_CONTINUATION) this.#fragments = undefined
+        if (opcode !== OP_CONTINUATION) {
+          this.#fragments = undefined
+          this.#fragmentBytes = 0
+        }
         if (fin && this.#fragments === undefined) {
           this.#emit('message', { bytes: payload })
           return
         }
         ;(this.#fragments ??= []).push(payload)
+        this.#fragmentBytes += payload.length
         if (fin) {
           const whole = Buffer.concat(this.#fragments)
           this.#fragments = undefined
+          this.#fragmentBytes = 0
           this.#emit('message', { bytes: whole })
         }
         return
@@ -278,7 +359,7 @@ export class UpstreamWebSocket {
     this.#emit('close', {})
   }
 
-  #emit(type: EventName, ev: { bytes?: Buffer }): void {
+  #emit(type: EventName, ev: MessageEvent): void {
     for (const fn of this.#listeners[type]) fn(ev)
   }
 }

@@ -1,6 +1,7 @@
-import { UpstreamWebSocket as WebSocket } from './ws-client.js'
-import { UpstreamTimeout, UpstreamTransportError } from './errors.js'
+import { UpstreamWebSocket as WebSocket, type MessageEvent } from './ws-client.js'
+import { DEFAULT_MAX_UPSTREAM_BYTES, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from './errors.js'
 import { batchHeadId, readResponseHeadBytes } from './splice-id.js'
+import { answerShape, describeShape, sampleOf } from './answer-shape.js'
 
 export interface WsTransportOptions {
   /** Name used in errors (default: host:port of the URL). */
@@ -19,6 +20,8 @@ export interface WsTransportOptions {
    * dropped and opened again (default 3): a half-open TCP connection never closes by itself.
    */
   maxSilentTimeouts?: number
+  /** Largest message read, in bytes (default 32 MiB, limits.maxUpstreamBytes); a larger one fails its call. */
+  maxMessageBytes?: number
 }
 
 interface Pending {
@@ -47,11 +50,17 @@ export class WsTransport {
   onNotification: (msg: string) => void = () => {}
   /** Called when the socket opens (true) or is lost (false), e.g. to subscribe again. */
   onStateChange: (open: boolean) => void = () => {}
+  /**
+   * Called when the node sent something that is not JSON-RPC and the socket was dropped for it
+   * (the calls pending on it fail with the same error), e.g. to log which node did what.
+   */
+  onGarbage: (err: UpstreamTransportError) => void = () => {}
 
   readonly #highWaterMark: number
   readonly #reconnectMinMs: number
   readonly #reconnectMaxMs: number
   readonly #maxSilentTimeouts: number
+  readonly #maxMessageBytes: number
   readonly #pending = new Map<number, Pending>()
   #ws: WebSocket | undefined
   #nextId = 1
@@ -70,6 +79,7 @@ export class WsTransport {
     this.#reconnectMinMs = opts.reconnectMinMs ?? 100
     this.#reconnectMaxMs = opts.reconnectMaxMs ?? 5_000
     this.#maxSilentTimeouts = opts.maxSilentTimeouts ?? 3
+    this.#maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_UPSTREAM_BYTES
     this.#connect()
   }
 
@@ -177,7 +187,7 @@ export class WsTransport {
   }
 
   #connect(): void {
-    const ws = new WebSocket(this.url)
+    const ws = new WebSocket(this.url, { maxMessageBytes: this.#maxMessageBytes })
     this.#ws = ws
     ws.addEventListener('open', () => {
       if (this.#ws !== ws) return
@@ -192,7 +202,8 @@ export class WsTransport {
     ws.addEventListener('message', (ev) => {
       if (this.#ws !== ws) return
       this.#silentTimeouts = 0
-      if (ev.bytes !== undefined) this.#onMessage(ev.bytes)
+      if (ev.tooLarge !== undefined) this.#onTooLarge(ev)
+      else if (ev.bytes !== undefined) this.#onMessage(ev.bytes)
     })
     // An error is always followed by close; close is where we clean up.
     ws.addEventListener('error', () => {})
@@ -202,9 +213,21 @@ export class WsTransport {
   }
 
   #onMessage(bytes: Buffer): void {
+    // What cannot be JSON-RPC (an empty or non-JSON frame, one cut off) is garbage: the stream can
+    // no longer be trusted to carry our answers, so the socket is dropped, as geth's client does
+    // on a message it cannot decode, and the calls on it fail now instead of timing out.
+    const shape = answerShape(bytes)
     let id: number | string | null | undefined
     let text: string | undefined
     const first = bytes[0]
+    if (shape !== 'json') {
+      // A cut-off answer whose id can still be read fails that call only.
+      if (shape === 'truncated') id = this.#readId(bytes)
+      const err = this.#garbage(shape, bytes)
+      const pending = typeof id === 'number' ? this.#take(id) : undefined
+      if (pending !== undefined) return pending.reject(err)
+      return this.#dropFor(err)
+    }
     if (first === 0x5b /* [ */ || (first <= 0x20 && (text = bytes.toString('utf8')).trimStart().charCodeAt(0) === 0x5b)) {
       // A batch answer: routed by the id of its first element (nodes answer a batch with one array).
       text ??= bytes.toString('utf8')
@@ -215,27 +238,70 @@ export class WsTransport {
         // Read from the first bytes only: a 1 MB answer is routed without being decoded.
         id = readResponseHeadBytes(bytes).id
       } catch {
-        return // unreadable: it answers nothing we can find; the call it was meant for times out
+        // Braces around something that is not JSON: garbage as above.
+        return this.#dropFor(this.#garbage('not-json', bytes))
       }
     }
     if (id === null) {
       this.onNotification(text ?? bytes.toString('utf8'))
       return
     }
-    const pending = typeof id === 'number' ? this.#pending.get(id) : undefined
+    const pending = typeof id === 'number' ? this.#take(id) : undefined
     if (pending === undefined) return // a reply after its time-out: the caller has moved on
-    if (pending.ids) for (const other of pending.ids) this.#pending.delete(other)
-    else this.#pending.delete(id as number)
-    clearTimeout(pending.timer)
     pending.resolve(bytes, text)
   }
 
-  /** Forget the current socket, fail its calls, and open another one later. */
-  #drop(reason: string): void {
+  /** A message over the limit, dropped as it came: the call it answers (read from its first bytes) fails. */
+  #onTooLarge(ev: MessageEvent): void {
+    const id = this.#readId(ev.bytes!)
+    const pending = typeof id === 'number' ? this.#take(id) : undefined
+    pending?.reject(new UpstreamAnswerTooLarge({ node: this.name, limit: this.#maxMessageBytes, size: ev.tooLarge }))
+    // Unreadable: a notification, or an answer whose id is not near its start; its call times out.
+  }
+
+  /** The id of an answer (or of a batch answer's first element) from its first bytes; undefined when unreadable. */
+  #readId(bytes: Buffer): number | string | null | undefined {
+    let i = 0
+    while (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09) i++
+    if (bytes[i] === 0x5b) i++
+    while (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09) i++
+    try {
+      return readResponseHeadBytes(i === 0 ? bytes : bytes.subarray(i)).id
+    } catch {
+      return undefined
+    }
+  }
+
+  /** The pending call (or batch) waiting under `id`, forgotten with its other ids and its timer. */
+  #take(id: number): Pending | undefined {
+    const pending = this.#pending.get(id)
+    if (pending === undefined) return undefined
+    if (pending.ids) for (const other of pending.ids) this.#pending.delete(other)
+    else this.#pending.delete(id)
+    clearTimeout(pending.timer)
+    return pending
+  }
+
+  #garbage(shape: 'empty' | 'not-json' | 'truncated', bytes: Buffer): UpstreamTransportError {
+    return new UpstreamTransportError(`a WebSocket message with ${describeShape(shape, bytes)}`, {
+      node: this.name,
+      requestSent: true,
+      sample: bytes.length > 0 ? sampleOf(bytes) : undefined,
+    })
+  }
+
+  /** The node sent garbage: say so, and drop the socket with its calls. */
+  #dropFor(err: UpstreamTransportError): void {
+    this.onGarbage(err)
+    this.#drop(err.what, err)
+  }
+
+  /** Forget the current socket, fail its calls (with `err`, else a transport error saying `reason`), and open another one later. */
+  #drop(reason: string, err?: UpstreamTransportError): void {
     const ws = this.#ws
     this.#ws = undefined
     if (ws !== undefined && ws.readyState !== WebSocket.CLOSED && ws.readyState !== WebSocket.CLOSING) ws.close()
-    this.#failPending(reason)
+    this.#failPending(reason, err)
     if (this.#opened) {
       this.#opened = false
       this.onStateChange(false)
@@ -248,7 +314,7 @@ export class WsTransport {
     this.#reconnectTimer.unref()
   }
 
-  #failPending(reason: string): void {
+  #failPending(reason: string, err?: UpstreamTransportError): void {
     if (this.#pending.size === 0) return
     // A batch is in the map once per id: reject it once.
     const calls = [...new Set(this.#pending.values())]
@@ -256,7 +322,7 @@ export class WsTransport {
     // They were written to the socket: the node may have executed them.
     for (const p of calls) {
       clearTimeout(p.timer)
-      p.reject(new UpstreamTransportError(reason, { node: this.name, requestSent: true }))
+      p.reject(err ?? new UpstreamTransportError(reason, { node: this.name, requestSent: true }))
     }
   }
 }

@@ -32,6 +32,9 @@ interface Bucket {
   notificationBytes: number
 }
 
+/** A flush runs this long after an interval's end: timers may fire a little early. */
+const FLUSH_AFTER_BOUNDARY_MS = 2
+
 export class UsageMeter {
   readonly #opts: UsageMeterOptions
   #buckets = new Map<string, Bucket>()
@@ -62,9 +65,18 @@ export class UsageMeter {
     b.notificationBytes += bytes
   }
 
-  /** Flush every finished interval every `intervalMs`. */
+  /**
+   * Flush each interval as soon as it ends. The timer is aligned on the intervals' boundaries (a
+   * plain setInterval would hand an interval on up to a whole interval late), so a crash loses at
+   * most the interval in progress: the bound the README states.
+   */
   start(): void {
-    this.#timer = setInterval(() => this.flush(false), this.#opts.intervalMs)
+    const now = this.#opts.clock.now()
+    const nextStart = this.#intervalStart(now) + this.#opts.intervalMs
+    this.#timer = setTimeout(() => {
+      this.flush(false)
+      this.start()
+    }, nextStart - now + FLUSH_AFTER_BOUNDARY_MS)
     this.#timer.unref()
   }
 
@@ -94,7 +106,8 @@ export class UsageMeter {
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer)
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = undefined
     this.flush(true)
   }
 

@@ -1,68 +1,95 @@
-import type { Counter, Gauge, Metrics } from '../metrics/metrics.js'
+import { Counter, Gauge, type Registry } from 'prom-client'
+import type { NetworkLabels } from '../metrics/labels.js'
+import { scraped, type Emit } from '../metrics/scraped.js'
 import type { SubscriptionHubStats } from './subscription-hub.js'
 
 /** Why the gateway closed a WebSocket connection (a label of tollgate_ws_closed_total). */
 export type WsCloseCause = 'client' | 'slow-consumer' | 'message-too-big' | 'key-invalid' | 'shutdown' | 'idle-or-error'
 
-/** The WebSocket endpoint's figures for /metrics. */
-export class WsCounters {
-  readonly #accepted: Counter
-  readonly #refused: Counter
-  readonly #closed: Counter
-  readonly #messages: Counter
-  readonly #open: Gauge
-  readonly #upstream: Gauge
-  readonly #subscribeCalls: Gauge
-  readonly #clientSubs: Gauge
-  readonly #subscriptionNode: Gauge
-  readonly #notificationsIn: Gauge
-  readonly #lastNode = new Map<string, string>()
-  readonly #openByNetwork = new Map<string, number>()
+export type WsMessageOutcome = 'served' | 'throttled' | 'dropped' | 'penalized'
 
-  constructor(metrics: Metrics, hubs: () => SubscriptionHubStats[]) {
-    this.#accepted = metrics.counter('tollgate_ws_connections_total', 'WebSocket connections accepted, by network')
-    this.#refused = metrics.counter('tollgate_ws_refused_total', 'WebSocket upgrades refused, by network and reason')
-    this.#closed = metrics.counter('tollgate_ws_closed_total', 'WebSocket connections closed, by cause')
-    this.#messages = metrics.counter('tollgate_ws_messages_total', 'WebSocket messages received, by network and outcome')
-    this.#open = metrics.gauge('tollgate_ws_connections', 'WebSocket connections open now, by network')
-    this.#upstream = metrics.gauge('tollgate_ws_upstream_subscriptions', 'Upstream subscriptions open now (each shared by every client asking the same), by network and kind')
-    this.#subscribeCalls = metrics.gauge('tollgate_ws_upstream_subscribe_calls', 'eth_subscribe calls sent to nodes since start (re-subscriptions included), by network and kind')
-    this.#clientSubs = metrics.gauge('tollgate_ws_subscriptions', 'Client subscriptions open now, by network')
-    this.#notificationsIn = metrics.gauge('tollgate_ws_upstream_notifications', 'Notifications received from nodes since start (each fanned out to every client of its subscription), by network')
-    this.#subscriptionNode = metrics.gauge('tollgate_ws_subscription_node', '1 for the node that holds the upstream subscriptions of a network now')
-    metrics.onCollect(() => {
-      for (const [network, n] of this.#openByNetwork) this.#open.set(n, { network })
-      for (const s of hubs()) {
-        for (const [kind, n] of Object.entries(s.upstream)) this.#upstream.set(n, { network: s.network, kind })
-        for (const [kind, n] of Object.entries(s.subscribeCalls)) this.#subscribeCalls.set(n, { network: s.network, kind })
-        this.#clientSubs.set(s.clients, { network: s.network })
-        this.#notificationsIn.set(s.notificationsIn, { network: s.network })
-        const last = this.#lastNode.get(s.network)
-        if (last !== undefined && last !== s.node) this.#subscriptionNode.set(0, { network: s.network, node: last })
-        if (s.node !== undefined) {
-          this.#subscriptionNode.set(1, { network: s.network, node: s.node })
-          this.#lastNode.set(s.network, s.node)
-        } else this.#lastNode.delete(s.network)
-      }
+const OUTCOMES: readonly WsMessageOutcome[] = ['served', 'throttled', 'dropped', 'penalized']
+
+/**
+ * The WebSocket endpoint's figures for /metrics. Every network label goes through `networks`: a
+ * refused upgrade names whatever slug the client sent, and only configured ones become label
+ * values. Counted per message, so the children of (network, outcome) are made once.
+ */
+export class WsCounters {
+  readonly #networks: NetworkLabels
+  readonly #accepted: Counter<'network'>
+  readonly #refused: Counter<'network' | 'reason'>
+  readonly #closed: Counter<'cause'>
+  readonly #open: Gauge<'network'>
+  readonly #messages = new Map<string, Record<WsMessageOutcome, Counter.Internal>>()
+
+  constructor(registry: Registry, networks: NetworkLabels, hubs: () => SubscriptionHubStats[]) {
+    this.#networks = networks
+    this.#accepted = new Counter({ name: 'tollgate_ws_connections_total', help: 'WebSocket connections accepted, by network', labelNames: ['network'], registers: [registry] })
+    this.#refused = new Counter({
+      name: 'tollgate_ws_refused_total',
+      help: 'WebSocket upgrades refused, by network (a network not configured: other) and reason (the error code)',
+      labelNames: ['network', 'reason'],
+      registers: [registry],
+    })
+    this.#closed = new Counter({ name: 'tollgate_ws_closed_total', help: 'WebSocket connections closed, by cause', labelNames: ['cause'], registers: [registry] })
+    this.#open = new Gauge({ name: 'tollgate_ws_connections', help: 'WebSocket connections open now, by network', labelNames: ['network'], registers: [registry] })
+    const messages = new Counter({
+      name: 'tollgate_ws_messages_total',
+      help: 'WebSocket messages received, by network and outcome',
+      labelNames: ['network', 'outcome'],
+      registers: [registry],
+    })
+    for (const network of networks.values) {
+      const byOutcome = {} as Record<WsMessageOutcome, Counter.Internal>
+      for (const outcome of OUTCOMES) byOutcome[outcome] = messages.labels({ network, outcome })
+      this.#messages.set(network, byOutcome)
+    }
+
+    // Hubs of one network (its shared pool's and the dedicated pools' of Private Node accounts) add up.
+    const fromHubs = <L extends string>(type: 'counter' | 'gauge', name: string, help: string, labelNames: L[], each: (s: SubscriptionHubStats, emit: Emit<L>) => void): void =>
+      scraped(registry, type, { name, help, labelNames, read: (emit) => hubs().forEach((s) => each(s, emit)) })
+    const byKind = (counts: Record<string, number>, network: string, emit: Emit<'network' | 'kind'>): void => {
+      for (const [kind, n] of Object.entries(counts)) emit({ network, kind }, n)
+    }
+    fromHubs('gauge', 'tollgate_ws_upstream_subscriptions', 'Upstream subscriptions open now (each shared by every client asking the same), by network and kind', ['network', 'kind'], (s, emit) =>
+      byKind(s.upstream, s.network, emit),
+    )
+    fromHubs('counter', 'tollgate_ws_upstream_subscribe_calls_total', 'eth_subscribe calls sent to nodes since start (re-subscriptions included), by network and kind', ['network', 'kind'], (s, emit) =>
+      byKind(s.subscribeCalls, s.network, emit),
+    )
+    fromHubs('gauge', 'tollgate_ws_subscriptions', 'Client subscriptions open now, by network', ['network'], (s, emit) => emit({ network: s.network }, s.clients))
+    fromHubs('counter', 'tollgate_ws_upstream_notifications_total', 'Notifications received from nodes since start (each fanned out to every client of its subscription), by network', ['network'], (s, emit) =>
+      emit({ network: s.network }, s.notificationsIn),
+    )
+    scraped(registry, 'gauge', {
+      name: 'tollgate_ws_subscription_node',
+      help: 'Present with value 1 for each node that holds upstream subscriptions of a network now',
+      labelNames: ['network', 'node'],
+      read: (emit) => {
+        const holding = new Map<string, { network: string; node: string }>()
+        for (const s of hubs()) if (s.node !== undefined) holding.set(`${s.network} ${s.node}`, { network: s.network, node: s.node })
+        for (const labels of holding.values()) emit(labels, 1)
+      },
     })
   }
 
   opened(network: string): void {
-    this.#accepted.inc({ network })
-    this.#openByNetwork.set(network, (this.#openByNetwork.get(network) ?? 0) + 1)
+    const label = this.#networks.of(network)
+    this.#accepted.inc({ network: label })
+    this.#open.inc({ network: label })
   }
 
   closed(network: string, cause: WsCloseCause): void {
     this.#closed.inc({ cause })
-    this.#openByNetwork.set(network, (this.#openByNetwork.get(network) ?? 1) - 1)
+    this.#open.dec({ network: this.#networks.of(network) })
   }
 
   refused(network: string, reason: string): void {
-    this.#refused.inc({ network, reason })
+    this.#refused.inc({ network: this.#networks.of(network), reason })
   }
 
-  message(network: string, outcome: 'served' | 'throttled' | 'dropped' | 'penalized'): void {
-    this.#messages.inc({ network, outcome })
+  message(network: string, outcome: WsMessageOutcome): void {
+    ;(this.#messages.get(network) ?? this.#messages.get(this.#networks.of(network))!)[outcome].inc()
   }
-
 }

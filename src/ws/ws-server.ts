@@ -2,14 +2,13 @@ import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsConfig } from '../config/types.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { clientIp, keyFrom } from '../front/http-rpc-route.js'
-import { sendReply, type ResponseState } from '../front/respond.js'
+import { sendReply } from '../front/respond.js'
+import type { Exchanges } from '../front/exchanges.js'
+import { getAndHead, otherMethods } from '../front/route-methods.js'
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../front/uws.js'
-import type { KeyDirectory } from '../gateway/key-directory.js'
+import type { Admission } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
-import { describeAccess } from '../plans/entitlements.js'
-import { originAllowed } from '../keys/domain-allowlist.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import type { Upstreams } from '../upstream/upstreams.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { WsCounters } from './ws-counters.js'
@@ -17,11 +16,11 @@ import type { WsDecisions } from './ws-decisions.js'
 import { CLOSE, WsSession, type WsUserData } from './ws-session.js'
 
 export interface WsServerDeps {
-  keys: KeyDirectory
+  /** The same admission as HTTP: network, IP throttle, key, origin, plan access, the key's pool. */
+  admission: Admission
   ips: IpDirectory
   /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
   trustProxy: boolean
-  upstreams: Upstreams
   subscriptions: Subscriptions
   dispatcher: RpcDispatcher
   usage: UsageMeter
@@ -35,9 +34,13 @@ export interface WsServerDeps {
 /**
  * uWS refuses (without a close frame) any message over maxPayloadLength, so it is set above
  * ws.maxMessageBytes: messages between the two get the 1009 close the README promises, and this
- * factor bounds what one connection can make us buffer for a message before we see it.
+ * bound is what one connection can make uWS buffer for a message before we see it. At least
+ * 16 MiB, so that a client that sends a few megabytes too many (a 10 MB frame) is told why with
+ * 1009 rather than cut off; uWS reads a frame's length before its payload and refuses a frame
+ * over the bound at once, so a larger claim costs nothing.
  */
 const HARD_MESSAGE_FACTOR = 4
+const HARD_MESSAGE_MIN_BYTES = 16 * 1024 * 1024
 
 /** uWS's own backpressure ceiling: far above ws.maxBufferedBytes, so that our close frame still fits. */
 const HARD_BACKPRESSURE_FACTOR = 16
@@ -66,18 +69,18 @@ export class WsServer {
     return this.#sessions.size
   }
 
-  register(app: TemplatedApp): void {
+  register(app: TemplatedApp, exchanges: Exchanges): void {
     const { config } = this.#deps
     app.ws<WsUserData>('/ws/:network', {
       compression: uws.DISABLED,
-      maxPayloadLength: config.maxMessageBytes * HARD_MESSAGE_FACTOR,
+      maxPayloadLength: Math.max(config.maxMessageBytes * HARD_MESSAGE_FACTOR, HARD_MESSAGE_MIN_BYTES),
       maxBackpressure: config.maxBufferedBytes * HARD_BACKPRESSURE_FACTOR,
       closeOnBackpressureLimit: 0,
       // Pings are sent when a connection is quiet; one that answers nothing (half-open, or a
       // peer gone without a FIN) is closed after idleTimeout.
       idleTimeout: config.idleTimeoutSec,
       sendPingsAutomatically: true,
-      upgrade: (res, req, context) => this.#upgrade(res, req, context),
+      upgrade: (res, req, context) => this.#upgrade(res, req, context, exchanges),
       open: (ws) => {
         const { session } = ws.getUserData()
         this.#sessions.add(session)
@@ -97,6 +100,12 @@ export class WsServer {
         session.closed(code)
       },
     })
+    // A GET without `Upgrade: websocket` (a browser tab, a health probe) reaches these.
+    getAndHead(app, exchanges, '/ws/:network', (res, _req, state) => {
+      const e = new GatewayError('UPGRADE_REQUIRED')
+      sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: { Upgrade: 'websocket', Connection: 'Upgrade' } }, false)
+    })
+    otherMethods(app, exchanges, '/ws/:network', ['GET'])
   }
 
   /** Close every connection with 1001 (the gateway is shutting down). */
@@ -105,7 +114,7 @@ export class WsServer {
     for (const session of [...this.#sessions]) session.end(CLOSE.GOING_AWAY, 'The gateway is shutting down; reconnect', 'shutdown')
   }
 
-  #upgrade(res: HttpResponse, req: HttpRequest, context: unknown): void {
+  #upgrade(res: HttpResponse, req: HttpRequest, context: unknown, exchanges: Exchanges): void {
     // Everything is decided synchronously, before uWS frees `req`.
     const network = req.getParameter(0)
     const apiKey = keyFrom(req)
@@ -115,31 +124,18 @@ export class WsServer {
     const deps = this.#deps
     const ip = clientIp(res, req, deps.trustProxy)
     // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
-    const origin = req.getHeader('origin')
-    const referer = req.getHeader('referer')
-    const pool = deps.upstreams.pool(network)
-    if (pool === undefined) {
-      return refuse(res, network, deps.counters, new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(network.slice(0, 40))}: this gateway serves ${deps.upstreams.networks().join(', ')}`))
-    }
-    const hub = deps.subscriptions.hub(network)!
-    const throttled = deps.ips.check(ip)
-    if (throttled) return refuse(res, network, deps.counters, throttled)
-    const key = deps.keys.resolve(apiKey)
-    if (key instanceof GatewayError) return refuse(res, network, deps.counters, key)
-    if (!originAllowed(key.record.domains, origin, referer)) {
-      const from = origin || referer || 'no Origin or Referer header'
-      return refuse(res, network, deps.counters, new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`))
-    }
-    const access = deps.keys.accessOn(key, network)
-    if (!access.full && !access.archive) {
-      return refuse(res, network, deps.counters, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, network)}`))
-    }
+    if (apiKey instanceof GatewayError) return refuse(res, exchanges, network, deps.counters, apiKey)
+    const admitted = deps.admission.admit({ network, apiKey, origin: req.getHeader('origin'), referer: req.getHeader('referer'), ip: () => ip })
+    if (admitted instanceof GatewayError) return refuse(res, exchanges, network, deps.counters, admitted)
+    const { key, pool } = admitted
+    // A Private Node account's subscriptions are made on its dedicated node, as its calls are.
+    const hub = deps.subscriptions.hubFor(network, pool)
     const d = key.actor.ws({ type: 'WsConnect' })
     if (d.type === 'WsRefused') {
       const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
       if (d.reason === 'ws-connections') {
         deps.decisions.limited(scope, 'ws-connections', 1)
-        return refuse(res, network, deps.counters, new GatewayError('WS_TOO_MANY_CONNECTIONS', `Too many WebSocket connections: this key may hold ${d.limit} open at once; close one, or share one connection between your subscriptions`))
+        return refuse(res, exchanges, network, deps.counters, new GatewayError('WS_TOO_MANY_CONNECTIONS', `Too many WebSocket connections: this key may hold ${d.limit} open at once; close one, or share one connection between your subscriptions`))
       }
       if (d.reason === 'ws-connection-rate') deps.decisions.cooldownStarted(scope, d)
       deps.decisions.limited(scope, 'ws-cooldown', 1)
@@ -148,10 +144,10 @@ export class WsServer {
         d.reason === 'ws-connection-rate'
           ? `Too many new WebSocket connections: ${d.connections} within a second; new connections of this key are blocked for ${retryAfterS} s`
           : `New WebSocket connections of this key are blocked for ${retryAfterS} s more (cooldown after too many in one second)`
-      return refuse(res, network, deps.counters, new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }))
+      return refuse(res, exchanges, network, deps.counters, new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }))
     }
-    const session = new WsSession(key, network, pool, hub, ip, {
-      keys: deps.keys,
+    const session = new WsSession(admitted, hub, ip, {
+      admission: deps.admission,
       ips: deps.ips,
       dispatcher: deps.dispatcher,
       usage: deps.usage,
@@ -166,15 +162,12 @@ export class WsServer {
 
   /** Close connections whose key was revoked, or whose plan ended, since they opened. */
   #checkKeys(): void {
-    for (const session of this.#sessions) {
-      const problem = session.keyProblem()
-      if (problem !== undefined) session.end(CLOSE.POLICY, problem, 'key-invalid')
-    }
+    for (const session of this.#sessions) session.readmit()
   }
 }
 
-function refuse(res: HttpResponse, network: string, counters: WsCounters, e: GatewayError): void {
+function refuse(res: HttpResponse, exchanges: Exchanges, network: string, counters: WsCounters, e: GatewayError): void {
   counters.refused(network, e.code)
-  const state: ResponseState = { aborted: false, done: false }
+  const state = exchanges.begin(res)
   sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: e.headers }, false)
 }

@@ -4,10 +4,11 @@ import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../events/types.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import type { DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import type { KeyContext, KeyDirectory } from '../gateway/key-directory.js'
+import type { KeyContext } from '../gateway/key-directory.js'
+import type { Admission, Admitted } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
-import { isInvalid, parseRpcBody, type ParsedBody, type RpcCall } from '../rpc/parse.js'
-import type { UpstreamPool } from '../upstream/pool.js'
+import { gatewayErrorFor } from '../gateway/upstream-failure.js'
+import { isInvalid, parseRpcBytes, type ParsedBody, type RpcCall } from '../rpc/parse.js'
 import { spliceId } from '../upstream/splice-id.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { WebSocket } from '../front/uws.js'
@@ -22,7 +23,7 @@ export interface WsUserData {
 }
 
 export interface WsSessionDeps {
-  keys: KeyDirectory
+  admission: Admission
   ips: IpDirectory
   dispatcher: RpcDispatcher
   usage: UsageMeter
@@ -62,7 +63,7 @@ interface ClientSub {
 export class WsSession implements SubscriptionSink {
   readonly key: KeyContext
   readonly network: string
-  readonly #pool: UpstreamPool
+  readonly #admitted: Admitted
   readonly #hub: SubscriptionHub
   readonly #ip: string
   readonly #ipOf = (): string => this.#ip
@@ -71,11 +72,13 @@ export class WsSession implements SubscriptionSink {
   #socket: WebSocket<WsUserData> | undefined
   #closed = false
   #closeCause: WsCloseCause | undefined
+  /** eth_subscribe calls waiting for the node: they count towards the per-connection limit too. */
+  #subscribing = 0
 
-  constructor(key: KeyContext, network: string, pool: UpstreamPool, hub: SubscriptionHub, ip: string, deps: WsSessionDeps) {
-    this.key = key
-    this.network = network
-    this.#pool = pool
+  constructor(admitted: Admitted, hub: SubscriptionHub, ip: string, deps: WsSessionDeps) {
+    this.key = admitted.key
+    this.network = admitted.network
+    this.#admitted = admitted
     this.#hub = hub
     this.#ip = ip
     this.#deps = deps
@@ -102,21 +105,21 @@ export class WsSession implements SubscriptionSink {
     if (bytes > config.maxMessageBytes) {
       return this.end(CLOSE.TOO_BIG, `Message too big: ${bytes} bytes, at most ${config.maxMessageBytes}`, 'message-too-big')
     }
-    const problem = this.keyProblem()
-    if (problem !== undefined) return this.end(CLOSE.POLICY, problem, 'key-invalid')
-    // Decoding copies the bytes out of uWS's buffer before anything asynchronous happens.
-    const parsed = parseRpcBody(Buffer.from(data).toString('utf8'))
-    const calls = parsed.kind === 'batch' ? parsed.entries.length : 1
+    if (!this.readmit()) return
+    // Parsing copies what it keeps out of uWS's buffer before anything asynchronous happens.
+    // A text frame is valid UTF-8 (uWS checks); a binary one is checked here.
+    const parsed = parseRpcBytes(Buffer.from(data))
+    const calls = this.#deps.dispatcher.costOf(parsed)
     const decision = this.key.actor.ws({ type: 'WsMessage', calls })
     if (decision.type === 'WsMessageRejected') return this.#refuse(parsed, calls, decision)
     this.#deps.counters.message(this.network, 'served')
     const local = new SessionLocalCalls(this)
     const ctx: DispatchContext = {
       key: this.key,
-      // Looked up per message: a plan or node selection changed meanwhile applies at once.
-      access: this.#deps.keys.accessOn(this.key, this.network),
+      // Looked up per message (readmit): a plan or node selection changed meanwhile applies at once.
+      access: this.#admitted.access,
       network: this.network,
-      pool: this.#pool,
+      pool: this.#admitted.pool,
       bytesIn: bytes,
       ip: this.#ipOf,
       transport: 'ws',
@@ -198,25 +201,36 @@ export class WsSession implements SubscriptionSink {
     this.#socket = undefined
   }
 
-  /** Why the key may no longer be used (revoked, plan ended); undefined while it may. */
-  keyProblem(): string | undefined {
-    const now = this.#deps.clock.now()
-    const { record, account } = this.key
-    if (record.revokedAt !== null && record.revokedAt <= now) return 'API key revoked or regenerated'
-    if (account.plan === null || (account.plan.endsAt !== null && account.plan.endsAt <= now)) return 'The plan of this key is not active'
-    return undefined
+  /**
+   * Pass the admission again (each message, and every second for open connections): the key not
+   * revoked, the plan active, some node allowed. False when the connection was closed for it.
+   */
+  readmit(): boolean {
+    const refused = this.#deps.admission.readmit(this.#admitted)
+    if (refused === undefined) return true
+    this.end(CLOSE.POLICY, refused.message, 'key-invalid')
+    return false
   }
 
   /** eth_subscribe: join or open the shared subscription; the answer carries the client's own id. */
   async subscribe(call: RpcCall, idJson: string, created: string[]): Promise<LocalAnswer> {
-    if (this.#subs.size >= this.#deps.config.maxSubscriptionsPerConnection) {
-      const e = ERRORS.INVALID_PARAMS
-      const message = `Too many subscriptions: at most ${this.#deps.config.maxSubscriptionsPerConnection} per connection; unsubscribe some or open another connection`
-      return { body: errorResponseJson(idJson, e.rpc, message), isError: true, malformed: false }
+    const max = this.#deps.config.maxSubscriptionsPerConnection
+    // Subscriptions still being made count: a client sending 1,000 eth_subscribe at once must
+    // not get them all because none had been answered when the next was checked.
+    const held = this.#subs.size + this.#subscribing
+    if (held >= max) {
+      const message = `Too many subscriptions: this connection holds ${held}, at most ${max} are allowed per connection (ws.maxSubscriptionsPerConnection); unsubscribe some, or open another connection`
+      return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_SUBSCRIPTIONS.rpc, message), isError: true, malformed: false }
     }
     const check = parseSubscribe(call.params)
     if (!check.ok) return { body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, check.message), isError: true, malformed: true }
-    const result = await this.#hub.subscribe(check.request, this)
+    this.#subscribing++
+    let result: Awaited<ReturnType<SubscriptionHub['subscribe']>>
+    try {
+      result = await this.#hub.subscribe(check.request, this)
+    } finally {
+      this.#subscribing--
+    }
     if (result.ok) {
       if (this.#closed) {
         // The client left while the node answered: nobody will unsubscribe it otherwise.
@@ -231,8 +245,8 @@ export class WsSession implements SubscriptionSink {
     const e =
       result.failure === 'no-node'
         ? new GatewayError('NO_HEALTHY_UPSTREAM', `No node with a WebSocket is reachable for ${this.network} subscriptions right now; retry with backoff`)
-        : new GatewayError('UPSTREAM_ERROR', undefined, { cause: result.cause })
-    return { body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false }
+        : gatewayErrorFor(result.cause, this.network)
+    return { body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false, failure: e }
   }
 
   /** eth_unsubscribe: true when this connection had that subscription, false otherwise (as nodes answer). */

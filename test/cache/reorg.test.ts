@@ -50,6 +50,6 @@ t.test('a reorg below the finalized block drops the cached blocks', async (t) =>
   const after = await block('0x14', 3)
   t.equal(after.headers.get('x-tollgate-cache'), 'miss')
   t.equal(after.json.result.hash, now.hash, 'the new block, not the cached one')
-  const metrics = await (await fetch(`${tg.gateway.http}/metrics`)).text()
-  t.match(metrics, /tollgate_cache_generation\{network="eth-1"\} 1/)
+  const metrics = await (await fetch(`${tg.gateway.admin}/metrics`)).text()
+  t.match(metrics, /tollgate_cache_invalidations_total\{network="eth-1"\} 1/)
 })

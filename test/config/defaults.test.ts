@@ -10,6 +10,7 @@ const minimal = {
 t.test('every default is filled in', async (t) => {
   const config = parseConfig(minimal)
   t.same(config.listen, { host: '127.0.0.1', port: 8080 })
+  t.same(config.admin, { listen: { host: '127.0.0.1', port: 9090 } }, 'the admin listener: loopback')
   t.equal(config.dataDir, './data')
   t.same(config.events, { stream: 'TOLLGATE', subjectPrefix: 'tollgate', replicas: 1 })
   t.equal(config.events.nats, undefined, 'no NATS: the embedded log')
@@ -18,10 +19,13 @@ t.test('every default is filled in', async (t) => {
     maxBodyBytes: 1048576,
     maxBatch: 100,
     upstreamTimeoutMs: 30000,
+    maxUpstreamBytes: 33554432,
     batchConcurrency: 16,
+    bodyTimeoutMs: 5000,
     queueMs: 250,
     ipThrottle: { rejections: 2000, windowMs: 10000, durationMs: 60000 },
   })
+  t.equal(config.ws.maxSubscriptionsPerConnection, 100)
   t.same(config.routing, { fullNodeWindowBlocks: 128 })
   t.equal(config.trustProxy, false)
   t.same(config.usage, { intervalMs: 1000 })

@@ -29,6 +29,7 @@ t.test('each kind of bad field is named by its path and what was expected', asyn
     ['type', { ...valid, listen: { port: '8080' } }, 'config.json: /listen/port must be integer'],
     ['maximum', { ...valid, listen: { port: 70000 } }, 'config.json: /listen/port must be <= 65535'],
     ['minimum', { ...valid, limits: { maxBatch: 0 } }, 'config.json: /limits/maxBatch must be >= 1'],
+    ['body time-out beyond what uWS keeps a stalled body', { ...valid, limits: { bodyTimeoutMs: 10000 } }, 'config.json: /limits/bodyTimeoutMs must be <= 8000'],
     ['required', { networks: { 'eth-1': { upstreams: [upstream] } } }, 'config.json: /networks/eth-1/chainId is required'],
     ['required at top', {}, 'config.json: /networks is required'],
     ['unknown field', { ...valid, limit: {} }, 'config.json: /limit is not allowed (unknown field)'],

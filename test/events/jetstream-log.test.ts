@@ -2,6 +2,8 @@ import t from 'tap'
 import { JetStreamLog, StreamMismatch } from '../../src/events/jetstream-log.js'
 import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
 import type { StoredEvent } from '../../src/events/types.js'
+import { connect } from '@nats-io/transport-node'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { startNats } from '../helpers/nats-server.js'
 import { runEventLogSuite, usageEvents, waitFor } from './log-suite.js'
 
@@ -49,6 +51,38 @@ t.test('jetstream: unreachable NATS at start rejects with EventLogUnavailable', 
     JetStreamLog.connect({ servers: down.url, replicas: 1, timeoutMs: 1000, ...freshNames() }),
     EventLogUnavailable,
   )
+})
+
+t.test('jetstream: readAll reads the whole range with one consumer, not one per batch', async (t) => {
+  const names = freshNames()
+  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+  t.teardown(() => log.close())
+  await log.append(usageEvents(6000))
+  // Every JetStream API request is a message on $JS.API.>: watch them from another connection.
+  const nc = await connect({ servers: nats.url })
+  t.teardown(() => nc.close())
+  const requests: string[] = []
+  const sub = nc.subscribe('$JS.API.>', { callback: (_err, msg) => void requests.push(msg.subject) })
+  await nc.flush()
+  const consumersDuring = new Set<string>()
+  const jsm = await jetstreamManager(nc)
+  const read = await log.readAll(1, async (batch) => {
+    for await (const c of jsm.consumers.list(names.stream)) consumersDuring.add(c.name)
+    t.equal(batch.length, 1000)
+  }, { batch: 1000 })
+  t.equal(read, 6000)
+  await nc.flush()
+  sub.unsubscribe()
+  const ours = requests.filter((s) => s.includes(`.${names.stream}`) && !s.includes('CONSUMER.LIST'))
+  t.equal(ours.filter((s) => s.startsWith('$JS.API.CONSUMER.CREATE')).length, 1, 'one consumer created for six batches')
+  // Once for the last seq, once by the client when it creates the consumer; never per batch.
+  t.equal(ours.filter((s) => s.startsWith('$JS.API.STREAM.INFO')).length, 2, 'the stream info asked twice in all')
+  t.equal(consumersDuring.size, 1, 'the same consumer read every batch')
+  let left = -1
+  for (const deadline = Date.now() + 10_000; left !== 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    left = (await jsm.consumers.list(names.stream).next()).length
+  }
+  t.equal(left, 0, 'the consumer is deleted after the read')
 })
 
 // Last: it kills and restarts the shared server.

@@ -172,6 +172,106 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     await follower.stop()
     t.same(seqsOf(follower.got), range(1, 5000))
   })
+
+  withLog('readAll: from a seq up to the last as of the call, in order, in batches of at most `batch`', async (t, { log }) => {
+    t.equal(await log.readAll(1, () => void t.fail('an empty log delivers nothing')), 0, 'an empty log: nothing read, 0')
+    const events = usageEvents(12_345)
+    await log.append(events)
+    const sizes: number[] = []
+    const got: StoredEvent[] = []
+    const last = await log.readAll(1, async (batch) => {
+      sizes.push(batch.length)
+      got.push(...batch)
+      // Appended while reading: after the last seq as of the call, so not read.
+      if (sizes.length === 1) await log.append(usageEvents(3, 20_000))
+    }, { batch: 5000 })
+    t.equal(last, 12_345, 'resolves with the last seq delivered')
+    t.same(sizes, [5000, 5000, 2345])
+    t.same(seqsOf(got), range(1, 12_345))
+    t.same(idsOf(got), events.map((e) => e.id), 'the events, in append order')
+
+    const middle: StoredEvent[] = []
+    const sizesMiddle: number[] = []
+    t.equal(await log.readAll(100, (batch) => void (middle.push(...batch), sizesMiddle.push(batch.length)), { to: 7000, batch: 3000 }), 7000)
+    t.same(sizesMiddle, [3000, 3000, 901], 'from 100 to 7000')
+    t.same(seqsOf(middle), range(100, 7000))
+    t.equal(await log.readAll(12_349, () => void t.fail('nothing after the end')), 12_348, 'from past the end: nothing, from - 1')
+  })
+
+  withLog('readAll: a batch that fails ends the read with its error; nothing more is delivered', async (t, { log }) => {
+    await log.append(usageEvents(2500))
+    const delivered: number[] = []
+    const failure = new Error('projection failed to commit')
+    await t.rejects(
+      log.readAll(1, (batch) => {
+        delivered.push(batch[0]!.seq)
+        if (delivered.length === 2) throw failure
+      }, { batch: 1000 }),
+      failure,
+    )
+    t.same(delivered, [1, 1001], 'the third batch is never delivered')
+    t.same(seqsOf(await log.read(2400, 200)), range(2400, 2500), 'the log reads on afterwards')
+  })
+
+  runAccountStreamSuite(withLog)
+}
+
+/** The events of a new account (its own stream), distinct per `n`. */
+function accountEvents(accountId: string, n: number, from = 0): TollgateEvent[] {
+  const out: TollgateEvent[] = []
+  for (let i = from; i < from + n; i++) {
+    out.push(makeEvent({ type: 'DomainsRestricted', accountId, keyId: `key-${accountId}`, domains: [`d${i}.example`] }, 1_700_000_000_000 + i))
+  }
+  return out
+}
+
+/** The account-stream part of the suite: expected versions, as the account deciders use them. */
+function runAccountStreamSuite(withLog: (title: string, body: (t: Test, opened: OpenedLog) => Promise<void>) => void): void {
+  withLog('an account stream: versions, its events only, in order', async (t, { log }) => {
+    t.same(await log.readAccount('acc-a'), { events: [], version: 0 }, 'an account without events is at version 0')
+    const first = await log.appendToAccount('acc-a', accountEvents('acc-a', 2), 0)
+    await log.append(usageEvents(2)) // other subjects move the log, not the account
+    await log.appendToAccount('acc-b', accountEvents('acc-b', 1), 0)
+    const second = await log.appendToAccount('acc-a', accountEvents('acc-a', 1, 2), first)
+    const read = await log.readAccount('acc-a')
+    t.equal(read.version, second, 'the version is the seq of its last event')
+    t.same(seqsOf(read.events), [1, 2, 6])
+    t.same(idsOf(read.events), accountEvents('acc-a', 3).map((e) => e.id))
+    t.same(seqsOf((await log.readAccount('acc-b')).events), [5])
+  })
+
+  withLog('an append at a stale version is refused and stores nothing', async (t, { log }) => {
+    const v1 = await log.appendToAccount('acc-a', accountEvents('acc-a', 1), 0)
+    await t.rejects(log.appendToAccount('acc-a', accountEvents('acc-a', 1, 1), 0), { name: 'WrongExpectedVersion' }, 'a second command decided on version 0 loses')
+    t.equal(await log.lastSeq(), 1, 'nothing of the losing command is stored')
+    const v2 = await log.appendToAccount('acc-a', accountEvents('acc-a', 2, 1), v1)
+    t.equal((await log.readAccount('acc-a')).version, v2)
+    t.equal(await log.lastSeq(), 3)
+  })
+
+  withLog('an event another command appended since our version is a conflict, not a success', async (t, { log }) => {
+    // JetStream answers a duplicate msgID before it checks the expected sequence: the append of a
+    // command whose first event another command already stored must still be refused.
+    const [first, second] = accountEvents('acc-d', 2)
+    await log.appendToAccount('acc-d', [first!], 0)
+    await t.rejects(log.appendToAccount('acc-d', [first!, second!], 0), { name: 'WrongExpectedVersion' })
+    t.same(idsOf((await log.readAccount('acc-d')).events), [first!.id], 'nothing of the stale command is stored')
+  })
+
+  withLog('two instances racing on one account: exactly one wins', async (t, { log, another }) => {
+    const other = await another()
+    const results = await Promise.allSettled([log.appendToAccount('acc-r', accountEvents('acc-r', 2), 0), other.appendToAccount('acc-r', accountEvents('acc-r', 2, 10), 0)])
+    t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one append is stored')
+    t.equal(results.filter((r) => r.status === 'rejected' && (r.reason as Error).name === 'WrongExpectedVersion').length, 1, 'the other is refused')
+    t.equal((await log.readAccount('acc-r')).events.length, 2)
+  })
+
+  withLog('account events appended without a version (PlanEnded from the outbox) move the version', async (t, { log }) => {
+    const v1 = await log.appendToAccount('acc-a', accountEvents('acc-a', 1), 0)
+    await log.append([makeEvent({ type: 'PlanEnded', accountId: 'acc-a', planId: 'tier-1', reason: 'expired' }, 1_700_000_000_500)])
+    await t.rejects(log.appendToAccount('acc-a', accountEvents('acc-a', 1, 1), v1), { name: 'WrongExpectedVersion' })
+    t.equal((await log.readAccount('acc-a')).version, 2)
+  })
 }
 
 export type { TollgateEvent }

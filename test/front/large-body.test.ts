@@ -3,21 +3,21 @@ import { connect } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { randomBytes } from 'node:crypto'
 import { uws } from '../../src/front/uws.js'
-import { sendReply, type ResponseState } from '../../src/front/respond.js'
+import { sendReply } from '../../src/front/respond.js'
+import { Exchanges } from '../../src/front/exchanges.js'
 
 // A large body is sent with tryEnd/onWritable: a client that reads slowly (the socket fills up
 // and drains many times) must still get every byte, in order, with the right length.
 
 const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result: randomBytes(4_000_000).toString('hex') }))
 const app = uws.App()
+const exchanges = new Exchanges()
 app.get('/plain', (res) => {
-  const state: ResponseState = { aborted: false, done: false }
-  res.onAborted(() => (state.aborted = true))
+  const state = exchanges.begin(res)
   setTimeout(() => sendReply(res, state, { status: 200, body }, false), 1)
 })
 app.get('/gzip', (res) => {
-  const state: ResponseState = { aborted: false, done: false }
-  res.onAborted(() => (state.aborted = true))
+  const state = exchanges.begin(res)
   sendReply(res, state, { status: 200, body }, true)
 })
 let listenSocket: unknown
@@ -70,4 +70,9 @@ t.test('its gzip form too', async (t) => {
   const r = await slowGet('/gzip', 'Accept-Encoding: gzip\r\n')
   t.match(r.head, /content-encoding: gzip/i)
   t.ok(gunzipSync(r.body).equals(body), 'decompresses to the body')
+})
+
+t.test('a streamed answer counts as open until its last byte is sent or the client leaves', async (t) => {
+  await exchanges.idle()
+  t.equal(exchanges.open, 0, 'no exchange left open by the two answers above')
 })

@@ -12,7 +12,7 @@ const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-dev-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
-async function runDev(): Promise<{ key: string; curl: string; stop: () => Promise<number | null> }> {
+async function runDev(): Promise<{ key: string; curl: string; metrics: string; stop: () => Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'dev', '--port', '0', '--data', dataDir], {
     env: { ...process.env, TOLLGATE_SECRET: '', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -33,9 +33,11 @@ async function runDev(): Promise<{ key: string; curl: string; stop: () => Promis
   })
   const key = /API key[^:]*: (tg_\w+)/.exec(banner)?.[1] ?? ''
   const curl = banner.split('\n').find((l) => l.trim().startsWith('curl ')) ?? ''
+  const metrics = /Metrics: (\S+)/.exec(banner)?.[1] ?? ''
   return {
     key,
     curl: curl.trim(),
+    metrics,
     stop: () =>
       new Promise((resolve) => {
         child.removeAllListeners('exit')
@@ -53,6 +55,9 @@ t.test('the printed curl line works', async (t) => {
   const answer = JSON.parse(stdout)
   t.equal(answer.id, 1)
   t.match(answer.result, /^0x[0-9a-f]+$/)
+  t.match(dev.metrics, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/, 'the metrics URL is printed')
+  t.not(new URL(dev.metrics).port, new URL(dev.curl.split(' ')[2]!).port, 'on the admin listener, not the RPC port')
+  t.match(await (await fetch(dev.metrics)).text(), /^tollgate_http_responses_total\{network="dev-1",status="200"\} 1$/m)
   t.equal(await dev.stop(), 0, 'stops cleanly on Ctrl-C')
 
   const again = await runDev()

@@ -130,7 +130,7 @@ t.test('unknown network gets 404 naming the served ones', async (t) => {
 t.test('GET on an RPC path gets 405, other paths 404', async (t) => {
   const get = await fetch(url)
   t.equal(get.status, 405)
-  t.equal(get.headers.get('allow'), 'POST')
+  t.equal(get.headers.get('allow'), 'POST, OPTIONS')
   const other = await fetch(`${tg.gateway.http}/nothing/here`)
   t.equal(other.status, 404)
 })
@@ -138,6 +138,9 @@ t.test('GET on an RPC path gets 405, other paths 404', async (t) => {
 t.test('health, readiness and metrics', async (t) => {
   t.equal((await fetch(`${tg.gateway.http}/healthz`)).status, 200)
   t.equal((await fetch(`${tg.gateway.http}/readyz`)).status, 200)
-  const metrics = await (await fetch(`${tg.gateway.http}/metrics`)).text()
+  t.equal((await fetch(`${tg.gateway.admin}/healthz`)).status, 200, 'the admin listener answers /healthz too')
+  t.equal((await fetch(`${tg.gateway.admin}/readyz`)).status, 200, 'and /readyz')
+  const metrics = await (await fetch(`${tg.gateway.admin}/metrics`)).text()
   t.match(metrics, /tollgate_http_responses_total\{network="eth-1",status="200"\} \d+/)
+  t.equal((await fetch(`${tg.gateway.http}/metrics`)).status, 404, 'no /metrics on the RPC port')
 })

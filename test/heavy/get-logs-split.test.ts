@@ -35,8 +35,8 @@ t.test('a wide range split into chunks answers what the node answers in one call
     t.same(res.json.result, expected, `same logs, same order: ${JSON.stringify(filter)}`)
   }
   t.equal((await direct({ fromBlock: '0x0', toBlock: 'latest' })).length, emitted, 'every emitted log is there')
-  const metrics = await (await fetch(`${wide.gateway.http}/metrics`)).text()
-  t.match(metrics, /tollgate_getlogs_split \d+/)
+  const metrics = await (await fetch(`${wide.gateway.admin}/metrics`)).text()
+  t.match(metrics, /tollgate_getlogs_split_total \d+/)
   t.ok(wide.gateway.calls.logs.counters.chunks >= 17, 'the calls went as chunks')
 })
 

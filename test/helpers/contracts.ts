@@ -140,12 +140,25 @@ export function erc1271WalletRuntime(owner: Address): Hex {
 }
 
 /** Creation code: copy the runtime that follows these 11 bytes to memory and return it. */
-export function erc1271WalletInitCode(owner: Address): Hex {
-  const runtime = erc1271WalletRuntime(owner)
+export function initCodeOf(runtime: Hex): Hex {
   const length = (runtime.length - 2) / 2
   const prefix = assemble([p(length), 'DUP1', p(0x0b), p(0x00), 'CODECOPY', p(0x00), 'RETURN'])
   if ((prefix.length - 2) / 2 !== 0x0b) throw new Error('init prefix is not 11 bytes')
   return concatHex([prefix, runtime])
+}
+
+export function erc1271WalletInitCode(owner: Address): Hex {
+  return initCodeOf(erc1271WalletRuntime(owner))
+}
+
+/** A "wallet" whose every call loops until it runs out of gas: `JUMPDEST PUSH1 0 JUMP`. */
+export const GAS_BURNER_RUNTIME: Hex = '0x5b600056'
+
+/** Deploy `runtime` through anvil's CREATE2 factory; returns its address. */
+export async function deployRuntime(chain: Chain, deployer: PrivateKeyAccount, runtime: Hex, salt: Hex = padHex('0x03', { size: 32 })): Promise<Address> {
+  const initCode = initCodeOf(runtime)
+  await chain.send(deployer, { to: CREATE2_FACTORY, data: concatHex([salt, initCode]) })
+  return getContractAddress({ opcode: 'CREATE2', from: CREATE2_FACTORY, salt, bytecode: initCode })
 }
 
 /** Deploy the wallet of `owner` through anvil's CREATE2 factory; returns its address. */

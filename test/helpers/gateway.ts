@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import pino from 'pino'
+import pino, { type Logger } from 'pino'
 import { parseConfig } from '../../src/config/load.js'
 import type { Config, LimitsConfig, NetworkConfig, WsConfig } from '../../src/config/types.js'
 import { startGateway, type RunningGateway } from '../../src/gateway/gateway.js'
@@ -43,8 +43,12 @@ export interface TestGatewayOptions {
   clock?: Clock
   /** Reuse a data folder (a restart); default a new temporary one. */
   dataDir?: string
+  /** Folder of the built dashboard to serve (default: dist/dashboard when built). */
+  dashboardDir?: string
   /** More top-level config sections (payments, dashboard, publicUrl, heavy, cache, health, hedge, routing), merged over the rest. */
   config?: Record<string, unknown>
+  /** The gateway's logger (default: silent, or LOG_LEVEL's), e.g. one writing to a stream the test reads. */
+  logger?: Logger
 }
 
 /** Start a real gateway in this process on a free port, with its own data folder. */
@@ -57,6 +61,8 @@ export async function startTestGateway(
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'tollgate-gw-')))
   const raw = {
     listen: { host: '127.0.0.1', port: 0 },
+    // Several gateways run in one test process: each takes a free admin port.
+    admin: { listen: { host: '127.0.0.1', port: 0 } },
     dataDir,
     events: opts.nats ? { nats: opts.nats, stream: opts.stream ?? `T${randomBytes(4).toString('hex')}` } : {},
     networks: opts.networks,
@@ -69,8 +75,8 @@ export async function startTestGateway(
   const config = parseConfig(raw, 'test')
   const configPath = join(dataDir, 'config.json')
   await writeFile(configPath, JSON.stringify(raw, null, 2))
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' })
-  const gateway = await startGateway(config, { logger, clock: opts.clock })
+  const logger = opts.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'silent' })
+  const gateway = await startGateway(config, { logger, clock: opts.clock, dashboardDir: opts.dashboardDir })
   const catalog = loadPlanCatalog(config.plans.catalog)
   const cipher = KeyCipher.fromSecret(process.env.TOLLGATE_SECRET)
   let stopped = false

@@ -1,6 +1,9 @@
-/** One value of GET /metrics (Prometheus text), matched by name and labels; undefined when absent. */
-export async function metric(baseUrl: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text()
+/**
+ * One value of GET /metrics (Prometheus text) on a gateway's admin listener (`gateway.admin`),
+ * matched by name and labels; undefined when absent.
+ */
+export async function metric(adminUrl: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const text = await (await fetch(`${adminUrl}/metrics`)).text()
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue
     const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line)

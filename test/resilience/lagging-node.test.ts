@@ -39,7 +39,7 @@ t.test('a node 20 blocks behind is out, and no client reads from it', async (t) 
   // Node a would answer 0: every answer of 20 came from a node at the head.
   const heads = await Promise.all(Array.from({ length: 12 }, blockNumber))
   t.same(new Set(heads), new Set([20]), 'every read comes from the nodes at the head')
-  const metrics = await (await fetch(`${tg.gateway.http}/metrics`)).text()
+  const metrics = await (await fetch(`${tg.gateway.admin}/metrics`)).text()
   t.match(metrics, /tollgate_upstream_out\{network="eth-1",node="a",kind="full",reason="behind"\} 1/)
   t.match(metrics, /tollgate_upstream_lag_blocks\{network="eth-1",node="a",kind="full"\} \d+/)
 })

@@ -1,13 +1,13 @@
 import t, { type Test } from 'tap'
 import { createSiweMessage } from 'viem/siwe'
-import { serializeErc6492Signature, type Address } from 'viem'
+import { padHex, serializeErc6492Signature, type Address } from 'viem'
 import { FakeClock } from '../../actors/runtime/clock.js'
 import { startAnvil } from '../helpers/anvil.js'
-import { anvilAccount, chainAt, counterfactualWallet, deployErc1271Wallet } from '../helpers/contracts.js'
+import { anvilAccount, chainAt, counterfactualWallet, deployErc1271Wallet, deployRuntime, GAS_BURNER_RUNTIME } from '../helpers/contracts.js'
 import { openLedger } from '../helpers/ledger.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { Upstreams } from '../../src/upstream/upstreams.js'
-import { poolRpc, viemClientOf } from '../../src/chain/chain-rpc.js'
+import { poolRpc, type ChainRpc } from '../../src/chain/chain-rpc.js'
 import { SiweNonces } from '../../src/siwe/nonces.js'
 import { signIn, type SignInDeps } from '../../src/siwe/sign-in.js'
 import { SiweError } from '../../src/siwe/siwe-error.js'
@@ -26,7 +26,17 @@ const anvil = await startAnvil({ chainId: CHAIN })
 t.teardown(() => anvil.stop())
 const upstreams = Upstreams.fromConfig({ 'eth-1': { chainId: CHAIN, upstreams: [{ url: anvil.url, kind: 'full', name: 'anvil' }] } })
 t.teardown(() => upstreams.close())
-const client = viemClientOf(poolRpc(upstreams.pool('eth-1')!, { timeoutMs: 10_000 }), CHAIN)
+const poolCalls = poolRpc(upstreams.pool('eth-1')!, { timeoutMs: 10_000 })
+/** Every call the sign-ins made to the node, in order (the real pool answers them). */
+const calls: Array<{ method: string; params: unknown[] }> = []
+const rpc: ChainRpc = {
+  network: poolCalls.network,
+  request(method, params) {
+    calls.push({ method, params })
+    return poolCalls.request(method, params)
+  },
+}
+const methodsSince = (from: number) => calls.slice(from).map((c) => c.method)
 const chain = chainAt(anvil.url, CHAIN)
 
 const clock = new FakeClock(Date.now())
@@ -36,7 +46,8 @@ const deps: SignInDeps = {
   ...ledger,
   nonces,
   expect: { domain: DOMAIN, origin: ORIGIN, chainIds: [CHAIN] },
-  clientFor: (id) => (id === CHAIN ? client : undefined),
+  rpcFor: (id) => (id === CHAIN ? rpc : undefined),
+  signatureGas: 1_000_000,
   sessionTtlMs: 3_600_000,
 }
 
@@ -119,21 +130,30 @@ t.test('expired, too old, not yet valid, and foreign or expired nonces are refus
   await refused(t, signIn(deps, { message: foreign, signature: await alice.signMessage({ message: foreign }) }), 'BAD_NONCE')
 
   const later = message({ expirationTime: undefined })
-  clock.advance(10.5 * 60_000) // past the nonce's 10 minutes (the message itself is still young enough)
+  clock.advance(5.5 * 60_000) // past the nonce's 5 minutes (the message itself is still young enough)
   await refused(t, signIn(deps, { message: later, signature: await alice.signMessage({ message: later }) }), 'NONCE_EXPIRED')
 })
 
 t.test('a bad signature, another signer, or an edited message are refused', async (t) => {
-  const text = message()
   const bob = anvilAccount(2)
-  await refused(t, signIn(deps, { message: text, signature: await bob.signMessage({ message: text }) }), 'BAD_SIGNATURE')
-  await refused(t, signIn(deps, { message: text, signature: '0x' + '11'.repeat(65) }), 'BAD_SIGNATURE')
-  await refused(t, signIn(deps, { message: text, signature: 'not hex' }), 'BAD_SIGNATURE')
+  const byBob = message()
+  await refused(t, signIn(deps, { message: byBob, signature: await bob.signMessage({ message: byBob }) }), 'BAD_SIGNATURE')
+  await refused(t, signIn(deps, { message: message(), signature: '0x' + '11'.repeat(65) }), 'BAD_SIGNATURE')
+  await refused(t, signIn(deps, { message: message(), signature: 'not hex' }), 'BAD_SIGNATURE')
+  const text = message()
   const signature = await alice.signMessage({ message: text })
   await refused(t, signIn(deps, { message: text.replace('Sign in to', 'Sign into'), signature }), 'BAD_SIGNATURE')
   // A line the parser skips must not ride along unnoticed.
   await refused(t, signIn(deps, { message: `${text}\nTransfer all funds: yes`, signature }), 'BAD_MESSAGE')
   await refused(t, signIn(deps, { message: 'hello', signature }), 'BAD_MESSAGE')
+})
+
+t.test('a nonce is spent by its first attempt: after a failed one, even the right signature is refused', async (t) => {
+  const text = message()
+  await refused(t, signIn(deps, { message: text, signature: '0x' + '22'.repeat(65) }), 'BAD_SIGNATURE')
+  await refused(t, signIn(deps, { message: text, signature: await alice.signMessage({ message: text }) }), 'NONCE_USED')
+  const fresh = message()
+  t.equal((await signIn(deps, { message: fresh, signature: await alice.signMessage({ message: fresh }) })).accountId, accountIdForWallet(alice.address))
 })
 
 t.test('a deployed ERC-1271 contract wallet signs in through our node', async (t) => {
@@ -158,4 +178,68 @@ t.test('an undeployed (counterfactual) wallet signs in with an ERC-6492 signatur
   const session = await signIn(deps, { message: text, signature })
   t.equal(session.wallet, address.toLowerCase())
   t.equal((await anvil.rpc('eth_getCode', [address, 'latest'])).result, '0x', 'checking it deployed nothing (an eth_call)')
+})
+
+t.test("an EOA's junk signature costs one eth_getCode and no eth_call; an EOA's own signature costs nothing", async (t) => {
+  const from = calls.length
+  await refused(t, signIn(deps, { message: message(), signature: '0x' + '33'.repeat(65) }), 'BAD_SIGNATURE')
+  t.same(methodsSince(from), ['eth_getCode'])
+  const text = message()
+  const mark = calls.length
+  await signIn(deps, { message: text, signature: await alice.signMessage({ message: text }) })
+  t.same(methodsSince(mark), [], 'recovered locally')
+})
+
+t.test("a contract wallet's check is one eth_call with the gas cap, after the guard; a refusing guard stops it", async (t) => {
+  const owner = anvilAccount(3)
+  const wallet = await deployErc1271Wallet(chain, anvilAccount(0), owner.address, padHex('0x05', { size: 32 }))
+  let checks = 0
+  const guarded: SignInDeps = { ...deps, guards: { contractCheck: () => void checks++, mayCreateAccount: () => {}, createsAccount: () => {} } }
+  const from = calls.length
+  await refused(t, signIn(guarded, { message: message({ address: wallet }), signature: '0x' + '44'.repeat(65) }), 'BAD_SIGNATURE')
+  t.same(methodsSince(from), ['eth_getCode', 'eth_call'])
+  t.equal((calls.at(-1)!.params[0] as { gas: string }).gas, '0xf4240', 'gas: 1,000,000')
+  t.equal(checks, 1)
+
+  const stop = new Error('limited')
+  const refusing: SignInDeps = { ...deps, guards: { contractCheck: () => { throw stop }, mayCreateAccount: () => {}, createsAccount: () => {} } }
+  const mark = calls.length
+  const err = await signIn(refusing, { message: message({ address: wallet }), signature: '0x' + '55'.repeat(65) }).catch((e: unknown) => e)
+  t.equal(err, stop, "the guard's refusal is the answer")
+  t.same(methodsSince(mark), ['eth_getCode'], 'no eth_call')
+})
+
+t.test('a wallet whose check burns all its gas is refused at the gas cap', async (t) => {
+  const burner = await deployRuntime(chain, anvilAccount(0), GAS_BURNER_RUNTIME)
+  t.not((await anvil.rpc('eth_getCode', [burner, 'latest'])).result, '0x')
+  await refused(t, signIn(deps, { message: message({ address: burner }), signature: '0x' + '66'.repeat(65) }), 'BAD_SIGNATURE')
+  t.equal((calls.at(-1)!.params[0] as { gas: string }).gas, '0xf4240')
+})
+
+t.test('a new wallet: the account limit is asked before the signature is checked, and counted after', async (t) => {
+  const steps: string[] = []
+  const newcomer = anvilAccount(2)
+  const guarded: SignInDeps = {
+    ...deps,
+    guards: { contractCheck: () => void steps.push('contract'), mayCreateAccount: () => void steps.push('may'), createsAccount: () => void steps.push('creates') },
+  }
+  const text = message({ address: newcomer.address })
+  t.equal((await signIn(guarded, { message: text, signature: await newcomer.signMessage({ message: text }) })).created, true)
+  t.same(steps, ['may', 'creates'])
+  const again = message({ address: newcomer.address })
+  await signIn(guarded, { message: again, signature: await newcomer.signMessage({ message: again }) })
+  t.same(steps, ['may', 'creates'], 'an existing account asks nothing')
+  const junk = message({ address: anvilAccount(4).address })
+  await refused(t, signIn(guarded, { message: junk, signature: '0x' + '77'.repeat(65) }), 'BAD_SIGNATURE')
+  t.same(steps, ['may', 'creates', 'may'], 'a failed sign-in creates nothing, so counts nothing')
+})
+
+// Last: it freezes the node.
+t.test('a node that does not answer a signature check: CHAIN_UNAVAILABLE at the time-out, not a wait', async (t) => {
+  const wallet = await deployErc1271Wallet(chain, anvilAccount(0), anvilAccount(3).address, padHex('0x06', { size: 32 }))
+  const quick = poolRpc(upstreams.pool('eth-1')!, { timeoutMs: 300, deadlineMs: 300 })
+  const text = message({ address: wallet })
+  await anvil.freeze()
+  t.teardown(() => anvil.thaw())
+  await refused(t, signIn({ ...deps, rpcFor: () => quick }, { message: text, signature: '0x' + '88'.repeat(65) }), 'CHAIN_UNAVAILABLE')
 })

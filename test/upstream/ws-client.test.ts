@@ -16,6 +16,11 @@ app.ws('/*', {
       ws.sendFirstFragment('one,', false)
       ws.sendFragment('two,', false)
       ws.sendLastFragment('three', false)
+    } else if (text === 'big-fragments') {
+      // 1,800 bytes in three fragments, each under a limit of 1,000 but not together.
+      ws.sendFirstFragment(`{"id":7,"a":"${'x'.repeat(587)}`, false)
+      ws.sendFragment('y'.repeat(600), false)
+      ws.sendLastFragment(`${'z'.repeat(598)}"}`, false)
     } else if (text === 'ping') {
       ws.ping('p')
       ws.send('after ping', false)
@@ -33,15 +38,16 @@ const port = await new Promise<number>((resolve, reject) =>
 )
 t.teardown(() => uws.us_listen_socket_close(listenSocket as never))
 
-function connect(): Promise<{ ws: UpstreamWebSocket; next: () => Promise<string>; closed: Promise<void> }> {
+function connect(opts?: { maxMessageBytes?: number }): Promise<{ ws: UpstreamWebSocket; next: () => Promise<string>; closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const ws = new UpstreamWebSocket(`ws://127.0.0.1:${port}/`)
+    const ws = new UpstreamWebSocket(`ws://127.0.0.1:${port}/`, opts)
     const queue: string[] = []
     const waiters: Array<(s: string) => void> = []
     let onClosed: () => void = () => {}
     const closed = new Promise<void>((r) => (onClosed = r))
     ws.addEventListener('message', (ev) => {
-      const text = ev.bytes!.toString()
+      // A message over the limit arrives as its size and first bytes.
+      const text = ev.tooLarge === undefined ? ev.bytes!.toString() : `too large: ${ev.tooLarge}, ${ev.bytes!.toString()}`
       const w = waiters.shift()
       if (w) w(text)
       else queue.push(text)
@@ -68,6 +74,19 @@ t.test('messages of every length encoding, fragments and pings', async (t) => {
   t.equal(await next(), 'one,two,three', 'fragments joined')
   ws.send('ping')
   t.equal(await next(), 'after ping', 'a ping is answered and does not disturb messages')
+  ws.close()
+})
+
+t.test('a message over the limit is dropped as it comes, keeping its first bytes; the next one arrives', async (t) => {
+  const { ws, next } = await connect({ maxMessageBytes: 1_000 })
+  ws.send('big')
+  t.equal(await next(), `too large: ${big.length}, ${big.slice(0, 256)}`, 'one frame, in many reads')
+  ws.send('a')
+  t.equal(await next(), 'echo:a')
+  ws.send('big-fragments')
+  t.equal(await next(), `too large: 1800, {"id":7,"a":"${'x'.repeat(256 - 13)}`, 'fragments that together are over it: the first bytes of the first')
+  ws.send('fragments')
+  t.equal(await next(), 'one,two,three', 'fragments under it are joined as before')
   ws.close()
 })
 

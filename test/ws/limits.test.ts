@@ -98,7 +98,7 @@ t.test('500 messages a second plus 10%: 550 served, then -32005, and a flood bey
   t.ok(answers.every((a: any) => a.error?.code === -32005), '500 throttled answers')
   ws.send(call('dropped'))
   // Move the clock only once the gateway has handled (dropped) it, which only its metrics can tell.
-  t.ok(await until(async () => (await metric(tg.gateway.http, 'tollgate_ws_messages_total', { network: 'eth-1', outcome: 'dropped' })) === 1), 'counted as dropped')
+  t.ok(await until(async () => (await metric(tg.gateway.admin, 'tollgate_ws_messages_total', { network: 'eth-1', outcome: 'dropped' })) === 1), 'counted as dropped')
   clock.advance(1000)
   t.equal((await ws.call(call('next'))).result, '0x7a69', 'a second later, served again')
   t.notOk(ws.messages.some((m: any) => m.id === 'dropped'), 'the message past the flood bound got no answer')

@@ -16,7 +16,7 @@ const tg = await startTestGateway(t, {
 })
 const { apiKey } = await tg.createKey('tier-3')
 const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
-const closedBy = (cause: string) => metric(tg.gateway.http, 'tollgate_ws_closed_total', { cause })
+const closedBy = (cause: string) => metric(tg.gateway.admin, 'tollgate_ws_closed_total', { cause })
 
 /** eth_call of code that returns `bytes` zero bytes (a state override: no deployment needed). */
 function bigCall(id: number, bytes: number) {

@@ -13,7 +13,7 @@ const tg = await startTestGateway(t, {
 })
 const { apiKey } = await tg.createKey('tier-3')
 const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
-const base = tg.gateway.http
+const base = tg.gateway.admin
 const newHeadsUpstream = () => metric(base, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'newHeads' })
 
 async function subscribe(ws: WsClient, params: unknown[], id: unknown = 1): Promise<string> {
@@ -41,7 +41,7 @@ t.test('heads arrive for newHeads and newBlockHeaders, each client with its own 
 
 t.test('many clients on one network: exactly one upstream newHeads subscription', async (t) => {
   t.ok(await until(async () => (await newHeadsUpstream()) === 0), 'the clients of the test before are gone')
-  const before = (await metric(base, 'tollgate_ws_upstream_subscribe_calls', { network: 'eth-1', kind: 'newHeads' }))!
+  const before = (await metric(base, 'tollgate_ws_upstream_subscribe_calls_total', { network: 'eth-1', kind: 'newHeads' }))!
   const clients = await Promise.all(Array.from({ length: 12 }, () => connectWs(url)))
   t.teardown(() => Promise.all(clients.map((c) => c.close())))
   const ids = await Promise.all(clients.map((c, i) => subscribe(c, ['newHeads'], i)))
@@ -50,7 +50,7 @@ t.test('many clients on one network: exactly one upstream newHeads subscription'
   t.ok(heads.every((h) => h !== undefined), 'every client gets the head')
   t.equal(new Set(heads.map((h) => h.params.result.hash)).size <= 2, true, 'the same heads')
   t.equal(await newHeadsUpstream(), 1, 'one upstream subscription')
-  t.equal(await metric(base, 'tollgate_ws_upstream_subscribe_calls', { network: 'eth-1', kind: 'newHeads' }), before + 1, 'one eth_subscribe sent upstream for twelve clients')
+  t.equal(await metric(base, 'tollgate_ws_upstream_subscribe_calls_total', { network: 'eth-1', kind: 'newHeads' }), before + 1, 'one eth_subscribe sent upstream for twelve clients')
 })
 
 t.test('eth_unsubscribe stops the notifications; closing ends the upstream subscription', async (t) => {

@@ -24,7 +24,7 @@ const tg = await startTestGateway(t, {
 })
 const { apiKey } = await tg.createKey('tier-3')
 const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
-const base = tg.gateway.http
+const base = tg.gateway.admin
 const holder = async (): Promise<string | undefined> => {
   for (const name of [nameA, nameB]) if ((await metric(base, 'tollgate_ws_subscription_node', { network: 'eth-1', node: name })) === 1) return name
   return undefined
@@ -84,7 +84,7 @@ t.test('with a single node: it goes down, comes back, and the subscription resum
   const id = (await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })).result
   t.ok(await ws.nextNotification(id), 'a head')
   await solo.kill()
-  t.ok(await until(async () => (await metric(tg2.gateway.http, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'newHeads' })) === 0), 'the upstream subscription is gone with the node')
+  t.ok(await until(async () => (await metric(tg2.gateway.admin, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'newHeads' })) === 0), 'the upstream subscription is gone with the node')
   await solo.restart()
   const head = await freshHead(ws, id, 30_000)
   t.equal(head?.params.subscription, id, 'heads resume on the same subscription id')

@@ -3,7 +3,7 @@ import { openCommandContext } from '../context.js'
 import { selectNodes } from '../../accounts/commands.js'
 import { systemClock } from '../../../actors/runtime/clock.js'
 import { KeyCipher, secretFromEnv } from '../../keys/key-cipher.js'
-import { parseNodes } from './accounts.js'
+import { parseNodes } from '../parse-nodes.js'
 
 /** `tollgate accounts nodes --config FILE --account ID --nodes eth-1:full,bsc-1:archive` */
 export async function accountsNodesCommand(args: string[]): Promise<void> {

@@ -3,8 +3,8 @@ import { openCommandContext } from '../context.js'
 import { createAccount } from '../../accounts/commands.js'
 import { KeyCipher, secretFromEnv } from '../../keys/key-cipher.js'
 import { systemClock } from '../../../actors/runtime/clock.js'
-import type { Entitlement } from '../../events/types.js'
 import { accountsNodesCommand } from './accounts-nodes.js'
+import { parseNodes } from '../parse-nodes.js'
 
 /** `tollgate accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]` */
 export async function accountsCommand(args: string[]): Promise<void> {
@@ -43,13 +43,3 @@ export async function accountsCommand(args: string[]): Promise<void> {
   }
 }
 
-/** `eth-1:full,eth-1:archive` → entitlements. */
-export function parseNodes(text: string): Entitlement[] {
-  return text.split(',').filter(Boolean).map((pair) => {
-    const [network, kind] = pair.trim().split(':')
-    if (!network || (kind !== 'full' && kind !== 'archive')) {
-      throw new UsageError(`--nodes: ${JSON.stringify(pair)} is not <network>:full or <network>:archive (e.g. eth-1:full,eth-1:archive)`)
-    }
-    return { network, kind }
-  })
-}

@@ -16,15 +16,16 @@ import { systemClock } from '../../../actors/runtime/clock.js'
 export const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
 
 /**
- * `tollgate dev [--port N] [--data DIR]`: a first try on a fresh machine. Starts a local anvil
+ * `tollgate dev [--port N] [--admin-port N] [--data DIR]`: a first try on a fresh machine. Starts a local anvil
  * devnet as the `dev-1` network (serving as its full and its archive node), uses the embedded
  * event log, creates a demo account on Tier 3 (or shows its key again on later runs), and prints
  * the endpoint, the key and a curl line that works.
  */
 export async function devCommand(args: string[]): Promise<void> {
-  const v = parseCommandArgs('dev', args, { port: { type: 'string' }, data: { type: 'string' }, host: { type: 'string' } })
-  const port = v.port === undefined ? 8080 : Number(v.port)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`tollgate dev: --port must be a port number, got ${JSON.stringify(v.port)}`)
+  const v = parseCommandArgs('dev', args, { port: { type: 'string' }, 'admin-port': { type: 'string' }, data: { type: 'string' }, host: { type: 'string' } })
+  const port = portArg('--port', v.port, 8080)
+  // --port 0 (any free port, as the tests run it) takes any free admin port too.
+  const adminPort = portArg('--admin-port', v['admin-port'], port === 0 ? 0 : 9090)
   const dataDir = resolve(v.data ?? './data/dev')
   mkdirSync(dataDir, { recursive: true })
   const secret = devSecret(dataDir)
@@ -33,6 +34,7 @@ export async function devCommand(args: string[]): Promise<void> {
   const devnet = await startDevnet()
   const raw = {
     listen: { host: v.host ?? '127.0.0.1', port },
+    admin: { listen: { host: '127.0.0.1', port: adminPort } },
     dataDir,
     networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
   }
@@ -70,7 +72,7 @@ export async function devCommand(args: string[]): Promise<void> {
       `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
       '',
       `Dashboard: ${gateway.http}/  (paid plans need "payments" in the config; see the README)`,
-      `Metrics: ${gateway.http}/metrics`,
+      `Metrics: ${gateway.admin}/metrics  (the admin listener)`,
       `Events:  node bin/tollgate.js events --config ${configPath}`,
       'Stop:    Ctrl-C',
       '',
@@ -79,7 +81,13 @@ export async function devCommand(args: string[]): Promise<void> {
   await runUntilSignal(logger, async () => {
     await gateway.close()
     await devnet.stop()
-  })
+  }, config.shutdownMs)
+}
+
+function portArg(name: string, value: string | undefined, fallback: number): number {
+  const port = value === undefined ? fallback : Number(value)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`tollgate dev: ${name} must be a port number, got ${JSON.stringify(value)}`)
+  return port
 }
 
 /** The dev secret lives in the data folder (0600), generated on first run; `start` never does this. */

@@ -33,7 +33,7 @@ export async function nodesCommand(args: string[]): Promise<void> {
     if (!ctx.config.networks[network]) {
       throw new UsageError(`tollgate nodes attach: --network ${JSON.stringify(network)} is not in the config (it has ${Object.keys(ctx.config.networks).join(', ')})`)
     }
-    await attachDedicatedNode({ log: ctx.log, store: ctx.store, clock: systemClock, projector: ctx.projector }, { accountId, network, kind, url, ws: v.ws ?? null })
+    await attachDedicatedNode({ log: ctx.log, catalog: ctx.catalog, clock: systemClock, projector: ctx.projector }, { accountId, network, kind, url, ws: v.ws ?? null })
     process.stdout.write(JSON.stringify({ accountId, network, kind, url, ws: v.ws ?? null }) + '\n')
   } finally {
     await ctx.close()

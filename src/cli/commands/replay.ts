@@ -1,22 +1,63 @@
 import { join } from 'node:path'
-import { parseCommandArgs, required } from '../args.js'
+import { parseCommandArgs, required, UsageError } from '../args.js'
 import { loadConfig } from '../../config/load.js'
 import { openEventLog } from '../../events/open-log.js'
-import { replay } from '../../projections/replay.js'
+import { replay, REPLAY_BATCH } from '../../projections/replay.js'
+import { makeLogger } from '../logger.js'
+import { Progress } from '../progress.js'
+
+/** A replay stopped by SIGINT or SIGTERM after its last committed transaction. */
+class ReplayInterrupted extends Error {
+  override name = 'ReplayInterrupted'
+}
 
 /**
- * `tollgate replay --config FILE`: rebuild the LMDB projections from the event log. Prints the
- * number of events applied and the state digest (equal digests: equal state). Stop the gateway
- * first, or it keeps serving from the state as it is rebuilt.
+ * `tollgate replay --config FILE [--restart] [--batch N]`: rebuild the LMDB projections from the
+ * event log, at the speed of reading it (one reader, transactions of thousands of events). Prints
+ * the number of events applied and the state digest (equal digests: equal state). Progress goes to
+ * stderr: a live line on a terminal, a log line every few seconds otherwise. Ctrl-C (or SIGTERM)
+ * stops after the transaction in progress, exit code 130; a replay that was stopped or killed goes
+ * on from its checkpoint when run again (--restart: start over). Stop the gateway first, or it
+ * keeps serving from the state as it is rebuilt.
  */
 export async function replayCommand(args: string[]): Promise<void> {
-  const v = parseCommandArgs('replay', args, { config: { type: 'string' } })
+  const v = parseCommandArgs('replay', args, { config: { type: 'string' }, restart: { type: 'boolean' }, batch: { type: 'string' } })
   const config = loadConfig(required('replay', 'config', v.config))
+  const batch = v.batch === undefined ? REPLAY_BATCH : Number(v.batch)
+  if (!Number.isInteger(batch) || batch < 1) throw new UsageError(`tollgate replay: --batch must be a whole number of events >= 1, got ${JSON.stringify(v.batch)}`)
+  const logger = makeLogger('stderr')
   const log = await openEventLog(config.events, config.dataDir)
+  const stop = new AbortController()
+  const interrupt = (signal: NodeJS.Signals): void => stop.abort(new ReplayInterrupted(`stopped by ${signal}`))
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+  let progress: Progress | undefined
+  let done = 0
   try {
-    const out = await replay(join(config.dataDir, 'state'), log)
+    const out = await replay(join(config.dataDir, 'state'), log, {
+      batch,
+      restart: v.restart,
+      signal: stop.signal,
+      onStart(from, total) {
+        done = from - 1
+        if (from > 1) logger.info({ from, total }, `resuming the replay that was interrupted: from seq ${from} of ${total} (--restart starts over)`)
+        progress = new Progress({ task: 'replay', unit: 'events', total, start: done, terminal: process.stderr.isTTY ? process.stderr : undefined, logger })
+      },
+      onProgress(seq) {
+        done = seq
+        progress?.update(seq)
+      },
+    })
+    progress?.finish()
     process.stdout.write(JSON.stringify({ events: out.events, digest: out.digest }) + '\n')
+  } catch (err) {
+    if (!(err instanceof ReplayInterrupted)) throw err
+    progress?.finish()
+    process.stderr.write(`tollgate replay: ${err.message} at seq ${done}; run it again to go on from there\n`)
+    process.exitCode = 130
   } finally {
+    process.off('SIGINT', interrupt)
+    process.off('SIGTERM', interrupt)
     await log.close()
   }
 }

@@ -13,5 +13,5 @@ export async function startCommand(args: string[]): Promise<void> {
   secretFromEnv()
   const logger = makeLogger('stdout')
   const gateway = await startGateway(config, { logger })
-  await runUntilSignal(logger, () => gateway.close())
+  await runUntilSignal(logger, () => gateway.close(), config.shutdownMs)
 }

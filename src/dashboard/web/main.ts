@@ -148,6 +148,7 @@ function pendingKey(invoiceId: string): string {
 /** Ask the gateway to check the payment until it is accepted or refused for good. */
 async function waitForPayment(where: string, invoiceId: string, txHash: string): Promise<void> {
   for (;;) {
+    let waitMs = PAYMENT_POLL_MS
     try {
       await api.post(`/api/invoices/${invoiceId}/payment`, { txHash })
       localStorage.removeItem(pendingKey(invoiceId))
@@ -155,14 +156,17 @@ async function waitForPayment(where: string, invoiceId: string, txHash: string):
       say(state, where, 'Payment confirmed: your plan is active.', 'ok')
       return
     } catch (err) {
-      if (!(err instanceof ApiFailure) || err.status !== 202) {
+      // 429: checked too often (another tab polls too); ask again when the gateway says.
+      const limited = err instanceof ApiFailure && err.status === 429
+      if (!(err instanceof ApiFailure) || (err.status !== 202 && !limited)) {
         if (err instanceof ApiFailure && err.status !== 0 && err.status < 500) localStorage.removeItem(pendingKey(invoiceId))
         throw err
       }
+      if (limited) waitMs = Math.max(PAYMENT_POLL_MS, Number(err.details.retryAfterSeconds ?? 0) * 1000)
       say(state, where, err.message)
       render()
     }
-    await new Promise((r) => setTimeout(r, PAYMENT_POLL_MS))
+    await new Promise((r) => setTimeout(r, waitMs))
   }
 }
 

@@ -1,0 +1,207 @@
+import { makeEvent } from '../events/make-event.js'
+import type { Entitlement, InvoiceCreated, NodeKind, PaymentConfirmed, TollgateEvent } from '../events/types.js'
+import type { Plan, PlanCatalog } from '../plans/catalog.js'
+import { selectionProblem } from '../plans/entitlements.js'
+import { PaymentError } from '../payments/payment-error.js'
+import { SiweError } from '../siwe/siwe-error.js'
+import { transferKey, type AccountState, type InvoiceState } from './account-state.js'
+import { BadNodesError, FreePlanUsedError, NoActiveKeyError, TooManyRegenerationsError, UnknownAccountError, UnknownPlanError } from './errors.js'
+
+/** A key made outside the decider (randomness and encryption are the host's): used or not. */
+export interface NewKey {
+  keyId: string
+  keyHash: string
+  keyCipher: string
+}
+
+const HOUR_MS = 3_600_000
+
+/** What an account can be asked to do. Every command carries its time; none reads a clock. */
+export type AccountCommand =
+  /** The command line's `accounts create`: the account if new, a plan from now, its nodes, a new key (the old one revoked now). */
+  | { type: 'OpenAccount'; wallet: string; plan: Plan; nodes: Entitlement[]; networks: readonly string[] | undefined; key: NewKey; now: number }
+  | { type: 'RegenerateKey'; key: NewKey; graceMs: number; now: number }
+  | { type: 'SelectNodes'; nodes: Entitlement[]; networks: readonly string[] | undefined; now: number }
+  | { type: 'ClaimFreePlan'; plan: Plan; nodes: Entitlement[]; key: NewKey; attempt: string; now: number }
+  | { type: 'CreateInvoice'; invoice: NewInvoice; now: number }
+  | { type: 'ConfirmPayment'; invoiceId: string; transfer: VerifiedTransfer; attempt: string; key: NewKey; now: number }
+  /** Activate a paid invoice whose activation did not happen (a crash between the two). */
+  | { type: 'ActivatePaidInvoice'; invoiceId: string; key: NewKey; now: number }
+  | { type: 'SignIn'; wallet: string; nonce: string; sessionHash: string; expiresAt: number; now: number }
+  | { type: 'SignOut'; sessionHash: string; now: number }
+  | { type: 'RestrictDomains'; domains: string[]; now: number }
+  | { type: 'RequestPrivateNode'; nodes: Entitlement[]; now: number }
+  | { type: 'AttachDedicatedNode'; network: string; kind: NodeKind; url: string; ws: string | null; now: number }
+
+/** An invoice as the host prepared it (its id and the token's decimals come from outside). */
+export type NewInvoice = Omit<InvoiceCreated, 'type' | 'version' | 'id' | 'time' | 'accountId'>
+
+/** A transfer checked on chain by the host (verifyTransfer). */
+export type VerifiedTransfer = Pick<PaymentConfirmed, 'network' | 'txHash' | 'logIndex' | 'from' | 'amount' | 'blockNumber' | 'blockHash'>
+
+/** What the deciders read besides the state: the plan catalog. */
+export interface DecideContext {
+  catalog: PlanCatalog
+}
+
+/**
+ * Bounds of key rotation. Every live key of an account shares one budget (the account's actor),
+ * so these bound what an account keeps alive, not its rate: regenerations per hour, and keys live
+ * at once (the active one and those in a grace period). Past the second, the oldest key in its
+ * grace period ends at once.
+ */
+export const KEY_ROTATION = Object.freeze({ regenerationsPerHour: 10, liveKeys: 3 })
+
+/**
+ * The business rules of an account, as a decider: given the account's state (folded from its own
+ * stream) and a command, the events to append, or an error saying why not. Pure: no clock, no
+ * randomness, no I/O. One rule per case; the host appends with the version the state was folded
+ * at, so a command decided on a stale state is refused by the log and decided again.
+ * @example
+ * const events = decide({ type: 'SignOut', sessionHash, now }, state, { catalog })
+ */
+export function decide(command: AccountCommand, state: AccountState, ctx: DecideContext): TollgateEvent[] {
+  const { accountId } = state
+  const { now } = command
+  switch (command.type) {
+    case 'OpenAccount': {
+      const problem = selectionProblem(command.plan, command.nodes, command.networks ?? command.nodes.map((n) => n.network))
+      if (problem !== undefined) throw new BadNodesError(problem)
+      const plan = command.plan
+      const events: TollgateEvent[] = []
+      if (!state.exists) events.push(makeEvent({ type: 'AccountCreated', accountId, wallet: command.wallet }, now))
+      events.push(
+        makeEvent({ type: 'PlanActivated', accountId, planId: plan.id, startsAt: now, endsAt: plan.periodMs === null ? null : now + plan.periodMs }, now),
+        makeEvent({ type: 'NodesSelected', accountId, nodes: command.nodes }, now),
+        issue(accountId, command.key, now),
+      )
+      if (state.activeKeyId !== null) events.push(revoke(accountId, state.activeKeyId, now, now))
+      return events
+    }
+    case 'RegenerateKey': {
+      requireAccount(state)
+      const hourAgo = now - HOUR_MS
+      const recent = [...state.keys.values()].filter((k) => k.issuedAt > hourAgo && k.keyId !== state.firstKeyId).map((k) => k.issuedAt)
+      if (recent.length >= KEY_ROTATION.regenerationsPerHour) throw new TooManyRegenerationsError(KEY_ROTATION.regenerationsPerHour, Math.min(...recent) + HOUR_MS - now)
+      // The new key first: an account must never be left without an active key between the two.
+      const events: TollgateEvent[] = [issue(accountId, command.key, now)]
+      // Keys still in a grace period, oldest first: with the new one and the active one, at most liveKeys.
+      const graced = [...state.keys.values()].filter((k) => k.keyId !== state.activeKeyId && k.revokedAt !== null && k.revokedAt > now).sort((a, b) => a.issuedAt - b.issuedAt)
+      for (const k of graced.slice(0, Math.max(0, graced.length - (KEY_ROTATION.liveKeys - 2)))) events.push(revoke(accountId, k.keyId, now, now))
+      // A new key keeps the old one's domain allowlist: regenerating after a leak must not lift it.
+      const old = state.activeKeyId === null ? undefined : state.keys.get(state.activeKeyId)
+      if (old !== undefined && old.domains.length > 0) {
+        events.push(makeEvent({ type: 'DomainsRestricted', accountId, keyId: command.key.keyId, domains: [...old.domains] }, now))
+      }
+      if (old !== undefined) events.push(revoke(accountId, old.keyId, now + command.graceMs, now))
+      return events
+    }
+    case 'SelectNodes': {
+      requireAccount(state)
+      const plan = state.plan === null ? undefined : ctx.catalog.get(state.plan.planId)
+      if (plan === undefined) throw new BadNodesError('the account has no active plan to choose nodes for')
+      const problem = selectionProblem(plan, command.nodes, command.networks ?? command.nodes.map((n) => n.network))
+      if (problem !== undefined) throw new BadNodesError(problem)
+      return [makeEvent({ type: 'NodesSelected', accountId, nodes: command.nodes }, now)]
+    }
+    case 'ClaimFreePlan': {
+      requireAccount(state)
+      if (state.freePlans.has(command.plan.id)) throw new FreePlanUsedError(command.plan.name)
+      return [makeEvent({ type: 'FreePlanClaimed', accountId, planId: command.plan.id, attempt: command.attempt }, now), ...activation(state, command.plan, command.nodes, now, now, command.key)]
+    }
+    case 'CreateInvoice': {
+      requireAccount(state)
+      return [makeEvent({ type: 'InvoiceCreated', accountId, ...command.invoice }, now)]
+    }
+    case 'ConfirmPayment': {
+      requireAccount(state)
+      const invoice = state.invoices.get(command.invoiceId)
+      if (invoice === undefined) throw new PaymentError('UNKNOWN_INVOICE', 'there is no such invoice for this account')
+      const t = command.transfer
+      if (invoice.paid !== null) {
+        // Paid by this transfer already (a retry, or an append cut after its first event): only
+        // what is missing, the activation, unless a later plan overtook it.
+        if (invoice.paid.txHash === t.txHash.toLowerCase() && invoice.paid.logIndex === t.logIndex) return activatePaid(state, ctx, invoice, now, command.key)
+        throw new PaymentError('INVOICE_PAID', 'this invoice is already paid (by another transaction); nothing more is due')
+      }
+      if (state.transfers.has(transferKey(t.network, t.txHash, t.logIndex))) throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
+      const paid = makeEvent({ type: 'PaymentConfirmed', accountId, invoiceId: invoice.invoiceId, ...t, txHash: t.txHash, attempt: command.attempt }, now)
+      return [paid, ...activation(state, planOf(ctx, invoice.planId), invoice.nodes, now, now, command.key)]
+    }
+    case 'ActivatePaidInvoice': {
+      const invoice = state.invoices.get(command.invoiceId)
+      return invoice === undefined ? [] : activatePaid(state, ctx, invoice, now, command.key)
+    }
+    case 'SignIn': {
+      if (state.nonces.has(command.nonce)) throw new SiweError('NONCE_USED', 'this sign-in message was already used; sign in again')
+      const events: TollgateEvent[] = []
+      if (!state.exists) events.push(makeEvent({ type: 'AccountCreated', accountId, wallet: command.wallet }, now))
+      events.push(makeEvent({ type: 'SignedIn', accountId, wallet: command.wallet, nonce: command.nonce, sessionHash: command.sessionHash, expiresAt: command.expiresAt }, now))
+      return events
+    }
+    case 'SignOut':
+      return state.sessions.has(command.sessionHash) ? [makeEvent({ type: 'SignedOut', accountId, sessionHash: command.sessionHash }, now)] : []
+    case 'RestrictDomains':
+      requireAccount(state)
+      if (state.activeKeyId === null) throw new NoActiveKeyError(accountId)
+      return [makeEvent({ type: 'DomainsRestricted', accountId, keyId: state.activeKeyId, domains: command.domains }, now)]
+    case 'RequestPrivateNode':
+      requireAccount(state)
+      return [makeEvent({ type: 'PrivateNodeRequested', accountId, nodes: command.nodes }, now)]
+    case 'AttachDedicatedNode': {
+      requireAccount(state)
+      const { network, kind, url, ws } = command
+      return [makeEvent({ type: 'DedicatedNodeAttached', accountId, network, kind, url, ws }, now)]
+    }
+    default:
+      return unhandled(command)
+  }
+}
+
+/**
+ * The events that activate `plan` from `startsAt`: PlanActivated, NodesSelected and, when the
+ * account has no active key, KeyIssued. An account that has a key keeps it: a renewal or a plan
+ * change must not break the apps that use it. Renewing the plan that is still running adds a
+ * period to its end (paying early loses nothing).
+ */
+function activation(state: AccountState, plan: Plan, nodes: Entitlement[], startsAt: number, now: number, key: NewKey): TollgateEvent[] {
+  const { accountId } = state
+  const current = state.plan
+  const renewsFrom = current !== null && current.planId === plan.id && current.endsAt !== null && current.endsAt > startsAt ? current.endsAt : startsAt
+  const events: TollgateEvent[] = [
+    makeEvent({ type: 'PlanActivated', accountId, planId: plan.id, startsAt, endsAt: plan.periodMs === null ? null : renewsFrom + plan.periodMs }, now),
+    makeEvent({ type: 'NodesSelected', accountId, nodes }, now),
+  ]
+  if (state.activeKeyId === null) events.push(issue(accountId, key, now))
+  return events
+}
+
+/** The activation a paid invoice still lacks, if any. */
+function activatePaid(state: AccountState, ctx: DecideContext, invoice: InvoiceState, now: number, key: NewKey): TollgateEvent[] {
+  if (invoice.paid === null || invoice.activated) return []
+  // A plan activated since it was paid overtook it: activating it now would undo a later choice.
+  if (state.plan !== null && state.plan.startsAt > invoice.paid.paidAt) return []
+  return activation(state, planOf(ctx, invoice.planId), invoice.nodes, invoice.paid.paidAt, now, key)
+}
+
+function issue(accountId: string, key: NewKey, now: number): TollgateEvent {
+  return makeEvent({ type: 'KeyIssued', accountId, keyId: key.keyId, keyHash: key.keyHash, keyCipher: key.keyCipher }, now)
+}
+
+function revoke(accountId: string, keyId: string, effectiveAt: number, now: number): TollgateEvent {
+  return makeEvent({ type: 'KeyRevoked', accountId, keyId, reason: 'regenerated', effectiveAt }, now)
+}
+
+function requireAccount(state: AccountState): void {
+  if (!state.exists) throw new UnknownAccountError(state.accountId)
+}
+
+function planOf(ctx: DecideContext, planId: string): Plan {
+  const plan = ctx.catalog.get(planId)
+  if (plan === undefined) throw new UnknownPlanError(planId, ctx.catalog.plans.map((p) => p.id))
+  return plan
+}
+
+function unhandled(command: never): never {
+  throw new Error(`no rule for command ${(command as AccountCommand).type}`)
+}

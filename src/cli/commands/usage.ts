@@ -1,0 +1,73 @@
+import { parseCommandArgs, required, UsageError } from '../args.js'
+import { openCommandContext } from '../context.js'
+import { parseTimeArg } from '../time-arg.js'
+import { usageReport, type UsagePeriod, type UsageReportRow } from '../../usage/usage-report.js'
+
+const COLUMNS = ['account', 'key', 'calls', 'errors', 'bytes in', 'bytes out'] as const
+
+/**
+ * `tollgate usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]`:
+ * UsageRecorded sums per key (and per UTC hour or day with --by) from the usage projection, after
+ * applying what the log holds now. A table, or with --json one object a line: keyId, accountId,
+ * requests, errors, bytesIn, bytesOut (and period, an ISO time, with --by).
+ */
+export async function usageCommand(args: string[]): Promise<void> {
+  const v = parseCommandArgs('usage', args, {
+    config: { type: 'string' },
+    account: { type: 'string' },
+    key: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    by: { type: 'string' },
+    json: { type: 'boolean' },
+  })
+  const configPath = required('usage', 'config', v.config)
+  if (v.by !== undefined && v.by !== 'hour' && v.by !== 'day') {
+    throw new UsageError(`tollgate usage: --by must be hour or day, got ${JSON.stringify(v.by)}`)
+  }
+  const now = Date.now()
+  const since = v.since === undefined ? undefined : parseTimeArg('usage', 'since', v.since, now)
+  const until = v.until === undefined ? undefined : parseTimeArg('usage', 'until', v.until, now)
+  if (since !== undefined && until !== undefined && until <= since) {
+    throw new UsageError(`tollgate usage: --until (${new Date(until).toISOString()}) must be after --since (${new Date(since).toISOString()})`)
+  }
+  const ctx = await openCommandContext(configPath)
+  try {
+    const report = usageReport(ctx.store, { accountId: v.account, keyId: v.key, since, until, by: v.by as UsagePeriod | undefined })
+    for (const note of report.notes) process.stderr.write(`note: ${note}\n`)
+    process.stdout.write(v.json ? report.rows.map((row) => JSON.stringify(jsonLine(row)) + '\n').join('') : table(report.rows, v.by !== undefined))
+  } finally {
+    await ctx.close()
+  }
+}
+
+/** The fields of a --json line, in a fixed order. */
+function jsonLine(row: UsageReportRow) {
+  return {
+    keyId: row.keyId,
+    accountId: row.accountId,
+    ...(row.period === undefined ? {} : { period: new Date(row.period).toISOString() }),
+    requests: row.requests,
+    errors: row.errors,
+    bytesIn: row.bytesIn,
+    bytesOut: row.bytesOut,
+  }
+}
+
+/** Columns padded to their widest cell, numbers right-aligned, a total line when there are several rows. */
+function table(rows: readonly UsageReportRow[], byPeriod: boolean): string {
+  const header = [...(byPeriod ? ['period'] : []), ...COLUMNS]
+  const cells = rows.map((r) => [
+    ...(byPeriod ? [new Date(r.period ?? 0).toISOString().slice(0, 16) + 'Z'] : []),
+    r.accountId, r.keyId, String(r.requests), String(r.errors), String(r.bytesIn), String(r.bytesOut),
+  ])
+  if (rows.length === 0) return header.join('  ') + '\n(no usage)\n'
+  if (rows.length > 1) {
+    const sum = (f: 'requests' | 'errors' | 'bytesIn' | 'bytesOut') => String(rows.reduce((n, r) => n + r[f], 0))
+    cells.push([...(byPeriod ? ['total'] : []), byPeriod ? '' : 'total', '', sum('requests'), sum('errors'), sum('bytesIn'), sum('bytesOut')])
+  }
+  const numeric = header.length - 4
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
+  const line = (c: readonly string[]) => c.map((cell, i) => (i >= numeric ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()
+  return [line(header), ...cells.map(line)].join('\n') + '\n'
+}

@@ -1,0 +1,92 @@
+import { GatewayError } from '../errors/registry.js'
+import { originAllowed } from '../keys/domain-allowlist.js'
+import { describeAccess, type Access } from '../plans/entitlements.js'
+import type { UpstreamPool } from '../upstream/pool.js'
+import type { Upstreams } from '../upstream/upstreams.js'
+import type { IpDirectory } from './ip-directory.js'
+import type { KeyContext, KeyDirectory } from './key-directory.js'
+import type { PoolSelector } from './pool-selector.js'
+
+/** What a request says about who it is, copied from it before anything asynchronous happens. */
+export interface AdmissionRequest {
+  network: string
+  /** The key as sent (`?apikey=` or `Authorization: Bearer`); '' when none. */
+  apiKey: string
+  origin: string
+  referer: string
+  /** The client's address, decoded only when an IP is being tracked (it costs a buffer). */
+  ip: () => string
+}
+
+/** A request let in: its key, what its plan allows on the network, and the pool its calls go to. */
+export interface Admitted {
+  readonly key: KeyContext
+  readonly network: string
+  access: Access
+  /** The key's pool: a Private Node account's dedicated node once one is attached, else the shared one. */
+  readonly pool: UpstreamPool
+}
+
+export interface AdmissionDeps {
+  upstreams: Upstreams
+  ips: IpDirectory
+  keys: KeyDirectory
+  pools: PoolSelector
+}
+
+/**
+ * The one admission of both transports: an HTTP request, a WebSocket upgrade and each WebSocket
+ * message pass the same checks in the same order, with the same messages: the network exists,
+ * the client's IP is not throttled, the key is valid and its plan active, the request comes from
+ * an origin the key allows, the plan has some node on the network; and the calls go to the key's
+ * pool. (HTTP and WebSocket each had a copy of this, and the copies had diverged: WebSocket calls
+ * of Private Node accounts went to the shared nodes.)
+ * @example
+ * const admitted = admission.admit({ network, apiKey, origin, referer, ip })
+ * if (admitted instanceof GatewayError) return refuse(admitted)
+ */
+export class Admission {
+  readonly #deps: AdmissionDeps
+
+  constructor(deps: AdmissionDeps) {
+    this.#deps = deps
+  }
+
+  admit(req: AdmissionRequest): Admitted | GatewayError {
+    const { upstreams, ips, keys, pools } = this.#deps
+    const shared = upstreams.pool(req.network)
+    if (shared === undefined) {
+      return new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(req.network.slice(0, 40))}: this gateway serves ${upstreams.networks().join(', ')}`)
+    }
+    const throttled = ips.tracking() ? ips.check(req.ip()) : undefined
+    if (throttled) return throttled
+    const key = keys.resolve(req.apiKey)
+    if (key instanceof GatewayError) return key
+    if (!originAllowed(key.record.domains, req.origin, req.referer)) {
+      const from = req.origin || req.referer || 'no Origin or Referer header'
+      return new GatewayError(
+        'ORIGIN_NOT_ALLOWED',
+        `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`,
+      )
+    }
+    const access = keys.accessOn(key, req.network)
+    if (!access.full && !access.archive) return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`)
+    return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared }
+  }
+
+  /**
+   * Whether an admitted connection may go on (each WebSocket message, and a periodic check of
+   * open connections): the key not revoked, the plan still active, some node still allowed. The
+   * access is looked up again, so a plan or node selection changed meanwhile applies at once.
+   */
+  readmit(admitted: Admitted): GatewayError | undefined {
+    const { keys } = this.#deps
+    const invalid = keys.validity(admitted.key)
+    if (invalid) return invalid
+    admitted.access = keys.accessOn(admitted.key, admitted.network)
+    if (!admitted.access.full && !admitted.access.archive) {
+      return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(admitted.key.plan, admitted.key.account.nodes, admitted.network)}`)
+    }
+    return undefined
+  }
+}

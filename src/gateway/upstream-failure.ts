@@ -1,0 +1,25 @@
+import { GatewayError } from '../errors/registry.js'
+import { NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from '../upstream/errors.js'
+
+/**
+ * The gateway error a client gets when the upstream could not serve its call: the registry code
+ * by cause, and a message that says what the node did (`HTTP 500 with a non-JSON body`, `the
+ * connection was reset`), not which node: node names and what they sent are the operator's, and
+ * go to the log (FaultLog).
+ * @example gatewayErrorFor(new NoHealthyUpstream({ network: 'eth-1', kind: 'full' }), 'eth-1').http // 503
+ */
+export function gatewayErrorFor(err: unknown, network: string): GatewayError {
+  if (err instanceof NoHealthyUpstream) {
+    return new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
+  }
+  if (err instanceof UpstreamTimeout) {
+    return new GatewayError('UPSTREAM_TIMEOUT', `The node did not answer in time: ${err.what}; retry, or split the call (for eth_getLogs, a narrower block range)`, { cause: err })
+  }
+  if (err instanceof UpstreamAnswerTooLarge) {
+    return new GatewayError('UPSTREAM_ANSWER_TOO_LARGE', `The node sent ${err.what} bytes that this gateway passes on (limits.maxUpstreamBytes); ask for less: a narrower block range, fewer calls in a batch`, { cause: err })
+  }
+  if (err instanceof UpstreamTransportError) {
+    return new GatewayError('UPSTREAM_ERROR', `The node failed to answer: ${err.what}; retry with backoff`, { cause: err })
+  }
+  return new GatewayError('UPSTREAM_ERROR', undefined, { cause: err })
+}

@@ -1,0 +1,199 @@
+import type { NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
+import type { BufferedTable } from './buffered-table.js'
+import { DAY_MS } from './records.js'
+
+/** A usage event: what the usage projection counts once per id. */
+export type CountedEvent = UsageRecorded | RateLimited | NotificationsRecorded
+
+/**
+ * Ids are kept for this long behind the newest interval seen. The log drops a re-sent id itself
+ * within JetStream's duplicate window (10 minutes); past it, a re-sent event arrives after the
+ * original, so the producer's watermark below catches it. The ids only need to cover events of one
+ * producer stored out of order (a batch partly stored, then sent again after the outbox's backoff).
+ */
+export const USAGE_IDS_KEPT_MS = 60_000
+/** The id window moves by whole minutes (a fold per minute of event time, not per event). */
+const ID_STEP_MS = 60_000
+/**
+ * A producer's watermark is kept this long after its last interval; an event older than this
+ * behind the newest interval is not counted (nothing says whether it was). Longer than the 35 days
+ * of usage by hour, so that usage sent late after a long outage still joins its key's totals.
+ */
+export const USAGE_PRODUCERS_KEPT_MS = 90 * DAY_MS
+
+/** meta: the newest intervalStart of a usage event (ms); windows end there. */
+export const USAGE_NEWEST = 'usageNewest'
+const NEWEST = USAGE_NEWEST
+/** meta: usage events not counted because they were older than every window. */
+const LATE = 'usageLate'
+
+export interface UsageDedupTables {
+  /** `<intervalStart, 15 digits>|<id>` → its producer: the ids of the last USAGE_IDS_KEPT_MS. */
+  usageEvents: BufferedTable<string>
+  /** producer → its watermark: the newest intervalStart of it that left the id window. */
+  usageProducers: BufferedTable<number>
+  meta: BufferedTable<number>
+}
+
+/**
+ * Counts each usage event id once, in bounded state: the ids of the last minutes of event time, and
+ * for older events a watermark per producer (an instance's stream of one type for one key,
+ * network and node kind, whose intervals it sends in order, so that a re-sent event is at or
+ * below the watermark of its producer and a new one above it).
+ *
+ * Everything here is a function of the events in log order (their intervalStart, never the
+ * clock), so live projection, a replay and a resumed replay keep and drop the same rows.
+ */
+export class UsageDedup {
+  readonly #t: UsageDedupTables
+  /** The newest intervalStart LMDB held when this transaction began; undefined: not read yet. */
+  #committedNewest: number | undefined
+  /**
+   * Ids of intervals after #committedNewest, which LMDB cannot hold yet, added in this transaction:
+   * by minute of their interval, id → `<intervalStart, 15 digits>|<producer>`. A fold takes whole
+   * minutes out, and what is still in the window at the end is written (see flush). In a replay
+   * nearly every id is one of these, and most leave the window before the commit: never written.
+   */
+  readonly #fresh = new Map<number, Map<string, string>>()
+  /** Keys of other ids added to usageEvents in this transaction, by minute of their interval. */
+  readonly #added = new Map<number, string[]>()
+  /** Where this transaction's last fold ended (LMDB's ids before it are removed); undefined: no fold yet. */
+  #foldedTo: string | undefined
+  constructor(tables: UsageDedupTables) {
+    this.#t = tables
+  }
+
+  /** Write the ids added in this transaction that are still in the window (before the tables are flushed). */
+  flush(): void {
+    for (const bucket of this.#fresh.values()) {
+      for (const [id, value] of bucket) this.#t.usageEvents.put(value.slice(0, 16) + id, value.slice(16))
+    }
+    this.reset()
+  }
+
+  /** A transaction ended (or aborts): forget what it added; what LMDB holds may have changed. */
+  reset(): void {
+    this.#committedNewest = undefined
+    this.#fresh.clear()
+    this.#added.clear()
+    this.#foldedTo = undefined
+  }
+
+  /** Marks the event counted; false when it already was, or may have been (then it is not counted again). */
+  markCounted(event: CountedEvent): boolean {
+    const start = event.intervalStart
+    const newest = this.#advance(start)
+    const producer = producerOf(event)
+    if (start >= idHorizon(newest)) {
+      const minute = start - (start % ID_STEP_MS)
+      // LMDB holds no id of an interval after the newest one it had seen: no need to ask it.
+      if (start > (this.#committedNewest ??= this.#t.meta.getCommitted(NEWEST) ?? -Infinity)) {
+        let bucket = this.#fresh.get(minute)
+        if (bucket === undefined) this.#fresh.set(minute, (bucket = new Map()))
+        if (bucket.has(event.id)) return false
+        bucket.set(event.id, `${pad(start)}|${producer}`)
+        return true
+      }
+      const key = usageEventKey(start, event.id)
+      if (this.#t.usageEvents.get(key) !== undefined) return false
+      this.#t.usageEvents.put(key, producer)
+      const added = this.#added.get(minute)
+      if (added === undefined) this.#added.set(minute, [key])
+      else added.push(key)
+      return true
+    }
+    // Older than the id window: the producer's watermark says whether it was counted.
+    const watermark = this.#t.usageProducers.get(producer)
+    if (start < producerHorizon(newest) || (watermark !== undefined && start <= watermark)) {
+      this.#t.meta.put(LATE, (this.#t.meta.get(LATE) ?? 0) + 1)
+      return false
+    }
+    this.#t.usageProducers.put(producer, start)
+    return true
+  }
+
+  /** Usage events left uncounted because they came after every window (see USAGE_PRODUCERS_KEPT_MS). */
+  late(): number {
+    return this.#t.meta.get(LATE) ?? 0
+  }
+
+  /** Record `start` as seen; when the windows move, prune what fell out of them. Returns the newest intervalStart. */
+  #advance(start: number): number {
+    const before = this.#t.meta.get(NEWEST)
+    if (before !== undefined && start <= before) return before
+    this.#t.meta.put(NEWEST, start)
+    if (before === undefined) return start
+    if (idHorizon(start) > idHorizon(before)) this.#foldIds(idHorizon(start))
+    if (producerHorizon(start) > producerHorizon(before)) this.#dropProducers(producerHorizon(start))
+    return start
+  }
+
+  /**
+   * Ids before `horizon` leave the window; their producers' watermarks take them over. They are
+   * those LMDB holds (after where this transaction's last fold ended: before it, all are removed
+   * already) and those added in this transaction.
+   */
+  #foldIds(horizon: number): void {
+    const marks = new Map<string, number>()
+    const mark = (start: number, producer: string): void => {
+      // '': an id kept by an older layout, whose producer is unknown (StateStore converts them).
+      if (producer !== '' && start > (marks.get(producer) ?? -1)) marks.set(producer, start)
+    }
+    const end = usageEventKey(horizon, '')
+    const gone: string[] = []
+    for (const { key, value } of this.#t.usageEvents.committed({ start: this.#foldedTo ?? '', end })) {
+      gone.push(key)
+      mark(Number(key.slice(0, 15)), value)
+    }
+    this.#foldedTo = end
+    for (const [minute, keys] of this.#added) {
+      if (minute >= horizon) continue
+      for (const key of keys) {
+        gone.push(key)
+        mark(Number(key.slice(0, 15)), this.#t.usageEvents.getPending(key)!)
+      }
+      this.#added.delete(minute)
+    }
+    for (const key of gone) this.#t.usageEvents.remove(key)
+    for (const [minute, bucket] of this.#fresh) {
+      if (minute >= horizon) continue
+      for (const value of bucket.values()) mark(Number(value.slice(0, 15)), value.slice(16))
+      this.#fresh.delete(minute)
+    }
+    for (const [producer, start] of marks) {
+      if (start > (this.#t.usageProducers.get(producer) ?? -1)) this.#t.usageProducers.put(producer, start)
+    }
+  }
+
+  /** Producers silent since before `horizon` are forgotten (events that old are no longer counted). */
+  #dropProducers(horizon: number): void {
+    const gone: string[] = []
+    for (const { key, value } of this.#t.usageProducers.range({})) if (value < horizon) gone.push(key)
+    for (const key of gone) this.#t.usageProducers.remove(key)
+  }
+}
+
+/** Where the id window starts: whole minutes, so that it moves (and folds) once a minute of event time. */
+function idHorizon(newest: number): number {
+  return newest - (newest % ID_STEP_MS) - USAGE_IDS_KEPT_MS
+}
+
+/** Where the producers' window starts: whole days (a scan of the producers once a day of event time). */
+function producerHorizon(newest: number): number {
+  return newest - (newest % DAY_MS) - USAGE_PRODUCERS_KEPT_MS
+}
+
+/** A time as 15 digits, so that keys sort by it. */
+function pad(ms: number): string {
+  return String(ms).padStart(15, '0')
+}
+
+/** Key of the `usageEvents` db: the interval first, so that the ids that leave the window are one key range. */
+export function usageEventKey(intervalStart: number, id: string): string {
+  return `${pad(intervalStart)}|${id}`
+}
+
+/** One producer's stream of usage events: they come in interval order (one instance's meter and outbox). */
+function producerOf(e: CountedEvent): string {
+  return `${e.type}|${e.instance}|${e.keyId}|${e.network}|${e.kind}`
+}

@@ -1,0 +1,77 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { startTestGateway, TEST_SECRET } from '../helpers/gateway.js'
+import { runCli } from '../helpers/cli.js'
+import { callWithTwoKeys, replayCommand, sumsOf, usageFromEventsCommand, usageJson } from './usage-scenario.js'
+
+// `tollgate usage` beside a running gateway on the embedded log: its figures are the sums of the
+// UsageRecorded events that `tollgate events` prints, exactly, before and after a replay.
+// Each command is its own process (as an operator runs it): on a busy machine they add up.
+t.setTimeout(240_000)
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] } },
+  usageIntervalMs: 200,
+})
+const env = { TOLLGATE_SECRET: TEST_SECRET }
+const [a, b] = await callWithTwoKeys(tg)
+const events = await usageFromEventsCommand(tg.configPath)
+
+t.test('usage --json: one line per key, the sums of UsageRecorded in the log', async (t) => {
+  const lines = await usageJson(tg.configPath)
+  t.same(lines, sumsOf(events))
+  t.equal(lines.length, 2)
+  for (const key of [a!, b!]) {
+    t.match(lines.find((l) => l.keyId === key.keyId), { accountId: key.accountId, requests: key.calls, errors: key.errors }, 'every call counted, once, with its error')
+  }
+  for (const l of lines) t.equal(l.bytesIn > 100 && l.bytesOut > 100, true, `${l.keyId}: bytes in and out counted (${l.bytesIn}, ${l.bytesOut})`)
+  t.same(Object.keys(lines[0]!), ['keyId', 'accountId', 'requests', 'errors', 'bytesIn', 'bytesOut'])
+})
+
+t.test('--by, --since, --until, --account and --key narrow to the same sums', async (t) => {
+  t.same(await usageJson(tg.configPath, ['--by', 'hour']), sumsOf(events, { by: 'hour' }))
+  const lastHour = Math.max(...events.map((e) => e.intervalStart - (e.intervalStart % 3_600_000)))
+  t.same(
+    await usageJson(tg.configPath, ['--since', new Date(lastHour).toISOString(), '--account', a!.accountId]),
+    sumsOf(events.filter((e) => e.accountId === a!.accountId), { fromHour: lastHour }),
+    '--since an ISO time: from its hour on; --account: that account only',
+  )
+  t.same(await usageJson(tg.configPath, ['--until', '2000-01-01T00:00']), [], '--until before any usage: nothing')
+  t.same(await usageJson(tg.configPath, ['--key', b!.keyId, '--by', 'day', '--since', '2h']), sumsOf(events.filter((e) => e.keyId === b!.keyId), { by: 'day' }))
+})
+
+t.test('the table shows account, key, calls, errors and bytes per key, and a total', async (t) => {
+  const out = await runCli(['usage', '--config', tg.configPath], env)
+  t.equal(out.code, 0, out.stderr)
+  const rows = out.stdout.trimEnd().split('\n').map((l) => l.split(/\s{2,}/))
+  t.same(rows[0], ['account', 'key', 'calls', 'errors', 'bytes in', 'bytes out'])
+  const sums = sumsOf(events)
+  t.same(rows.slice(1, 3), sums.map((l) => [l.accountId, l.keyId, String(l.requests), String(l.errors), String(l.bytesIn), String(l.bytesOut)]))
+  const total = (f: 'requests' | 'errors' | 'bytesIn' | 'bytesOut') => String(sums.reduce((n, l) => n + l[f], 0))
+  t.same(rows[3], ['total', total('requests'), total('errors'), total('bytesIn'), total('bytesOut')])
+  t.equal(total('requests'), '15')
+})
+
+t.test('bad arguments are refused with what to write instead', async (t) => {
+  const bad = async (args: string[], message: RegExp, code = 2) => {
+    const out = await runCli(['usage', '--config', tg.configPath, ...args], env)
+    t.equal(out.code, code, args.join(' '))
+    t.match(out.stderr, message)
+  }
+  await bad(['--by', 'week'], /--by must be hour or day, got "week"/)
+  await bad(['--since', 'yesterday'], /--since must be an ISO date .*\(2025-06-01, 2025-06-01T12:00\) or a duration ago \(30m, 24h, 7d, 2w\), got "yesterday"/)
+  await bad(['--since', '1d', '--until', '2d'], /--until .* must be after --since/)
+  await bad(['--account', 'acc_typo'], /no account "acc_typo"/, 1)
+})
+
+t.test('after a replay from the log, the same figures', async (t) => {
+  await tg.stop() // a replay runs with the gateway stopped
+  const after = await usageFromEventsCommand(tg.configPath)
+  t.same(after, events, 'the gateway appended no usage since')
+  const before = await usageJson(tg.configPath, ['--by', 'hour'])
+  await replayCommand(tg.configPath)
+  t.same(await usageJson(tg.configPath, ['--by', 'hour']), before)
+  t.same(before, sumsOf(after, { by: 'hour' }))
+  t.same(await usageJson(tg.configPath), sumsOf(after))
+})

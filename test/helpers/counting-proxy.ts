@@ -1,0 +1,60 @@
+import { createServer, type Server } from 'node:http'
+import type { Socket } from 'node:net'
+
+/**
+ * An HTTP JSON-RPC proxy in front of a real node that counts the calls reaching the node, by
+ * method (a batch counts each of its calls). It forwards every request as it is and answers the
+ * node's answer: only the counting is added, so a test can say what the gateway made the node do.
+ */
+export interface CountingProxy {
+  url: string
+  /** Calls forwarded so far, by JSON-RPC method. */
+  readonly counts: ReadonlyMap<string, number>
+  /** Calls of `method` forwarded so far (0 when none). */
+  count(method: string): number
+  close(): Promise<void>
+}
+
+export async function startCountingProxy(target: { url: string }): Promise<CountingProxy> {
+  const counts = new Map<string, number>()
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8')
+      try {
+        const parsed = JSON.parse(body) as unknown
+        for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
+          const method = (call as { method?: unknown } | null)?.method
+          if (typeof method === 'string') counts.set(method, (counts.get(method) ?? 0) + 1)
+        }
+      } catch {
+        // Not JSON: the node answers it as it would; nothing to count.
+      }
+      fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(
+        async (answer) => {
+          const text = await answer.text()
+          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text)
+        },
+        () => res.writeHead(502).end(),
+      )
+    })
+  })
+  server.on('connection', (s) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('proxy did not bind')
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    counts,
+    count: (method) => counts.get(method) ?? 0,
+    async close() {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}

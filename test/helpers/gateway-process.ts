@@ -1,0 +1,150 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { randomBytes } from 'node:crypto'
+import { TEST_SECRET } from './gateway.js'
+import { freePort } from './free-port.js'
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+/** Longest wait for the "ready" line: tsx compiles the sources first (~2 s on these cores). */
+const READY_TIMEOUT_MS = 30_000
+
+/** `tollgate start` running as a child process, as an operator runs it. */
+export interface GatewayProcess {
+  readonly pid: number
+  /** Base URLs from its "ready" log line. */
+  readonly http: string
+  readonly ws: string
+  /** The admin listener (/metrics). */
+  readonly admin: string
+  readonly configPath: string
+  readonly dataDir: string
+  /** Every pino line it printed so far, parsed. */
+  readonly logs: Array<Record<string, any>>
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  /** POST URL of a network. */
+  url(network: string): string
+  signal(signal: NodeJS.Signals): void
+  /** SIGKILL, and wait for the exit. */
+  kill(): Promise<void>
+  /** Resolves with the first log line (already printed or to come) that `match` accepts. */
+  waitForLog(match: (line: Record<string, any>) => boolean, withinMs?: number): Promise<Record<string, any>>
+}
+
+export interface GatewayProcessOptions {
+  /** The config file's content; `dataDir` defaults to a new temporary folder, `listen` and `admin.listen` to free ports. */
+  config: Record<string, unknown>
+  env?: Record<string, string>
+}
+
+/**
+ * Start `tollgate start --config FILE` from the sources (tsx) and resolve once it logs "ready".
+ * The child is SIGKILLed at teardown if it is still running; its own data folder is removed.
+ * @example
+ * const gw = await startGatewayProcess(t, { config: { networks } }); gw.signal('SIGTERM'); await gw.exited
+ */
+export async function startGatewayProcess(t: { teardown(fn: () => unknown): void }, opts: GatewayProcessOptions): Promise<GatewayProcess> {
+  const ownDir = opts.config.dataDir === undefined
+  const dataDir = (opts.config.dataDir as string | undefined) ?? (await mkdtemp(join(tmpdir(), 'tollgate-proc-')))
+  const config = { listen: { host: '127.0.0.1', port: 0 }, admin: { listen: { host: '127.0.0.1', port: 0 } }, ...opts.config, dataDir }
+  const configPath = join(dataDir, `config-${Date.now()}.json`)
+  await writeFile(configPath, JSON.stringify(config, null, 2))
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'start', '--config', configPath], {
+    cwd: ROOT,
+    env: { ...process.env, TOLLGATE_SECRET: TEST_SECRET, LOG_LEVEL: 'info', ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const logs: Array<Record<string, any>> = []
+  const watchers = new Set<() => void>()
+  let stderr = ''
+  let partial = ''
+  child.stdout!.on('data', (d: Buffer) => {
+    partial += d.toString()
+    const lines = partial.split('\n')
+    partial = lines.pop()!
+    for (const line of lines) {
+      try {
+        logs.push(JSON.parse(line))
+      } catch {
+        logs.push({ msg: line })
+      }
+    }
+    for (const w of watchers) w()
+  })
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      for (const w of watchers) w()
+      resolve({ code, signal })
+    }),
+  )
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited
+    }
+    if (ownDir) await rm(dataDir, { recursive: true, force: true })
+  })
+
+  const waitForLog = (match: (line: Record<string, any>) => boolean, withinMs = READY_TIMEOUT_MS): Promise<Record<string, any>> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        const found = logs.find(match)
+        if (found) return done(() => resolve(found))
+        if (child.exitCode !== null || child.signalCode !== null) {
+          done(() => reject(new Error(`the gateway exited (${child.exitCode ?? child.signalCode}) before the log line; stderr: ${stderr.slice(-2000)}`)))
+        }
+      }
+      const timer = setTimeout(() => done(() => reject(new Error(`no such log line within ${withinMs} ms; stderr: ${stderr.slice(-2000)}`))), withinMs)
+      const done = (then: () => void): void => {
+        clearTimeout(timer)
+        watchers.delete(check)
+        then()
+      }
+      watchers.add(check)
+      check()
+    })
+
+  const ready = await waitForLog((l) => l.msg === 'ready')
+  return {
+    pid: child.pid!,
+    http: ready.http,
+    ws: ready.ws,
+    admin: ready.admin,
+    configPath,
+    dataDir,
+    logs,
+    exited,
+    url: (network) => `${ready.http}/http/${network}`,
+    signal: (signal) => void child.kill(signal),
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      await exited
+    },
+    waitForLog,
+  }
+}
+
+/**
+ * The config of a gateway that restarts on its own data folder and port, on a NATS stream of its
+ * own: what the lifecycle tests restart and kill. The folder is removed at teardown.
+ */
+export async function restartableConfig(
+  t: { teardown(fn: () => unknown): void },
+  opts: { natsUrl: string; nodeUrl: string; usageIntervalMs: number; extra?: Record<string, unknown> },
+): Promise<Record<string, unknown>> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-restart-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  return {
+    dataDir,
+    listen: { host: '127.0.0.1', port: await freePort() },
+    events: { nats: opts.natsUrl, stream: `T${randomBytes(4).toString('hex')}` },
+    networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: opts.nodeUrl, kind: 'full' }] } },
+    usage: { intervalMs: opts.usageIntervalMs },
+    ...opts.extra,
+  }
+}

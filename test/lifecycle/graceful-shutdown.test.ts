@@ -1,0 +1,115 @@
+import t, { type Test } from 'tap'
+import { connect } from 'node:net'
+import { startAnvil } from '../helpers/anvil.js'
+import { runCli } from '../helpers/cli.js'
+import { TEST_SECRET } from '../helpers/gateway.js'
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
+import { RawConnection } from '../helpers/raw-http.js'
+import { connectWs } from '../helpers/ws-client.js'
+
+// A deploy sends SIGTERM. Before this, the process logged "stopped", kept the sockets of
+// kept-alive clients, answered each of their calls 502 (its LMDB already closed) and never exited.
+
+const env = { TOLLGATE_SECRET: TEST_SECRET }
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } }
+
+async function gatewayWithKey(t: Test, shutdownMs: number): Promise<{ gw: GatewayProcess; apiKey: string; keyId: string; port: number }> {
+  const gw = await startGatewayProcess(t, { config: { networks, shutdownMs, usage: { intervalMs: 200 } } })
+  const created = await runCli(['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'3'.repeat(38)}${String(shutdownMs % 100).padStart(2, '0')}`, '--plan', 'tier-3'], env)
+  t.equal(created.code, 0, created.stderr)
+  const events = await runCli(['events', '--config', gw.configPath], env)
+  const issued = events.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'KeyIssued' && e.accountId === created.last.accountId)
+  return { gw, apiKey: created.last.apiKey, keyId: issued.keyId, port: Number(new URL(gw.http).port) }
+}
+
+const call = (id: number, method = 'eth_blockNumber', params: unknown[] = []): string => JSON.stringify({ jsonrpc: '2.0', id, method, params })
+
+/** Sum of UsageRecorded.requests of a key in the event log, read by the command line. */
+async function usageOf(configPath: string, keyId: string): Promise<number> {
+  const out = await runCli(['events', '--config', configPath], env)
+  let total = 0
+  for (const line of out.stdout.trim().split('\n')) {
+    const e = JSON.parse(line)
+    if (e.type === 'UsageRecorded' && e.keyId === keyId) total += e.requests
+  }
+  return total
+}
+
+t.test('SIGTERM drains: calls in flight and calls on kept-alive sockets are answered, then the process exits', async (t) => {
+  const { gw, apiKey, keyId, port } = await gatewayWithKey(t, 20_000)
+  const path = `/http/eth-1?apikey=${apiKey}`
+  const json = { 'Content-Type': 'application/json' }
+  // Three kept-alive connections, each used once: one will carry a call in flight, one a call
+  // sent during the drain, one stays idle.
+  const conns = await Promise.all([RawConnection.open(port), RawConnection.open(port), RawConnection.open(port), RawConnection.open(port)])
+  t.teardown(() => conns.forEach((c) => c.destroy()))
+  const [inFlight, duringDrain, idle, probe] = conns
+  for (const [i, c] of conns.entries()) {
+    c.send('POST', path, json, call(i))
+    t.equal((await c.read()).status, 200)
+  }
+  let served = conns.length
+  const ws = await connectWs(`${gw.ws}/ws/eth-1?apikey=${apiKey}`)
+  t.same((await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })).result, '0x7a69')
+  served++
+
+  // The node hangs, so that a call stays in flight across the signal.
+  await anvil.freeze()
+  t.teardown(() => anvil.thaw())
+  inFlight.send('POST', path, json, call(100))
+  await new Promise((r) => setTimeout(r, 200))
+  gw.signal('SIGTERM')
+  await gw.waitForLog((l) => l.msg === 'draining')
+
+  probe.send('GET', '/readyz')
+  const readyz = await probe.read()
+  t.equal(readyz.status, 503, '/readyz says 503 from the first moment of the drain')
+  t.equal(readyz.headers.connection, 'close')
+  t.same(await ws.closed.then((c) => c.code), 1001, 'WebSocket clients are told 1001 (going away)')
+  await t.rejects(
+    new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => resolve(s.destroy()))
+      s.once('error', reject)
+    }),
+    { code: 'ECONNREFUSED' },
+    'no new connection is accepted',
+  )
+  duringDrain.send('POST', path, json, call(101, 'eth_getBalance', [`0x${'0'.repeat(40)}`, 'latest']))
+  await new Promise((r) => setTimeout(r, 200))
+  anvil.thaw()
+
+  const first = await inFlight.read()
+  t.equal(first.status, 200, 'the call in flight is answered')
+  t.same(JSON.parse(first.body).id, 100)
+  t.equal(first.headers.connection, 'close')
+  const second = await duringDrain.read()
+  t.equal(second.status, 200, 'a call on a kept-alive socket during the drain is answered normally')
+  t.same(JSON.parse(second.body), { jsonrpc: '2.0', id: 101, result: '0x0' })
+  t.equal(second.headers.connection, 'close', '... with Connection: close')
+  served += 2
+  t.ok(await idle.waitClosed(), 'the idle kept-alive connection is closed')
+
+  const exit = await gw.exited
+  t.same(exit, { code: 0, signal: null }, 'the process exits by itself')
+  t.ok(gw.logs.some((l) => l.msg === 'stopped'))
+  t.equal(gw.logs.filter((l) => l.level >= 50).length, 0, 'nothing logged as an error')
+  t.equal(await usageOf(gw.configPath, keyId), served, `usage of the ${served} calls served is all in the log`)
+})
+
+t.test('a client holding a call open does not keep the process past shutdownMs', async (t) => {
+  const { gw, apiKey, port } = await gatewayWithKey(t, 1_500)
+  const conn = await RawConnection.open(port)
+  t.teardown(() => conn.destroy())
+  await anvil.freeze()
+  t.teardown(() => anvil.thaw())
+  conn.send('POST', `/http/eth-1?apikey=${apiKey}`, { 'Content-Type': 'application/json' }, call(1))
+  await new Promise((r) => setTimeout(r, 200))
+  gw.signal('SIGTERM')
+  const exit = await gw.exited
+  anvil.thaw()
+  t.same(exit, { code: 0, signal: null }, 'exits with the call still open')
+  t.ok(gw.logs.some((l) => l.msg === 'shutdownMs passed with calls still open: they are cut' && l.calls === 1))
+  t.ok(await conn.waitClosed(), "the held call's connection is closed")
+})

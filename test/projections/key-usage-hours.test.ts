@@ -1,0 +1,149 @@
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { open } from 'lmdb'
+import { EmbeddedLog } from '../../src/events/embedded-log.js'
+import type { UsageRecorded } from '../../src/events/types.js'
+import { Projector } from '../../src/projections/projector.js'
+import { replay, stateDigest } from '../../src/projections/replay.js'
+import { HOUR_MS, KEY_USAGE_HOURS_KEPT } from '../../src/store/records.js'
+import { STATE_VERSION, StateStore } from '../../src/store/state-store.js'
+import { DAY_MS, usageReport, UsageReportError, type UsageQuery } from '../../src/usage/usage-report.js'
+import { accountWithKey, T0, tempDir, usageEvent } from './fixtures.js'
+
+// T0 is 2023-11-14T22:13:20Z; hours and days below are counted from the hour it falls in.
+const H0 = T0 - (T0 % HOUR_MS)
+
+/** The sums a consumer of the log computes: UsageRecorded per key (and period), each id once. */
+function expected(events: readonly UsageRecorded[], q: UsageQuery & { from?: number } = {}) {
+  const sums = new Map<string, { accountId: string; keyId: string; period?: number; requests: number; errors: number; bytesIn: number; bytesOut: number }>()
+  const seen = new Set<string>()
+  for (const e of events) {
+    if (seen.has(e.id)) continue
+    seen.add(e.id)
+    const hour = e.intervalStart - (e.intervalStart % HOUR_MS)
+    if (q.accountId !== undefined && e.accountId !== q.accountId) continue
+    if (q.keyId !== undefined && e.keyId !== q.keyId) continue
+    if (q.from !== undefined && hour < q.from) continue
+    if (q.until !== undefined && hour >= q.until) continue
+    const period = q.by === 'hour' ? hour : q.by === 'day' ? hour - (hour % DAY_MS) : undefined
+    const id = `${e.accountId}|${e.keyId}|${period ?? ''}`
+    const row = sums.get(id) ?? { accountId: e.accountId, keyId: e.keyId, ...(period === undefined ? {} : { period }), requests: 0, errors: 0, bytesIn: 0, bytesOut: 0 }
+    row.requests += e.requests
+    row.errors += e.errors
+    row.bytesIn += e.bytesIn
+    row.bytesOut += e.bytesOut
+    sums.set(id, row)
+  }
+  return [...sums.values()].sort((a, b) => (a.accountId + a.keyId).localeCompare(b.accountId + b.keyId) || (a.period ?? 0) - (b.period ?? 0))
+}
+
+async function setup(t: Test, name: string) {
+  const dir = tempDir(t, name)
+  const log = EmbeddedLog.open(join(dir, 'log'))
+  const store = StateStore.open(join(dir, 'state'))
+  t.teardown(async () => {
+    await store.close()
+    await log.close()
+  })
+  return { dir, log, store }
+}
+
+/** Usage of keys a1, a2 (account a) and b1 (account b) every `stepMs` for `count` steps. */
+function usageOver(count: number, stepMs: number, offset = 0): UsageRecorded[] {
+  const events: UsageRecorded[] = []
+  for (let i = 0; i < count; i++) {
+    const at = T0 + offset + i * stepMs
+    events.push(usageEvent({ accountId: 'acc_a', keyId: 'key_a1', intervalStart: at, requests: 10 + (i % 7), errors: i % 3, bytesIn: 100 + i, bytesOut: 1000 + 3 * i }))
+    if (i % 2 === 0) events.push(usageEvent({ accountId: 'acc_a', keyId: 'key_a2', kind: 'archive', intervalStart: at, requests: 5, errors: 1, bytesIn: 50, bytesOut: 7_000_000_000 }))
+    events.push(usageEvent({ accountId: 'acc_b', keyId: 'key_b1', instance: 'gw-b', intervalStart: at, requests: 1 + i, errors: 0, bytesIn: 20, bytesOut: 30 }))
+  }
+  return events
+}
+
+t.test('usage per key and per hour or day equals the sums of UsageRecorded, with filters', async (t) => {
+  const { log, store } = await setup(t, 'key-usage')
+  const a = accountWithKey('acc_a', '0x' + 'a'.repeat(40))
+  // 3 days of 20-minute intervals, appended in chunks and applied in batches of 9.
+  const events = usageOver(3 * 72, 20 * 60_000)
+  await log.append(a.events)
+  for (let i = 0; i < events.length; i += 50) await log.append(events.slice(i, i + 50))
+  await log.append(events.slice(0, 5)) // re-sent: the log drops them by id
+  await new Projector(store, log, { batch: 9 }).catchUp()
+  // A log past its dedup window holds a fact twice: counted once all the same.
+  await new Projector(store, log).apply([{ seq: (await log.lastSeq()) + 1, event: events[3]! }])
+
+  t.same(usageReport(store, {}).rows, expected(events), 'per key, since the first event')
+  t.equal(usageReport(store, {}).rows.length, 3)
+  t.same(usageReport(store, { by: 'hour' }).rows, expected(events, { by: 'hour' }), 'per key and hour')
+  t.same(usageReport(store, { by: 'day' }).rows, expected(events, { by: 'day' }), 'per key and UTC day')
+  t.equal(usageReport(store, { by: 'day' }).rows.filter((r) => r.keyId === 'key_b1').length, 4, 'three days from 22:00 span four UTC days')
+  t.same(usageReport(store, { accountId: 'acc_a' }).rows, expected(events, { accountId: 'acc_a' }))
+  t.same(usageReport(store, { keyId: 'key_b1', by: 'hour' }).rows, expected(events, { keyId: 'key_b1', by: 'hour' }))
+
+  const since = H0 + 5 * HOUR_MS + 17 * 60_000 // mid-hour: from that hour on
+  const until = H0 + 30 * HOUR_MS
+  t.same(usageReport(store, { since, until }).rows, expected(events, { from: H0 + 5 * HOUR_MS, until }), 'since rounds down to its hour, until is exclusive')
+  t.same(usageReport(store, { since, until, by: 'hour' }).rows, expected(events, { from: H0 + 5 * HOUR_MS, until, by: 'hour' }))
+  t.same(usageReport(store, { since: H0 + 100 * DAY_MS }).rows, [], 'nothing after the last event')
+
+  t.throws(() => usageReport(store, { accountId: 'acc_nobody' }), { name: 'UsageReportError', message: /no account "acc_nobody"/ })
+  t.throws(() => usageReport(store, { keyId: 'key_typo' }), { name: 'UsageReportError', message: /no key "key_typo"/ })
+  t.same(usageReport(store, { keyId: a.key.keyId }).rows, [], 'a known key without usage: no rows, no error')
+})
+
+t.test('hour rows stay bounded; older hours fold into totals that stay exact', async (t) => {
+  const { log, store } = await setup(t, 'key-usage-fold')
+  // 80 days, an interval every 5 hours: more than twice the hours kept.
+  const events = usageOver(80 * 24 / 5, 5 * HOUR_MS)
+  await log.append(events)
+  await new Projector(store, log, { batch: 64 }).catchUp()
+
+  const lastHour = H0 + (80 * 24 / 5 - 1) * 5 * HOUR_MS
+  const foldedBefore = store.keyUsageFoldedBefore()
+  t.equal(foldedBefore, lastHour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS, 'the last KEY_USAGE_HOURS_KEPT hours are kept')
+  const hourRows = [...store.keyUsageHours(0, Infinity)]
+  t.equal(Math.min(...hourRows.map((r) => r.hour)) >= foldedBefore, true, 'no hour row before the fold')
+  t.equal(hourRows.length, expected(events, { from: foldedBefore, by: 'hour' }).length, 'one row per key and hour kept, no more')
+  t.same(usageReport(store, {}).rows, expected(events), 'totals since the first event are exact')
+  t.same(usageReport(store, { since: foldedBefore, by: 'day' }).rows, expected(events, { from: foldedBefore, by: 'day' }))
+  t.same(usageReport(store, { until: lastHour }).rows, expected(events, { until: lastHour }), 'folded hours count whole when the range starts at the beginning')
+
+  t.throws(() => usageReport(store, { since: foldedBefore - HOUR_MS }), UsageReportError, 'a bound inside the folded hours is refused')
+  t.throws(() => usageReport(store, { since: T0 }), { message: /--since 2023-11-14T22:00:00.000Z falls before .*kept for the last 35 days.*leave out --since/ })
+  t.throws(() => usageReport(store, { until: foldedBefore - 1 }), { message: /--until/ })
+  const byHour = usageReport(store, { by: 'hour' })
+  t.same(byHour.rows, expected(events, { from: foldedBefore, by: 'hour' }), '--by without --since starts at the fold')
+  t.match(byHour.notes, [/periods start at/])
+
+  // An outbox re-sends usage of a folded hour after a long outage: it joins the totals.
+  const late = usageEvent({ accountId: 'acc_b', keyId: 'key_b1', instance: 'gw-late', intervalStart: T0 + HOUR_MS, requests: 1000, bytesOut: 1 })
+  await log.append([late])
+  await new Projector(store, log).catchUp()
+  t.same(usageReport(store, {}).rows, expected([...events, late]))
+  t.equal([...store.keyUsageHours(0, Infinity)].length, hourRows.length, 'and adds no hour row')
+
+  t.test('replay folds the same rows: the same digest', async (t) => {
+    const live = stateDigest(store)
+    const dir = tempDir(t, 'key-usage-replay')
+    const rebuilt = await replay(join(dir, 'state'), log, { batch: 7 })
+    t.equal(rebuilt.digest, live)
+  })
+})
+
+t.test('a store built before usage per key and hour was kept is refused with what to do', async (t) => {
+  const dir = tempDir(t, 'key-usage-old')
+  // What an older gateway left: a checkpoint and no layout version.
+  const env = open({ path: join(dir, 'state'), maxDbs: 32 })
+  await env.openDB('meta', { encoding: 'msgpack' }).put('checkpoint', 12)
+  await env.close()
+  const store = StateStore.open(join(dir, 'state'))
+  t.teardown(() => store.close())
+  t.equal(store.version(), 1)
+  t.throws(() => usageReport(store, {}), { name: 'UsageReportError', message: /built before usage per key and hour.*tollgate replay --config FILE/ })
+  const log = EmbeddedLog.open(join(dir, 'log'))
+  t.teardown(() => log.close())
+  await log.append(usageOver(3, HOUR_MS))
+  await replay(store, log)
+  t.equal(store.version(), STATE_VERSION, 'a replay builds it by the current layout')
+  t.same(usageReport(store, {}).rows, expected(usageOver(3, HOUR_MS)))
+})
