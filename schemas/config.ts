@@ -328,6 +328,18 @@ export const configSchema = {
       description:
         'Longest graceful stop (SIGTERM/SIGINT): calls in flight are answered, then the usage and the outbox are flushed and the stores closed; past this the process exits anyway.',
     },
+    fleet: {
+      type: 'object',
+      description:
+        'Instances that share one event stream (events.nats and events.stream) are one fleet: they share each key\'s limits over NATS. Without NATS, an instance is a fleet of one.',
+      properties: {
+        syncMs: { ...positiveInteger, default: 50, description: 'How often an instance sends what it admitted to the others: a key may exceed its plan by what the others admitted in this time.' },
+        heartbeatMs: { ...positiveInteger, default: 1000, description: 'How often an instance announces itself.' },
+        silentMs: { ...positiveInteger, default: 3000, description: 'An instance not heard for this long is dropped: its connections stop counting.' },
+      },
+      additionalProperties: false,
+      default: {},
+    },
     trustProxy: {
       type: 'boolean',
       default: false,

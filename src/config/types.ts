@@ -29,6 +29,8 @@ export interface Config {
   trustProxy: boolean
   /** Longest graceful stop, in ms: past it the process exits even if a client holds a call open. */
   shutdownMs: number
+  /** Sharing each key's limits with the other instances of the stream (schemas/config.ts). */
+  fleet: FleetConfig
   /** On-chain payment of paid plans; absent: paid plans are unavailable. */
   payments?: PaymentsConfig
   dashboard: DashboardConfig
@@ -37,6 +39,12 @@ export interface Config {
 export interface RoutingConfig {
   /** Blocks of state full nodes keep: calls for older state go to archive nodes. */
   fullNodeWindowBlocks: number
+}
+
+export interface FleetConfig {
+  syncMs: number
+  heartbeatMs: number
+  silentMs: number
 }
 
 export interface IpThrottleConfig {

@@ -42,6 +42,10 @@ import { registerCallPathMetrics } from './call-path-metrics.js'
 import { registerStateMetrics } from './state-metrics.js'
 import { FaultLog } from './fault-log.js'
 import { Closers } from './closers.js'
+import { Fleet } from '../fleet/fleet.js'
+import { FleetBus } from '../fleet/fleet-bus.js'
+import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
+import { VERSION } from '../fleet/package-version.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -151,6 +155,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
     ])
   })
+  // The fleet: the other instances of the same event stream share each key's limits over NATS.
+  const fleet = config.events.nats === undefined ? undefined : openFleet(config, keys, instance, clock, logger, closers)
   const filters = new FilterPins(clock)
   const sweeper = setInterval(() => {
     keys.sweep()
@@ -278,6 +284,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   // Metrics. Label values only from the config: an unknown slug in a request counts as `other`.
   const networkLabels = new NetworkLabels(Object.keys(config.networks))
   registerStateMetrics(registry, { outbox, store, keys })
+  if (fleet) registerFleetMetrics(registry, fleet)
   registerCallPathMetrics(registry, { upstreams, calls, cache, finality })
 
   // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
@@ -292,6 +299,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     counters: new WsCounters(registry, networkLabels, () => subscriptions.stats()),
     config: config.ws,
     clock,
+    allowance: fleet && ((accountId, max) => fleet.allowance(accountId, max)),
     onError: (err) => logger.error({ err }, 'unexpected error on the WebSocket path'),
   })
   const secret = opts.secret ?? process.env.TOLLGATE_SECRET
@@ -320,6 +328,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const adminServer = new AdminServer({ registry, token, notReady: () => server.notReady(), onError: (err) => logger.error({ err }, 'unexpected error on the admin listener') })
   closers.defer('admin listener', () => adminServer.close())
   const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port)
+  fleet?.start(`${urlHost(config.listen.host)}:${port}`)
 
   const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${urlHost(config.listen.host)}:${port}`
   const ws = http.replace(/^http/, 'ws')
@@ -361,6 +370,36 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     cache,
     finality,
     close: () => (closing ??= close()),
+  }
+}
+
+/** The fleet's bus and membership; it starts announcing itself once the front end listens. */
+function openFleet(config: Config, keys: KeyDirectory, instance: string, clock: Clock, logger: Logger, closers: Closers): { allowance: Fleet['allowance']; start(address: string): void; fleet(): Fleet | undefined } {
+  let fleet: Fleet | undefined
+  const bus = closers.add(
+    'fleet bus',
+    FleetBus.open(config.events.nats!, `${config.events.subjectPrefix}_fleet.${config.events.stream}`, (connected) => {
+      if (!connected) logger.warn('cut off from the fleet: each key gets this instance\'s share of its limits until NATS is back')
+      fleet?.connectionChanged(connected)
+    }),
+    (b) => b.close(),
+  )
+  return {
+    allowance: (accountId, max) => fleet?.allowance(accountId, max) ?? max,
+    fleet: () => fleet,
+    start: (address) => {
+      fleet = new Fleet({
+        bus,
+        keys,
+        self: { id: instance, address: config.publicUrl ?? address, startedAt: Date.now(), version: VERSION },
+        clock,
+        ...config.fleet,
+        onMembership: (event, id, live) => logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
+        onShare: (share) => logger.warn({ share }, share < 1 ? 'cut off from the fleet: applying this share of each key\'s limits' : 'back in the fleet: whole limits, shared'),
+      })
+      fleet.start()
+      closers.defer('fleet', () => fleet?.stop())
+    },
   }
 }
 
