@@ -7,6 +7,7 @@ import { eventsCommand } from './commands/events.js'
 import { replayCommand } from './commands/replay.js'
 import { nodesCommand } from './commands/nodes.js'
 import { usageCommand } from './commands/usage.js'
+import { fleetCommand } from './commands/fleet.js'
 
 const USAGE = `Usage: tollgate <command>
 
@@ -20,6 +21,7 @@ const USAGE = `Usage: tollgate <command>
   replay --config FILE [--restart]           rebuild the LMDB projections from the event log (resumes one interrupted)
   usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]
                                              usage per key; T: 2025-06-01, 2025-06-01T12:00 (UTC) or 24h, 7d ago
+  fleet --config FILE [--json]               the live instances on the config's NATS stream and their share of each limit
 `
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   replay: replayCommand,
   nodes: nodesCommand,
   usage: usageCommand,
+  fleet: fleetCommand,
 }
 
 /** Run the command line; exit code 2 for usage mistakes, 1 for failures. */
