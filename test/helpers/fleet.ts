@@ -9,14 +9,14 @@ import { TEST_SECRET } from './gateway.js'
  */
 export async function startFleet(
   t: { teardown(fn: () => unknown): void },
-  opts: { instances: number; natsUrl: string | string[]; nodeUrl: string; config?: Record<string, unknown> },
+  opts: { instances: number; natsUrl: string | string[]; nodeUrl: string; config?: Record<string, unknown>; events?: Record<string, unknown> },
 ): Promise<{ gateways: GatewayProcess[]; stream: string }> {
   const stream = `F${randomBytes(4).toString('hex')}`
   const gateways = await Promise.all(
     Array.from({ length: opts.instances }, () =>
       startGatewayProcess(t, {
         config: {
-          events: { nats: opts.natsUrl, stream },
+          events: { nats: opts.natsUrl, stream, ...opts.events },
           networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: opts.nodeUrl, kind: 'full' }] } },
           ...opts.config,
         },

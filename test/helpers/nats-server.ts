@@ -65,7 +65,7 @@ export async function startNats(opts: StartNatsOptions = {}): Promise<NatsServer
   }
 }
 
-function findNatsServer(): string {
+export function findNatsServer(): string {
   const candidates = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'nats-server'))
   candidates.push('/usr/sbin/nats-server', '/usr/local/bin/nats-server')
   const found = candidates.find((path) => path !== 'nats-server' && existsSync(path))
@@ -79,9 +79,12 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL')
 })
 
-/** Spawn and wait for the ready line on stderr; fail with the server's output if it exits first. */
-function launch(binary: string, port: number, storeDir: string): Promise<ChildProcess> {
-  const child = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+/**
+ * Spawn and wait for the ready line on stderr; fail with the server's output if it exits first.
+ * `extra`: more arguments (a cluster node's name, cluster port and routes).
+ */
+export function launch(binary: string, port: number, storeDir: string, extra: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...extra], {
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   live.add(child)
