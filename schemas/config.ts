@@ -371,6 +371,13 @@ export const configSchema = {
           default: 12,
           description: 'Blocks, the transfer\'s included, before a payment counts (a reorg shallower than this cannot undo it).',
         },
+        invoiceTtlMs: {
+          type: 'integer',
+          minimum: 60000,
+          default: 1800000,
+          description:
+            "How long an invoice's terms (amount, token, treasury) hold: a transfer mined in a later block does not pay it; it is recorded (PaymentUnmatched) and can pay a fresh invoice.",
+        },
       },
       required: ['network', 'token', 'treasury'],
       additionalProperties: false,

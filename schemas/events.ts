@@ -53,6 +53,17 @@ function eventSchema(type: EventType, description: string, payload: Payload): ob
   }
 }
 
+/** An ERC-20 transfer as checked on chain (TokenTransfer in src/events/types.ts). */
+const tokenTransfer = {
+  network: nonEmpty,
+  txHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
+  logIndex: nonNegativeInteger,
+  from: address,
+  amount: uintString,
+  blockNumber: nonNegativeInteger,
+  blockHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
+} as const
+
 const keyScope = {
   accountId: nonEmpty,
   keyId: nonEmpty,
@@ -197,19 +208,30 @@ export const eventSchemas: Record<EventType, object> = {
     amount: uintString,
     decimals: { type: 'integer', minimum: 0, maximum: 255 },
     priceUsd: { type: 'number', minimum: 0 },
+    expiresAt: {
+      ...msSinceEpoch,
+      description: 'Until when the terms hold: a transfer mined in a later block does not pay the invoice (PaymentUnmatched). Version 2; absent in version 1 (no expiry).',
+    },
   }),
   PaymentConfirmed: eventSchema('PaymentConfirmed', 'An ERC-20 transfer paid an invoice; one transfer (tx hash, log index) pays one invoice.', {
     accountId: nonEmpty,
     invoiceId: nonEmpty,
-    network: nonEmpty,
-    txHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
-    logIndex: nonNegativeInteger,
-    from: address,
-    amount: uintString,
-    blockNumber: nonNegativeInteger,
-    blockHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
+    ...tokenTransfer,
+    minedAt: { ...msSinceEpoch, description: "Timestamp of the transfer's block, ms since the epoch. Version 2; absent in version 1." },
     attempt: nonEmpty,
   }),
+  PaymentUnmatched: eventSchema(
+    'PaymentUnmatched',
+    'A transfer offered for an invoice was mined after the invoice expired: recorded (not lost), it did not pay that invoice and may pay a fresh one.',
+    {
+      accountId: nonEmpty,
+      invoiceId: nonEmpty,
+      reason: { enum: ['invoice-expired'] },
+      invoiceExpiresAt: msSinceEpoch,
+      ...tokenTransfer,
+      minedAt: { ...msSinceEpoch, description: "Timestamp of the transfer's block, ms since the epoch (later than invoiceExpiresAt)." },
+    },
+  ),
   PrivateNodeRequested: eventSchema('PrivateNodeRequested', 'The owner asked for a Private Node.', {
     accountId: nonEmpty,
     nodes: entitlements,

@@ -80,6 +80,8 @@ export interface PaymentsConfig {
   treasury: string
   /** Blocks, the transfer's included, before a payment counts. */
   confirmations: number
+  /** How long an invoice's terms hold, in ms: a transfer mined later does not pay it. */
+  invoiceTtlMs: number
 }
 
 export interface DashboardConfig {

@@ -126,6 +126,11 @@ export interface InvoiceCreated extends EventHead<'InvoiceCreated'> {
   /** The token's decimals, read from the contract when the invoice was made. */
   decimals: number
   priceUsd: number
+  /**
+   * Until when (ms since epoch) these terms hold: a transfer mined in a later block does not pay
+   * this invoice (PaymentUnmatched). Version 2; absent in version 1 events (no expiry).
+   */
+  expiresAt?: number
 }
 
 /**
@@ -133,9 +138,17 @@ export interface InvoiceCreated extends EventHead<'InvoiceCreated'> {
  * one transfer offered for two invoices is one fact: the log keeps the first (JetStream msgID,
  * the embedded log's id index), and the projection ignores a later one with another invoice.
  */
-export interface PaymentConfirmed extends EventHead<'PaymentConfirmed'> {
+export interface PaymentConfirmed extends EventHead<'PaymentConfirmed'>, TokenTransfer {
   accountId: string
   invoiceId: string
+  /** Timestamp of the transfer's block (ms since epoch): at most the invoice's expiresAt. Version 2; absent in version 1. */
+  minedAt?: number
+  /** Random per request: tells the request whose event the log kept that it won. */
+  attempt: string
+}
+
+/** An ERC-20 transfer as checked on chain (one Transfer log of one transaction). */
+export interface TokenTransfer {
   network: string
   txHash: string
   logIndex: number
@@ -145,8 +158,22 @@ export interface PaymentConfirmed extends EventHead<'PaymentConfirmed'> {
   amount: string
   blockNumber: number
   blockHash: string
-  /** Random per request: tells the request whose event the log kept that it won. */
-  attempt: string
+}
+
+/**
+ * A transfer from the account's wallet to the treasury, offered for an invoice, that did not pay
+ * it because it was mined after the invoice expired. Recorded so that the payment is not lost:
+ * operators see it (`tollgate events`), the owner sees it on the invoice, and the same transfer
+ * can still pay a fresh invoice at the terms of the day (it is not marked used).
+ */
+export interface PaymentUnmatched extends EventHead<'PaymentUnmatched'>, TokenTransfer {
+  accountId: string
+  invoiceId: string
+  reason: 'invoice-expired'
+  /** The invoice's expiresAt. */
+  invoiceExpiresAt: number
+  /** Timestamp of the transfer's block (ms since epoch), later than invoiceExpiresAt. */
+  minedAt: number
 }
 
 /** The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached). */
@@ -297,6 +324,7 @@ export type TollgateEvent =
   | FreePlanClaimed
   | InvoiceCreated
   | PaymentConfirmed
+  | PaymentUnmatched
   | PrivateNodeRequested
   | DomainsRestricted
   | DedicatedNodeAttached
@@ -328,8 +356,9 @@ export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.free
   SignedIn: 1,
   SignedOut: 1,
   FreePlanClaimed: 1,
-  InvoiceCreated: 1,
-  PaymentConfirmed: 1,
+  InvoiceCreated: 2,
+  PaymentConfirmed: 2,
+  PaymentUnmatched: 1,
   PrivateNodeRequested: 1,
   DomainsRestricted: 1,
   DedicatedNodeAttached: 1,
@@ -376,6 +405,7 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'FreePlanClaimed':
     case 'InvoiceCreated':
     case 'PaymentConfirmed':
+    case 'PaymentUnmatched':
     case 'PrivateNodeRequested':
     case 'DomainsRestricted':
     case 'DedicatedNodeAttached':
