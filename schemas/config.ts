@@ -328,6 +328,12 @@ export const configSchema = {
       description:
         'Longest graceful stop (SIGTERM/SIGINT): calls in flight are answered, then the usage and the outbox are flushed and the stores closed; past this the process exits anyway.',
     },
+    workers: {
+      anyOf: [{ type: 'integer', minimum: 1, maximum: 256 }, { const: 'auto' }],
+      default: 1,
+      description:
+        'Gateway processes on this machine, on the one port (Linux spreads the connections): "auto" is one per core. They are instances of one fleet: they share each key\'s limits (over NATS when events.nats is set, else through `tollgate start`, which supervises them). Worker i has its admin listener on admin.listen.port + i.',
+    },
     fleet: {
       type: 'object',
       description:

@@ -31,6 +31,8 @@ export interface Config {
   shutdownMs: number
   /** Sharing each key's limits with the other instances of the stream (schemas/config.ts). */
   fleet: FleetConfig
+  /** Gateway processes on this machine, on one port: a number, or "auto" (one per core). */
+  workers: number | 'auto'
   /** On-chain payment of paid plans; absent: paid plans are unavailable. */
   payments?: PaymentsConfig
   dashboard: DashboardConfig

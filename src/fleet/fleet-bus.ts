@@ -1,5 +1,19 @@
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node'
 
+/** The root of a fleet's subjects: outside the event stream's, one fleet per stream. */
+export function fleetSubjectRoot(config: { events: { subjectPrefix: string; stream: string } }): string {
+  return `${config.events.subjectPrefix}_fleet.${config.events.stream}`
+}
+
+/** How the instances of a fleet reach each other: NATS (FleetBus) or, for the workers of one machine without NATS, their supervisor (IpcFleetBus). */
+export interface FleetChannel {
+  readonly subjects: { members: string; limits: string }
+  readonly connected: boolean
+  publish(subject: string, data: Uint8Array): void
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void
+  close(): Promise<void>
+}
+
 /**
  * The fleet's channel: plain NATS publish/subscribe (not JetStream: what instances tell each other
  * is current state, worth nothing a second later, and must never wait on a disk). Its subjects
@@ -9,7 +23,7 @@ import { connect, type NatsConnection, type Subscription } from '@nats-io/transp
  * It connects in the background and never gives up: a gateway starts and serves while NATS is
  * away, and the fleet treats that time as being cut off (see Fleet).
  */
-export class FleetBus {
+export class FleetBus implements FleetChannel {
   readonly #subjects: { members: string; limits: string }
   #nc: NatsConnection | undefined
   #connected = false

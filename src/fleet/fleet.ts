@@ -2,7 +2,7 @@ import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
 import { connectionAllowance, shareWhenCutOff } from '../../actors/fleet/shares.js'
 import type { Consumption } from '../../actors/key/key-actor.js'
-import type { FleetBus } from './fleet-bus.js'
+import type { FleetChannel } from './fleet-bus.js'
 import { Membership, type Member } from './membership.js'
 
 /** What the fleet needs of the key actors (src/gateway/key-directory.ts). */
@@ -14,7 +14,7 @@ export interface FleetKeys {
 }
 
 export interface FleetOptions {
-  bus: FleetBus
+  bus: FleetChannel
   keys: FleetKeys
   self: Omit<Member, 'share'>
   clock: Clock

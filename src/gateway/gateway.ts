@@ -43,7 +43,7 @@ import { registerStateMetrics } from './state-metrics.js'
 import { FaultLog } from './fault-log.js'
 import { Closers } from './closers.js'
 import { Fleet } from '../fleet/fleet.js'
-import { FleetBus } from '../fleet/fleet-bus.js'
+import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { VERSION } from '../fleet/package-version.js'
 
@@ -85,6 +85,12 @@ export interface GatewayOptions {
    * does not meter cannot bill.
    */
   meterUsage?: boolean
+  /**
+   * This process is worker `index` of a `tollgate start` with `workers` > 1 (src/workers/): its
+   * projections and outbox are its own, in `<dataDir>/workers/<index>`; the event log and the cache
+   * are shared. `channel` reaches the other workers when there is no NATS.
+   */
+  worker?: { index: number; channel?: FleetChannel }
 }
 
 /**
@@ -114,13 +120,15 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const instance = opts.instance ?? `${hostname()}-${process.pid}-${Date.now().toString(36)}`
   // Before anything is opened: an admin listener reachable from the network needs its token.
   const token = adminToken(config.admin.listen.host)
-  mkdirSync(config.dataDir, { recursive: true })
+  // A worker's own folder for what one process writes (projections, outbox); the rest is shared.
+  const ownDir = opts.worker === undefined ? config.dataDir : join(config.dataDir, 'workers', String(opts.worker.index))
+  mkdirSync(ownDir, { recursive: true })
   const catalog = loadPlanCatalog(config.plans.catalog)
   /** When the drain began plus shutdownMs: what is left of it goes to flushing the outbox. */
   let deadline = Number.POSITIVE_INFINITY
 
   // Events and state: the log, the projections it feeds, the outbox that feeds it.
-  const store = closers.add('state store', StateStore.open(join(config.dataDir, 'state')), (s) => s.close())
+  const store = closers.add('state store', StateStore.open(join(ownDir, 'state')), (s) => s.close())
   const log = closers.add(
     'event log',
     await openEventLog(config.events, config.dataDir, {
@@ -130,7 +138,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   )
   const outbox = closers.add(
     'outbox',
-    Outbox.open(join(config.dataDir, 'outbox'), log, { onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox') }),
+    Outbox.open(join(ownDir, 'outbox'), log, { onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox') }),
     async (o) => {
       try {
         // What is left of shutdownMs, and at least a second: usage is what the drain is for.
@@ -156,7 +164,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     ])
   })
   // The fleet: the other instances of the same event stream share each key's limits over NATS.
-  const fleet = config.events.nats === undefined ? undefined : openFleet(config, keys, instance, clock, logger, closers)
+  const channel = opts.worker?.channel
+  const fleet = config.events.nats === undefined && channel === undefined ? undefined : openFleet(config, keys, instance, clock, logger, closers, channel)
   const filters = new FilterPins(clock)
   const sweeper = setInterval(() => {
     keys.sweep()
@@ -374,14 +383,23 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
 }
 
 /** The fleet's bus and membership; it starts announcing itself once the front end listens. */
-function openFleet(config: Config, keys: KeyDirectory, instance: string, clock: Clock, logger: Logger, closers: Closers): { allowance: Fleet['allowance']; start(address: string): void; fleet(): Fleet | undefined } {
+function openFleet(
+  config: Config,
+  keys: KeyDirectory,
+  instance: string,
+  clock: Clock,
+  logger: Logger,
+  closers: Closers,
+  channel: FleetChannel | undefined,
+): { allowance: Fleet['allowance']; start(address: string): void; fleet(): Fleet | undefined } {
   let fleet: Fleet | undefined
   const bus = closers.add(
     'fleet bus',
-    FleetBus.open(config.events.nats!, `${config.events.subjectPrefix}_fleet.${config.events.stream}`, (connected) => {
-      if (!connected) logger.warn('cut off from the fleet: each key gets this instance\'s share of its limits until NATS is back')
-      fleet?.connectionChanged(connected)
-    }),
+    channel ??
+      FleetBus.open(config.events.nats!, fleetSubjectRoot(config), (connected) => {
+        if (!connected) logger.warn('cut off from the fleet: each key gets this instance\'s share of its limits until NATS is back')
+        fleet?.connectionChanged(connected)
+      }),
     (b) => b.close(),
   )
   return {

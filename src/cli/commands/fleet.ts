@@ -1,7 +1,7 @@
 import { unpack } from 'msgpackr'
 import { parseCommandArgs, required, UsageError } from '../args.js'
 import { loadConfig } from '../../config/load.js'
-import { FleetBus } from '../../fleet/fleet-bus.js'
+import { FleetBus, fleetSubjectRoot } from '../../fleet/fleet-bus.js'
 import type { Member } from '../../fleet/membership.js'
 
 const USAGE_LINE = 'tollgate fleet --config FILE [--json]'
@@ -19,7 +19,7 @@ export async function fleetCommand(args: string[]): Promise<void> {
   }
   const heard = new Map<string, Member>()
   let connected = false
-  const bus = FleetBus.open(config.events.nats, `${config.events.subjectPrefix}_fleet.${config.events.stream}`, (up) => (connected ||= up), 'tollgate-fleet-cli')
+  const bus = FleetBus.open(config.events.nats, fleetSubjectRoot(config), (up) => (connected ||= up), 'tollgate-fleet-cli')
   bus.subscribe(bus.subjects.members, (data) => {
     const member = unpack(data) as Member
     heard.set(member.id, member)
