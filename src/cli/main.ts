@@ -12,6 +12,7 @@ import { fleetCommand } from './commands/fleet.js'
 const USAGE = `Usage: tollgate <command>
 
   dev [--port 8080] [--admin-port 9090] [--data ./data/dev]   local devnet, embedded log, demo key, curl line
+  dev --fleet [--port 8080] [--data ./data/dev-fleet]    3 NATS servers in a cluster, 3 gateways, nginx in front
   start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2

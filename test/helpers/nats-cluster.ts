@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './free-port.js'
 import { findNatsServer, launch } from './nats-server.js'
+import { clusterArgs } from '../../src/dev/nats-cluster.js'
 
 /** One node of a real nats-server cluster. */
 export interface ClusterNode {
@@ -42,12 +43,8 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       storeDir: await mkdtemp(join(tmpdir(), `tollgate-nats-${i + 1}-`)),
     })),
   )
-  const argsOf = (spec: (typeof specs)[number]): string[] => [
-    '--server_name', spec.name,
-    '--cluster_name', 'tollgate-test',
-    '--cluster', `nats://127.0.0.1:${spec.clusterPort}`,
-    '--routes', specs.filter((s) => s !== spec).map((s) => `nats://127.0.0.1:${s.clusterPort}`).join(','),
-  ]
+  const argsOf = (spec: (typeof specs)[number]): string[] =>
+    clusterArgs(spec.name, spec.clusterPort, specs.filter((s) => s !== spec).map((s) => s.clusterPort), 'tollgate-test')
   const children: (ChildProcess | undefined)[] = await Promise.all(specs.map((spec) => launch(binary, spec.port, spec.storeDir, argsOf(spec))))
   const terminate = async (i: number, signal: NodeJS.Signals): Promise<void> => {
     const child = children[i]
