@@ -1,6 +1,7 @@
 import t from 'tap'
 import { startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { until } from '../helpers/eventually.js'
 
 // After anvil_reorg no stale block is served: blocks above the finalized one were never cached,
 // and a reorg that reaches below it (possible on a dev chain only) drops the network's cache.
@@ -15,15 +16,6 @@ const { apiKey } = await tg.createKey('tier-3')
 const block = (n: string, id = 1) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: [n, false] }, { apiKey })
 const nodeBlock = async (n: string) => (await anvil.rpc('eth_getBlockByNumber', [n, false])).result
 
-/** Wait (at most 10 s) for the gateway's finality poll to see `check` true. */
-async function until(check: () => boolean): Promise<boolean> {
-  const deadline = Date.now() + 10_000
-  while (!check()) {
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  return true
-}
 
 t.test('a shallow reorg: the new blocks are served', async (t) => {
   const before = await block('0x62')

@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import type { EventLog } from '../../src/events/log.js'
 import { makeEvent } from '../../src/events/make-event.js'
 import type { StoredEvent, TollgateEvent, UsageRecorded } from '../../src/events/types.js'
+import { waitFor } from '../helpers/eventually.js'
 
 /** One log to test, and a way to open another instance on the same log (another path open, another connection). */
 export interface OpenedLog {
@@ -11,9 +12,6 @@ export interface OpenedLog {
   /** Close everything opened and remove what was created. */
   cleanup(): Promise<void>
 }
-
-/** Longest wait for a follower to see what was appended: the bound of every wait below. */
-const WAIT_MS = 10_000
 
 /** `n` distinct UsageRecorded events (distinct intervalStart, hence distinct ids). */
 export function usageEvents(n: number, offset = 0, instance = 'suite'): UsageRecorded[] {
@@ -43,14 +41,7 @@ export function usageEvents(n: number, offset = 0, instance = 'suite'): UsageRec
   return events
 }
 
-/** Resolve once `done()` holds, checking every 10 ms; reject after `ms` (never a timing assertion). */
-export async function waitFor(done: () => boolean, what: string, ms = WAIT_MS): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+export { waitFor }
 
 const idsOf = (stored: StoredEvent[]): string[] => stored.map((s) => s.event.id)
 const seqsOf = (stored: StoredEvent[]): number[] => stored.map((s) => s.seq)

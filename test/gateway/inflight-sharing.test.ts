@@ -1,6 +1,7 @@
 import t from 'tap'
 import { startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { until } from '../helpers/eventually.js'
 
 // Ten identical calls in flight at once cost the node one call; each client gets its own id.
 const anvil = await startAnvil()
@@ -16,14 +17,6 @@ const { apiKey } = await tg.createKey('tier-3')
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const inflight = tg.gateway.calls.inflight
 
-async function until(check: () => boolean): Promise<boolean> {
-  const deadline = Date.now() + 10_000
-  while (!check()) {
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  return true
-}
 
 t.test('ten identical concurrent calls make one upstream call', async (t) => {
   const before = node.counters.calls

@@ -43,12 +43,4 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
   })
 }
 
-/** Poll `check` every 25 ms until it returns true or `withinMs` passes; returns the time it took. */
-export async function within(withinMs: number, check: () => Promise<boolean>): Promise<number | undefined> {
-  const start = Date.now()
-  for (;;) {
-    if (await check()) return Date.now() - start
-    if (Date.now() - start > withinMs) return undefined
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
+export { within } from './eventually.js'

@@ -14,12 +14,4 @@ export async function metric(adminUrl: string, name: string, labels: Record<stri
   return undefined
 }
 
-/** Poll `check` until it holds or `withinMs` passes (a bounded wait on a real event). */
-export async function until(check: () => Promise<boolean> | boolean, withinMs = 10_000): Promise<boolean> {
-  const end = Date.now() + withinMs
-  for (;;) {
-    if (await check()) return true
-    if (Date.now() > end) return false
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+export { until } from './eventually.js'

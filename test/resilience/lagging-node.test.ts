@@ -1,6 +1,7 @@
 import t from 'tap'
 import { startAnvil } from '../helpers/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { until } from '../helpers/eventually.js'
 
 // A node that falls behind the others (they mine, it does not) is taken out: clients never read
 // its old chain. It comes back once it catches up.
@@ -23,14 +24,6 @@ const { apiKey } = await tg.createKey('tier-3')
 const [nodeA] = tg.gateway.upstreams.pool('eth-1')!.nodes()
 const blockNumber = async () => parseInt((await rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { apiKey })).json.result, 16)
 
-async function until(check: () => boolean): Promise<boolean> {
-  const deadline = Date.now() + 10_000
-  while (!check()) {
-    if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return true
-}
 
 t.test('a node 20 blocks behind is out, and no client reads from it', async (t) => {
   await Promise.all([b.rpc('anvil_mine', ['0x14']), c.rpc('anvil_mine', ['0x14'])])
