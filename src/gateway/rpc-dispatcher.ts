@@ -340,7 +340,7 @@ export class RpcDispatcher {
     const idJson = r.call.idJson ?? 'null'
     if (r.local) return this.#local(ctx, r, idJson)
     let node: string | undefined
-    if (r.spec.filter === 'use') {
+    if (r.spec.filter === 'use' || r.spec.filter === 'uninstall') {
       const params = r.call.params as unknown[] | undefined
       const filterId = Array.isArray(params) ? params[0] : undefined
       node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
@@ -348,7 +348,7 @@ export class RpcDispatcher {
         // As geth says it, so that clients (ethers) recreate the filter.
         return { status: 200, body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), isError: true, kind: r.kind, malformed: false }
       }
-      if (r.call.method === 'eth_uninstallFilter') this.deps.filters.unpin(ctx.network, filterId)
+      if (r.spec.filter === 'uninstall') this.deps.filters.unpin(ctx.network, filterId)
     }
     try {
       let reply = await this.#call(ctx, r, r.kind, idJson, node)

@@ -70,8 +70,7 @@ export class UpstreamCaller {
    */
   sentAsIs(method: string, params: unknown): boolean {
     const spec = METHODS[method]
-    if (spec?.filter !== undefined || spec?.heavy === true) return false
-    if (method === 'eth_getLogs' || method === 'eth_sendRawTransaction') return false
+    if (spec?.filter !== undefined || spec?.heavy === true || spec?.path !== undefined) return false
     if (this.opts.heavy.methodTimeoutMs[method] !== undefined) return false
     return this.opts.cache === undefined || cacheRuleFor(method, params) === undefined
   }
@@ -81,10 +80,10 @@ export class UpstreamCaller {
     const spec = METHODS[c.method]
     // Pinned or stateful (filters): exactly what the client asked, to exactly that node.
     if (c.node !== undefined || spec?.filter !== undefined) return this.#send(c)
-    if (c.method === 'eth_sendRawTransaction') {
+    if (spec?.path === 'send') {
       return this.#shared(c, () => this.transactions.send(c.pool, c.kind, c.params, c.idJson, this.#timeoutOf(c.method)))
     }
-    if (c.method === 'eth_getLogs') {
+    if (spec?.path === 'logs') {
       return this.logs.call(c.params, c.idJson, c.kind, {
         fetch: (params, idJson) => this.#cached({ ...c, params, idJson }),
         resolveTag: (tag) => this.#resolveTag(c, tag),
@@ -145,7 +144,7 @@ export class UpstreamCaller {
     // time-out is its whole budget (a fast failure, a refused connection, still fails over).
     if (heavy) opts.deadlineMs = timeoutMs
     // Only reads are hedged: a filter made twice, a transaction sent twice, are not the same call.
-    else if (this.opts.hedge.enabled && c.node === undefined && METHODS[c.method]?.filter === undefined && c.method !== 'eth_sendRawTransaction') {
+    else if (this.opts.hedge.enabled && c.node === undefined && METHODS[c.method]?.filter === undefined && METHODS[c.method]?.path !== 'send') {
       opts.hedgeAfterMs = this.#hedgeDelay
     }
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)

@@ -11,8 +11,6 @@ export type MethodRule =
 
 export type Transport = 'http' | 'ws'
 
-const WS_ONLY = new Set(['eth_subscribe', 'eth_unsubscribe'])
-
 const cache = { http: new Map<string, MethodRule>(), ws: new Map<string, MethodRule>() }
 
 export function methodRule(method: string, transport: Transport = 'http'): MethodRule {
@@ -30,10 +28,10 @@ function decideRule(method: string, transport: Transport): MethodRule {
   const shown = JSON.stringify(method.length > 64 ? `${method.slice(0, 64)}…` : method)
   const spec = METHODS[method]
   if (spec !== undefined) {
-    if (transport === 'http' && WS_ONLY.has(method)) {
+    if (transport === 'http' && spec.local !== undefined) {
       return { ok: false, message: `Method not found: ${method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>` }
     }
-    if (WS_ONLY.has(method)) return { ok: true, spec, local: true }
+    if (spec.local !== undefined) return { ok: true, spec, local: true }
     return { ok: true, spec }
   }
   const refused = REFUSED[method]

@@ -17,8 +17,18 @@ export interface MethodSpec {
   /** `archive`: only archive nodes serve it (trace_*); `any`: full nodes, archive ones for old state. */
   readonly needs: 'any' | 'archive'
   readonly block?: BlockParam
-  /** Filter methods hold state on one node: they are pinned to the node that created the filter. */
-  readonly filter?: 'create' | 'use'
+  /**
+   * Filter methods hold state on one node: they are pinned to the node that created the filter;
+   * `uninstall` uses it one last time and unpins it.
+   */
+  readonly filter?: 'create' | 'use' | 'uninstall'
+  /**
+   * Calls the upstream caller takes on a path of their own: `send` (a signed transaction, sent
+   * to every node of the pool and shared between clients), `logs` (a block range split in parts).
+   */
+  readonly path?: 'send' | 'logs'
+  /** Answered by the gateway itself, over WebSocket only (shared subscriptions: src/ws/). */
+  readonly local?: 'subscribe' | 'unsubscribe'
   /** Resource-intensive (the spec's heavy calls). */
   readonly heavy?: boolean
 }
@@ -63,18 +73,18 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = Object.freeze({
   eth_getTransactionByBlockNumberAndIndex: at(0),
   eth_getTransactionByBlockHashAndIndex: any,
   eth_getTransactionReceipt: any,
-  eth_sendRawTransaction: any,
-  eth_getLogs: { needs: 'any', block: { filter: true }, heavy: true },
+  eth_sendRawTransaction: { needs: 'any', path: 'send' },
+  eth_getLogs: { needs: 'any', block: { filter: true }, heavy: true, path: 'logs' },
   // eth: filters (state on one node)
   eth_newFilter: { needs: 'any', filter: 'create' },
   eth_newBlockFilter: { needs: 'any', filter: 'create' },
   eth_newPendingTransactionFilter: { needs: 'any', filter: 'create' },
   eth_getFilterChanges: { needs: 'any', filter: 'use' },
   eth_getFilterLogs: { needs: 'any', filter: 'use' },
-  eth_uninstallFilter: { needs: 'any', filter: 'use' },
+  eth_uninstallFilter: { needs: 'any', filter: 'uninstall' },
   // eth: subscriptions (WebSocket only; refused over HTTP by the policy)
-  eth_subscribe: any,
-  eth_unsubscribe: any,
+  eth_subscribe: { needs: 'any', local: 'subscribe' },
+  eth_unsubscribe: { needs: 'any', local: 'unsubscribe' },
   // net, web3
   net_version: any,
   net_listening: any,

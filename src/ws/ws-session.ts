@@ -8,6 +8,7 @@ import type { KeyContext } from '../gateway/key-directory.js'
 import type { Admission, Admitted } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
 import { gatewayErrorFor } from '../gateway/upstream-failure.js'
+import { METHODS } from '../rpc/method-table.js'
 import { isInvalid, parseRpcBytes, type ParsedBody, type RpcCall } from '../rpc/parse.js'
 import { spliceId } from '../upstream/splice-id.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
@@ -310,7 +311,7 @@ class SessionLocalCalls implements LocalCalls {
   constructor(private readonly session: WsSession) {}
 
   call(call: RpcCall, idJson: string): Promise<LocalAnswer> {
-    if (call.method === 'eth_subscribe') return this.session.subscribe(call, idJson, this.created)
+    if (METHODS[call.method]?.local === 'subscribe') return this.session.subscribe(call, idJson, this.created)
     return Promise.resolve(this.session.unsubscribe(call, idJson))
   }
 }
