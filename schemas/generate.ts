@@ -1,5 +1,5 @@
 /**
- * Writes the JSON Schema files other tools and languages read, from the TypeScript schemas:
+ * Writes the JSON Schema files other tools and languages read, from the TypeBox schemas:
  * schemas/config.schema.json, schemas/plan-catalog.schema.json and, when schemas/events.ts
  * exists, schemas/events/<Type>.schema.json. Run with `npm run schemas`; a test checks the
  * committed files equal what this would write, so they cannot drift from the code.
@@ -8,13 +8,14 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { configSchema } from './config.js'
+import { toPublished } from './json-schema.js'
 import { planCatalogSchema } from './plans.js'
 
 const SCHEMAS_DIR = dirname(fileURLToPath(import.meta.url))
 
-/** The file format: 2-space JSON and a final newline, as editors save it. */
+/** The file format: the schema as plain JSON (see toPublished), 2-space indented, a final newline, as editors save it. */
 export function toJsonFile(schema: unknown): string {
-  return JSON.stringify(schema, null, 2) + '\n'
+  return JSON.stringify(toPublished(schema), null, 2) + '\n'
 }
 
 /** Every generated file: its path relative to schemas/ and its content. */
