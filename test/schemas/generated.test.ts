@@ -2,8 +2,8 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { generatedSchemaFiles } from '../../schemas/generate.js'
+import { compileCheck } from '../../schemas/check.js'
 import { planCatalogSchema } from '../../schemas/plans.js'
-import { validate } from '../../schemas/validate.js'
 
 const schemasDir = join(import.meta.dirname, '..', '..', 'schemas')
 
@@ -23,8 +23,9 @@ t.test('the committed JSON Schema files equal what `npm run schemas` writes', as
 })
 
 t.test('both shipped catalogs validate against the plan catalog schema', async (t) => {
+  const check = compileCheck(planCatalogSchema)
   for (const name of ['default', 'set-b']) {
     const catalog = JSON.parse(readFileSync(join(schemasDir, 'catalogs', `${name}.json`), 'utf8'))
-    t.same(validate(planCatalogSchema, catalog), { ok: true }, name)
+    t.same(check(catalog), { ok: true, value: catalog }, name)
   }
 })
