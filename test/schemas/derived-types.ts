@@ -1,0 +1,32 @@
+/**
+ * Compile-time checks, run by `npm run lint` (the type check), not by tap: the types derived from
+ * the schemas are the ones the code was written against (each line fails the type check if its
+ * two sides differ).
+ */
+import type { TollgateEvent, PlanEnded, PlanActivated, DedicatedNodeAttached, EventType, NodeKind, WsLimitReason } from '../../src/events/types.js'
+import type { Config, UpstreamConfig, PaymentsConfig, WsConfig } from '../../src/config/types.js'
+import type { Plan } from '../../src/plans/catalog.js'
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+const checks: [
+  Equal<PlanEnded['startsAt'], number | undefined>,
+  Equal<PlanActivated['endsAt'], number | null>,
+  Equal<PlanEnded['version'], number>, // a log holds older versions too
+  Equal<PlanEnded['type'], 'PlanEnded'>,
+  Equal<DedicatedNodeAttached['ws'], string | null>,
+  Equal<NodeKind, 'full' | 'archive'>,
+  Equal<WsLimitReason, 'ws-connections' | 'ws-cooldown' | 'ws-messages-throttled' | 'ws-messages-dropped' | 'ws-penalty'>,
+  Equal<Extract<TollgateEvent, { type: 'SignedOut' }>, { type: 'SignedOut'; version: number; id: string; time: number; accountId: string; sessionHash: string }>,
+  Equal<EventType, TollgateEvent['type']>,
+  Equal<Config['publicUrl'], string | undefined>,
+  Equal<Config['listen'], { host: string; port: number }>,
+  Equal<UpstreamConfig['kind'], NodeKind>,
+  Equal<UpstreamConfig['ws'], string | undefined>,
+  Equal<PaymentsConfig['confirmations'], number>,
+  Equal<Config['networks'], Record<string, { chainId: number; upstreams: UpstreamConfig[]; finalityDepth?: number }>>,
+  Equal<WsConfig['idleTimeoutSec'], number>,
+  Equal<Config['events']['nats'], string | string[] | undefined>,
+  Equal<Plan['limits'], { fullRps: number | null; archiveRps: number | null }>,
+  Equal<Plan['priceFrom'], boolean | undefined>,
+  Equal<Config['heavy']['methodTimeoutMs'], Record<string, number>>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
+export { checks }
