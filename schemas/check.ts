@@ -38,6 +38,11 @@ export function compileCheck<T extends TSchema>(schema: T, options: CheckOptions
     strict: true, // a misspelt keyword in our schemas (minLenght) is refused instead of checking nothing
     allowUnionTypes: true, // type: ["integer", "null"]
     useDefaults: options.defaults === true,
+    // Startup cost: checking our schema against the draft 2020-12 meta-schema took most of the
+    // compile time of every process (test/schemas/generated.test.ts does it once instead), and a
+    // check that runs a few times per process does not need optimised code.
+    validateSchema: false,
+    code: { optimize: false },
   })
   const validate = ajv.compile(schema)
   return (input) => {
