@@ -29,7 +29,8 @@ export interface CheckOptions {
  *
  * @example
  * const check = compileCheck(configSchema, { defaults: true })
- * const result = check(JSON.parse(text)) // { ok: true, value } or { ok: false, problems: [{ path: '/listen/port', message: 'must be integer' }] }
+ * const result = check(JSON.parse(text))
+ * // { ok: true, value } or { ok: false, problems: [{ path: '/listen/port', message: 'must be integer' }] }
  */
 export function compileCheck<T extends TSchema>(schema: T, options: CheckOptions = {}): (value: unknown) => CheckResult<Static<T>> {
   const ajv = new Ajv2020({

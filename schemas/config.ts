@@ -41,7 +41,12 @@ const IpAndAccountLimit = (perIp: [number, number], perAccount: [number, number]
 const upstreamSchema = Strict(
   {
     url: Type.String({ pattern: HTTP_URL, description: 'HTTP JSON-RPC URL of the node.' }),
-    ws: Type.Optional(Type.String({ pattern: '^wss?://[^\\s/]+', description: 'WebSocket URL of the node, when it offers one: calls are multiplexed over it.' })),
+    ws: Type.Optional(
+      Type.String({
+        pattern: '^wss?://[^\\s/]+',
+        description: 'WebSocket URL of the node, when it offers one: calls are multiplexed over it.',
+      }),
+    ),
     kind: NodeKind({ description: 'Full node, or archive node (historical state, trace_*).' }),
     name: Type.Optional(Type.String({ minLength: 1, description: 'Name for logs and metrics; default: host:port of url.' })),
   },
@@ -53,7 +58,8 @@ const networkSchema = Strict({
   upstreams: Type.Array(upstreamSchema, { minItems: 1 }),
   finalityDepth: Type.Optional(
     PositiveInteger({
-      description: "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
+      description:
+        "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
     }),
   ),
 })
@@ -80,7 +86,10 @@ export const configSchema = withDefaultsOptional(
         'The admin listener: /metrics (Prometheus), /healthz and /readyz, apart from the RPC port.',
       ),
       publicUrl: Type.Optional(
-        Type.String({ pattern: HTTP_URL, description: 'Base URL clients use (behind TLS termination: https://rpc.example.com); default from listen.' }),
+        Type.String({
+          pattern: HTTP_URL,
+          description: 'Base URL clients use (behind TLS termination: https://rpc.example.com); default from listen.',
+        }),
       ),
       dataDir: Type.String({ minLength: 1, default: './data', description: 'LMDB projections, embedded log, outbox.' }),
       events: Section({
@@ -122,7 +131,8 @@ export const configSchema = withDefaultsOptional(
         maxUpstreamBytes: PositiveInteger({
           default: 33554432,
           description:
-            "Largest answer read from a node for one call or batch (32 MiB, as geth's own client reads); a larger one is dropped as it comes and the call gets 502 -32023.",
+            "Largest answer read from a node for one call or batch (32 MiB, as geth's own client reads); a larger one is dropped as it " +
+            "comes and the call gets 502 -32023.",
         }),
         batchConcurrency: PositiveInteger({ default: 16, description: 'Calls of one batch sent upstream at once.' }),
         bodyTimeoutMs: Type.Integer({
@@ -130,7 +140,8 @@ export const configSchema = withDefaultsOptional(
           maximum: 8000,
           default: 5000,
           description:
-            'How long the whole request body may take to arrive after the headers; then 408 and the connection is closed. At most 8000: uWebSockets.js itself drops a connection whose body stalls (under 16 KB/s) after 8 to 12 s, without an answer.',
+            'How long the whole request body may take to arrive after the headers; then 408 and the connection is closed. At most 8000: ' +
+            'uWebSockets.js itself drops a connection whose body stalls (under 16 KB/s) after 8 to 12 s, without an answer.',
         }),
         queueMs: Type.Integer({
           minimum: 0,
@@ -160,12 +171,15 @@ export const configSchema = withDefaultsOptional(
           }),
           idleTimeoutSec: Type.Union([Type.Literal(0), Type.Integer({ minimum: 8, maximum: 960 })], {
             default: 60,
-            description: 'A connection that sends nothing (pongs to our pings included) for this long is closed; 0: never (uWS needs 0 or at least 8).',
+            description:
+              'A connection that sends nothing (pongs to our pings included) for this long is closed; 0: never (uWS needs 0 or at least ' +
+              '8).',
           }),
           maxSubscriptionsPerConnection: PositiveInteger({
             default: 100,
             description:
-              'Subscriptions one connection may hold; the next eth_subscribe gets -32033. Each distinct logs filter is an upstream subscription of its own.',
+              'Subscriptions one connection may hold; the next eth_subscribe gets -32033. Each distinct logs filter is an upstream ' +
+              'subscription of its own.',
           }),
         },
         'WebSocket endpoint (/ws/<network>): the limits per API key of the spec, and per connection.',
@@ -187,9 +201,18 @@ export const configSchema = withDefaultsOptional(
             default: {},
           }),
           getLogs: Section({
-            chunkBlocks: PositiveInteger({ default: 2000, description: 'A wider eth_getLogs range is split into chunks of this many blocks.' }),
-            maxRangeBlocks: PositiveInteger({ default: 100000, description: 'Widest eth_getLogs range served (wider: an error naming a range that works).' }),
-            maxLogs: PositiveInteger({ default: 100000, description: 'Most logs one eth_getLogs call returns (more: an error naming a range that works).' }),
+            chunkBlocks: PositiveInteger({
+              default: 2000,
+              description: 'A wider eth_getLogs range is split into chunks of this many blocks.',
+            }),
+            maxRangeBlocks: PositiveInteger({
+              default: 100000,
+              description: 'Widest eth_getLogs range served (wider: an error naming a range that works).',
+            }),
+            maxLogs: PositiveInteger({
+              default: 100000,
+              description: 'Most logs one eth_getLogs call returns (more: an error naming a range that works).',
+            }),
             concurrency: PositiveInteger({ default: 4, description: 'Chunks of one call fetched at once.' }),
           }),
         },
@@ -209,7 +232,10 @@ export const configSchema = withDefaultsOptional(
             default: 64,
             description: 'Blocks below the head taken as final on networks whose nodes do not know the `finalized` tag.',
           }),
-          finalityPollMs: PositiveInteger({ default: 2000, description: 'How often the finalized block is read (and checked for a reorg).' }),
+          finalityPollMs: PositiveInteger({
+            default: 2000,
+            description: 'How often the finalized block is read (and checked for a reorg).',
+          }),
         },
         'Answers that can no longer change, in LMDB under dataDir/cache, shared by the gateway processes of the host.',
       ),
@@ -245,12 +271,14 @@ export const configSchema = withDefaultsOptional(
       shutdownMs: PositiveInteger({
         default: 10_000,
         description:
-          'Longest graceful stop (SIGTERM/SIGINT): calls in flight are answered, then the usage and the outbox are flushed and the stores closed; past this the process exits anyway.',
+          'Longest graceful stop (SIGTERM/SIGINT): calls in flight are answered, then the usage and the outbox are flushed and the ' +
+          'stores closed; past this the process exits anyway.',
       }),
       trustProxy: Type.Boolean({
         default: false,
         description:
-          'Take the client IP from the last X-Forwarded-For entry (behind nginx terminating TLS); off: the socket address, because a client could forge the header.',
+          'Take the client IP from the last X-Forwarded-For entry (behind nginx terminating TLS); off: the socket address, because a ' +
+          'client could forge the header.',
       }),
       usage: Section({
         intervalMs: Type.Integer({
@@ -263,7 +291,10 @@ export const configSchema = withDefaultsOptional(
         Strict(
           {
             network: Type.String({ minLength: 1, description: 'Network slug (one of networks) the token lives on.' }),
-            token: Type.String({ pattern: ADDRESS, description: 'ERC-20 contract address of the USD stablecoin (its decimals are read from it).' }),
+            token: Type.String({
+              pattern: ADDRESS,
+              description: 'ERC-20 contract address of the USD stablecoin (its decimals are read from it).',
+            }),
             treasury: Type.String({ pattern: ADDRESS, description: 'Address that receives payments.' }),
             confirmations: Type.Integer({
               minimum: 1,
@@ -291,7 +322,8 @@ export const configSchema = withDefaultsOptional(
           {
             maxTracked: PositiveInteger({
               default: 20000,
-              description: 'Most clients each limit remembers at once; past it the least recently seen is forgotten (its limit starts afresh).',
+              description:
+                'Most clients each limit remembers at once; past it the least recently seen is forgotten (its limit starts afresh).',
             }),
             api: IpLimit([120, 250], 'Every call to /api/.'),
             signIn: IpLimit([10, 6000], 'Sign-in attempts (POST /api/siwe/verify).'),
@@ -299,9 +331,14 @@ export const configSchema = withDefaultsOptional(
             newAccounts: IpLimit([5, 720000], 'Sign-ins that create an account (a new wallet).'),
             keys: IpAndAccountLimit([20, 180000], [10, 360000], 'Key regenerations and allowlist changes.'),
             invoices: IpAndAccountLimit([20, 180000], [10, 360000], 'Plan choices (an invoice, a free plan, a private node request).'),
-            paymentChecks: IpAndAccountLimit([60, 1000], [30, 2000], 'Payment checks (POST /api/invoices/<id>/payment), each a few calls to our node.'),
+            paymentChecks: IpAndAccountLimit(
+              [60, 1000],
+              [30, 2000],
+              'Payment checks (POST /api/invoices/<id>/payment), each a few calls to our node.',
+            ),
           },
-          'Rate limits of the dashboard API (/api/), per client IP (see trustProxy) and per signed-in account: `burst` calls at once, then one more every `everyMs`. Past them: 429 RATE_LIMITED with Retry-After.',
+          'Rate limits of the dashboard API (/api/), per client IP (see trustProxy) and per signed-in account: `burst` calls at once, ' +
+          'then one more every `everyMs`. Past them: 429 RATE_LIMITED with Retry-After.',
         ),
       }),
     },

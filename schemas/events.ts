@@ -63,7 +63,9 @@ export const eventSchemas = {
     accountId: NonEmpty(),
     planId: NonEmpty(),
     startsAt: MsSinceEpoch('When the plan period starts, ms since the epoch.'),
-    endsAt: Nullable(Type.Integer({ minimum: 0, description: 'When the plan period ends, ms since the epoch; null: the plan has no end.' })),
+    endsAt: Nullable(
+      Type.Integer({ minimum: 0, description: 'When the plan period ends, ms since the epoch; null: the plan has no end.' }),
+    ),
   }),
   PlanEnded: Event('PlanEnded', 2, 'A plan period ended.', {
     accountId: NonEmpty(),
@@ -73,7 +75,8 @@ export const eventSchemas = {
       Type.Integer({
         minimum: 0,
         description:
-          'Start of the period that ended (PlanActivated.startsAt): a later period of the same plan is not ended. Version 2; absent in version 1 (such an event ends the plan it names).',
+          'Start of the period that ended (PlanActivated.startsAt): a later period of the same plan is not ended. Version 2; absent in ' +
+          'version 1 (such an event ends the plan it names).',
       }),
     ),
   }),
@@ -131,7 +134,8 @@ export const eventSchemas = {
     intervalMs: keyScope.intervalMs,
     reason: StringEnum(['ws-connections', 'ws-cooldown', 'ws-messages-throttled', 'ws-messages-dropped', 'ws-penalty'], {
       description:
-        'ws-connections: too many open; ws-cooldown: new connections blocked; ws-messages-throttled: answered -32005; ws-messages-dropped: not answered; ws-penalty: refused during a penalty.',
+        'ws-connections: too many open; ws-cooldown: new connections blocked; ws-messages-throttled: answered -32005; ' +
+        'ws-messages-dropped: not answered; ws-penalty: refused during a penalty.',
     }),
     count: NonNegativeInteger({ description: 'Connections or calls refused (each call of a batch counts).' }),
   }),
@@ -165,11 +169,12 @@ export const eventSchemas = {
       windowMs: Type.Integer({ minimum: 1 }),
     },
   ),
-  NotificationsRecorded: Event('NotificationsRecorded', 1, 'Subscription notifications sent to a key, per network, node kind and interval.', {
-    ...keyScope,
-    notifications: NonNegativeInteger(),
-    bytesOut: NonNegativeInteger(),
-  }),
+  NotificationsRecorded: Event(
+    'NotificationsRecorded',
+    1,
+    'Subscription notifications sent to a key, per network, node kind and interval.',
+    { ...keyScope, notifications: NonNegativeInteger(), bytesOut: NonNegativeInteger() },
+  ),
   SignedIn: Event(
     'SignedIn',
     1,
@@ -201,7 +206,11 @@ export const eventSchemas = {
     token: Address('Lower-case 0x address of the ERC-20 token.'),
     treasury: Address('Lower-case 0x address that receives the payment.'),
     amount: UintString("Amount due in the token's smallest unit, as a decimal string (it may not fit a double)."),
-    decimals: Type.Integer({ minimum: 0, maximum: 255, description: "The token's decimals, read from the contract when the invoice was made." }),
+    decimals: Type.Integer({
+      minimum: 0,
+      maximum: 255,
+      description: "The token's decimals, read from the contract when the invoice was made.",
+    }),
     priceUsd: Type.Number({ minimum: 0 }),
   }),
   PaymentConfirmed: Event(
@@ -222,10 +231,12 @@ export const eventSchemas = {
       attempt: NonEmpty({ description: 'Random per request: tells the request whose event the log kept that it won.' }),
     },
   ),
-  PrivateNodeRequested: Event('PrivateNodeRequested', 1, 'The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached).', {
-    accountId: NonEmpty(),
-    nodes: Type.Array(entitlementSchema, { description: 'What the owner would like (network, kind).' }),
-  }),
+  PrivateNodeRequested: Event(
+    'PrivateNodeRequested',
+    1,
+    'The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached).',
+    { accountId: NonEmpty(), nodes: Type.Array(entitlementSchema, { description: 'What the owner would like (network, kind).' }) },
+  ),
   DomainsRestricted: Event('DomainsRestricted', 1, 'The browser domains a key may be used from (empty: any).', {
     accountId: NonEmpty(),
     keyId: NonEmpty(),

@@ -57,9 +57,8 @@ export function withDefaultsOptional<T extends TSchema>(schema: T): T {
 
 /** The defaults of an object schema's properties, e.g. `{ port: 8080 }` of `{ port: { default: 8080 } }`. */
 export function defaultsOf(schema: { properties: Record<string, { default?: unknown }> }): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(schema.properties).flatMap(([name, property]) => (property.default === undefined ? [] : [[name, structuredClone(property.default)]])),
-  )
+  const withDefault = Object.entries(schema.properties).filter(([, property]) => property.default !== undefined)
+  return Object.fromEntries(withDefault.map(([name, property]) => [name, structuredClone(property.default)]))
 }
 
 /** Call `fn` on every subschema of `schema` (itself included), depth first. */
@@ -97,7 +96,9 @@ export function toPublished(schema: unknown): unknown {
   const rank = (keyword: string) =>
     titled && keyword === 'description' ? order.indexOf('title') + 0.5 : order.includes(keyword) ? order.indexOf(keyword) : order.length
   const published = (keyword: string, value: unknown): unknown => {
-    if (keyword === 'properties') return Object.fromEntries(Object.entries(value as object).map(([name, child]) => [name, toPublished(child)]))
+    if (keyword === 'properties') {
+      return Object.fromEntries(Object.entries(value as object).map(([name, child]) => [name, toPublished(child)]))
+    }
     return keyword === 'const' || keyword === 'enum' || keyword === 'default' ? value : toPublished(value)
   }
   return Object.fromEntries(

@@ -57,7 +57,9 @@ export interface StoredEvent {
 
 /** Current schema version of each type (declared in schemas/events.ts). */
 export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.freeze(
-  Object.fromEntries(Object.entries(eventSchemas).map(([type, schema]) => [type, schema.properties.version.const as number])) as Record<EventType, number>,
+  Object.fromEntries(
+    Object.entries(eventSchemas).map(([type, schema]) => [type, schema.properties.version.const as number]),
+  ) as Record<EventType, number>,
 )
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[]

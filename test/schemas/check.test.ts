@@ -62,5 +62,9 @@ t.test('defaults: deep, through items and maps, copied, never into the input', a
   if (first.ok) first.value.nested.items.push(2)
   const second = check({ list: [], map: {} })
   t.same(second.ok && second.value.nested, { items: [1] }, 'a default is copied, never shared')
-  t.same(compileCheck(schema)({ list: [], map: {} }), { ok: false, problems: [{ path: '/a', message: 'is required' }, { path: '/nested', message: 'is required' }] }, 'off unless asked')
+  const problemsWithoutDefaults = [
+    { path: '/a', message: 'is required' },
+    { path: '/nested', message: 'is required' },
+  ]
+  t.same(compileCheck(schema)({ list: [], map: {} }), { ok: false, problems: problemsWithoutDefaults }, 'off unless asked')
 })

@@ -3,7 +3,15 @@
  * the schemas are the ones the code was written against (each line fails the type check if its
  * two sides differ).
  */
-import type { TollgateEvent, PlanEnded, PlanActivated, DedicatedNodeAttached, EventType, NodeKind, WsLimitReason } from '../../src/events/types.js'
+import type {
+  DedicatedNodeAttached,
+  EventType,
+  NodeKind,
+  PlanActivated,
+  PlanEnded,
+  TollgateEvent,
+  WsLimitReason,
+} from '../../src/events/types.js'
 import type { Config, UpstreamConfig, PaymentsConfig, WsConfig } from '../../src/config/types.js'
 import type { Plan } from '../../src/plans/catalog.js'
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -15,7 +23,10 @@ const checks: [
   Equal<DedicatedNodeAttached['ws'], string | null>,
   Equal<NodeKind, 'full' | 'archive'>,
   Equal<WsLimitReason, 'ws-connections' | 'ws-cooldown' | 'ws-messages-throttled' | 'ws-messages-dropped' | 'ws-penalty'>,
-  Equal<Extract<TollgateEvent, { type: 'SignedOut' }>, { type: 'SignedOut'; version: number; id: string; time: number; accountId: string; sessionHash: string }>,
+  Equal<
+    Extract<TollgateEvent, { type: 'SignedOut' }>,
+    { type: 'SignedOut'; version: number; id: string; time: number; accountId: string; sessionHash: string }
+  >,
   Equal<EventType, TollgateEvent['type']>,
   Equal<Config['publicUrl'], string | undefined>,
   Equal<Config['listen'], { host: string; port: number }>,
