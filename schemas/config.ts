@@ -274,6 +274,30 @@ export const configSchema = withDefaultsOptional(
           'Longest graceful stop (SIGTERM/SIGINT): calls in flight are answered, then the usage and the outbox are flushed and the ' +
           'stores closed; past this the process exits anyway.',
       }),
+      workers: Type.Union([Type.Integer({ minimum: 1, maximum: 256 }), Type.Literal('auto')], {
+        default: 1,
+        description:
+          'Gateway processes on this machine, on the one port (Linux spreads the connections): "auto" is one per core. They are ' +
+          "instances of one fleet: they share each key's limits (over NATS when events.nats is set, else through `tollgate start`, " +
+          'which supervises them). Worker i has its admin listener on admin.listen.port + i.',
+      }),
+      fleet: Section(
+        {
+          syncMs: PositiveInteger({
+            default: 50,
+            description:
+              'How often an instance sends what it admitted to the others: a key may exceed its plan by what the others admitted in ' +
+              'this time.',
+          }),
+          heartbeatMs: PositiveInteger({ default: 1000, description: 'How often an instance announces itself.' }),
+          silentMs: PositiveInteger({
+            default: 3000,
+            description: 'An instance not heard for this long is dropped: its connections stop counting.',
+          }),
+        },
+        "Instances that share one event stream (events.nats and events.stream) are one fleet: they share each key's limits over " +
+          'NATS. Without NATS, an instance is a fleet of one.',
+      ),
       trustProxy: Type.Boolean({
         default: false,
         description:
@@ -300,6 +324,13 @@ export const configSchema = withDefaultsOptional(
               minimum: 1,
               default: 12,
               description: "Blocks, the transfer's included, before a payment counts (a reorg shallower than this cannot undo it).",
+            }),
+            invoiceTtlMs: Type.Integer({
+              minimum: 60000,
+              default: 1800000,
+              description:
+                "How long an invoice's terms (amount, token, treasury) hold: a transfer mined in a later block does not pay it; it is " +
+                'recorded (PaymentUnmatched) and can pay a fresh invoice.',
             }),
           },
           { description: 'On-chain payment of paid plans in a USD stablecoin (ERC-20); absent: paid plans are unavailable.' },

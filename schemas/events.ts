@@ -43,6 +43,17 @@ function Event<T extends string, P extends TProperties>(type: T, version: number
   return schema
 }
 
+/** An ERC-20 transfer as checked on chain (one Transfer log of one transaction). */
+export const tokenTransferSchema = Strict({
+  network: NonEmpty(),
+  txHash: TxHash(),
+  logIndex: NonNegativeInteger(),
+  from: Address("Lower-case 0x address the tokens came from (the account's wallet)."),
+  amount: UintString("Amount transferred, in the token's smallest unit, as a decimal string."),
+  blockNumber: NonNegativeInteger(),
+  blockHash: TxHash(),
+})
+
 /** Who and what a decision or usage event is about, and over which interval. */
 const keyScope = {
   accountId: NonEmpty(),
@@ -197,7 +208,7 @@ export const eventSchemas = {
     planId: NonEmpty(),
     attempt: NonEmpty({ description: 'Random per request: tells the request that made the claim that it won.' }),
   }),
-  InvoiceCreated: Event('InvoiceCreated', 1, 'A paid plan was chosen: the amount due in an ERC-20 token.', {
+  InvoiceCreated: Event('InvoiceCreated', 2, 'A paid plan was chosen: the amount due in an ERC-20 token.', {
     accountId: NonEmpty(),
     invoiceId: NonEmpty(),
     planId: NonEmpty(),
@@ -212,23 +223,43 @@ export const eventSchemas = {
       description: "The token's decimals, read from the contract when the invoice was made.",
     }),
     priceUsd: Type.Number({ minimum: 0 }),
+    expiresAt: Type.Optional(
+      MsSinceEpoch(
+        'Until when the terms hold: a transfer mined in a later block does not pay the invoice (PaymentUnmatched). Version 2; absent ' +
+          'in version 1 (no expiry).',
+      ),
+    ),
   }),
   PaymentConfirmed: Event(
     'PaymentConfirmed',
-    1,
+    2,
     'An ERC-20 transfer paid an invoice; one transfer (tx hash, log index) pays one invoice: the id comes from (network, tx hash, ' +
       'log index) only, so one transfer offered for two invoices is one fact, and the log keeps the first.',
     {
       accountId: NonEmpty(),
       invoiceId: NonEmpty(),
-      network: NonEmpty(),
-      txHash: TxHash(),
-      logIndex: NonNegativeInteger(),
-      from: Address("Lower-case 0x address the tokens came from (the account's wallet)."),
-      amount: UintString("Amount transferred, in the token's smallest unit, as a decimal string."),
-      blockNumber: NonNegativeInteger(),
-      blockHash: TxHash(),
+      ...tokenTransferSchema.properties,
+      minedAt: Type.Optional(
+        MsSinceEpoch(
+          "Timestamp of the transfer's block, ms since the epoch (at most the invoice's expiresAt). Version 2; absent in version 1.",
+        ),
+      ),
       attempt: NonEmpty({ description: 'Random per request: tells the request whose event the log kept that it won.' }),
+    },
+  ),
+  PaymentUnmatched: Event(
+    'PaymentUnmatched',
+    1,
+    'A transfer offered for an invoice was mined after the invoice expired: recorded (not lost), it did not pay that invoice and ' +
+      'may pay a fresh one. Operators see it (`tollgate events`), the owner sees it on the invoice, and the same transfer can still ' +
+      'pay a fresh invoice at the terms of the day (it is not marked used).',
+    {
+      accountId: NonEmpty(),
+      invoiceId: NonEmpty(),
+      reason: StringEnum(['invoice-expired']),
+      invoiceExpiresAt: MsSinceEpoch("The invoice's expiresAt, ms since the epoch."),
+      ...tokenTransferSchema.properties,
+      minedAt: MsSinceEpoch("Timestamp of the transfer's block, ms since the epoch (later than invoiceExpiresAt)."),
     },
   ),
   PrivateNodeRequested: Event(

@@ -32,6 +32,18 @@ for (const file of walk('src')) {
   if (/logger\.(info|warn|error|debug|trace)\([^)]*apiKey/.test(text)) findings.push(`${file}: a logger call mentions apiKey`)
 }
 
+// The composition root wires everything; nothing inside the gateway may depend on it. Only the
+// commands that start a gateway (and tests and benchmarks, from outside src/) import it.
+{
+  const entries = new Set(['src/cli/commands/start.ts', 'src/cli/commands/dev.ts'])
+  for (const file of walk('src')) {
+    if (entries.has(file) || file === 'src/gateway/gateway.ts') continue
+    if (/from\s+['"][^'"]*gateway\/gateway\.js['"]|from\s+['"]\.\/gateway\.js['"]/.test(readFileSync(file, 'utf8')) && file.startsWith('src/')) {
+      findings.push(`${file}: imports the composition root src/gateway/gateway.ts (only ${[...entries].join(' and ')} may)`)
+    }
+  }
+}
+
 // No import cycles in src/ and actors/ (type-only imports included: a cycle of types is still two
 // modules that cannot be understood, or moved, one without the other).
 {

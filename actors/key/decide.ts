@@ -4,7 +4,7 @@
  * 403, counts rejections into `RateLimited` events, forwards admitted calls.
  */
 import { fullBucket, refill, take, type TokenBucket } from '../rate/token-bucket.js'
-import { DEFAULT_WS_KEY_LIMITS, decideWs, initialWsState, type WsCommand, type WsDecision, type WsKeyLimits, type WsKeyState } from './ws-limits.js'
+import { DEFAULT_WS_KEY_LIMITS, consumedElsewhereWs, decideWs, initialWsState, type WsCommand, type WsDecision, type WsKeyLimits, type WsKeyState } from './ws-limits.js'
 
 /** The node kind a call goes to (the same values as NodeKind in src/events/types.ts). */
 export type CallKind = 'full' | 'archive'
@@ -29,6 +29,11 @@ export interface KeyState {
  * of being rejected at once (the spec's "excess requests may first be queued briefly").
  */
 export type AdmitCommand = { type: 'Admit'; kind: CallKind; calls: number; queueMs?: number }
+/**
+ * Calls and connections other instances of the fleet admitted for this key: taken from the
+ * buckets without a decision (in debt if need be), so that one budget holds across instances.
+ */
+export type ConsumedElsewhereCommand = { type: 'ConsumedElsewhere'; full: number; archive: number; messages: number; connects: number }
 export type KeyCommand = AdmitCommand | WsCommand
 
 export type AdmitDecision =
@@ -100,6 +105,27 @@ export function decide(state: KeyState, command: KeyCommand, now: number): { sta
       const unknown: never = command
       throw new TypeError(`unknown key command ${JSON.stringify(unknown)}`)
     }
+  }
+}
+
+/**
+ * Apply what other instances admitted (see ConsumedElsewhereCommand). Pure, like decide.
+ * @example
+ * const next = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 12, archive: 0, messages: 0, connects: 0 }, now)
+ */
+export function consumedElsewhere(state: KeyState, command: ConsumedElsewhereCommand, now: number): KeyState {
+  const debit = (bucket: TokenBucket, limit: number | null, cost: number): TokenBucket => {
+    if (cost <= 0 || limit === null || limit === 0) return bucket
+    const current = refill(bucket, limit, burstOf(limit), now)
+    return { tokens: current.tokens - cost, at: current.at }
+  }
+  return {
+    ...state,
+    buckets: {
+      full: debit(state.buckets.full, state.limits.full, command.full),
+      archive: debit(state.buckets.archive, state.limits.archive, command.archive),
+    },
+    ws: consumedElsewhereWs(state.ws, command.messages, command.connects, now),
   }
 }
 

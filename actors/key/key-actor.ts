@@ -1,5 +1,5 @@
 import type { Clock } from '../runtime/clock.js'
-import { decide, withLimits, type AdmitDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
+import { consumedElsewhere, decide, withLimits, type AdmitDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
 import { withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from './ws-limits.js'
 
 /**
@@ -14,13 +14,28 @@ import { withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from 
  * const d = actor.admit('full', 1)
  * if (d.type === 'Rejected') reply429(d.retryAfterMs)
  */
+/** What an actor admitted since it was last asked: what the other instances of a fleet must take too. */
+export interface Consumption {
+  full: number
+  archive: number
+  messages: number
+  connects: number
+  /** A WebSocket cooldown or penalty this instance started (0: none): the others apply it too. */
+  cooldownUntil: number
+  penaltyUntil: number
+}
+
 export class KeyActor {
   #state: KeyState
   readonly #clock: Clock
+  #consumed: Consumption | undefined
+  /** Called when the actor admits something after `takeConsumed()` emptied it (once per interval). */
+  readonly #onConsumed: ((actor: KeyActor) => void) | undefined
 
-  constructor(state: KeyState, clock: Clock) {
+  constructor(state: KeyState, clock: Clock, onConsumed?: (actor: KeyActor) => void) {
     this.#state = state
     this.#clock = clock
+    this.#onConsumed = onConsumed
   }
 
   get state(): KeyState {
@@ -31,6 +46,7 @@ export class KeyActor {
   admit(kind: CallKind, calls: number, queueMs = 0): AdmitDecision {
     const { state, decision } = decide(this.#state, { type: 'Admit', kind, calls, queueMs }, this.#clock.now())
     this.#state = state
+    if (decision.type === 'Admitted' && decision.limit !== null) this.#consume(kind, calls)
     return decision
   }
 
@@ -44,7 +60,47 @@ export class KeyActor {
   ws(command: WsCommand): WsDecision {
     const { state, decision } = decide(this.#state, command, this.#clock.now())
     this.#state = state
+    if (decision.type === 'WsAccepted') this.#consume('connects', 1)
+    else if (decision.type === 'WsRefused' && decision.reason === 'ws-connection-rate') this.#block('cooldownUntil', decision.until)
+    else if (decision.type === 'WsPenaltyStarted') this.#block('penaltyUntil', decision.until)
+    else if (decision.type === 'WsMessageAdmitted' && command.type === 'WsMessage') this.#consume('messages', command.calls)
+    else if (decision.type === 'WsClosed') this.#consume('connects', 0)
     return decision
+  }
+
+  /**
+   * What this actor admitted since the last call (undefined: nothing), and forget it: the fleet
+   * sends it to the other instances. A connection that closed shows as an empty consumption, so
+   * that the open count is published too.
+   */
+  takeConsumed(): Consumption | undefined {
+    const consumed = this.#consumed
+    this.#consumed = undefined
+    return consumed
+  }
+
+  /** Take what other instances admitted for this key from its budget (see ConsumedElsewhere). */
+  consumedElsewhere(c: Consumption): void {
+    const { full, archive, messages, connects } = c
+    this.#state = consumedElsewhere(this.#state, { type: 'ConsumedElsewhere', full, archive, messages, connects }, this.#clock.now())
+    if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.ws({ type: 'WsBlocksRestored', cooldownUntil: c.cooldownUntil, penaltyUntil: c.penaltyUntil })
+  }
+
+  #consume(what: 'full' | 'archive' | 'messages' | 'connects', n: number): void {
+    this.#pending()[what] += n
+  }
+
+  #block(what: 'cooldownUntil' | 'penaltyUntil', until: number): void {
+    const c = this.#pending()
+    c[what] = Math.max(c[what], until)
+  }
+
+  #pending(): Consumption {
+    if (this.#consumed === undefined) {
+      this.#consumed = { full: 0, archive: 0, messages: 0, connects: 0, cooldownUntil: 0, penaltyUntil: 0 }
+      this.#onConsumed?.(this)
+    }
+    return this.#consumed
   }
 
   /** Connections open on this instance: while any is, the actor must not be passivated. */

@@ -46,7 +46,12 @@ export interface WsKeyState {
 }
 
 export type WsCommand =
-  | { type: 'WsConnect' }
+  /**
+   * A connection asks to open. `allowed`: how many of the key's connections this instance may hold
+   * now, when it shares the key with other instances of a fleet (see actors/fleet/shares.ts);
+   * absent: the key's whole maxConnectionsPerKey.
+   */
+  | { type: 'WsConnect'; allowed?: number }
   | { type: 'WsDisconnect' }
   /** A message arrived holding `calls` calls (a batch counts each; anything else is 1). */
   | { type: 'WsMessage'; calls: number }
@@ -102,7 +107,7 @@ export function initialWsState(limits: WsKeyLimits, now: number): WsKeyState {
 export function decideWs(state: WsKeyState, command: WsCommand, now: number): { state: WsKeyState; decision: WsDecision } {
   switch (command.type) {
     case 'WsConnect':
-      return connect(state, now)
+      return connect(state, now, command.allowed)
     case 'WsDisconnect': {
       const open = Math.max(0, state.open - 1)
       return { state: { ...state, open }, decision: { type: 'WsClosed', open } }
@@ -124,12 +129,12 @@ export function decideWs(state: WsKeyState, command: WsCommand, now: number): { 
   }
 }
 
-function connect(state: WsKeyState, now: number): { state: WsKeyState; decision: WsDecision } {
+function connect(state: WsKeyState, now: number, allowed = Number.POSITIVE_INFINITY): { state: WsKeyState; decision: WsDecision } {
   const { limits } = state
   if (now < state.cooldownUntil) {
     return { state, decision: { type: 'WsRefused', reason: 'ws-cooldown', retryAfterMs: state.cooldownUntil - now, until: state.cooldownUntil } }
   }
-  if (state.open >= limits.maxConnectionsPerKey) {
+  if (state.open >= Math.min(limits.maxConnectionsPerKey, allowed)) {
     return { state, decision: { type: 'WsRefused', reason: 'ws-connections', limit: limits.maxConnectionsPerKey, retryAfterMs: 0 } }
   }
   // A sliding one-second window over accepted connections: the oldest of the last N tells
@@ -181,6 +186,30 @@ function badMessages(state: WsKeyState, count: number, now: number): { state: Ws
     state: { ...state, penaltyUntil: until, bad: fullBucket(limits.badMessages, until) },
     decision: { type: 'WsPenaltyStarted', until, badMessages: limits.badMessages + 1, windowMs: limits.badMessagesWindowMs },
   }
+}
+
+/**
+ * What other instances of the fleet admitted for the same key (see actors/fleet/): their messages
+ * come out of the shared message budget and their new connections count in the one-second window,
+ * without a decision. The budget may go into debt: this instance then waits until it is paid back,
+ * so the key's rate holds across the fleet on average, whatever the instance each call reached.
+ */
+export function consumedElsewhereWs(state: WsKeyState, messages: number, connects: number, now: number): WsKeyState {
+  const rate = messageRate(state.limits)
+  let next = state
+  if (messages > 0 && rate !== null) next = { ...next, messages: debit(next.messages, messages, rate, now) }
+  if (connects > 0) {
+    const recent = next.recentConnects.filter((t) => now - t < 1000 && t <= now)
+    const added = Array.from({ length: Math.min(connects, next.limits.newConnectionsPerSecond) }, () => now)
+    next = { ...next, recentConnects: [...recent, ...added].slice(-next.limits.newConnectionsPerSecond) }
+  }
+  return next
+}
+
+/** The bucket refilled to `now`, less `cost` tokens, debt allowed. */
+function debit(bucket: TokenBucket, cost: number, rate: number, now: number): TokenBucket {
+  const current = take(bucket, 0, rate, rate, now).bucket
+  return { tokens: current.tokens - cost, at: current.at }
 }
 
 /**

@@ -51,9 +51,13 @@ export interface InvoiceState {
   treasury: string
   amount: string
   decimals: number
+  /** Until when its terms hold (a transfer mined later does not pay it); null: no expiry (a version 1 invoice). */
+  expiresAt: number | null
   paid: InvoicePayment | null
   /** Its plan was activated (PlanActivated starting when it was paid). */
   activated: boolean
+  /** transferKey() of the transfers offered for it after it expired (PaymentUnmatched). */
+  late: Set<string>
 }
 
 /**
@@ -140,8 +144,10 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
         treasury: event.treasury,
         amount: event.amount,
         decimals: event.decimals,
+        expiresAt: event.expiresAt ?? null,
         paid: null,
         activated: false,
+        late: new Set(),
       })
       return state
     case 'PaymentConfirmed': {
@@ -152,6 +158,9 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       invoice.paid = { txHash: event.txHash.toLowerCase(), logIndex: event.logIndex, amount: event.amount, blockNumber: event.blockNumber, paidAt: event.time, attempt: event.attempt }
       return state
     }
+    case 'PaymentUnmatched':
+      state.invoices.get(event.invoiceId)?.late.add(transferKey(event.network, event.txHash, event.logIndex))
+      return state
     case 'SignedIn':
       state.nonces.set(event.nonce, event.time)
       state.sessions.set(event.sessionHash, event.expiresAt)

@@ -1,5 +1,5 @@
 import { makeEvent } from '../events/make-event.js'
-import type { Entitlement, InvoiceCreated, NodeKind, PaymentConfirmed, TollgateEvent } from '../events/types.js'
+import type { Entitlement, InvoiceCreated, NodeKind, TokenTransfer, TollgateEvent } from '../events/types.js'
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
 import { selectionProblem } from '../plans/entitlements.js'
 import { PaymentError } from '../payments/payment-error.js'
@@ -36,8 +36,8 @@ export type AccountCommand =
 /** An invoice as the host prepared it (its id and the token's decimals come from outside). */
 export type NewInvoice = Omit<InvoiceCreated, 'type' | 'version' | 'id' | 'time' | 'accountId'>
 
-/** A transfer checked on chain by the host (verifyTransfer). */
-export type VerifiedTransfer = Pick<PaymentConfirmed, 'network' | 'txHash' | 'logIndex' | 'from' | 'amount' | 'blockNumber' | 'blockHash'>
+/** A transfer checked on chain by the host (verifyTransfer), with its block's timestamp. */
+export type VerifiedTransfer = TokenTransfer & { minedAt: number }
 
 /** What the deciders read besides the state: the plan catalog. */
 export interface DecideContext {
@@ -125,6 +125,13 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
         throw new PaymentError('INVOICE_PAID', 'this invoice is already paid (by another transaction); nothing more is due')
       }
       if (state.transfers.has(transferKey(t.network, t.txHash, t.logIndex))) throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
+      if (minedAfterExpiry(invoice, t.minedAt)) {
+        // The terms (price, token, treasury) hold until the invoice expires, and may change after:
+        // a transfer mined later does not pay it. It is recorded, once per invoice, so that the
+        // money is not lost from sight; it is not marked used, so it can pay a fresh invoice.
+        if (invoice.late.has(transferKey(t.network, t.txHash, t.logIndex))) return []
+        return [makeEvent({ type: 'PaymentUnmatched', accountId, invoiceId: invoice.invoiceId, reason: 'invoice-expired', invoiceExpiresAt: invoice.expiresAt!, ...t }, now)]
+      }
       const paid = makeEvent({ type: 'PaymentConfirmed', accountId, invoiceId: invoice.invoiceId, ...t, txHash: t.txHash, attempt: command.attempt }, now)
       return [paid, ...activation(state, planOf(ctx, invoice.planId), invoice.nodes, now, now, command.key)]
     }
@@ -182,6 +189,15 @@ function activatePaid(state: AccountState, ctx: DecideContext, invoice: InvoiceS
   // A plan activated since it was paid overtook it: activating it now would undo a later choice.
   if (state.plan !== null && state.plan.startsAt > invoice.paid.paidAt) return []
   return activation(state, planOf(ctx, invoice.planId), invoice.nodes, invoice.paid.paidAt, now, key)
+}
+
+/**
+ * A transfer mined (by its block's timestamp) after the invoice expired does not pay it. The block's
+ * time, not the time the payment is checked: a payment sent in time but confirmed or checked later
+ * (a closed page, a slow chain) still counts.
+ */
+export function minedAfterExpiry(invoice: InvoiceState, minedAt: number): boolean {
+  return invoice.expiresAt !== null && minedAt > invoice.expiresAt
 }
 
 function issue(accountId: string, key: NewKey, now: number): TollgateEvent {

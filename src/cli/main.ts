@@ -7,10 +7,12 @@ import { eventsCommand } from './commands/events.js'
 import { replayCommand } from './commands/replay.js'
 import { nodesCommand } from './commands/nodes.js'
 import { usageCommand } from './commands/usage.js'
+import { fleetCommand } from './commands/fleet.js'
 
 const USAGE = `Usage: tollgate <command>
 
   dev [--port 8080] [--admin-port 9090] [--data ./data/dev]   local devnet, embedded log, demo key, curl line
+  dev --fleet [--port 8080] [--data ./data/dev-fleet]    3 NATS servers in a cluster, 3 gateways, nginx in front
   start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2
@@ -20,6 +22,7 @@ const USAGE = `Usage: tollgate <command>
   replay --config FILE [--restart]           rebuild the LMDB projections from the event log (resumes one interrupted)
   usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]
                                              usage per key; T: 2025-06-01, 2025-06-01T12:00 (UTC) or 24h, 7d ago
+  fleet --config FILE [--json]               the live instances on the config's NATS stream and their share of each limit
 `
 
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
@@ -31,6 +34,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   replay: replayCommand,
   nodes: nodesCommand,
   usage: usageCommand,
+  fleet: fleetCommand,
 }
 
 /** Run the command line; exit code 2 for usage mistakes, 1 for failures. */

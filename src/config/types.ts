@@ -18,6 +18,7 @@ export type HeavyConfig = Config['heavy']
 export type CacheConfig = Config['cache']
 export type HealthConfig = Config['health']
 export type HedgeConfig = Config['hedge']
+export type FleetConfig = Config['fleet']
 export type PaymentsConfig = NonNullable<Config['payments']>
 export type DashboardConfig = Config['dashboard']
 export type DashboardLimitsConfig = DashboardConfig['limits']

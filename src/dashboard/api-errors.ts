@@ -49,6 +49,11 @@ export const API_ERRORS = {
   REORGED: { http: 409, when: "the receipt's block is no longer canonical", message: 'The payment was undone by a chain reorganisation.' },
   ALREADY_USED: { http: 409, when: 'the transfer already paid another invoice', message: 'This payment was already used for another invoice.' },
   INVOICE_PAID: { http: 409, when: 'the invoice is paid by another transaction', message: 'This invoice is already paid.' },
+  INVOICE_EXPIRED: {
+    http: 409,
+    when: 'the transfer was mined after the invoice expired (`payments.invoiceTtlMs`): recorded as `PaymentUnmatched`; it can pay a fresh invoice',
+    message: 'This invoice expired before your payment was mined. The payment is recorded: a new invoice for the plan accepts the same transaction.',
+  },
   // Keys
   NO_ACTIVE_KEY: { http: 409, when: 'the account has no key yet (no plan taken)', message: 'You have no API key yet: choose a plan first.' },
   BAD_GRACE: { http: 400, when: 'grace period not a number of seconds >= 0 (at most 30 days)', message: 'That grace period is not valid.' },

@@ -261,6 +261,7 @@ export class DashboardService {
 
   #invoiceView(i: InvoiceRecord): unknown {
     const plan = this.#deps.catalog.get(i.planId)
+    const expired = i.paid === null && i.expiresAt !== undefined && i.expiresAt <= this.#deps.clock.now()
     return {
       invoiceId: i.invoiceId,
       planId: i.planId,
@@ -274,8 +275,10 @@ export class DashboardService {
       amountUsd: usdOf(i.amount, i.decimals),
       decimals: i.decimals,
       createdAt: i.createdAt,
-      status: i.paid === null ? 'unpaid' : i.activated ? 'active' : 'paid',
+      expiresAt: i.expiresAt ?? null,
+      status: expired ? 'expired' : i.paid === null ? 'unpaid' : i.activated ? 'active' : 'paid',
       txHash: i.paid?.txHash ?? null,
+      latePayments: (i.latePayments ?? []).map((p) => ({ txHash: p.txHash, amountUsd: usdOf(p.amount, i.decimals), minedAt: p.minedAt })),
     }
   }
 

@@ -76,6 +76,9 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
     case 'PaymentConfirmed':
       // Not the invoice: one transfer offered for two invoices must be ONE fact.
       return [e.type, e.network, e.txHash.toLowerCase(), e.logIndex]
+    case 'PaymentUnmatched':
+      // Per invoice: the same late transfer offered again for the same invoice is recorded once.
+      return [e.type, e.invoiceId, e.network, e.txHash.toLowerCase(), e.logIndex]
     case 'PrivateNodeRequested':
       return [e.type, e.accountId, e.time]
     case 'DomainsRestricted':

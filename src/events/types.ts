@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox'
-import { eventSchemas, type entitlementSchema } from '../../schemas/events.js'
+import { eventSchemas, type entitlementSchema, type tokenTransferSchema } from '../../schemas/events.js'
 
 /**
  * The event catalog: the only source of truth for accounts, keys, plans, decisions and usage.
@@ -15,6 +15,8 @@ import { eventSchemas, type entitlementSchema } from '../../schemas/events.js'
 /** A (network, node kind) pair an account may use. */
 export type Entitlement = Static<typeof entitlementSchema>
 export type NodeKind = Entitlement['kind']
+/** An ERC-20 transfer as checked on chain (one Transfer log of one transaction). */
+export type TokenTransfer = Static<typeof tokenTransferSchema>
 
 type EventSchemas = typeof eventSchemas
 export type EventType = keyof EventSchemas
@@ -34,6 +36,7 @@ export type SignedOut = EventOf<'SignedOut'>
 export type FreePlanClaimed = EventOf<'FreePlanClaimed'>
 export type InvoiceCreated = EventOf<'InvoiceCreated'>
 export type PaymentConfirmed = EventOf<'PaymentConfirmed'>
+export type PaymentUnmatched = EventOf<'PaymentUnmatched'>
 export type PrivateNodeRequested = EventOf<'PrivateNodeRequested'>
 export type DomainsRestricted = EventOf<'DomainsRestricted'>
 export type DedicatedNodeAttached = EventOf<'DedicatedNodeAttached'>
@@ -103,6 +106,7 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'FreePlanClaimed':
     case 'InvoiceCreated':
     case 'PaymentConfirmed':
+    case 'PaymentUnmatched':
     case 'PrivateNodeRequested':
     case 'DomainsRestricted':
     case 'DedicatedNodeAttached':

@@ -41,6 +41,11 @@ import { UpstreamCaller } from './upstream-caller.js'
 import { registerCallPathMetrics } from './call-path-metrics.js'
 import { registerStateMetrics } from './state-metrics.js'
 import { FaultLog } from './fault-log.js'
+import { Closers } from './closers.js'
+import { Fleet } from '../fleet/fleet.js'
+import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
+import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
+import { VERSION } from '../fleet/package-version.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -80,29 +85,72 @@ export interface GatewayOptions {
    * does not meter cannot bill.
    */
   meterUsage?: boolean
+  /**
+   * This process is worker `index` of a `tollgate start` with `workers` > 1 (src/workers/): its
+   * projections and outbox are its own, in `<dataDir>/workers/<index>`; the event log and the cache
+   * are shared. `channel` reaches the other workers when there is no NATS.
+   */
+  worker?: { index: number; channel?: FleetChannel }
 }
 
 /**
  * Start the gateway: open the event log and the LMDB projections, catch up, then serve. The
  * request path reads key state from memory (refreshed by the projector) and hands usage to the
  * outbox without waiting: the event log is never on the path of a call.
+ *
+ * This is the composition root: the one place where the parts are made and wired, in the order
+ * of the design (events and state, the actors, the nodes, the call path, the front end). Each part
+ * is registered with `closers` as soon as it is open; a step that throws closes what came before
+ * it, and `close()` drains the front end and then closes the parts, the last opened first.
  */
 export async function startGateway(config: Config, opts: GatewayOptions): Promise<RunningGateway> {
+  const closers = new Closers()
+  const closeAll = () => closers.closeAll((name, err) => opts.logger.warn({ err: String(err) }, `closing ${name} failed`))
+  try {
+    return await compose(config, opts, closers, closeAll)
+  } catch (err) {
+    await closeAll()
+    throw err
+  }
+}
+
+async function compose(config: Config, opts: GatewayOptions, closers: Closers, closeAll: () => Promise<void>): Promise<RunningGateway> {
   const { logger } = opts
   const clock = opts.clock ?? systemClock
   const instance = opts.instance ?? `${hostname()}-${process.pid}-${Date.now().toString(36)}`
   // Before anything is opened: an admin listener reachable from the network needs its token.
   const token = adminToken(config.admin.listen.host)
-  mkdirSync(config.dataDir, { recursive: true })
-
+  // A worker's own folder for what one process writes (projections, outbox); the rest is shared.
+  const ownDir = opts.worker === undefined ? config.dataDir : join(config.dataDir, 'workers', String(opts.worker.index))
+  mkdirSync(ownDir, { recursive: true })
   const catalog = loadPlanCatalog(config.plans.catalog)
-  const log = await openEventLog(config.events, config.dataDir, {
-    whileNatsIsDown: (err) => logger.warn({ err: String(err), cause: String(err.cause) }, 'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back'),
-  })
-  const store = StateStore.open(join(config.dataDir, 'state'))
-  const outbox = Outbox.open(join(config.dataDir, 'outbox'), log, {
-    onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
-  })
+  /** When the drain began plus shutdownMs: what is left of it goes to flushing the outbox. */
+  let deadline = Number.POSITIVE_INFINITY
+
+  // Events and state: the log, the projections it feeds, the outbox that feeds it.
+  const store = closers.add('state store', StateStore.open(join(ownDir, 'state')), (s) => s.close())
+  const log = closers.add(
+    'event log',
+    await openEventLog(config.events, config.dataDir, {
+      whileNatsIsDown: (err) => logger.warn({ err: String(err), cause: String(err.cause) }, 'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back'),
+    }),
+    (l) => l.close(),
+  )
+  const outbox = closers.add(
+    'outbox',
+    Outbox.open(join(ownDir, 'outbox'), log, { onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox') }),
+    async (o) => {
+      try {
+        // What is left of shutdownMs, and at least a second: usage is what the drain is for.
+        await o.flush(Math.max(1_000, Math.min(deadline, Date.now() + config.shutdownMs) - Date.now()))
+      } catch (err) {
+        logger.warn({ err: String(err), pending: o.pending() }, 'events left in the outbox; the next start sends them')
+      }
+      await o.close()
+    },
+  )
+
+  // The actors: one per key (rates, connections) and one per client IP (throttle).
   const keys = new KeyDirectory(store, catalog, clock, {
     ws: config.ws,
     // The end of a plan period is a decision too: the first instance that sees it says so.
@@ -115,30 +163,96 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
       makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
     ])
   })
+  // The fleet: the other instances of the same event stream share each key's limits over NATS.
+  const channel = opts.worker?.channel
+  const fleet = config.events.nats === undefined && channel === undefined ? undefined : openFleet(config, keys, instance, clock, logger, closers, channel)
+  const filters = new FilterPins(clock)
+  const sweeper = setInterval(() => {
+    keys.sweep()
+    ips.sweep()
+    filters.sweep()
+  }, 60_000)
+  sweeper.unref()
+  closers.defer('sweeper', () => clearInterval(sweeper))
+
+  // The nodes: pools per network (and per Private Node account), their heads, the cache.
   const faults = new FaultLog(logger, { clock })
   const registry = gatewayRegistry()
   const durations = new UpstreamDurations(registry)
-  const upstreams = Upstreams.fromConfig(config.networks, {
-    maxAnswerBytes: config.limits.maxUpstreamBytes,
-    onNodeFailure: faults.nodeFailed,
-    durations: (network, node, kind) => durations.forNode(network, node, kind),
-    health: {
-      failureThreshold: config.health.failureThreshold,
-      cooldownMs: config.health.cooldownMs,
-      maxErrorRate: config.health.maxErrorRate,
-      maxLagBlocks: config.health.maxLagBlocks,
-    },
-  })
-  // Pools are built on the first call of an account, after `subscriptions` exists below.
-  const pools = new PoolSelector(upstreams, store, { maxAnswerBytes: config.limits.maxUpstreamBytes, onNodeFailure: faults.nodeFailed }, (pool) => subscriptions.retire(pool))
-  const projector = new Projector(store, log, {
-    onApplied: (changes) => {
-      keys.refresh(changes)
-      ips.refresh(changes.penaltyKeys)
-      pools.refresh(changes.accountIds)
-    },
-    onError: (err) => logger.error({ err }, 'projection failed; retrying'),
-  })
+  const upstreams = closers.add(
+    'upstreams',
+    Upstreams.fromConfig(config.networks, {
+      maxAnswerBytes: config.limits.maxUpstreamBytes,
+      onNodeFailure: faults.nodeFailed,
+      durations: (network, node, kind) => durations.forNode(network, node, kind),
+      health: {
+        failureThreshold: config.health.failureThreshold,
+        cooldownMs: config.health.cooldownMs,
+        maxErrorRate: config.health.maxErrorRate,
+        maxLagBlocks: config.health.maxLagBlocks,
+      },
+    }),
+    (u) => u.close(),
+  )
+  const subscriptions = closers.add(
+    'subscriptions',
+    Subscriptions.fromUpstreams(upstreams, { timeoutMs: config.limits.upstreamTimeoutMs, onWarning: (msg, detail) => logger.warn(detail ?? {}, msg) }),
+    (s) => s.close(),
+  )
+  const pools = closers.add(
+    'account pools',
+    new PoolSelector(upstreams, store, { maxAnswerBytes: config.limits.maxUpstreamBytes, onNodeFailure: faults.nodeFailed }, (pool) => subscriptions.retire(pool)),
+    (p) => p.close(),
+  )
+  const heads = new HeadTracker()
+  const nodeHeads = closers.add(
+    'node heads',
+    new NodeHeadMonitor(upstreams, {
+      intervalMs: config.health.pollMs,
+      timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+      onBest: (network, best) => heads.observe(network, best),
+      onChange: (network, node, behind, lag) =>
+        logger.warn({ network, node, lag, maxLagBlocks: config.health.maxLagBlocks }, behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in'),
+    }),
+    (n) => n.stop(),
+  )
+  await nodeHeads.start()
+  const cache = config.cache.enabled
+    ? closers.add('cache', ImmutableCache.open(config.cache.path ?? join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }), (c) => c.close())
+    : undefined
+  const finality = cache
+    ? closers.add(
+        'finality',
+        new FinalityTracker(upstreams, {
+          intervalMs: config.cache.finalityPollMs,
+          timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
+          depthFor: (network) => config.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
+          headOf: (network) => heads.head(network),
+          onReorg: async (network, block) => {
+            logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
+            await cache.invalidate(network)
+          },
+          onModeChosen: (network, mode) => logger.info({ network, mode }, mode === 'tag' ? 'finality: the nodes\' finalized block' : 'finality: head minus finalityDepth (the nodes have no finalized tag)'),
+          onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
+        }),
+        (f) => f.stop(),
+      )
+    : undefined
+  await finality?.start()
+
+  // The projections catch up before the first call, then follow the log.
+  const projector = closers.add(
+    'projector',
+    new Projector(store, log, {
+      onApplied: (changes) => {
+        keys.refresh(changes)
+        ips.refresh(changes.penaltyKeys)
+        pools.refresh(changes.accountIds)
+      },
+      onError: (err) => logger.error({ err }, 'projection failed; retrying'),
+    }),
+    (p) => p.stop(),
+  )
   try {
     await projector.catchUp()
   } catch (err) {
@@ -148,50 +262,15 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     logger.warn({ err: String(err) }, 'event log unreachable at start: serving from the last projected state')
   }
   projector.start()
-  const usage = new UsageMeter({
-    clock,
-    intervalMs: config.usage.intervalMs,
-    instance,
-    emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i as EventInput, clock.now()))),
-  })
+
+  // Usage and decisions, counted per interval into the outbox (stopped before it is flushed).
+  const emit = (inputs: readonly EventInput[]) => outbox.publish(inputs.map((i) => makeEvent(i, clock.now())))
+  const usage = closers.add('usage meter', new UsageMeter({ clock, intervalMs: config.usage.intervalMs, instance, emit }), (u) => u.stop())
   usage.start()
-  const wsDecisions = new WsDecisions({
-    clock,
-    intervalMs: config.usage.intervalMs,
-    instance,
-    emit: (inputs) => outbox.publish(inputs.map((i) => makeEvent(i, clock.now()))),
-  })
+  const wsDecisions = closers.add('WebSocket decisions', new WsDecisions({ clock, intervalMs: config.usage.intervalMs, instance, emit }), (d) => d.stop())
   wsDecisions.start()
 
-  // Label values only from the config: an unknown slug in a request counts as `other`.
-  const networkLabels = new NetworkLabels(Object.keys(config.networks))
-  const counters = new HttpCounters(registry, networkLabels)
-  registerStateMetrics(registry, { outbox, store, keys })
-  const heads = new HeadTracker()
-  const nodeHeads = new NodeHeadMonitor(upstreams, {
-    intervalMs: config.health.pollMs,
-    timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-    onBest: (network, best) => heads.observe(network, best),
-    onChange: (network, node, behind, lag) =>
-      logger.warn({ network, node, lag, maxLagBlocks: config.health.maxLagBlocks }, behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in'),
-  })
-  await nodeHeads.start()
-  const cache = config.cache.enabled ? ImmutableCache.open(config.cache.path ?? join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }) : undefined
-  const finality = cache
-    ? new FinalityTracker(upstreams, {
-        intervalMs: config.cache.finalityPollMs,
-        timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-        depthFor: (network) => config.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
-        headOf: (network) => heads.head(network),
-        onReorg: async (network, block) => {
-          logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
-          await cache.invalidate(network)
-        },
-        onModeChosen: (network, mode) => logger.info({ network, mode }, mode === 'tag' ? 'finality: the nodes\' finalized block' : 'finality: head minus finalityDepth (the nodes have no finalized tag)'),
-        onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
-      })
-    : undefined
-  await finality?.start()
+  // The call path: admission, then the dispatcher that meters, routes and calls the nodes.
   const calls = new UpstreamCaller({
     timeoutMs: config.limits.upstreamTimeoutMs,
     heavy: config.heavy,
@@ -199,8 +278,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     cache,
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
-  registerCallPathMetrics(registry, { upstreams, calls, cache, finality })
-  const filters = new FilterPins(clock)
+  const admission = new Admission({ upstreams, ips, keys, pools })
   const dispatcher = new RpcDispatcher({
     usage: opts.meterUsage === false ? NO_USAGE : usage,
     limits: config.limits,
@@ -211,11 +289,14 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     calls,
     onServerError: faults.answered,
   })
-  const subscriptions = Subscriptions.fromUpstreams(upstreams, {
-    timeoutMs: config.limits.upstreamTimeoutMs,
-    onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
-  })
-  const admission = new Admission({ upstreams, ips, keys, pools })
+
+  // Metrics. Label values only from the config: an unknown slug in a request counts as `other`.
+  const networkLabels = new NetworkLabels(Object.keys(config.networks))
+  registerStateMetrics(registry, { outbox, store, keys })
+  if (fleet) registerFleetMetrics(registry, fleet)
+  registerCallPathMetrics(registry, { upstreams, calls, cache, finality })
+
+  // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
   const wsServer = new WsServer({
     admission,
     ips,
@@ -227,6 +308,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     counters: new WsCounters(registry, networkLabels, () => subscriptions.stats()),
     config: config.ws,
     clock,
+    allowance: fleet && ((accountId, max) => fleet.allowance(accountId, max)),
     onError: (err) => logger.error({ err }, 'unexpected error on the WebSocket path'),
   })
   const secret = opts.secret ?? process.env.TOLLGATE_SECRET
@@ -240,7 +322,7 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     keys,
     trustProxy: config.trustProxy,
     dispatcher,
-    counters,
+    counters: new HttpCounters(registry, networkLabels),
     maxBodyBytes: config.limits.maxBodyBytes,
     bodyTimeoutMs: config.limits.bodyTimeoutMs,
     // Ready when the projections caught up, or the log cannot be reached: an outage of NATS must
@@ -250,18 +332,12 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
     routes: (app, exchanges) => wsServer.register(app, exchanges),
   })
+  closers.defer('front end', () => server.close())
   const port = await server.listen(config.listen.host, config.listen.port)
   const adminServer = new AdminServer({ registry, token, notReady: () => server.notReady(), onError: (err) => logger.error({ err }, 'unexpected error on the admin listener') })
-  const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port).catch((err: unknown) => {
-    server.close()
-    throw err
-  })
-  const sweeper = setInterval(() => {
-    keys.sweep()
-    ips.sweep()
-    filters.sweep()
-  }, 60_000)
-  sweeper.unref()
+  closers.defer('admin listener', () => adminServer.close())
+  const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port)
+  fleet?.start(`${urlHost(config.listen.host)}:${port}`)
 
   const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${urlHost(config.listen.host)}:${port}`
   const ws = http.replace(/^http/, 'ws')
@@ -273,39 +349,20 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
    * The graceful stop, in the order that never answers a call with a part already closed: the
    * front end drains first (readiness 503, no new connections, `Connection: close` on every answer,
    * WebSocket clients told 1001 "going away"), the calls in flight are answered, the idle
-   * keep-alive sockets are closed, then the usage of the current interval and the outbox go to
-   * the event log, and the stores close last. Past `shutdownMs` the calls still open are cut.
+   * keep-alive sockets are closed, then the parts close, the last opened first: the usage of the
+   * current interval and the outbox go to the event log, and the stores close last. Past
+   * `shutdownMs` the calls still open are cut.
    */
   let closing: Promise<void> | undefined
   const close = async (): Promise<void> => {
-    const deadline = Date.now() + config.shutdownMs
+    deadline = Date.now() + config.shutdownMs
     logger.info({ calls: server.exchanges.open, webSockets: wsServer.size, shutdownMs: config.shutdownMs }, 'draining')
     server.drain()
     adminServer.drain()
     wsServer.close()
     const drained = await quiet(server.exchanges, deadline)
     if (!drained) logger.warn({ calls: server.exchanges.open, shutdownMs: config.shutdownMs }, 'shutdownMs passed with calls still open: they are cut')
-    server.close()
-    adminServer.close()
-    subscriptions.close()
-    clearInterval(sweeper)
-    nodeHeads.stop()
-    finality?.stop()
-    usage.stop()
-    wsDecisions.stop()
-    try {
-      // What is left of shutdownMs, and at least a second: usage is what the drain is for.
-      await outbox.flush(Math.max(1_000, deadline - Date.now()))
-    } catch (err) {
-      logger.warn({ err: String(err), pending: outbox.pending() }, 'events left in the outbox; the next start sends them')
-    }
-    await outbox.close()
-    await projector.stop()
-    await pools.close()
-    await upstreams.close()
-    await cache?.close()
-    await log.close()
-    store.close()
+    await closeAll()
   }
   return {
     http,
@@ -322,6 +379,45 @@ export async function startGateway(config: Config, opts: GatewayOptions): Promis
     cache,
     finality,
     close: () => (closing ??= close()),
+  }
+}
+
+/** The fleet's bus and membership; it starts announcing itself once the front end listens. */
+function openFleet(
+  config: Config,
+  keys: KeyDirectory,
+  instance: string,
+  clock: Clock,
+  logger: Logger,
+  closers: Closers,
+  channel: FleetChannel | undefined,
+): { allowance: Fleet['allowance']; start(address: string): void; fleet(): Fleet | undefined } {
+  let fleet: Fleet | undefined
+  const bus = closers.add(
+    'fleet bus',
+    channel ??
+      FleetBus.open(config.events.nats!, fleetSubjectRoot(config), (connected) => {
+        if (!connected) logger.warn('cut off from the fleet: each key gets this instance\'s share of its limits until NATS is back')
+        fleet?.connectionChanged(connected)
+      }),
+    (b) => b.close(),
+  )
+  return {
+    allowance: (accountId, max) => fleet?.allowance(accountId, max) ?? max,
+    fleet: () => fleet,
+    start: (address) => {
+      fleet = new Fleet({
+        bus,
+        keys,
+        self: { id: instance, address: config.publicUrl ?? address, startedAt: Date.now(), version: VERSION },
+        clock,
+        ...config.fleet,
+        onMembership: (event, id, live) => logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
+        onShare: (share) => logger.warn({ share }, share < 1 ? 'cut off from the fleet: applying this share of each key\'s limits' : 'back in the fleet: whole limits, shared'),
+      })
+      fleet.start()
+      closers.defer('fleet', () => fleet?.stop())
+    },
   }
 }
 

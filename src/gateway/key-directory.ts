@@ -1,6 +1,7 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import { ActorRegistry } from '../../actors/runtime/registry.js'
-import { KeyActor } from '../../actors/key/key-actor.js'
+import { KeyActor, type Consumption } from '../../actors/key/key-actor.js'
+import { scaled } from '../../actors/fleet/shares.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 import type { KeyState } from '../../actors/key/decide.js'
 import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits, wsKeyLimitsOf } from '../../actors/key/ws-limits.js'
@@ -47,6 +48,12 @@ export class KeyDirectory {
   readonly #onPlanEnded: PlanEndedHook | undefined
   /** The actor of each account with a key in memory, and how many such keys hold it. */
   readonly #actors = new Map<string, { actor: KeyActor; holders: number }>()
+  /** Accounts whose actor admitted something since `takeConsumed()` last ran (for the fleet). */
+  #consumers = new Map<KeyActor, string>()
+  /** What other instances admitted for accounts with no actor here yet, kept for a second. */
+  readonly #elsewhere = new Map<string, { consumed: Consumption; at: number }>()
+  /** The part of each limit this instance applies (1 but when cut off from its fleet). */
+  #share = 1
 
   /** `ws`: the configured WebSocket limits (default: the spec's). */
   constructor(store: StateStore, catalog: PlanCatalog, clock: Clock, opts: { idleMs?: number; onPlanEnded?: PlanEndedHook; ws?: WsConfig } = {}) {
@@ -156,13 +163,75 @@ export class KeyDirectory {
       const account = entry && this.#store.account(accountId)
       if (!entry || !account) continue
       const plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
-      entry.actor.updateLimits(limitsOf(plan), wsLimitsOf(plan, this.#ws))
+      entry.actor.updateLimits(this.#limitsOf(plan), this.#wsLimitsOf(plan))
     }
   }
 
   /** Passivate idle keys (their durable facts come back from LMDB, their buckets start full). */
   sweep(): void {
     this.#registry.sweep()
+  }
+
+  /** What each account's actor admitted since the last call, with its open connections now. */
+  takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
+    const out: { accountId: string; consumed: Consumption; open: number }[] = []
+    const consumers = this.#consumers
+    this.#consumers = new Map()
+    for (const [actor, accountId] of consumers) {
+      const consumed = actor.takeConsumed()
+      if (consumed !== undefined) out.push({ accountId, consumed, open: actor.wsOpen })
+    }
+    const now = this.#clock.now()
+    for (const [accountId, e] of this.#elsewhere) if (now - e.at > ELSEWHERE_KEPT_MS) this.#elsewhere.delete(accountId)
+    return out
+  }
+
+  /** Every account with WebSocket connections open here, and how many. */
+  openConnections(): { accountId: string; open: number }[] {
+    const out: { accountId: string; open: number }[] = []
+    for (const [accountId, { actor }] of this.#actors) if (actor.wsOpen > 0) out.push({ accountId, open: actor.wsOpen })
+    return out
+  }
+
+  /** Another instance admitted this for the account: its budget here shrinks as much. */
+  consumedElsewhere(accountId: string, consumed: Consumption): void {
+    const entry = this.#actors.get(accountId)
+    if (entry !== undefined) return entry.actor.consumedElsewhere(consumed)
+    // No actor here yet: keep it, so that an actor made in the next second does not start as if
+    // the key had been idle across the fleet.
+    const kept = this.#elsewhere.get(accountId)
+    if (kept === undefined) return void this.#elsewhere.set(accountId, { consumed: { ...consumed }, at: this.#clock.now() })
+    for (const k of ['full', 'archive', 'messages', 'connects'] as const) kept.consumed[k] += consumed[k]
+    kept.consumed.cooldownUntil = Math.max(kept.consumed.cooldownUntil, consumed.cooldownUntil)
+    kept.consumed.penaltyUntil = Math.max(kept.consumed.penaltyUntil, consumed.penaltyUntil)
+  }
+
+  /**
+   * Apply `share` of every limit (the fleet's conservative part while cut off from the others; 1
+   * again when back). Bucket levels are kept, capped at the new burst: coming back gives no burst.
+   */
+  setShare(share: number): void {
+    if (share === this.#share) return
+    this.#share = share
+    for (const [accountId, { actor }] of this.#actors) {
+      const account = this.#store.account(accountId)
+      const plan = account?.plan ? this.#catalog.get(account.plan.planId) : undefined
+      actor.updateLimits(this.#limitsOf(plan), this.#wsLimitsOf(plan))
+    }
+  }
+
+  get share(): number {
+    return this.#share
+  }
+
+  #limitsOf(plan: Plan | undefined): KeyState['limits'] {
+    const limits = limitsOf(plan)
+    return { full: scaled(limits.full, this.#share), archive: scaled(limits.archive, this.#share) }
+  }
+
+  #wsLimitsOf(plan: Plan | undefined): WsKeyLimits {
+    const limits = wsLimitsOf(plan, this.#ws)
+    return { ...limits, messagesPerSecond: scaled(limits.messagesPerSecond, this.#share) }
   }
 
   get size(): number {
@@ -184,9 +253,16 @@ export class KeyDirectory {
   #acquire(record: KeyRecord, plan: Plan | undefined): KeyActor {
     let entry = this.#actors.get(record.accountId)
     if (entry === undefined) {
-      const state: KeyState = initialKeyState({ keyId: record.keyId, accountId: record.accountId, limits: limitsOf(plan), ws: wsLimitsOf(plan, this.#ws) }, this.#clock.now())
-      entry = { actor: new KeyActor(state, this.#clock), holders: 0 }
-      this.#actors.set(record.accountId, entry)
+      const state: KeyState = initialKeyState({ keyId: record.keyId, accountId: record.accountId, limits: this.#limitsOf(plan), ws: this.#wsLimitsOf(plan) }, this.#clock.now())
+      const accountId = record.accountId
+      const actor = new KeyActor(state, this.#clock, (a) => this.#consumers.set(a, accountId))
+      entry = { actor, holders: 0 }
+      this.#actors.set(accountId, entry)
+      const elsewhere = this.#elsewhere.get(accountId)
+      if (elsewhere !== undefined) {
+        this.#elsewhere.delete(accountId)
+        actor.consumedElsewhere(elsewhere.consumed)
+      }
     }
     entry.holders++
     return entry.actor
@@ -206,6 +282,9 @@ export class KeyDirectory {
     if (blocks !== undefined) ctx.actor.ws({ type: 'WsBlocksRestored', cooldownUntil: blocks.cooldownUntil, penaltyUntil: blocks.penaltyUntil })
   }
 }
+
+/** How long consumption reported by other instances is kept for an account with no actor here. */
+const ELSEWHERE_KEPT_MS = 1_000
 
 /**
  * The WebSocket limits a plan gives a key. The spec's message limit (500/s) is capped by the

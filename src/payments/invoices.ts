@@ -18,13 +18,12 @@ export interface InvoiceDeps extends AccountCommandDeps {
   decimals: TokenDecimals
 }
 
-/** An unpaid invoice this old is not offered again (a new one is made). */
-const REUSE_WITHIN_MS = 24 * 3_600_000
-
 /**
  * The invoice for a paid plan (InvoiceCreated): the price in the payment token's smallest unit,
- * its decimals read from the contract. An unpaid invoice of the same plan and nodes made in the
- * last day is returned again rather than a new one (a reload must not pile up invoices).
+ * its decimals read from the contract, valid for `payments.invoiceTtlMs` (the terms of the day:
+ * the price, the token or the treasury may change later). An unpaid invoice of the same plan and
+ * nodes with at least half of that left is returned again rather than a new one (a reload must
+ * not pile up invoices, and a wallet must have time to pay what it is shown).
  * @throws PaymentError PAYMENTS_DISABLED, CHAIN_UNAVAILABLE; UnknownPlanError, WrongPlanKindError, BadNodesError
  */
 export async function createInvoice(
@@ -44,7 +43,14 @@ export async function createInvoice(
   const now = deps.clock.now()
   const payments = deps.payments
   const same = [...account.invoices.values()].find(
-    (i) => i.paid === null && i.planId === plan.id && now - i.createdAt < REUSE_WITHIN_MS && sameNodes(i.nodes, nodes) && i.token === payments.token && i.treasury === payments.treasury,
+    (i) =>
+      i.paid === null &&
+      i.planId === plan.id &&
+      i.expiresAt !== null &&
+      i.expiresAt - now >= payments.invoiceTtlMs / 2 &&
+      sameNodes(i.nodes, nodes) &&
+      i.token === payments.token &&
+      i.treasury === payments.treasury,
   )
   if (same !== undefined) return invoiceRecord(input.accountId, same, plan.priceUsdPerMonth)
 
@@ -59,6 +65,7 @@ export async function createInvoice(
     amount: amountFor(plan.priceUsdPerMonth, decimals).toString(),
     decimals,
     priceUsd: plan.priceUsdPerMonth,
+    expiresAt: now + payments.invoiceTtlMs,
   }
   const { state } = await host.execute(input.accountId, { type: 'CreateInvoice', invoice, now })
   return invoiceRecord(input.accountId, state.invoices.get(invoice.invoiceId)!, plan.priceUsdPerMonth)
@@ -78,6 +85,7 @@ export function invoiceRecord(accountId: string, i: InvoiceState, priceUsd: numb
     decimals: i.decimals,
     priceUsd,
     createdAt: i.createdAt,
+    ...(i.expiresAt === null ? {} : { expiresAt: i.expiresAt }),
     paid: i.paid,
     activated: i.activated,
   }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { InvoiceRecord } from '../store/records.js'
 import { hostOf, newKey } from '../accounts/commands.js'
 import { transferKey } from '../accounts/account-state.js'
+import { minedAfterExpiry } from '../accounts/decide.js'
 import { invoiceRecord, type InvoiceDeps } from './invoices.js'
 import { PaymentError } from './payment-error.js'
 import { verifyTransfer } from './verify-transfer.js'
@@ -21,6 +22,9 @@ export interface PaidInvoice {
  * transfer comes from the account's own wallet, so every invoice it could pay is in the account's
  * stream, and the decider refuses a transfer that stream already used; two payments decided at
  * once append at the same version and the log takes one (the other is decided again and refused).
+ *
+ * A transfer mined after the invoice expired pays nothing: it is recorded (PaymentUnmatched) and
+ * refused with INVOICE_EXPIRED; the same transaction may then pay a fresh invoice of the plan.
  * @throws PaymentError
  */
 export async function payInvoice(deps: InvoiceDeps, input: { accountId: string; invoiceId: string; txHash: string }): Promise<PaidInvoice> {
@@ -58,11 +62,14 @@ export async function payInvoice(deps: InvoiceDeps, input: { accountId: string; 
       amount: transfer.amount.toString(),
       blockNumber: transfer.blockNumber,
       blockHash: transfer.blockHash,
+      minedAt: transfer.minedAt,
     },
     attempt: randomBytes(12).toString('hex'),
     key: key.made,
     now: deps.clock.now(),
   })
+  const after = state.invoices.get(invoice.invoiceId)!
+  if (after.paid === null && minedAfterExpiry(after, transfer.minedAt)) throw expired(after.expiresAt!, transfer.minedAt, transfer.txHash)
   const apiKey = events.some((e) => e.type === 'KeyIssued' && e.keyId === key.made.keyId) ? key.clear : null
   return { invoice: invoiceRecord(input.accountId, state.invoices.get(invoice.invoiceId)!, priceUsd), apiKey }
 }
@@ -76,4 +83,14 @@ export async function ensureActivated(deps: InvoiceDeps, accountId: string, invo
   const key = newKey(deps)
   const { events } = await hostOf(deps).execute(accountId, { type: 'ActivatePaidInvoice', invoiceId, key: key.made, now: deps.clock.now() })
   return events.some((e) => e.type === 'KeyIssued' && e.keyId === key.made.keyId) ? key.clear : null
+}
+
+function expired(expiresAt: number, minedAt: number, txHash: string): PaymentError {
+  const when = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z')
+  return new PaymentError(
+    'INVOICE_EXPIRED',
+    `this invoice expired at ${when(expiresAt)} and the payment was mined after it (${when(minedAt)}), so it did not pay it. ` +
+      'The payment is recorded, not lost: make a new invoice for the plan and give it the same transaction (no second payment is needed)',
+    { expiredAt: expiresAt, minedAt, txHash },
+  )
 }

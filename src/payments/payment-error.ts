@@ -16,6 +16,7 @@ export type PaymentRefusal =
   | 'REORGED'
   | 'ALREADY_USED'
   | 'INVOICE_PAID'
+  | 'INVOICE_EXPIRED'
   | 'UNKNOWN_INVOICE'
   | 'CHAIN_UNAVAILABLE'
 

@@ -23,6 +23,8 @@ export interface VerifiedTransfer {
   amount: bigint
   blockNumber: number
   blockHash: string
+  /** The block's timestamp, ms since the epoch. */
+  minedAt: number
 }
 
 interface Log {
@@ -86,11 +88,18 @@ export async function verifyTransfer(rpc: ChainRpc, expect: TransferExpectation)
   if (have < expect.confirmations) {
     throw new PaymentError('UNCONFIRMED', `the payment is on chain and waits for confirmations: ${have} of ${expect.confirmations}`, { have, need: expect.confirmations })
   }
-  const block = await ask<{ hash: string } | null>(rpc, 'eth_getBlockByNumber', [receipt.blockNumber, false])
+  const block = await ask<{ hash: string; timestamp: string } | null>(rpc, 'eth_getBlockByNumber', [receipt.blockNumber, false])
   if (block === null || block.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) {
     throw new PaymentError('REORGED', 'the block of this payment was replaced by a chain reorganisation: the payment may have moved or vanished; check your wallet and try again')
   }
-  return { txHash, logIndex: Number(enough.logIndex), amount: BigInt(enough.data), blockNumber, blockHash: receipt.blockHash.toLowerCase() }
+  return {
+    txHash,
+    logIndex: Number(enough.logIndex),
+    amount: BigInt(enough.data),
+    blockNumber,
+    blockHash: receipt.blockHash.toLowerCase(),
+    minedAt: Number(BigInt(block.timestamp)) * 1000,
+  }
 }
 
 /** The address in an indexed address topic (the last 20 of 32 bytes), lower case. */

@@ -51,6 +51,7 @@ export const billingProjection: Projection = {
           decimals: event.decimals,
           priceUsd: event.priceUsd,
           createdAt: event.time,
+          ...(event.expiresAt === undefined ? {} : { expiresAt: event.expiresAt }),
           paid: null,
           activated: false,
         })
@@ -70,6 +71,14 @@ export const billingProjection: Projection = {
           },
         })
         writer.putClaim(claimKeys.pendingActivation(event.accountId), { by: event.invoiceId, at: event.time })
+        return
+      }
+      case 'PaymentUnmatched': {
+        const invoice = writer.invoice(event.invoiceId)
+        if (invoice === undefined || invoice.accountId !== event.accountId) return
+        const late = { txHash: event.txHash.toLowerCase(), logIndex: event.logIndex, amount: event.amount, minedAt: event.minedAt }
+        const others = (invoice.latePayments ?? []).filter((p) => !(p.txHash === late.txHash && p.logIndex === late.logIndex))
+        writer.putInvoice({ ...invoice, latePayments: [...others, late] })
         return
       }
       case 'PlanActivated': {

@@ -29,6 +29,7 @@ export const keyProjection: Projection = {
       case 'FreePlanClaimed':
       case 'InvoiceCreated':
       case 'PaymentConfirmed':
+      case 'PaymentUnmatched':
       case 'PrivateNodeRequested':
       case 'DedicatedNodeAttached':
         return

@@ -44,6 +44,7 @@ export const penaltyProjection: Projection = {
       case 'FreePlanClaimed':
       case 'InvoiceCreated':
       case 'PaymentConfirmed':
+      case 'PaymentUnmatched':
       case 'PrivateNodeRequested':
       case 'DomainsRestricted':
       case 'DedicatedNodeAttached':

@@ -54,6 +54,7 @@ export const usageProjection: Projection = {
       case 'FreePlanClaimed':
       case 'InvoiceCreated':
       case 'PaymentConfirmed':
+      case 'PaymentUnmatched':
       case 'PrivateNodeRequested':
       case 'DomainsRestricted':
       case 'DedicatedNodeAttached':

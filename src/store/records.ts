@@ -149,9 +149,21 @@ export interface InvoiceRecord {
   decimals: number
   priceUsd: number
   createdAt: number
+  /** Until when its terms hold; absent: no expiry (an invoice made before invoices expired). */
+  expiresAt?: number
   paid: InvoicePayment | null
   /** The plan of this invoice was activated (PlanActivated seen after the payment). */
   activated: boolean
+  /** Transfers offered for it after it expired (PaymentUnmatched): recorded, they did not pay it. */
+  latePayments?: LatePayment[]
+}
+
+/** A transfer mined after its invoice expired (PaymentUnmatched). */
+export interface LatePayment {
+  txHash: string
+  logIndex: number
+  amount: string
+  minedAt: number
 }
 
 /**

@@ -28,6 +28,11 @@ export interface WsServerDeps {
   counters: WsCounters
   config: WsConfig
   clock: Clock
+  /**
+   * How many of an account's connections (its key's limit `max`) this instance may hold now, when
+   * it shares the key with other instances (src/fleet/fleet.ts); absent: all of them.
+   */
+  allowance?: (accountId: string, max: number) => number
   onError: (err: unknown) => void
 }
 
@@ -130,7 +135,8 @@ export class WsServer {
     const { key, pool } = admitted
     // A Private Node account's subscriptions are made on its dedicated node, as its calls are.
     const hub = deps.subscriptions.hubFor(network, pool)
-    const d = key.actor.ws({ type: 'WsConnect' })
+    const allowed = deps.allowance?.(key.account.accountId, key.actor.state.ws.limits.maxConnectionsPerKey)
+    const d = key.actor.ws({ type: 'WsConnect', allowed })
     if (d.type === 'WsRefused') {
       const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
       if (d.reason === 'ws-connections') {

@@ -71,7 +71,7 @@ t.test('ClaimFreePlan: once per account', async (t) => {
 
 const invoice = (id: string, planId = 'tier-1') =>
   at({ type: 'InvoiceCreated', accountId: A, invoiceId: id, planId, nodes: [], network: 'eth-1', token: `0x${'a'.repeat(40)}`, treasury: `0x${'b'.repeat(40)}`, amount: '50', decimals: 6, priceUsd: 50 })
-const transfer = { network: 'eth-1', txHash: `0x${'1'.repeat(64)}`, logIndex: 0, from: WALLET, amount: '50', blockNumber: 9, blockHash: `0x${'2'.repeat(64)}` }
+const transfer = { network: 'eth-1', txHash: `0x${'1'.repeat(64)}`, logIndex: 0, from: WALLET, amount: '50', blockNumber: 9, blockHash: `0x${'2'.repeat(64)}`, minedAt: T }
 
 t.test('ConfirmPayment: pays and activates in one decision; the key only when there is none', async (t) => {
   const noKey = given(created, invoice('inv_a')).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'x', key: key(1), now: T + 1 }).decided()
@@ -92,6 +92,38 @@ t.test('ConfirmPayment: one transfer pays one invoice', async (t) => {
   t.match(finished[0], { startsAt: T + 1 })
   const other = { ...transfer, txHash: `0x${'3'.repeat(64)}` }
   t.match(given(...history).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer: other, attempt: 'y', key: key(1), now: T + 2 }).refused(), { code: 'INVOICE_PAID' })
+})
+
+const TTL = 30 * 60_000
+/** An invoice of version 2: its terms hold until `createdAt + TTL`. */
+const expiring = (id: string, createdAt = T) => at({ ...(invoice(id) as EventInput), expiresAt: createdAt + TTL } as EventInput, createdAt)
+const pay = (invoiceId: string, minedAt: number, now: number): AccountCommand => ({ type: 'ConfirmPayment', invoiceId, transfer: { ...transfer, minedAt }, attempt: 'x', key: key(1), now })
+
+t.test('invoice expiry: a transfer mined before the invoice expires pays it, however late it is checked', async (t) => {
+  const lateCheck = given(created, expiring('inv_a')).when(pay('inv_a', T + TTL, T + 5 * TTL)).decided()
+  t.same(types(lateCheck), ['PaymentConfirmed', 'PlanActivated', 'NodesSelected', 'KeyIssued'], 'mined at the last millisecond, checked two hours later')
+  t.match(lateCheck[0], { minedAt: T + TTL }, 'the event says when it was mined')
+  t.same(types(given(created, invoice('inv_v1')).when(pay('inv_v1', T + 100 * TTL, T + 100 * TTL)).decided()).slice(0, 1), ['PaymentConfirmed'], 'a version 1 invoice has no expiry')
+})
+
+t.test('invoice expiry: a transfer mined after it is recorded as unmatched, once, and pays nothing', async (t) => {
+  const out = given(created, expiring('inv_a')).when(pay('inv_a', T + TTL + 1000, T + TTL + 60_000)).decided()
+  t.same(types(out), ['PaymentUnmatched'])
+  t.match(out[0], { invoiceId: 'inv_a', reason: 'invoice-expired', invoiceExpiresAt: T + TTL, minedAt: T + TTL + 1000, txHash: transfer.txHash, logIndex: 0, amount: '50' })
+  const state = foldAccount(A, [created, expiring('inv_a'), ...out])
+  t.equal(state.invoices.get('inv_a')!.paid, null, 'the invoice stays unpaid')
+  t.equal(state.plan, null, 'and no plan starts')
+  t.same(given(created, expiring('inv_a'), ...out).when(pay('inv_a', T + TTL + 1000, T + TTL + 90_000)).decided(), [], 'offered again for the same invoice: recorded once')
+})
+
+t.test('invoice expiry: a late transfer, recorded, still pays a fresh invoice', async (t) => {
+  const unmatched = given(created, expiring('inv_a')).when(pay('inv_a', T + TTL + 1000, T + TTL + 60_000)).decided()
+  const fresh = expiring('inv_b', T + TTL + 120_000)
+  const out = given(created, expiring('inv_a'), ...unmatched, fresh).when(pay('inv_b', T + TTL + 1000, T + TTL + 130_000)).decided()
+  t.same(types(out), ['PaymentConfirmed', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
+  t.match(out[0], { invoiceId: 'inv_b' })
+  const paid = given(created, expiring('inv_a'), ...unmatched, fresh, ...out)
+  t.match(paid.when(pay('inv_a', T + TTL + 1000, T + TTL + 140_000)).refused(), { code: 'ALREADY_USED' }, 'once used, it is refused for the expired one too')
 })
 
 t.test('ActivatePaidInvoice: finishes a paid invoice, unless a later activation overtook it', async (t) => {

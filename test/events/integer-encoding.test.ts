@@ -146,7 +146,9 @@ t.test('events written before integers were packed as integers (float64 timestam
   const fixture = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'float-timestamps.json'), 'utf8')) as {
     events: Array<{ type: EventType; hex: string; event: TollgateEvent }>
   }
-  t.same(fixture.events.map((e) => e.type), EVENT_TYPES, 'the fixture holds one event of every type')
+  // Types added after integers were packed as integers were never written the old way.
+  const newer = new Set<EventType>(['PaymentUnmatched'])
+  t.same(fixture.events.map((e) => e.type), EVENT_TYPES.filter((type) => !newer.has(type)), 'the fixture holds one event of every type of that time')
   for (const { hex, event } of fixture.events) {
     const bytes = Buffer.from(hex, 'hex')
     t.equal(wireFields(bytes).get('time')?.wire, 'float', `${event.type}: the fixture is the old encoding (time is a float64)`)

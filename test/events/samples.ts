@@ -46,10 +46,16 @@ export const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { typ
   InvoiceCreated: {
     type: 'InvoiceCreated', accountId: 'acc-1', invoiceId: 'inv_1', planId: 'tier-1', nodes: [{ network: 'eth-1', kind: 'full' }],
     network: 'eth-1', token: '0x' + 'cd'.repeat(20), treasury: '0x' + 'ef'.repeat(20), amount: '50000000000000000000', decimals: 18, priceUsd: 50,
+    expiresAt: T0 + 1_800_000,
   },
   PaymentConfirmed: {
     type: 'PaymentConfirmed', accountId: 'acc-1', invoiceId: 'inv_1', network: 'eth-1', txHash: '0x' + '12'.repeat(32), logIndex: 0,
-    from: '0x' + 'ab'.repeat(20), amount: '50000000000000000000', blockNumber: 12, blockHash: '0x' + '34'.repeat(32), attempt: 'r4nd0m',
+    from: '0x' + 'ab'.repeat(20), amount: '50000000000000000000', blockNumber: 12, blockHash: '0x' + '34'.repeat(32), minedAt: T0, attempt: 'r4nd0m',
+  },
+  PaymentUnmatched: {
+    type: 'PaymentUnmatched', accountId: 'acc-1', invoiceId: 'inv_1', reason: 'invoice-expired', invoiceExpiresAt: T0 + 1_800_000, network: 'eth-1',
+    txHash: '0x' + '12'.repeat(32), logIndex: 0, from: '0x' + 'ab'.repeat(20), amount: '50000000000000000000', blockNumber: 12, blockHash: '0x' + '34'.repeat(32),
+    minedAt: T0 + 1_800_001,
   },
   PrivateNodeRequested: { type: 'PrivateNodeRequested', accountId: 'acc-1', nodes: [{ network: 'eth-1', kind: 'archive' }] },
   DomainsRestricted: { type: 'DomainsRestricted', accountId: 'acc-1', keyId: 'k1', domains: ['example.com', '*.example.org'] },

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { delimiter, join } from 'node:path'
+import { join } from 'node:path'
 import { freePort } from './free-port.js'
+import { findNatsServer as findInstalled, launchNatsServer } from '../../src/dev/nats-cluster.js'
 
 /** A real nats-server with JetStream, on a free port of 127.0.0.1, for tests. */
 export interface NatsServer {
@@ -65,10 +65,8 @@ export async function startNats(opts: StartNatsOptions = {}): Promise<NatsServer
   }
 }
 
-function findNatsServer(): string {
-  const candidates = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'nats-server'))
-  candidates.push('/usr/sbin/nats-server', '/usr/local/bin/nats-server')
-  const found = candidates.find((path) => path !== 'nats-server' && existsSync(path))
+export function findNatsServer(): string {
+  const found = findInstalled()
   if (!found) throw new Error('nats-server not found on PATH nor in /usr/sbin (apt-get install nats-server)')
   return found
 }
@@ -79,36 +77,10 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL')
 })
 
-/** Spawn and wait for the ready line on stderr; fail with the server's output if it exits first. */
-function launch(binary: string, port: number, storeDir: string): Promise<ChildProcess> {
-  const child = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
+/** Spawn (src/dev/nats-cluster.ts) and remember it, so that none outlives a failed test. */
+export async function launch(binary: string, port: number, storeDir: string, extra: readonly string[] = []): Promise<ChildProcess> {
+  const child = await launchNatsServer(binary, port, storeDir, extra)
   live.add(child)
   child.once('exit', () => live.delete(child))
-  return new Promise((resolve, reject) => {
-    let output = ''
-    const timer = setTimeout(() => fail(new Error(`nats-server not ready after ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)
-    const fail = (err: Error): void => {
-      clearTimeout(timer)
-      child.kill('SIGKILL')
-      reject(new Error(`${err.message}\n${output}`))
-    }
-    child.once('error', fail)
-    child.once('exit', (code, signal) => fail(new Error(`nats-server exited (${code ?? signal})`)))
-    child.stderr!.setEncoding('utf8')
-    child.stderr!.on('data', (chunk: string) => {
-      // Keep only the start: enough to explain a failure, bounded for a chatty server.
-      if (output.length < 20_000) output += chunk
-      if (output.includes('Server is ready')) {
-        clearTimeout(timer)
-        child.removeAllListeners('exit')
-        child.removeAllListeners('error')
-        // Keep draining stderr so that a full pipe never blocks the server.
-        child.stderr!.removeAllListeners('data')
-        child.stderr!.resume()
-        resolve(child)
-      }
-    })
-  })
+  return child
 }

@@ -22,7 +22,7 @@ export interface PaymentChain {
   treasury: Address
   /** anvil accounts 1..4, each holding 20,000 of both tokens. */
   wallets: PrivateKeyAccount[]
-  payments(confirmations: number): PaymentsConfig
+  payments(confirmations: number, invoiceTtlMs?: number): PaymentsConfig
 }
 
 export async function setUpPaymentChain(t: { teardown(fn: () => unknown): void }, anvil: Anvil, chainId = 31337): Promise<PaymentChain> {
@@ -46,7 +46,7 @@ export async function setUpPaymentChain(t: { teardown(fn: () => unknown): void }
     otherToken,
     treasury,
     wallets,
-    payments: (confirmations) => ({ network: 'eth-1', token: token.toLowerCase(), treasury: treasury.toLowerCase(), confirmations }),
+    payments: (confirmations, invoiceTtlMs = 1_800_000) => ({ network: 'eth-1', token: token.toLowerCase(), treasury: treasury.toLowerCase(), confirmations, invoiceTtlMs }),
   }
 }
 

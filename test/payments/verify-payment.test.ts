@@ -8,6 +8,7 @@ import { createInvoice } from '../../src/payments/invoices.js'
 import { payInvoice } from '../../src/payments/pay-invoice.js'
 import { PaymentError } from '../../src/payments/payment-error.js'
 import type { ChainRpc } from '../../src/chain/chain-rpc.js'
+import { FakeClock } from '../../actors/runtime/clock.js'
 
 /*
  * Payment verification against a real anvil with real OpenZeppelin ERC-20 contracts (18 decimals,
@@ -152,4 +153,50 @@ t.test('a receipt whose block is no longer canonical does not pay', async (t) =>
   const txHash = await transferToken(pc.chain, pc.token, alice, pc.treasury, tokens('50'))
   await refused(t, payInvoice(deps, { accountId, invoiceId, txHash }), 'REORGED')
   t.equal(ledger.store.invoice(invoiceId)?.paid, null)
+})
+
+t.test('invoice expiry: the block time decides; a late transfer is recorded and pays a fresh invoice', async (t) => {
+  // The gateway's clock starts at the chain's; anvil's next block time is set, so "mined before"
+  // and "mined after" the invoice's expiry are facts of the chain, not races with the real clock.
+  const TTL = 30 * 60_000
+  const latest = await anvil.rpc('eth_getBlockByNumber', ['latest', false])
+  const chainNow = Number(BigInt((latest.result as { timestamp: string }).timestamp)) * 1000
+  const clock = new FakeClock(chainNow)
+  const ledger = await openLedger(t, { clock })
+  const deps = { ...invoiceDeps(ledger, pc), payments: pc.payments(1, TTL) }
+  const carol = pc.wallets[2]!
+  const accountId = await accountFor(ledger, carol.address)
+  const create = (planId: string) => createInvoice(deps, { accountId, planId, nodes: planId === 'tier-1' ? AVAILABLE : undefined, available: AVAILABLE })
+  const mineAt = (ms: number) => anvil.rpc('evm_setNextBlockTimestamp', [Math.floor(ms / 1000)])
+
+  const first = await create('tier-1')
+  t.equal(first.expiresAt, chainNow + TTL, 'the invoice holds for payments.invoiceTtlMs')
+  await mineAt(chainNow + 60_000)
+  const inTime = await transferToken(pc.chain, pc.token, carol, pc.treasury, tokens('50'))
+  clock.advance(2 * TTL)
+  const { invoice: paid } = await payInvoice(deps, { accountId, invoiceId: first.invoiceId, txHash: inTime })
+  t.equal(paid.activated, true, 'mined within the TTL, checked an hour after it: it pays')
+
+  const second = await create('tier-3')
+  t.not(second.invoiceId, first.invoiceId)
+  await mineAt(second.expiresAt! + 60_000)
+  const late = await transferToken(pc.chain, pc.token, carol, pc.treasury, tokens('300'))
+  clock.set(second.expiresAt! + 90_000)
+  const err = await refused(t, payInvoice(deps, { accountId, invoiceId: second.invoiceId, txHash: late }), 'INVOICE_EXPIRED')
+  t.match(err.message, /expired at .* the same transaction/)
+  t.same(err.details, { expiredAt: second.expiresAt, minedAt: second.expiresAt! + 60_000, txHash: late.toLowerCase() })
+  await refused(t, payInvoice(deps, { accountId, invoiceId: second.invoiceId, txHash: late }), 'INVOICE_EXPIRED')
+  const { events } = await ledger.log.readAccount(accountId)
+  const unmatched = events.map((s) => s.event).filter((e) => e.type === 'PaymentUnmatched')
+  t.equal(unmatched.length, 1, 'recorded once in the log (operators see it with `tollgate events`)')
+  t.match(unmatched[0], { invoiceId: second.invoiceId, txHash: late.toLowerCase(), amount: tokens('300').toString(), invoiceExpiresAt: second.expiresAt })
+  const record = ledger.store.invoice(second.invoiceId)!
+  t.equal(record.paid, null)
+  t.match(record.latePayments, [{ txHash: late.toLowerCase(), amount: tokens('300').toString(), minedAt: second.expiresAt! + 60_000 }], 'the invoice shows it')
+
+  const third = await create('tier-3')
+  t.not(third.invoiceId, second.invoiceId, 'an expired invoice is not offered again')
+  const { invoice: carried } = await payInvoice(deps, { accountId, invoiceId: third.invoiceId, txHash: late })
+  t.equal(carried.activated, true, 'the late transfer pays the fresh invoice: nothing is paid twice')
+  t.equal(ledger.store.account(accountId)?.plan?.planId, 'tier-3')
 })

@@ -6,13 +6,17 @@
 import type {
   DedicatedNodeAttached,
   EventType,
+  InvoiceCreated,
   NodeKind,
+  PaymentConfirmed,
+  PaymentUnmatched,
   PlanActivated,
   PlanEnded,
+  TokenTransfer,
   TollgateEvent,
   WsLimitReason,
 } from '../../src/events/types.js'
-import type { Config, UpstreamConfig, PaymentsConfig, WsConfig } from '../../src/config/types.js'
+import type { Config, FleetConfig, UpstreamConfig, PaymentsConfig, WsConfig } from '../../src/config/types.js'
 import type { Plan } from '../../src/plans/catalog.js'
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 const checks: [
@@ -39,5 +43,20 @@ const checks: [
   Equal<Plan['limits'], { fullRps: number | null; archiveRps: number | null }>,
   Equal<Plan['priceFrom'], boolean | undefined>,
   Equal<Config['heavy']['methodTimeoutMs'], Record<string, number>>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true]
+  Equal<InvoiceCreated['expiresAt'], number | undefined>, // version 2
+  Equal<PaymentConfirmed['minedAt'], number | undefined>, // version 2
+  Equal<PaymentUnmatched['minedAt'], number>,
+  Equal<PaymentUnmatched['reason'], 'invoice-expired'>,
+  Equal<
+    TokenTransfer,
+    { network: string; txHash: string; logIndex: number; from: string; amount: string; blockNumber: number; blockHash: string }
+  >,
+  Equal<Pick<PaymentUnmatched, keyof TokenTransfer>, TokenTransfer>,
+  Equal<Config['workers'], number | 'auto'>,
+  Equal<FleetConfig, { syncMs: number; heartbeatMs: number; silentMs: number }>,
+  Equal<PaymentsConfig['invoiceTtlMs'], number>,
+] = [
+  true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true,
+  true, true, true, true, true, true, true, true, true,
+]
 export { checks }

@@ -83,8 +83,10 @@ t.test('a contract event arrives on a logs subscription; identical filters share
   t.equal(await metric(base, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'logs' }), 1, 'one upstream logs subscription')
   const other = await subscribe(b, ['logs', { address: '0x' + '00'.repeat(19) + '01' }], 'other')
   t.equal(await metric(base, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'logs' }), 2, 'another filter: another one')
+  // Waiting from before the emit: the log may be relayed before the emit's receipt comes back.
+  const logs = Promise.all([a.nextNotification(idA, 15_000), b.nextNotification(idB, 15_000)])
   const tx = await emitter.emit()
-  const [logA, logB] = await Promise.all([a.nextNotification(idA, 15_000), b.nextNotification(idB, 15_000)])
+  const [logA, logB] = await logs
   t.equal(logA?.params.subscription, idA)
   t.equal(logB?.params.subscription, idB)
   t.equal(logA?.params.result.transactionHash, tx)

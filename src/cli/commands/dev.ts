@@ -6,7 +6,10 @@ import { parseConfig } from '../../config/load.js'
 import { startGateway } from '../../gateway/gateway.js'
 import { makeLogger } from '../logger.js'
 import { runUntilSignal } from '../run-until-signal.js'
-import { startDevnet } from '../../dev/devnet.js'
+import { freeLocalPort, startDevnet } from '../../dev/devnet.js'
+import { findNatsServer, startLocalNatsCluster } from '../../dev/nats-cluster.js'
+import { startFleetNginx } from '../../dev/nginx.js'
+import type { Config } from '../../config/types.js'
 import { openContextFor } from '../context.js'
 import { createAccount, showKey } from '../../accounts/commands.js'
 import { KeyCipher } from '../../keys/key-cipher.js'
@@ -22,7 +25,8 @@ export const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
  * the endpoint, the key and a curl line that works.
  */
 export async function devCommand(args: string[]): Promise<void> {
-  const v = parseCommandArgs('dev', args, { port: { type: 'string' }, 'admin-port': { type: 'string' }, data: { type: 'string' }, host: { type: 'string' } })
+  const v = parseCommandArgs('dev', args, { port: { type: 'string' }, 'admin-port': { type: 'string' }, data: { type: 'string' }, host: { type: 'string' }, fleet: { type: 'boolean' } })
+  if (v.fleet) return devFleet(v)
   const port = portArg('--port', v.port, 8080)
   // --port 0 (any free port, as the tests run it) takes any free admin port too.
   const adminPort = portArg('--admin-port', v['admin-port'], port === 0 ? 0 : 9090)
@@ -42,16 +46,7 @@ export async function devCommand(args: string[]): Promise<void> {
   // Written out so that the other commands (events, accounts, keys, replay) can be tried on the dev data.
   const configPath = join(dataDir, 'config.json')
   writeFileSync(configPath, JSON.stringify(raw, null, 2) + '\n')
-  const cipher = KeyCipher.fromSecret(secret)
-  const ctx = await openContextFor(config)
-  let apiKey: string
-  try {
-    const deps = { log: ctx.log, store: ctx.store, catalog: ctx.catalog, cipher, clock: systemClock, projector: ctx.projector }
-    const existing = ctx.store.accountByWallet(DEMO_WALLET)
-    apiKey = existing?.activeKeyId ? showKey(deps, existing.accountId) : (await createAccount(deps, { wallet: DEMO_WALLET, planId: 'tier-3' })).apiKey
-  } finally {
-    await ctx.close()
-  }
+  const apiKey = await demoKey(config, secret)
 
   let gateway: Awaited<ReturnType<typeof startGateway>>
   try {
@@ -82,6 +77,105 @@ export async function devCommand(args: string[]): Promise<void> {
     await gateway.close()
     await devnet.stop()
   }, config.shutdownMs)
+}
+
+/** The key of the demo account (made on the first run, shown again later), through the config's event log. */
+async function demoKey(config: Config, secret: string): Promise<string> {
+  const cipher = KeyCipher.fromSecret(secret)
+  const ctx = await openContextFor(config)
+  try {
+    const deps = { log: ctx.log, store: ctx.store, catalog: ctx.catalog, cipher, clock: systemClock, projector: ctx.projector }
+    const existing = ctx.store.accountByWallet(DEMO_WALLET)
+    return existing?.activeKeyId ? showKey(deps, existing.accountId) : (await createAccount(deps, { wallet: DEMO_WALLET, planId: 'tier-3' })).apiKey
+  } finally {
+    await ctx.close()
+  }
+}
+
+/**
+ * `tollgate dev --fleet`: the fleet of "Running a fleet" on one machine, to see it work before
+ * deploying one. A 3-node NATS cluster (the stream at 3 replicas), 3 gateways in this process,
+ * each its own instance with its own data folder, and nginx in front on --port with the README's
+ * config. Needs Debian's nats-server and nginx-light.
+ */
+async function devFleet(v: { port?: string; data?: string; host?: string }): Promise<void> {
+  const port = portArg('--port', v.port, 8080)
+  const dataDir = resolve(v.data ?? './data/dev-fleet')
+  mkdirSync(dataDir, { recursive: true })
+  const secret = devSecret(dataDir)
+  const logger = makeLogger('stdout')
+  const stops: (() => Promise<void>)[] = []
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => logger.warn({ err: String(err) }, 'stopping a part of the dev fleet failed'))
+  }
+  try {
+    const nats = await startLocalNatsCluster(requireNatsServer(), join(dataDir, 'nats'), 3)
+    stops.push(() => nats.stop())
+    const devnet = await startDevnet()
+    stops.push(() => devnet.stop())
+    const rawOf = async (i: number) => ({
+      listen: { host: '127.0.0.1', port: await freeLocalPort() },
+      admin: { listen: { host: '127.0.0.1', port: await freeLocalPort() } },
+      dataDir: join(dataDir, `gateway-${i + 1}`),
+      trustProxy: true,
+      events: { nats: nats.urls, stream: 'TOLLGATE', replicas: 3 },
+      networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
+    })
+    const raws = await Promise.all([0, 1, 2].map(rawOf))
+    const configs = raws.map((raw, i) => parseConfig(raw, `tollgate dev --fleet (gateway ${i + 1})`))
+    const configPath = join(dataDir, 'config.json')
+    writeFileSync(configPath, JSON.stringify(raws[0], null, 2) + '\n')
+    // The cluster elects its JetStream leader within seconds of starting: until then the stream
+    // cannot be made, and the demo account waits.
+    const apiKey = await retryFor(30_000, () => demoKey(configs[0]!, secret))
+    const gateways = []
+    for (const config of configs) {
+      const gateway = await startGateway(config, { logger: logger.child({ gateway: gateways.length + 1 }), secret })
+      stops.push(() => gateway.close())
+      gateways.push(gateway)
+    }
+    const listen = `${v.host ?? '127.0.0.1'}:${port}`
+    const nginx = await startFleetNginx(join(dataDir, 'nginx'), listen, gateways.map((g) => g.http.replace(/^http:\/\//, '')))
+    stops.push(() => nginx.stop())
+    const endpoint = `http://${listen}/http/dev-1`
+    process.stdout.write(
+      [
+        '',
+        'A Tollgate fleet is running: 3 NATS servers in a cluster, 3 gateways, nginx in front (data in ' + dataDir + ').',
+        `  HTTP endpoint (nginx): ${endpoint}`,
+        `  API key (demo account on Tier 3): ${apiKey}`,
+        ...gateways.map((g, i) => `  gateway ${i + 1}: ${g.http}  metrics ${g.admin}/metrics`),
+        '',
+        'Try it:',
+        `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
+        `  node bin/tollgate.js fleet --config ${configPath}`,
+        'Stop:    Ctrl-C',
+        '',
+      ].join('\n') + '\n',
+    )
+  } catch (err) {
+    await stopAll()
+    throw err
+  }
+  await runUntilSignal(logger, stopAll, 10_000)
+}
+
+function requireNatsServer(): string {
+  const binary = findNatsServer()
+  if (binary === undefined) throw new UsageError('tollgate dev --fleet runs a NATS cluster: install nats-server first (apt-get install nats-server nginx-light)')
+  return binary
+}
+
+async function retryFor<T>(withinMs: number, attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + withinMs
+  for (;;) {
+    try {
+      return await attempt()
+    } catch (err) {
+      if (Date.now() > deadline) throw err
+      await new Promise((r) => setTimeout(r, 500))
+    }
+  }
 }
 
 function portArg(name: string, value: string | undefined, fallback: number): number {

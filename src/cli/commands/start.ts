@@ -1,17 +1,53 @@
+import { availableParallelism } from 'node:os'
 import { parseCommandArgs, required } from '../args.js'
 import { loadConfig } from '../../config/load.js'
+import type { Config } from '../../config/types.js'
 import { secretFromEnv } from '../../keys/key-cipher.js'
 import { startGateway } from '../../gateway/gateway.js'
 import { makeLogger } from '../logger.js'
 import { runUntilSignal } from '../run-until-signal.js'
+import { Supervisor, type WorkerReady } from '../../workers/supervisor.js'
+import { IpcFleetBus } from '../../fleet/ipc-bus.js'
+import { fleetSubjectRoot } from '../../fleet/fleet-bus.js'
 
-/** `tollgate start --config FILE`: run the gateway until SIGINT or SIGTERM. */
+/**
+ * `tollgate start --config FILE`: run the gateway until SIGINT or SIGTERM. With `workers` > 1 this
+ * process supervises that many gateway processes on the one port (src/workers/supervisor.ts);
+ * each of them runs this command again, as worker TOLLGATE_WORKER.
+ */
 export async function startCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('start', args, { config: { type: 'string' } })
-  const config = loadConfig(required('start', 'config', v.config))
+  const configPath = required('start', 'config', v.config)
+  const config = loadConfig(configPath)
   // Refuse early: without the secret, keys could not be shown to their owners again.
   secretFromEnv()
   const logger = makeLogger('stdout')
-  const gateway = await startGateway(config, { logger })
-  await runUntilSignal(logger, () => gateway.close(), config.shutdownMs)
+  const worker = process.env.TOLLGATE_WORKER
+  if (worker !== undefined) return runWorker(config, Number(worker), logger)
+  const count = config.workers === 'auto' ? availableParallelism() : config.workers
+  if (count === 1) {
+    const gateway = await startGateway(config, { logger })
+    return runUntilSignal(logger, () => gateway.close(), config.shutdownMs)
+  }
+  if (config.listen.port === 0) {
+    throw new Error('workers > 1 share one port: set listen.port to a fixed port (0 would give each worker a port of its own)')
+  }
+  const supervisor = new Supervisor({ count, args: [process.argv[1]!, 'start', '--config', configPath], logger, shutdownMs: config.shutdownMs })
+  const ready = await supervisor.start()
+  logger.info({ ...ready, workers: count }, 'all workers ready')
+  // The workers' own drains run in parallel; the supervisor waits for the last.
+  return runUntilSignal(logger, () => supervisor.stop(), config.shutdownMs + 5_000)
+}
+
+/** One worker: its own admin port (admin.listen.port + index), the fleet through the supervisor without NATS. */
+async function runWorker(config: Config, index: number, logger: ReturnType<typeof makeLogger>): Promise<void> {
+  const log = logger.child({ worker: index })
+  const adminPort = config.admin.listen.port === 0 ? 0 : config.admin.listen.port + index
+  const own: Config = { ...config, admin: { ...config.admin, listen: { ...config.admin.listen, port: adminPort } } }
+  const channel = config.events.nats === undefined ? new IpcFleetBus(fleetSubjectRoot(config)) : undefined
+  const gateway = await startGateway(own, { logger: log, worker: { index, channel } })
+  process.send?.({ type: 'ready', http: gateway.http, ws: gateway.ws, admin: gateway.admin } satisfies WorkerReady)
+  // The supervisor is gone (killed): stop as if told to, rather than serve unsupervised.
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'))
+  return runUntilSignal(log, () => gateway.close(), config.shutdownMs)
 }

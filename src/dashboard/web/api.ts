@@ -79,8 +79,12 @@ export interface Invoice {
   amount: string
   amountUsd: string
   createdAt: number
-  status: 'unpaid' | 'paid' | 'active'
+  /** Until when it can be paid (by the block time of the transfer); null: no expiry. */
+  expiresAt: number | null
+  status: 'unpaid' | 'expired' | 'paid' | 'active'
   txHash: string | null
+  /** Transfers mined after it expired: recorded, they did not pay it (a new invoice takes them). */
+  latePayments: Array<{ txHash: string; amountUsd: string; minedAt: number }>
 }
 
 export interface Me {

@@ -124,7 +124,7 @@ const actions: Actions = {
       localStorage.setItem(pendingKey(invoice.invoiceId), txHash)
       say(state, where, `Payment sent; waiting for ${payments.confirmations} confirmation${payments.confirmations === 1 ? '' : 's'}…`)
       render()
-      await waitForPayment(where, invoice.invoiceId, txHash)
+      await waitForPayment(where, invoice, txHash)
     }),
   regenerate: (graceSeconds) =>
     busy('key', async () => {
@@ -146,7 +146,9 @@ function pendingKey(invoiceId: string): string {
 }
 
 /** Ask the gateway to check the payment until it is accepted or refused for good. */
-async function waitForPayment(where: string, invoiceId: string, txHash: string): Promise<void> {
+async function waitForPayment(where: string, invoice: Pick<Invoice, 'invoiceId' | 'planId' | 'nodes'>, txHash: string): Promise<void> {
+  let invoiceId = invoice.invoiceId
+  let carried = false
   for (;;) {
     let waitMs = PAYMENT_POLL_MS
     try {
@@ -156,6 +158,17 @@ async function waitForPayment(where: string, invoiceId: string, txHash: string):
       say(state, where, 'Payment confirmed: your plan is active.', 'ok')
       return
     } catch (err) {
+      if (err instanceof ApiFailure && err.code === 'INVOICE_EXPIRED' && !carried) {
+        // Mined after the invoice expired: the gateway recorded it, and a new invoice of the same
+        // plan takes the same transaction (at today's terms): the user must not pay twice.
+        carried = true
+        localStorage.removeItem(pendingKey(invoiceId))
+        invoiceId = (await api.post<{ invoice: Invoice }>('/api/plans', { planId: invoice.planId, nodes: invoice.nodes })).data.invoice.invoiceId
+        localStorage.setItem(pendingKey(invoiceId), txHash)
+        say(state, where, 'The invoice expired before your payment was mined: applying the same payment to a new invoice…')
+        render()
+        continue
+      }
       // 429: checked too often (another tab polls too); ask again when the gateway says.
       const limited = err instanceof ApiFailure && err.status === 429
       if (!(err instanceof ApiFailure) || (err.status !== 202 && !limited)) {
@@ -175,13 +188,13 @@ function resumePayments(): void {
   for (const invoice of state.me?.invoices ?? []) {
     const txHash = localStorage.getItem(pendingKey(invoice.invoiceId))
     if (txHash === null) continue
-    if (invoice.status !== 'unpaid') {
+    if (invoice.status !== 'unpaid' && invoice.status !== 'expired') {
       localStorage.removeItem(pendingKey(invoice.invoiceId))
       continue
     }
     const where = `plans:${invoice.planId}`
     if (state.busy.has(where)) continue
-    void busy(where, () => waitForPayment(where, invoice.invoiceId, txHash))
+    void busy(where, () => waitForPayment(where, invoice, txHash))
   }
 }
 

@@ -1,4 +1,5 @@
 import { copyButton, date, fill, h, masked } from './dom'
+import type { Invoice } from './api'
 import { messageOf } from './message'
 import type { Actions, AppState } from './state'
 
@@ -72,6 +73,11 @@ export function renderSubscription(state: AppState, actions: Actions): void {
   )
 }
 
+function invoiceStatus(i: Invoice): string {
+  const late = i.latePayments.length === 0 ? '' : ' (a payment arrived after it expired: it is recorded, a new invoice takes it)'
+  return (i.status === 'unpaid' ? 'Not paid' : i.status === 'expired' ? 'Expired' : 'Paid') + late
+}
+
 function invoices(state: AppState): HTMLElement {
   return h(
     'details',
@@ -85,7 +91,7 @@ function invoices(state: AppState): HTMLElement {
         'tbody',
         {},
         ...state.me!.invoices.map((i) =>
-          h('tr', {}, h('td', {}, date(i.createdAt)), h('td', {}, i.planName), h('td', {}, `${i.amountUsd} USD`), h('td', {}, i.status === 'unpaid' ? 'Not paid' : 'Paid')),
+          h('tr', {}, h('td', {}, date(i.createdAt)), h('td', {}, i.planName), h('td', {}, `${i.amountUsd} USD`), h('td', {}, invoiceStatus(i))),
         ),
       ),
     ),

@@ -1,0 +1,114 @@
+import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node'
+
+/** The root of a fleet's subjects: outside the event stream's, one fleet per stream. */
+export function fleetSubjectRoot(config: { events: { subjectPrefix: string; stream: string } }): string {
+  return `${config.events.subjectPrefix}_fleet.${config.events.stream}`
+}
+
+/** How the instances of a fleet reach each other: NATS (FleetBus) or, for the workers of one machine without NATS, their supervisor (IpcFleetBus). */
+export interface FleetChannel {
+  readonly subjects: { members: string; limits: string }
+  readonly connected: boolean
+  publish(subject: string, data: Uint8Array): void
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void
+  close(): Promise<void>
+}
+
+/**
+ * The fleet's channel: plain NATS publish/subscribe (not JetStream: what instances tell each other
+ * is current state, worth nothing a second later, and must never wait on a disk). Its subjects
+ * are outside the event stream's, and named after the stream, so that gateways sharing one event
+ * stream are one fleet and two fleets can share a NATS cluster.
+ *
+ * It connects in the background and never gives up: a gateway starts and serves while NATS is
+ * away, and the fleet treats that time as being cut off (see Fleet).
+ */
+export class FleetBus implements FleetChannel {
+  readonly #subjects: { members: string; limits: string }
+  #nc: NatsConnection | undefined
+  #connected = false
+  #closed = false
+  readonly #handlers: { subject: string; onMessage: (data: Uint8Array) => void }[] = []
+  readonly #subs: Subscription[] = []
+  readonly #onStatus: (connected: boolean) => void
+
+  private constructor(subjectRoot: string, onStatus: (connected: boolean) => void) {
+    this.#subjects = { members: `${subjectRoot}.members`, limits: `${subjectRoot}.limits` }
+    this.#onStatus = onStatus
+  }
+
+  /**
+   * Start connecting to `servers` (resolves at once). `subjectRoot` e.g. `tollgate_fleet.TOLLGATE`.
+   * @example
+   * const bus = FleetBus.open(['nats://10.0.0.1:4222'], 'tollgate_fleet.TOLLGATE', (up) => log(up))
+   */
+  static open(servers: string | string[], subjectRoot: string, onStatus: (connected: boolean) => void, name = 'tollgate-fleet'): FleetBus {
+    const bus = new FleetBus(subjectRoot, onStatus)
+    void bus.#dial(servers, name)
+    return bus
+  }
+
+  get subjects(): { members: string; limits: string } {
+    return this.#subjects
+  }
+
+  get connected(): boolean {
+    return this.#connected
+  }
+
+  /** Publish when connected; dropped otherwise (state sent late would be wrong, not late). */
+  publish(subject: string, data: Uint8Array): void {
+    if (!this.#connected || this.#nc === undefined) return
+    try {
+      this.#nc.publish(subject, data)
+    } catch {
+      // Closed or draining meanwhile: the next interval publishes the state again.
+    }
+  }
+
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
+    this.#handlers.push({ subject, onMessage })
+    if (this.#nc !== undefined) this.#subscribeOn(this.#nc, subject, onMessage)
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#connected = false
+    await this.#nc?.close().catch(() => undefined)
+  }
+
+  async #dial(servers: string | string[], name: string): Promise<void> {
+    try {
+      const nc = await connect({ servers, name, waitOnFirstConnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250 })
+      if (this.#closed) {
+        await nc.close()
+        return
+      }
+      this.#nc = nc
+      for (const h of this.#handlers) this.#subscribeOn(nc, h.subject, h.onMessage)
+      this.#setConnected(true)
+      for await (const status of nc.status()) {
+        if (status.type === 'disconnect') this.#setConnected(false)
+        else if (status.type === 'reconnect') this.#setConnected(true)
+      }
+    } catch {
+      // Closed before the first connection: nothing to report.
+    }
+  }
+
+  #subscribeOn(nc: NatsConnection, subject: string, onMessage: (data: Uint8Array) => void): void {
+    this.#subs.push(
+      nc.subscribe(subject, {
+        callback: (err, msg) => {
+          if (!err) onMessage(msg.data)
+        },
+      }),
+    )
+  }
+
+  #setConnected(connected: boolean): void {
+    if (this.#connected === connected || this.#closed) return
+    this.#connected = connected
+    this.#onStatus(connected)
+  }
+}

@@ -1,0 +1,176 @@
+import { pack, unpack } from 'msgpackr'
+import type { Clock } from '../../actors/runtime/clock.js'
+import { connectionAllowance, shareWhenCutOff } from '../../actors/fleet/shares.js'
+import type { Consumption } from '../../actors/key/key-actor.js'
+import type { FleetChannel } from './fleet-bus.js'
+import { Membership, type Member } from './membership.js'
+
+/** What the fleet needs of the key actors (src/gateway/key-directory.ts). */
+export interface FleetKeys {
+  takeConsumed(): { accountId: string; consumed: Consumption; open: number }[]
+  openConnections(): { accountId: string; open: number }[]
+  consumedElsewhere(accountId: string, consumed: Consumption): void
+  setShare(share: number): void
+}
+
+export interface FleetOptions {
+  bus: FleetChannel
+  keys: FleetKeys
+  self: Omit<Member, 'share'>
+  clock: Clock
+  /** How often what this instance admitted is sent to the others (the limits' lag). */
+  syncMs: number
+  /** How often it announces itself; silent for `silentMs`, an instance is dropped. */
+  heartbeatMs: number
+  silentMs: number
+  onMembership?: (event: 'joined' | 'left', id: string, live: number) => void
+  onShare?: (share: number) => void
+}
+
+/** One entry of a limits message: an account, what was admitted for it, its open connections. */
+type Entry = [accountId: string, full: number, archive: number, messages: number, connects: number, open: number, cooldownUntil: number, penaltyUntil: number]
+interface LimitsMessage {
+  from: string
+  entries: Entry[]
+}
+
+/**
+ * This instance as one of a fleet: it announces itself, hears the others, and shares what it
+ * admits for each key so that a key's limits hold across instances.
+ *
+ * Decisions stay local and in memory; the hot path never waits on the network. Every `syncMs`
+ * each instance publishes, per account it served, the calls, messages and connections it
+ * admitted and its open connections; each instance takes what the others admitted from its own
+ * copy of the key's buckets (see actors/fleet/shares.ts). Over any window a key is served at most
+ * its plan plus what the other instances admitted in the last `syncMs`. Gubernator's GLOBAL mode
+ * sends hits to an owner that broadcasts the state; here every instance is its own owner of a
+ * full copy, which needs no owner election or hand-over when the fleet changes, at the cost of
+ * N messages per interval instead of 2 (a fleet is a handful of instances, not hundreds).
+ *
+ * Cut off from NATS, an instance applies 1/N of each limit (N: the fleet it last saw) until it is
+ * back and has heard the others again; its buckets keep their level, so coming back is no burst.
+ */
+export class Fleet {
+  readonly #opts: FleetOptions
+  readonly #membership: Membership
+  /** Open connections per account as each other instance last published them. */
+  readonly #othersOpen = new Map<string, Map<string, number>>()
+  /** This instance's open connections per account as it last published them. */
+  readonly #publishedOpen = new Map<string, number>()
+  #timers: NodeJS.Timeout[] = []
+  #share = 1
+  /** Until then, a rejoined instance keeps its cut-off share: it has not heard everyone yet. */
+  #settlingUntil = 0
+
+  constructor(opts: FleetOptions) {
+    this.#opts = opts
+    this.#membership = new Membership({ ...opts.self, share: 1 }, opts.clock, opts.silentMs)
+  }
+
+  start(): void {
+    const { bus } = this.#opts
+    bus.subscribe(bus.subjects.members, (data) => this.#heard(unpack(data) as Member))
+    bus.subscribe(bus.subjects.limits, (data) => this.#received(unpack(data) as LimitsMessage))
+    this.#timers = [setInterval(() => this.#sync(), this.#opts.syncMs), setInterval(() => this.#heartbeat(), this.#opts.heartbeatMs)]
+    for (const t of this.#timers) t.unref()
+    this.#heartbeat()
+  }
+
+  stop(): void {
+    for (const t of this.#timers) clearInterval(t)
+    this.#timers = []
+  }
+
+  /** The live instances, this one included, sorted by id. */
+  members(): Member[] {
+    const self = this.#membership.self.id
+    return this.#membership.live().map((m) => (m.id === self ? { ...m, share: this.#share } : m))
+  }
+
+  /** The part of each key's limit this instance applies now. */
+  get share(): number {
+    return this.#share
+  }
+
+  /** How many of the account's connections (the key's limit `max`) this instance may hold now. */
+  allowance(accountId: string, max: number): number {
+    if (this.#share < 1) return Math.max(1, Math.floor(max * this.#share))
+    const open = this.#othersOpen.get(accountId)
+    const self = this.#membership.self.id
+    // Every live instance has its part, those with no connection of this key too.
+    const others = this.#membership.live().flatMap((m) => (m.id === self ? [] : [open?.get(m.id) ?? 0]))
+    return connectionAllowance({ max, published: this.#publishedOpen.get(accountId) ?? 0, others, rank: this.#membership.rank() })
+  }
+
+  /** The bus connected or went away. */
+  connectionChanged(connected: boolean): void {
+    if (!connected) return this.#setShare(shareWhenCutOff(this.#membership.lastSeenCount))
+    // Back: the others are heard again within a heartbeat; until then, the cut-off share holds.
+    this.#settlingUntil = this.#opts.clock.now() + this.#opts.heartbeatMs * 1.5
+  }
+
+  #heartbeat(): void {
+    const { bus, clock } = this.#opts
+    for (const id of this.#membership.prune()) this.#left(id)
+    if (bus.connected) {
+      if (this.#share < 1 && clock.now() >= this.#settlingUntil) this.#setShare(1)
+      this.#membership.noteSeen()
+    }
+    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share }))
+    // Every open count again, for instances that joined since it last changed.
+    this.#publish(this.#opts.keys.openConnections().map(({ accountId, open }) => [accountId, 0, 0, 0, 0, open, 0, 0]))
+  }
+
+  #sync(): void {
+    const consumed = this.#opts.keys.takeConsumed()
+    if (consumed.length === 0) return
+    this.#publish(consumed.map(({ accountId, consumed: c, open }) => [accountId, c.full, c.archive, c.messages, c.connects, open, c.cooldownUntil, c.penaltyUntil]))
+  }
+
+  #publish(entries: Entry[]): void {
+    if (entries.length === 0) return
+    for (const [accountId, , , , , open] of entries) {
+      if (open > 0) this.#publishedOpen.set(accountId, open)
+      else this.#publishedOpen.delete(accountId)
+    }
+    const { bus } = this.#opts
+    bus.publish(bus.subjects.limits, pack({ from: this.#membership.self.id, entries } satisfies LimitsMessage))
+  }
+
+  #heard(member: Member): void {
+    if (this.#membership.heard(member)) this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
+  }
+
+  #received(message: LimitsMessage): void {
+    const from = message.from
+    if (from === this.#membership.self.id) return
+    for (const [accountId, full, archive, messages, connects, open, cooldownUntil, penaltyUntil] of message.entries) {
+      if (full + archive + messages + connects > 0 || cooldownUntil > 0 || penaltyUntil > 0) {
+        this.#opts.keys.consumedElsewhere(accountId, { full, archive, messages, connects, cooldownUntil, penaltyUntil })
+      }
+      let byInstance = this.#othersOpen.get(accountId)
+      if (open > 0) {
+        if (byInstance === undefined) this.#othersOpen.set(accountId, (byInstance = new Map()))
+        byInstance.set(from, open)
+      } else if (byInstance !== undefined) {
+        byInstance.delete(from)
+        if (byInstance.size === 0) this.#othersOpen.delete(accountId)
+      }
+    }
+  }
+
+  #left(id: string): void {
+    for (const [accountId, byInstance] of this.#othersOpen) {
+      byInstance.delete(id)
+      if (byInstance.size === 0) this.#othersOpen.delete(accountId)
+    }
+    this.#opts.onMembership?.('left', id, this.#membership.live().length)
+  }
+
+  #setShare(share: number): void {
+    if (share === this.#share) return
+    this.#share = share
+    this.#opts.keys.setShare(share)
+    this.#opts.onShare?.(share)
+  }
+}

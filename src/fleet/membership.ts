@@ -1,0 +1,79 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+
+/** What an instance announces about itself. */
+export interface Member {
+  id: string
+  /** The address its clients use (its publicUrl, or listen host:port). */
+  address: string
+  startedAt: number
+  version: string
+  /** The part of each key's limit it applies: 1 while it sees the fleet, 1/N when cut off. */
+  share: number
+}
+
+/**
+ * The live instances of the fleet, from their heartbeats: an instance silent for `silentMs` is
+ * dropped (its connections and consumption stop counting). While this instance is cut off from
+ * NATS it hears nobody; the count it last saw is kept, for the share it applies meanwhile.
+ */
+export class Membership {
+  readonly #self: Member
+  readonly #clock: Clock
+  readonly #silentMs: number
+  readonly #peers = new Map<string, { member: Member; heardAt: number }>()
+  #lastSeenCount = 1
+
+  constructor(self: Member, clock: Clock, silentMs: number) {
+    this.#self = self
+    this.#clock = clock
+    this.#silentMs = silentMs
+  }
+
+  get self(): Member {
+    return this.#self
+  }
+
+  /** A heartbeat arrived (own heartbeats are ignored). Returns whether it was a new instance. */
+  heard(member: Member): boolean {
+    if (member.id === this.#self.id) return false
+    const known = this.#peers.has(member.id)
+    this.#peers.set(member.id, { member, heardAt: this.#clock.now() })
+    return !known
+  }
+
+  /** Drop the silent; returns the ids dropped. */
+  prune(): string[] {
+    const now = this.#clock.now()
+    const dropped: string[] = []
+    for (const [id, peer] of this.#peers) {
+      if (now - peer.heardAt > this.#silentMs) {
+        this.#peers.delete(id)
+        dropped.push(id)
+      }
+    }
+    return dropped
+  }
+
+  isLive(id: string): boolean {
+    return this.#peers.has(id)
+  }
+
+  /** Every live instance, this one included, sorted by id. */
+  live(): Member[] {
+    return [this.#self, ...[...this.#peers.values()].map((p) => p.member)].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  }
+
+  /** This instance's place among the live ones (sorted by id). */
+  rank(): number {
+    return this.live().findIndex((m) => m.id === this.#self.id)
+  }
+
+  /** Remember the size of the fleet (called while connected), for when this instance is cut off. */
+  noteSeen(): void {
+    this.#lastSeenCount = this.#peers.size + 1
+  }
+
+  get lastSeenCount(): number {
+    return this.#lastSeenCount
+  }
+}

@@ -1,0 +1,88 @@
+import t from 'tap'
+import { Agent, request } from 'undici'
+import { startAnvil } from '../helpers/anvil.js'
+import { startNats } from '../helpers/nats-server.js'
+import { runCli, within } from '../helpers/cli.js'
+import { TEST_SECRET } from '../helpers/gateway.js'
+import { startGatewayProcess } from '../helpers/gateway-process.js'
+import { createAccountKey, metricValue } from '../helpers/fleet.js'
+import { startTcpLink } from '../helpers/tcp-link.js'
+
+// One instance of three loses NATS (its link is cut; NATS and the others go on): it keeps serving
+// with its share of each key's limit (a third of the fleet it last saw), never the whole and never
+// nothing, and when the link is back it takes its whole, shared limit again without a burst.
+// `tollgate fleet` lists the instances.
+
+const RPS = 60 // set B "starter"
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const nats = await startNats()
+t.teardown(() => nats.stop())
+const link = await startTcpLink({ port: nats.port })
+t.teardown(() => link.close())
+const stream = `CUT${Date.now().toString(36)}`
+const config = (natsUrl: string) => ({
+  events: { nats: natsUrl, stream },
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
+  plans: { catalog: 'set-b' },
+  limits: { queueMs: 0, ipThrottle: { rejections: 1_000_000 } },
+})
+const gateways = await Promise.all([nats.url, nats.url, link.url].map((url) => startGatewayProcess(t, { config: config(url) })))
+const cutOff = gateways[2]!
+const agent = new Agent({ connections: 8 })
+t.teardown(() => agent.close())
+
+async function call(url: string, key: string): Promise<number> {
+  const res = await request(`${url}?apikey=${key}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+  await res.body.text()
+  return res.statusCode
+}
+
+/** Calls at `rps` for `seconds` on one instance; how many were served. */
+async function load(url: string, key: string, rps: number, seconds: number): Promise<number> {
+  let served = 0
+  const started = Date.now()
+  const pending: Promise<void>[] = []
+  for (let n = 0; n < rps * seconds; n++) {
+    const wait = started + (n * 1000) / rps - Date.now()
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    pending.push(call(url, key).then((s) => void (s === 200 && served++)))
+  }
+  await Promise.all(pending)
+  return served
+}
+
+t.test('tollgate fleet lists the three instances', async (t) => {
+  t.not(await within(15_000, async () => (await metricValue(gateways[0]!, 'tollgate_fleet_instances')) === 3), undefined)
+  const out = await runCli(['fleet', '--config', gateways[0]!.configPath, '--json'], { TOLLGATE_SECRET: TEST_SECRET })
+  t.equal(out.code, 0, out.stderr)
+  const listed = out.stdout.trim().split('\n').map((l) => JSON.parse(l))
+  t.equal(listed.length, 3)
+  t.same(new Set(listed.map((m) => m.address)), new Set(gateways.map((g) => g.http.replace('http://', ''))), 'each with its address')
+  t.ok(listed.every((m) => m.share === 1 && typeof m.version === 'string' && m.startedAt > 0))
+})
+
+t.test('cut off, an instance serves its share; back, its whole limit without a burst', async (t) => {
+  const { apiKey } = await createAccountKey(gateways[0]!, 'starter')
+  t.not(await within(15_000, async () => (await call(cutOff.url('eth-1'), apiKey)) === 200), undefined, 'the key works on the instance to be cut off')
+  t.not(await within(15_000, async () => (await metricValue(cutOff, 'tollgate_fleet_instances')) === 3), undefined)
+
+  await link.cut()
+  await cutOff.waitForLog((l) => l.msg?.startsWith('cut off from the fleet: applying') && l.share < 1, 15_000)
+  // Drain the bucket kept from before the cut, then measure the share's rate.
+  await load(cutOff.url('eth-1'), apiKey, RPS, 1)
+  const seconds = 3
+  const served = await load(cutOff.url('eth-1'), apiKey, RPS, seconds)
+  const share = RPS / 3
+  t.ok(served <= share * (seconds + 1) * 1.15, `${served} served in ${seconds} s at ${RPS}/s offered: about a third of the plan (${share}/s)`)
+  t.ok(served >= share * seconds * 0.7, `${served} served: the clients that reach it are still served`)
+
+  await link.restore()
+  await cutOff.waitForLog((l) => l.msg === 'back in the fleet: whole limits, shared', 15_000)
+  const after = await load(cutOff.url('eth-1'), apiKey, 3 * RPS, 2)
+  // The plan's rate, plus at most the share's burst the bucket held when it rejoined; a bucket
+  // refilled on rejoining would add the plan's whole burst (180 in all).
+  const bound = (RPS * 2 + share) * 1.1
+  t.ok(after <= bound, `${after} served in the 2 s after rejoining at ${3 * RPS}/s offered: at most ${bound.toFixed(0)}, no burst on top`)
+  t.ok(after >= RPS * 2 * 0.6, `${after} served: the whole limit is back`)
+})

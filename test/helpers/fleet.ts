@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto'
+import { startGatewayProcess, type GatewayProcess } from './gateway-process.js'
+import { runCli } from './cli.js'
+import { TEST_SECRET } from './gateway.js'
+
+/**
+ * Several `tollgate start` processes on one NATS stream: a fleet, as an operator runs one.
+ * Each has its own data folder and ports; `config` is merged into each one's config.
+ */
+export async function startFleet(
+  t: { teardown(fn: () => unknown): void },
+  opts: { instances: number; natsUrl: string | string[]; nodeUrl: string; config?: Record<string, unknown>; events?: Record<string, unknown> },
+): Promise<{ gateways: GatewayProcess[]; stream: string }> {
+  const stream = `F${randomBytes(4).toString('hex')}`
+  const gateways = await Promise.all(
+    Array.from({ length: opts.instances }, () =>
+      startGatewayProcess(t, {
+        config: {
+          events: { nats: opts.natsUrl, stream, ...opts.events },
+          networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: opts.nodeUrl, kind: 'full' }] } },
+          ...opts.config,
+        },
+      }),
+    ),
+  )
+  return { gateways, stream }
+}
+
+/** A new account on `plan` made through the command line of `gateway`'s config; its key. */
+export async function createAccountKey(gateway: GatewayProcess, plan: string, catalogNodes = 'eth-1:full'): Promise<{ apiKey: string; accountId: string }> {
+  const wallet = `0x${randomBytes(20).toString('hex')}`
+  const out = await runCli(['accounts', 'create', '--config', gateway.configPath, '--wallet', wallet, '--plan', plan, '--nodes', catalogNodes], { TOLLGATE_SECRET: TEST_SECRET })
+  if (out.code !== 0) throw new Error(`accounts create failed: ${out.stderr}`)
+  return { apiKey: out.last.apiKey, accountId: out.last.accountId }
+}
+
+/** The value of an unlabelled metric on a gateway's admin listener. */
+export async function metricValue(gateway: GatewayProcess, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${gateway.admin}/metrics`)).text()
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+  return line === undefined ? undefined : Number(line.slice(name.length + 1))
+}

@@ -1,0 +1,78 @@
+import type { ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort } from './free-port.js'
+import { findNatsServer, launch } from './nats-server.js'
+import { clusterArgs } from '../../src/dev/nats-cluster.js'
+
+/** One node of a real nats-server cluster. */
+export interface ClusterNode {
+  readonly name: string
+  readonly url: string
+  readonly port: number
+  /** Its process id while it runs (undefined while it is down). */
+  readonly pid: number | undefined
+  /** SIGKILL by its own pid, like a crash; its store is kept. */
+  kill(): Promise<void>
+  /** Start it again on the same ports and store. */
+  restart(): Promise<void>
+}
+
+export interface NatsCluster {
+  nodes: ClusterNode[]
+  /** Every node's client URL: what the gateway's `events.nats` takes. */
+  urls: string[]
+  stop(): Promise<void>
+}
+
+/**
+ * `size` nats-servers with JetStream, each with its own store, routed to each other as one
+ * cluster (Debian's nats-server, as an operator runs it). Resolves once every node is ready; the
+ * JetStream meta leader is elected within a few seconds after (the gateway retries until then).
+ * @example
+ * const cluster = await startNatsCluster(3); t.teardown(() => cluster.stop())
+ */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const binary = findNatsServer()
+  const specs = await Promise.all(
+    Array.from({ length: size }, async (_, i) => ({
+      name: `n${i + 1}`,
+      port: await freePort(),
+      clusterPort: await freePort(),
+      storeDir: await mkdtemp(join(tmpdir(), `tollgate-nats-${i + 1}-`)),
+    })),
+  )
+  const argsOf = (spec: (typeof specs)[number]): string[] =>
+    clusterArgs(spec.name, spec.clusterPort, specs.filter((s) => s !== spec).map((s) => s.clusterPort), 'tollgate-test')
+  const children: (ChildProcess | undefined)[] = await Promise.all(specs.map((spec) => launch(binary, spec.port, spec.storeDir, argsOf(spec))))
+  const terminate = async (i: number, signal: NodeJS.Signals): Promise<void> => {
+    const child = children[i]
+    children[i] = undefined
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    child.kill(signal)
+    await exited
+  }
+  const nodes: ClusterNode[] = specs.map((spec, i) => ({
+    name: spec.name,
+    url: `nats://127.0.0.1:${spec.port}`,
+    port: spec.port,
+    get pid() {
+      return children[i]?.pid
+    },
+    kill: () => terminate(i, 'SIGKILL'),
+    async restart() {
+      await terminate(i, 'SIGTERM')
+      children[i] = await launch(binary, spec.port, spec.storeDir, argsOf(spec))
+    },
+  }))
+  return {
+    nodes,
+    urls: nodes.map((n) => n.url),
+    async stop() {
+      await Promise.all(specs.map((_, i) => terminate(i, 'SIGTERM')))
+      await Promise.all(specs.map((spec) => rm(spec.storeDir, { recursive: true, force: true })))
+    },
+  }
+}
