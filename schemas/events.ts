@@ -1,251 +1,283 @@
-import { EVENT_VERSIONS, type EventType } from '../src/events/types.js'
+import { Type, type IntegerOptions, type StringOptions, type TProperties } from '@sinclair/typebox'
+import { Nullable, Strict, StringEnum } from './json-schema.js'
+import { NodeKind } from './node-kind.js'
 
 /**
- * JSON Schemas (draft 2020-12) of every event type, the contract for consumers in any language
- * that decode our msgpack events from NATS. They must agree with src/events/types.ts exactly:
- * test/events/codec.test.ts validates a sample of every type against its schema.
- * `schemas/generate.ts` writes them to `schemas/events/<Type>.schema.json`.
+ * The event catalog, declared once: every event type's JSON Schema (draft 2020-12) with its
+ * current version, the contract for consumers in any language that decode our msgpack events
+ * from NATS. src/events/types.ts derives the TypeScript types from it; `schemas/generate.ts`
+ * writes each to `schemas/events/<Type>.schema.json`.
+ *
+ * Every field is required in the current version of a type. A field declared `Type.Optional` here
+ * is one that older versions of the type lack: the TypeScript type, which describes events as
+ * they are read back from a log of any age, has it optional; the published schema requires it.
  */
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema'
 
-const nonNegativeInteger = { type: 'integer', minimum: 0 } as const
-const msSinceEpoch = { type: 'integer', minimum: 0, description: 'Milliseconds since the epoch.' } as const
-const nonEmpty = { type: 'string', minLength: 1 } as const
-const nodeKind = { enum: ['full', 'archive'] } as const
-const address = { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case 0x address.' } as const
-const sha256Hex = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const
-const uintString = { type: 'string', pattern: '^[0-9]+$', description: 'An integer in the token\'s smallest unit, as a decimal string.' } as const
-const entitlements = {
-  type: 'array',
-  items: {
-    type: 'object',
-    properties: { network: { type: 'string', minLength: 1 }, kind: nodeKind },
-    required: ['network', 'kind'],
-    additionalProperties: false,
-  },
-} as const
+const NonNegativeInteger = (options: IntegerOptions = {}) => Type.Integer({ minimum: 0, ...options })
+const MsSinceEpoch = (description = 'Milliseconds since the epoch.') => Type.Integer({ minimum: 0, description })
+const NonEmpty = (options: StringOptions = {}) => Type.String({ minLength: 1, ...options })
+const Address = (description = 'Lower-case 0x address.') => Type.String({ pattern: '^0x[0-9a-f]{40}$', description })
+const Sha256Hex = (options: StringOptions = {}) => Type.String({ pattern: '^[0-9a-f]{64}$', ...options })
+const TxHash = () => Type.String({ pattern: '^0x[0-9a-f]{64}$' })
+const UintString = (description = "An integer in the token's smallest unit, as a decimal string.") =>
+  Type.String({ pattern: '^[0-9]+$', description })
 
-/** A property bag and which of its names are required (all of them, in this catalog). */
-type Payload = Record<string, object>
+/** A (network, node kind) pair an account may use. */
+export const entitlementSchema = Strict({ network: NonEmpty(), kind: NodeKind() })
 
-function eventSchema(type: EventType, description: string, payload: Payload): object {
-  const properties: Payload = {
-    type: { const: type },
-    version: { const: EVENT_VERSIONS[type], description: 'Schema version of this event type.' },
-    id: {
-      type: 'string',
-      pattern: `^${type}-[0-9a-f]{24}$`,
-      description: 'Deterministic id derived from the fact (JetStream msgID).',
+/** An event of `type`: the head every event has (`type`, `version`, `id`, `time`), then its payload. */
+function Event<T extends string, P extends TProperties>(type: T, version: number, description: string, payload: P) {
+  const schema = Strict(
+    {
+      type: Type.Literal(type),
+      version: Type.Integer({ const: version, description: 'Schema version of this event type; bumped on an incompatible change.' }),
+      id: Type.String({ pattern: `^${type}-[0-9a-f]{24}$`, description: 'Deterministic id derived from the fact (JetStream msgID).' }),
+      time: MsSinceEpoch('When the fact happened, ms since the epoch.'),
+      ...payload,
     },
-    time: { ...msSinceEpoch, description: 'When the fact happened, ms since the epoch.' },
-    ...payload,
-  }
-  return {
-    $schema: DRAFT,
-    $id: `urn:tollgate:event:${type}`,
-    title: type,
-    description,
-    type: 'object',
-    properties,
-    required: Object.keys(properties),
-    additionalProperties: false,
-  }
+    { $schema: DRAFT, $id: `urn:tollgate:event:${type}`, title: type, description },
+  )
+  schema.required = Object.keys(schema.properties) // see the head of this file
+  return schema
 }
 
-/** An ERC-20 transfer as checked on chain (TokenTransfer in src/events/types.ts). */
-const tokenTransfer = {
-  network: nonEmpty,
-  txHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
-  logIndex: nonNegativeInteger,
-  from: address,
-  amount: uintString,
-  blockNumber: nonNegativeInteger,
-  blockHash: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
-} as const
+/** An ERC-20 transfer as checked on chain (one Transfer log of one transaction). */
+export const tokenTransferSchema = Strict({
+  network: NonEmpty(),
+  txHash: TxHash(),
+  logIndex: NonNegativeInteger(),
+  from: Address("Lower-case 0x address the tokens came from (the account's wallet)."),
+  amount: UintString("Amount transferred, in the token's smallest unit, as a decimal string."),
+  blockNumber: NonNegativeInteger(),
+  blockHash: TxHash(),
+})
 
+/** Who and what a decision or usage event is about, and over which interval. */
 const keyScope = {
-  accountId: nonEmpty,
-  keyId: nonEmpty,
-  network: nonEmpty,
-  kind: nodeKind,
-  instance: { ...nonEmpty, description: 'The gateway process that made these decisions or served these calls.' },
-  intervalStart: msSinceEpoch,
-  intervalMs: { type: 'integer', minimum: 1 },
-} as const
+  accountId: NonEmpty(),
+  keyId: NonEmpty(),
+  network: NonEmpty(),
+  kind: NodeKind(),
+  instance: NonEmpty({ description: 'The gateway process that made these decisions or served these calls.' }),
+  intervalStart: MsSinceEpoch(),
+  intervalMs: Type.Integer({ minimum: 1 }),
+}
 
-export const eventSchemas: Record<EventType, object> = {
-  AccountCreated: eventSchema('AccountCreated', 'An account was created for a wallet.', {
-    accountId: nonEmpty,
-    wallet: { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: 'Lower-case 0x address.' },
+export const eventSchemas = {
+  AccountCreated: Event('AccountCreated', 1, 'An account was created for a wallet.', {
+    accountId: NonEmpty(),
+    wallet: Address('Lower-case 0x address of the wallet that owns the account.'),
   }),
-  PlanActivated: eventSchema('PlanActivated', 'A plan period started for an account.', {
-    accountId: nonEmpty,
-    planId: nonEmpty,
-    startsAt: msSinceEpoch,
-    endsAt: { type: ['integer', 'null'], minimum: 0, description: 'null: the plan has no end.' },
+  PlanActivated: Event('PlanActivated', 1, 'A plan period started for an account.', {
+    accountId: NonEmpty(),
+    planId: NonEmpty(),
+    startsAt: MsSinceEpoch('When the plan period starts, ms since the epoch.'),
+    endsAt: Nullable(
+      Type.Integer({ minimum: 0, description: 'When the plan period ends, ms since the epoch; null: the plan has no end.' }),
+    ),
   }),
-  PlanEnded: eventSchema('PlanEnded', 'A plan period ended.', {
-    accountId: nonEmpty,
-    planId: nonEmpty,
-    reason: { enum: ['expired', 'cancelled', 'replaced'] },
-    startsAt: {
-      type: 'integer',
-      minimum: 0,
-      description: 'Start of the period that ended (PlanActivated.startsAt): a later period of the same plan is not ended. Version 2; absent in version 1.',
-    },
+  PlanEnded: Event('PlanEnded', 2, 'A plan period ended.', {
+    accountId: NonEmpty(),
+    planId: NonEmpty(),
+    reason: StringEnum(['expired', 'cancelled', 'replaced']),
+    startsAt: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          'Start of the period that ended (PlanActivated.startsAt): a later period of the same plan is not ended. Version 2; absent in ' +
+          'version 1 (such an event ends the plan it names).',
+      }),
+    ),
   }),
-  NodesSelected: eventSchema('NodesSelected', 'The (network, node kind) pairs an account may use.', {
-    accountId: nonEmpty,
-    nodes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { network: nonEmpty, kind: nodeKind },
-        required: ['network', 'kind'],
-        additionalProperties: false,
-      },
-    },
+  NodesSelected: Event('NodesSelected', 1, 'The (network, node kind) pairs an account may use.', {
+    accountId: NonEmpty(),
+    nodes: Type.Array(entitlementSchema),
   }),
-  KeyIssued: eventSchema('KeyIssued', 'An API key was issued; the key itself never appears in clear.', {
-    accountId: nonEmpty,
-    keyId: nonEmpty,
-    keyHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'hex SHA-256 of the key string.' },
-    keyCipher: {
-      type: 'string',
+  KeyIssued: Event('KeyIssued', 1, 'An API key was issued; the key itself never appears in clear.', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    keyHash: Sha256Hex({ description: 'hex SHA-256 of the key string.' }),
+    keyCipher: Type.String({
       pattern: '^[A-Za-z0-9_-]+$',
       description: 'base64url AES-256-GCM of the key under TOLLGATE_SECRET (iv|tag|ciphertext).',
-    },
+    }),
   }),
-  KeyRevoked: eventSchema('KeyRevoked', 'An API key stops working from effectiveAt.', {
-    accountId: nonEmpty,
-    keyId: nonEmpty,
-    reason: { enum: ['regenerated', 'revoked'] },
-    effectiveAt: msSinceEpoch,
+  KeyRevoked: Event('KeyRevoked', 1, 'An API key stops working from effectiveAt.', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    reason: StringEnum(['regenerated', 'revoked']),
+    effectiveAt: MsSinceEpoch('From when the key no longer works, ms since the epoch; a grace period puts it in the future.'),
   }),
-  RateLimited: eventSchema('RateLimited', 'Rejections aggregated per key, network, node kind and interval.', {
+  RateLimited: Event('RateLimited', 1, 'Rejections aggregated per key, network, node kind and interval (never one event per call).', {
     ...keyScope,
-    count: nonNegativeInteger,
-    reason: { enum: ['http-rps'] },
+    count: NonNegativeInteger(),
+    reason: StringEnum(['http-rps']),
   }),
-  IpThrottled: eventSchema('IpThrottled', 'A client IP that kept exceeding rate limits is throttled until `until`, for every key.', {
-    ip: { type: 'string', minLength: 1 },
-    until: nonNegativeInteger,
-    reason: { enum: ['rate-limit-rejections'] },
-    rejections: nonNegativeInteger,
-    windowMs: nonNegativeInteger,
-    instance: { type: 'string', minLength: 1 },
-  }),
-  UsageRecorded: eventSchema('UsageRecorded', 'Usage aggregated per key, network, node kind and interval.', {
-    ...keyScope,
-    requests: nonNegativeInteger,
-    errors: nonNegativeInteger,
-    bytesIn: nonNegativeInteger,
-    bytesOut: nonNegativeInteger,
-  }),
-  WsLimited: eventSchema('WsLimited', 'WebSocket refusals aggregated per key, network, reason and interval.', {
-    accountId: nonEmpty,
-    keyId: nonEmpty,
-    network: nonEmpty,
-    instance: keyScope.instance,
-    intervalStart: msSinceEpoch,
-    intervalMs: keyScope.intervalMs,
-    reason: {
-      enum: ['ws-connections', 'ws-cooldown', 'ws-messages-throttled', 'ws-messages-dropped', 'ws-penalty'],
-      description: 'ws-connections: too many open; ws-cooldown: new connections blocked; ws-messages-throttled: answered -32005; ws-messages-dropped: not answered; ws-penalty: refused during a penalty.',
-    },
-    count: { ...nonNegativeInteger, description: 'Connections or calls refused (each call of a batch counts).' },
-  }),
-  WsCooldownStarted: eventSchema('WsCooldownStarted', 'Too many new WebSocket connections in one second: new connections of the key are blocked until `until`.', {
-    accountId: nonEmpty,
-    keyId: nonEmpty,
-    network: nonEmpty,
-    instance: keyScope.instance,
-    reason: { const: 'ws-connection-rate' },
-    until: msSinceEpoch,
-    connections: nonNegativeInteger,
-    windowMs: { type: 'integer', minimum: 1 },
-  }),
-  WsPenaltyImposed: eventSchema('WsPenaltyImposed', 'Repeated malformed or unsupported WebSocket messages: messages of the key are refused until `until`.', {
-    accountId: nonEmpty,
-    keyId: nonEmpty,
-    network: nonEmpty,
-    instance: keyScope.instance,
-    reason: { const: 'ws-bad-messages' },
-    until: msSinceEpoch,
-    badMessages: nonNegativeInteger,
-    windowMs: { type: 'integer', minimum: 1 },
-  }),
-  NotificationsRecorded: eventSchema('NotificationsRecorded', 'Subscription notifications sent to a key, per network, node kind and interval.', {
-    ...keyScope,
-    notifications: nonNegativeInteger,
-    bytesOut: nonNegativeInteger,
-  }),
-  SignedIn: eventSchema('SignedIn', 'A wallet signed in with SIWE (EIP-4361); the first SignedIn of a nonce wins.', {
-    accountId: nonEmpty,
-    wallet: address,
-    nonce: { type: 'string', pattern: '^[A-Za-z0-9]{8,}$' },
-    sessionHash: { ...sha256Hex, description: 'hex SHA-256 of the session token.' },
-    expiresAt: msSinceEpoch,
-  }),
-  SignedOut: eventSchema('SignedOut', 'A dashboard session ended before its expiry.', {
-    accountId: nonEmpty,
-    sessionHash: sha256Hex,
-  }),
-  FreePlanClaimed: eventSchema('FreePlanClaimed', 'A free plan was taken, once per account (wallet); the first claim wins.', {
-    accountId: nonEmpty,
-    planId: nonEmpty,
-    attempt: nonEmpty,
-  }),
-  InvoiceCreated: eventSchema('InvoiceCreated', 'A paid plan was chosen: the amount due in an ERC-20 token.', {
-    accountId: nonEmpty,
-    invoiceId: nonEmpty,
-    planId: nonEmpty,
-    nodes: entitlements,
-    network: nonEmpty,
-    token: address,
-    treasury: address,
-    amount: uintString,
-    decimals: { type: 'integer', minimum: 0, maximum: 255 },
-    priceUsd: { type: 'number', minimum: 0 },
-    expiresAt: {
-      ...msSinceEpoch,
-      description: 'Until when the terms hold: a transfer mined in a later block does not pay the invoice (PaymentUnmatched). Version 2; absent in version 1 (no expiry).',
-    },
-  }),
-  PaymentConfirmed: eventSchema('PaymentConfirmed', 'An ERC-20 transfer paid an invoice; one transfer (tx hash, log index) pays one invoice.', {
-    accountId: nonEmpty,
-    invoiceId: nonEmpty,
-    ...tokenTransfer,
-    minedAt: { ...msSinceEpoch, description: "Timestamp of the transfer's block, ms since the epoch. Version 2; absent in version 1." },
-    attempt: nonEmpty,
-  }),
-  PaymentUnmatched: eventSchema(
-    'PaymentUnmatched',
-    'A transfer offered for an invoice was mined after the invoice expired: recorded (not lost), it did not pay that invoice and may pay a fresh one.',
+  IpThrottled: Event(
+    'IpThrottled',
+    1,
+    'A client IP that kept exceeding rate limits is throttled until `until`, for every key; the throttle lifts by itself then. ' +
+      'Projected, so that a restarted gateway, or another instance on the same log, enforces it too.',
     {
-      accountId: nonEmpty,
-      invoiceId: nonEmpty,
-      reason: { enum: ['invoice-expired'] },
-      invoiceExpiresAt: msSinceEpoch,
-      ...tokenTransfer,
-      minedAt: { ...msSinceEpoch, description: "Timestamp of the transfer's block, ms since the epoch (later than invoiceExpiresAt)." },
+      ip: NonEmpty(),
+      until: NonNegativeInteger({ description: 'When the throttle lifts, ms since the epoch.' }),
+      reason: StringEnum(['rate-limit-rejections']),
+      rejections: NonNegativeInteger({ description: 'Rejected calls counted over windowMs that crossed the threshold.' }),
+      windowMs: NonNegativeInteger(),
+      instance: NonEmpty(),
     },
   ),
-  PrivateNodeRequested: eventSchema('PrivateNodeRequested', 'The owner asked for a Private Node.', {
-    accountId: nonEmpty,
-    nodes: entitlements,
+  UsageRecorded: Event('UsageRecorded', 1, 'Usage aggregated per key, network, node kind and interval, by the instance that served it.', {
+    ...keyScope,
+    requests: NonNegativeInteger({ description: 'Calls served (each call of a batch counts).' }),
+    errors: NonNegativeInteger({ description: "Of those, calls answered with a JSON-RPC error (the node's or ours)." }),
+    bytesIn: NonNegativeInteger(),
+    bytesOut: NonNegativeInteger(),
   }),
-  DomainsRestricted: eventSchema('DomainsRestricted', 'The browser domains a key may be used from (empty: any).', {
-    accountId: nonEmpty,
-    keyId: nonEmpty,
-    domains: { type: 'array', items: nonEmpty },
+  WsLimited: Event('WsLimited', 1, 'WebSocket refusals aggregated per key, network, reason and interval (never one event per message).', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    network: NonEmpty(),
+    instance: keyScope.instance,
+    intervalStart: MsSinceEpoch(),
+    intervalMs: keyScope.intervalMs,
+    reason: StringEnum(['ws-connections', 'ws-cooldown', 'ws-messages-throttled', 'ws-messages-dropped', 'ws-penalty'], {
+      description:
+        'ws-connections: too many open; ws-cooldown: new connections blocked; ws-messages-throttled: answered -32005; ' +
+        'ws-messages-dropped: not answered; ws-penalty: refused during a penalty.',
+    }),
+    count: NonNegativeInteger({ description: 'Connections or calls refused (each call of a batch counts).' }),
   }),
-  DedicatedNodeAttached: eventSchema('DedicatedNodeAttached', 'The operator attached a dedicated node to an account.', {
-    accountId: nonEmpty,
-    network: nonEmpty,
-    kind: nodeKind,
-    url: nonEmpty,
-    ws: { type: ['string', 'null'], minLength: 1 },
+  WsCooldownStarted: Event(
+    'WsCooldownStarted',
+    1,
+    'Too many new WebSocket connections in one second: new connections of the key are blocked until `until`.',
+    {
+      accountId: NonEmpty(),
+      keyId: NonEmpty(),
+      network: NonEmpty(),
+      instance: keyScope.instance,
+      reason: Type.Literal('ws-connection-rate'),
+      until: MsSinceEpoch('New connections are refused until then, ms since the epoch, on every instance.'),
+      connections: NonNegativeInteger({ description: 'Connections attempted within windowMs, the refused one included.' }),
+      windowMs: Type.Integer({ minimum: 1 }),
+    },
+  ),
+  WsPenaltyImposed: Event(
+    'WsPenaltyImposed',
+    1,
+    'Repeated malformed or unsupported WebSocket messages: messages of the key are refused until `until`.',
+    {
+      accountId: NonEmpty(),
+      keyId: NonEmpty(),
+      network: NonEmpty(),
+      instance: keyScope.instance,
+      reason: Type.Literal('ws-bad-messages'),
+      until: MsSinceEpoch(),
+      badMessages: NonNegativeInteger({ description: 'Bad messages that imposed it, within windowMs.' }),
+      windowMs: Type.Integer({ minimum: 1 }),
+    },
+  ),
+  NotificationsRecorded: Event(
+    'NotificationsRecorded',
+    1,
+    'Subscription notifications sent to a key, per network, node kind and interval.',
+    { ...keyScope, notifications: NonNegativeInteger(), bytesOut: NonNegativeInteger() },
+  ),
+  SignedIn: Event(
+    'SignedIn',
+    1,
+    'A wallet signed in with SIWE (EIP-4361); the first SignedIn of a nonce wins (the projection ignores later ones), so a replayed ' +
+      "message never opens a second session, even from another instance. Only the session's hash is here, never its token.",
+    {
+      accountId: NonEmpty(),
+      wallet: Address('Lower-case 0x address that signed.'),
+      nonce: Type.String({ pattern: '^[A-Za-z0-9]{8,}$', description: 'The SIWE nonce the message carried (public once used).' }),
+      sessionHash: Sha256Hex({ description: 'hex SHA-256 of the session token (the cookie).' }),
+      expiresAt: MsSinceEpoch(),
+    },
+  ),
+  SignedOut: Event('SignedOut', 1, 'A dashboard session ended before its expiry (the owner signed out).', {
+    accountId: NonEmpty(),
+    sessionHash: Sha256Hex(),
+  }),
+  FreePlanClaimed: Event('FreePlanClaimed', 1, 'A free plan was taken, once per account (wallet); the first claim wins.', {
+    accountId: NonEmpty(),
+    planId: NonEmpty(),
+    attempt: NonEmpty({ description: 'Random per request: tells the request that made the claim that it won.' }),
+  }),
+  InvoiceCreated: Event('InvoiceCreated', 2, 'A paid plan was chosen: the amount due in an ERC-20 token.', {
+    accountId: NonEmpty(),
+    invoiceId: NonEmpty(),
+    planId: NonEmpty(),
+    nodes: Type.Array(entitlementSchema, { description: 'The nodes chosen (Tier 1 and 2); empty: all the plan allows.' }),
+    network: NonEmpty({ description: 'Network slug of the payment.' }),
+    token: Address('Lower-case 0x address of the ERC-20 token.'),
+    treasury: Address('Lower-case 0x address that receives the payment.'),
+    amount: UintString("Amount due in the token's smallest unit, as a decimal string (it may not fit a double)."),
+    decimals: Type.Integer({
+      minimum: 0,
+      maximum: 255,
+      description: "The token's decimals, read from the contract when the invoice was made.",
+    }),
+    priceUsd: Type.Number({ minimum: 0 }),
+    expiresAt: Type.Optional(
+      MsSinceEpoch(
+        'Until when the terms hold: a transfer mined in a later block does not pay the invoice (PaymentUnmatched). Version 2; absent ' +
+          'in version 1 (no expiry).',
+      ),
+    ),
+  }),
+  PaymentConfirmed: Event(
+    'PaymentConfirmed',
+    2,
+    'An ERC-20 transfer paid an invoice; one transfer (tx hash, log index) pays one invoice: the id comes from (network, tx hash, ' +
+      'log index) only, so one transfer offered for two invoices is one fact, and the log keeps the first.',
+    {
+      accountId: NonEmpty(),
+      invoiceId: NonEmpty(),
+      ...tokenTransferSchema.properties,
+      minedAt: Type.Optional(
+        MsSinceEpoch(
+          "Timestamp of the transfer's block, ms since the epoch (at most the invoice's expiresAt). Version 2; absent in version 1.",
+        ),
+      ),
+      attempt: NonEmpty({ description: 'Random per request: tells the request whose event the log kept that it won.' }),
+    },
+  ),
+  PaymentUnmatched: Event(
+    'PaymentUnmatched',
+    1,
+    'A transfer offered for an invoice was mined after the invoice expired: recorded (not lost), it did not pay that invoice and ' +
+      'may pay a fresh one. Operators see it (`tollgate events`), the owner sees it on the invoice, and the same transfer can still ' +
+      'pay a fresh invoice at the terms of the day (it is not marked used).',
+    {
+      accountId: NonEmpty(),
+      invoiceId: NonEmpty(),
+      reason: StringEnum(['invoice-expired']),
+      invoiceExpiresAt: MsSinceEpoch("The invoice's expiresAt, ms since the epoch."),
+      ...tokenTransferSchema.properties,
+      minedAt: MsSinceEpoch("Timestamp of the transfer's block, ms since the epoch (later than invoiceExpiresAt)."),
+    },
+  ),
+  PrivateNodeRequested: Event(
+    'PrivateNodeRequested',
+    1,
+    'The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached).',
+    { accountId: NonEmpty(), nodes: Type.Array(entitlementSchema, { description: 'What the owner would like (network, kind).' }) },
+  ),
+  DomainsRestricted: Event('DomainsRestricted', 1, 'The browser domains a key may be used from (empty: any).', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    domains: Type.Array(NonEmpty(), { description: 'Lower-case host names, `*.example.com` for subdomains, optionally with `:port`.' }),
+  }),
+  DedicatedNodeAttached: Event('DedicatedNodeAttached', 1, 'The operator attached a dedicated node to an account.', {
+    accountId: NonEmpty(),
+    network: NonEmpty(),
+    kind: NodeKind(),
+    url: NonEmpty(),
+    ws: Nullable(NonEmpty({ description: 'WebSocket URL; null when the node has none.' })),
   }),
 }

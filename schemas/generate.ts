@@ -1,20 +1,22 @@
 /**
- * Writes the JSON Schema files other tools and languages read, from the TypeScript schemas:
- * schemas/config.schema.json, schemas/plan-catalog.schema.json and, when schemas/events.ts
- * exists, schemas/events/<Type>.schema.json. Run with `npm run schemas`; a test checks the
- * committed files equal what this would write, so they cannot drift from the code.
+ * Writes the JSON Schema files other tools and languages read, from the TypeBox schemas:
+ * schemas/config.schema.json, schemas/plan-catalog.schema.json and schemas/events/<Type>.schema.json.
+ * Run with `npm run schemas`; a test checks the committed files equal what this would write, so
+ * they cannot drift from the code.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { configSchema } from './config.js'
+import { eventSchemas } from './events.js'
+import { toPublished } from './json-schema.js'
 import { planCatalogSchema } from './plans.js'
 
 const SCHEMAS_DIR = dirname(fileURLToPath(import.meta.url))
 
-/** The file format: 2-space JSON and a final newline, as editors save it. */
+/** The file format: the schema as plain JSON (see toPublished), 2-space indented, a final newline, as editors save it. */
 export function toJsonFile(schema: unknown): string {
-  return JSON.stringify(schema, null, 2) + '\n'
+  return JSON.stringify(toPublished(schema), null, 2) + '\n'
 }
 
 /** Every generated file: its path relative to schemas/ and its content. */
@@ -23,22 +25,10 @@ export async function generatedSchemaFiles(): Promise<Map<string, string>> {
     ['config.schema.json', toJsonFile(configSchema)],
     ['plan-catalog.schema.json', toJsonFile(planCatalogSchema)],
   ])
-  for (const [type, schema] of Object.entries(await eventSchemas())) {
+  for (const [type, schema] of Object.entries(eventSchemas)) {
     files.set(`events/${type}.schema.json`, toJsonFile(schema))
   }
   return files
-}
-
-/** schemas/events.ts's eventSchemas, or none when that file does not exist (yet). */
-async function eventSchemas(): Promise<Record<string, object>> {
-  const here = fileURLToPath(import.meta.url)
-  const extension = here.endsWith('.ts') ? '.ts' : '.js'
-  const path = join(SCHEMAS_DIR, `events${extension}`)
-  // Only absence is skipped: an events.ts that fails to load must fail generation loudly.
-  if (!existsSync(path)) return {}
-  const module = (await import(pathToFileURL(path).href)) as { eventSchemas?: Record<string, object> }
-  if (module.eventSchemas === undefined) throw new Error(`${path} does not export eventSchemas`)
-  return module.eventSchemas
 }
 
 /** Write every generated file under `dir` (schemas/ by default); returns the paths written. */

@@ -1,72 +1,50 @@
-import type { JsonSchema } from './validate.js'
+import { Type } from '@sinclair/typebox'
+import { Nullable, Strict, StringEnum } from './json-schema.js'
 
 /**
  * A plan catalog: the plans an operator offers, as data. The gateway ships two
  * (schemas/catalogs/default.json with the spec's set A limits, set-b.json with set B) and an
- * operator may point `plans.catalog` at a file of their own. `npm run schemas` writes this
- * schema to schemas/plan-catalog.schema.json.
+ * operator may point `plans.catalog` at a file of their own. `Plan` and `PlanNodes`
+ * (src/plans/catalog.ts) are its TypeScript types; `npm run schemas` writes it to
+ * schemas/plan-catalog.schema.json.
  */
 
-const rps = {
-  type: ['number', 'null'],
-  minimum: 0,
-  description: 'Requests per second; null: unlimited; 0: no access to this node kind.',
-} as const satisfies JsonSchema
+const Rps = () =>
+  Nullable(Type.Number({ minimum: 0, description: 'Requests per second; null: unlimited; 0: no access to this node kind.' }))
 
-const planSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', pattern: '^[a-z][a-z0-9-]*$', description: 'Stable id, used in events (PlanActivated.planId).' },
-    name: { type: 'string', minLength: 1, description: 'Name shown to users.' },
-    description: { type: 'string', minLength: 1 },
-    priceUsdPerMonth: { type: ['number', 'null'], minimum: 0, description: 'null: free, or no published price.' },
-    priceFrom: { type: 'boolean', description: 'The price is a starting price ("from 250 USD per month").' },
-    periodMs: {
-      type: ['integer', 'null'],
-      minimum: 1,
-      description: 'How long an activation lasts, in ms; null: no end.',
-    },
-    limits: {
-      type: 'object',
-      properties: { fullRps: rps, archiveRps: rps },
-      required: ['fullRps', 'archiveRps'],
-      additionalProperties: false,
-    },
-    nodes: {
-      description:
-        'Which nodes the plan gives: all-full (every full node), choose (count nodes of the user\'s choice, ' +
-        'full or archive), all (every full and archive node), dedicated (a node of its own).',
-      oneOf: [
-        {
-          type: 'object',
-          properties: { rule: { const: 'choose' }, count: { type: 'integer', minimum: 1 } },
-          required: ['rule', 'count'],
-          additionalProperties: false,
-        },
-        {
-          type: 'object',
-          properties: { rule: { enum: ['all-full', 'all', 'dedicated'] } },
-          required: ['rule'],
-          additionalProperties: false,
-        },
-      ],
-    },
+export const planNodesSchema = Type.Union(
+  [
+    Strict({ rule: Type.Literal('choose'), count: Type.Integer({ minimum: 1, description: "How many nodes of the user's choice." }) }),
+    Strict({ rule: StringEnum(['all-full', 'all', 'dedicated']) }),
+  ],
+  {
+    description:
+      "Which nodes the plan gives: all-full (every full node), choose (count nodes of the user's choice, " +
+      'full or archive), all (every full and archive node), dedicated (a node of its own).',
   },
-  required: ['id', 'name', 'description', 'priceUsdPerMonth', 'periodMs', 'limits', 'nodes'],
-  additionalProperties: false,
-} as const satisfies JsonSchema
+)
 
-export const planCatalogSchema = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'urn:tollgate:plan-catalog',
-  title: 'Tollgate plan catalog',
-  type: 'object',
-  properties: {
-    $schema: { type: 'string' },
-    name: { type: 'string', minLength: 1 },
-    description: { type: 'string', minLength: 1 },
-    plans: { type: 'array', minItems: 1, items: planSchema },
+export const planSchema = Strict({
+  id: Type.String({ pattern: '^[a-z][a-z0-9-]*$', description: 'Stable id, used in events (PlanActivated.planId).' }),
+  name: Type.String({ minLength: 1, description: 'Name shown to users.' }),
+  description: Type.String({ minLength: 1 }),
+  priceUsdPerMonth: Nullable(Type.Number({ minimum: 0, description: 'null: free, or no published price.' })),
+  priceFrom: Type.Optional(Type.Boolean({ description: 'The price is a starting price ("from 250 USD per month").' })),
+  periodMs: Nullable(Type.Integer({ minimum: 1, description: 'How long an activation lasts, in ms; null: no end.' })),
+  limits: Strict({ fullRps: Rps(), archiveRps: Rps() }),
+  nodes: planNodesSchema,
+})
+
+export const planCatalogSchema = Strict(
+  {
+    $schema: Type.Optional(Type.String()),
+    name: Type.String({ minLength: 1 }),
+    description: Type.String({ minLength: 1 }),
+    plans: Type.Array(planSchema, { minItems: 1 }),
   },
-  required: ['name', 'description', 'plans'],
-  additionalProperties: false,
-} as const satisfies JsonSchema
+  {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'urn:tollgate:plan-catalog',
+    title: 'Tollgate plan catalog',
+  },
+)

@@ -5,37 +5,23 @@
  * unsupported messages. The host (src/ws/) applies the decisions: refuses the upgrade, answers
  * -32005, drops, publishes the cooldown and penalty as events.
  */
+import { defaultsOf } from '../../schemas/json-schema.js'
+import { wsKeyLimitsSchema, type WsKeyLimitsConfig } from '../../schemas/ws-key-limits.js'
 import { fullBucket, take, type TokenBucket } from '../rate/token-bucket.js'
 
-export interface WsKeyLimits {
-  /** Open connections at once (the next one is refused). */
-  maxConnections: number
-  /** New connections accepted within any one second; one more starts the cooldown. */
-  newConnectionsPerSecond: number
-  /** How long new connections are blocked after too many in one second. */
-  cooldownMs: number
-  /** Messages per second across all the key's connections (each call of a batch counts); null: unlimited. */
-  messagesPerSecond: number | null
-  /** Traffic up to this fraction above messagesPerSecond is still served (the spec's 10%). */
-  tolerance: number
-  /** Malformed or unsupported messages tolerated within `badMessagesWindowMs`; one more imposes the penalty. */
-  badMessages: number
-  badMessagesWindowMs: number
-  /** How long messages are refused after the penalty is imposed. */
-  penaltyMs: number
-}
+/**
+ * The limits of one key: the configuration's (schemas/ws-key-limits.ts names and describes each),
+ * except that messagesPerSecond is null for a plan without a rate limit (unlimited).
+ */
+export type WsKeyLimits = Omit<WsKeyLimitsConfig, 'messagesPerSecond'> & { messagesPerSecond: number | null }
 
-/** The spec's values (see README, "WebSocket limits"). */
-export const DEFAULT_WS_KEY_LIMITS: Readonly<WsKeyLimits> = Object.freeze({
-  maxConnections: 50,
-  newConnectionsPerSecond: 15,
-  cooldownMs: 60_000,
-  messagesPerSecond: 500,
-  tolerance: 0.1,
-  badMessages: 20,
-  badMessagesWindowMs: 60_000,
-  penaltyMs: 5 * 60_000,
-})
+/** The spec's values: the schema's defaults (see README, "WebSocket limits"). */
+export const DEFAULT_WS_KEY_LIMITS: Readonly<WsKeyLimits> = Object.freeze(defaultsOf(wsKeyLimitsSchema) as WsKeyLimits)
+
+/** The per-key limits among the configuration's `ws` section (which also holds limits of one connection). */
+export function wsKeyLimitsOf(ws: WsKeyLimits): WsKeyLimits {
+  return Object.fromEntries(Object.keys(wsKeyLimitsSchema.properties).map((name) => [name, ws[name as keyof WsKeyLimits]])) as WsKeyLimits
+}
 
 export interface WsKeyState {
   limits: WsKeyLimits
@@ -63,7 +49,7 @@ export type WsCommand =
   /**
    * A connection asks to open. `allowed`: how many of the key's connections this instance may hold
    * now, when it shares the key with other instances of a fleet (see actors/fleet/shares.ts);
-   * absent: the key's whole maxConnections.
+   * absent: the key's whole maxConnectionsPerKey.
    */
   | { type: 'WsConnect'; allowed?: number }
   | { type: 'WsDisconnect' }
@@ -148,8 +134,8 @@ function connect(state: WsKeyState, now: number, allowed = Number.POSITIVE_INFIN
   if (now < state.cooldownUntil) {
     return { state, decision: { type: 'WsRefused', reason: 'ws-cooldown', retryAfterMs: state.cooldownUntil - now, until: state.cooldownUntil } }
   }
-  if (state.open >= Math.min(limits.maxConnections, allowed)) {
-    return { state, decision: { type: 'WsRefused', reason: 'ws-connections', limit: limits.maxConnections, retryAfterMs: 0 } }
+  if (state.open >= Math.min(limits.maxConnectionsPerKey, allowed)) {
+    return { state, decision: { type: 'WsRefused', reason: 'ws-connections', limit: limits.maxConnectionsPerKey, retryAfterMs: 0 } }
   }
   // A sliding one-second window over accepted connections: the oldest of the last N tells
   // whether N more opened within the last second. Refused connections are not kept: a client

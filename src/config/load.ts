@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
+import { compileCheck, type CheckResult } from '../../schemas/check.js'
 import { configSchema } from '../../schemas/config.js'
-import { applyDefaults, validate } from '../../schemas/validate.js'
 import { ConfigError, type ConfigProblem } from './config-error.js'
 import { deepFreeze } from './deep-freeze.js'
 import type { Config } from './types.js'
@@ -31,15 +31,18 @@ export function loadConfig(path: string): Config {
   return parseConfig(json, path)
 }
 
+/** Compiled on first use: a process that never reads a configuration does not pay for it. */
+let checkConfig: ((json: unknown) => CheckResult<Config>) | undefined
+
 /**
  * Check an already parsed configuration: fill defaults, validate against the schema, check
  * what the schema cannot express, and return a deep-frozen copy. `source` names it in errors.
  */
 export function parseConfig(json: unknown, source = 'config'): Config {
-  const withDefaults = applyDefaults(configSchema, json)
-  const result = validate(configSchema, withDefaults)
-  if (!result.ok) throw new ConfigError(source, result.errors)
-  const config = withDefaults as Config
+  checkConfig ??= compileCheck(configSchema, { defaults: true })
+  const result = checkConfig(json)
+  if (!result.ok) throw new ConfigError(source, result.problems)
+  const config = result.value
   const problems = checkBeyondSchema(config)
   if (problems.length > 0) throw new ConfigError(source, problems)
   nameUpstreams(config)

@@ -4,7 +4,7 @@ import { KeyActor, type Consumption } from '../../actors/key/key-actor.js'
 import { scaled } from '../../actors/fleet/shares.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 import type { KeyState } from '../../actors/key/decide.js'
-import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits } from '../../actors/key/ws-limits.js'
+import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits, wsKeyLimitsOf } from '../../actors/key/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import { hashApiKey, isWellFormedApiKey, sameHash } from '../keys/api-key.js'
 import type { StateStore, AccountRecord, KeyRecord } from '../store/state-store.js'
@@ -292,18 +292,7 @@ const ELSEWHERE_KEPT_MS = 1_000
  * per second over WebSocket instead; an unlimited plan (Private Node) is unlimited here too.
  */
 export function wsLimitsOf(plan: Plan | undefined, ws: WsConfig | undefined): WsKeyLimits {
-  const base: WsKeyLimits = ws === undefined
-    ? { ...DEFAULT_WS_KEY_LIMITS }
-    : {
-        maxConnections: ws.maxConnectionsPerKey,
-        newConnectionsPerSecond: ws.newConnectionsPerSecond,
-        cooldownMs: ws.cooldownMs,
-        messagesPerSecond: ws.messagesPerSecond,
-        tolerance: ws.tolerance,
-        badMessages: ws.badMessages,
-        badMessagesWindowMs: ws.badMessagesWindowMs,
-        penaltyMs: ws.penaltyMs,
-      }
+  const base = wsKeyLimitsOf(ws ?? DEFAULT_WS_KEY_LIMITS)
   const fullRps = plan?.limits.fullRps
   if (fullRps === null) return { ...base, messagesPerSecond: null }
   if (fullRps !== undefined && fullRps > 0 && base.messagesPerSecond !== null) return { ...base, messagesPerSecond: Math.min(base.messagesPerSecond, fullRps) }

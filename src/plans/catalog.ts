@@ -1,36 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { planCatalogSchema } from '../../schemas/plans.js'
-import { validate } from '../../schemas/validate.js'
+import type { Static } from '@sinclair/typebox'
+import { compileCheck, type CheckResult } from '../../schemas/check.js'
+import { planCatalogSchema, type planNodesSchema, type planSchema } from '../../schemas/plans.js'
 import { ConfigError } from '../config/config-error.js'
 import { deepFreeze } from '../config/deep-freeze.js'
 
-/**
- * Which nodes a plan gives: `all-full` every full node, `choose` `count` nodes of the user's
- * choice (full or archive), `all` every full and archive node, `dedicated` a node of its own.
- */
-export interface PlanNodes {
-  rule: 'all-full' | 'choose' | 'all' | 'dedicated'
-  /** With `choose` only: how many. */
-  count?: number
-}
+/** Which nodes a plan gives (schemas/plans.ts describes each rule). */
+export type PlanNodes = Static<typeof planNodesSchema>
 
-/** A plan of a catalog (schemas/plans.ts is the schema of the same shape). */
-export interface Plan {
-  id: string
-  name: string
-  description: string
-  /** null: free, or no published price. */
-  priceUsdPerMonth: number | null
-  /** The price is a starting price ("from 250 USD per month"). */
-  priceFrom?: boolean
-  /** How long an activation lasts in ms; null: no end. */
-  periodMs: number | null
-  /** Requests per second by node kind; null: unlimited; 0: no access to that kind. */
-  limits: { fullRps: number | null; archiveRps: number | null }
-  nodes: PlanNodes
-}
+/** A plan of a catalog: the type of schemas/plans.ts's planSchema, where each field is described. */
+export type Plan = Static<typeof planSchema>
 
 export interface PlanCatalog {
   /** The catalog's own name ("default", "set-b", or an operator's). */
@@ -69,11 +50,14 @@ export function loadPlanCatalog(nameOrPath: string): PlanCatalog {
   return parsePlanCatalog(json, path)
 }
 
+let checkCatalog: ((json: unknown) => CheckResult<Static<typeof planCatalogSchema>>) | undefined
+
 /** Check a parsed catalog against the schema (and for unique ids) and return it frozen. */
 export function parsePlanCatalog(json: unknown, source = 'plan catalog'): PlanCatalog {
-  const result = validate(planCatalogSchema, json)
-  if (!result.ok) throw new ConfigError(source, result.errors)
-  const file = json as { name: string; description: string; plans: Plan[] }
+  checkCatalog ??= compileCheck(planCatalogSchema)
+  const result = checkCatalog(json)
+  if (!result.ok) throw new ConfigError(source, result.problems)
+  const file = result.value
   const seen = new Set<string>()
   file.plans.forEach((plan, i) => {
     // Events name plans by id: two plans with one id would make PlanActivated ambiguous.

@@ -135,7 +135,7 @@ export class WsServer {
     const { key, pool } = admitted
     // A Private Node account's subscriptions are made on its dedicated node, as its calls are.
     const hub = deps.subscriptions.hubFor(network, pool)
-    const allowed = deps.allowance?.(key.account.accountId, key.actor.state.ws.limits.maxConnections)
+    const allowed = deps.allowance?.(key.account.accountId, key.actor.state.ws.limits.maxConnectionsPerKey)
     const d = key.actor.ws({ type: 'WsConnect', allowed })
     if (d.type === 'WsRefused') {
       const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
