@@ -23,9 +23,14 @@ export interface FleetChannel {
  * It connects in the background and never gives up: a gateway starts and serves while NATS is
  * away, and the fleet treats that time as being cut off (see Fleet).
  */
+/** How long close() waits for a first connection still being made. */
+const CLOSE_WAIT_MS = 2_000
+
 export class FleetBus implements FleetChannel {
   readonly #subjects: { members: string; limits: string }
   #nc: NatsConnection | undefined
+  /** The first connection, while it is being made (it never gives up while NATS is away). */
+  #connecting: Promise<NatsConnection | undefined> = Promise.resolve(undefined)
   #connected = false
   #closed = false
   readonly #handlers: { subject: string; onMessage: (data: Uint8Array) => void }[] = []
@@ -44,7 +49,8 @@ export class FleetBus implements FleetChannel {
    */
   static open(servers: string | string[], subjectRoot: string, onStatus: (connected: boolean) => void, name = 'tollgate-fleet'): FleetBus {
     const bus = new FleetBus(subjectRoot, onStatus)
-    void bus.#dial(servers, name)
+    bus.#connecting = connect({ servers, name, waitOnFirstConnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250 }).catch(() => undefined)
+    void bus.#run()
     return bus
   }
 
@@ -71,28 +77,33 @@ export class FleetBus implements FleetChannel {
     if (this.#nc !== undefined) this.#subscribeOn(this.#nc, subject, onMessage)
   }
 
+  /**
+   * Close the connection. One still being made is waited for (briefly: NATS may be away) and
+   * closed, so that a gateway that stops right after it started leaves no connection behind.
+   */
   async close(): Promise<void> {
     this.#closed = true
     this.#connected = false
-    await this.#nc?.close().catch(() => undefined)
+    let timer: NodeJS.Timeout | undefined
+    const gaveUp = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), CLOSE_WAIT_MS)))
+    const nc = this.#nc ?? (await Promise.race([this.#connecting, gaveUp]))
+    clearTimeout(timer)
+    await nc?.close().catch(() => undefined)
   }
 
-  async #dial(servers: string | string[], name: string): Promise<void> {
-    try {
-      const nc = await connect({ servers, name, waitOnFirstConnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250 })
-      if (this.#closed) {
-        await nc.close()
-        return
-      }
-      this.#nc = nc
-      for (const h of this.#handlers) this.#subscribeOn(nc, h.subject, h.onMessage)
-      this.#setConnected(true)
-      for await (const status of nc.status()) {
-        if (status.type === 'disconnect') this.#setConnected(false)
-        else if (status.type === 'reconnect') this.#setConnected(true)
-      }
-    } catch {
-      // Closed before the first connection: nothing to report.
+  async #run(): Promise<void> {
+    const nc = await this.#connecting
+    if (nc === undefined) return
+    if (this.#closed) {
+      await nc.close().catch(() => undefined)
+      return
+    }
+    this.#nc = nc
+    for (const h of this.#handlers) this.#subscribeOn(nc, h.subject, h.onMessage)
+    this.#setConnected(true)
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') this.#setConnected(false)
+      else if (status.type === 'reconnect') this.#setConnected(true)
     }
   }
 
