@@ -34,8 +34,9 @@ export interface JetStreamLogOptions {
 
 /**
  * JetStream deduplicates a msgID seen within this window. An event re-sent later than this
- * after its first append would be stored twice; the outbox re-sends within seconds, so ten
- * minutes covers an outage of NATS much longer than its restart.
+ * after its first append would be stored twice; the outbox re-sends what it holds within seconds
+ * of NATS coming back, and what was acknowledged at most 2 minutes before (its resend window, in
+ * case the servers lost it), so ten minutes covers both with room for clocks that disagree.
  */
 const DUPLICATE_WINDOW_MS = 10 * 60 * 1000
 const DEFAULT_TIMEOUT_MS = 5_000
@@ -72,6 +73,7 @@ export class JetStreamLog implements EventLog {
   #conn: { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager } | undefined
   #wakeSub: Subscription | undefined
   #connected = false
+  #reconnects = 0
   #closed = false
   #retry: NodeJS.Timeout | undefined
   /** Whether the stream has account events under the old subjects (looked up once). */
@@ -112,6 +114,14 @@ export class JetStreamLog implements EventLog {
   /** Whether NATS is connected now (false while it reconnects, or before the first connection). */
   get connected(): boolean {
     return this.#connected
+  }
+
+  /**
+   * How many times the connection came back after it was lost. The outbox sends its kept events
+   * again after one: the servers reached again may have restarted without writes they had acknowledged.
+   */
+  get reconnects(): number {
+    return this.#reconnects
   }
 
   #dialLater(): void {
@@ -403,6 +413,7 @@ export class JetStreamLog implements EventLog {
       if (status.type === 'disconnect') this.#connected = false
       else if (status.type === 'reconnect') {
         this.#connected = true
+        this.#reconnects++
         // Publishes made while we were away were not seen by the wake subscription.
         this.#followers.wakeAll()
       }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -7,7 +7,7 @@ import { JetStreamLog } from '../../src/events/jetstream-log.js'
 import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
 import { Outbox } from '../../src/events/outbox.js'
 import type { StoredEvent } from '../../src/events/types.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats, type NatsServer } from '../helpers/nats-server.js'
 import { usageEvents, waitFor } from './log-suite.js'
 
 const nats = await startNats()
@@ -29,10 +29,10 @@ async function readAll(log: EventLog): Promise<StoredEvent[]> {
 }
 
 let streams = 0
-async function connectLog(t: Test): Promise<JetStreamLog> {
+async function connectLog(t: Test, server: NatsServer = nats): Promise<JetStreamLog> {
   streams += 1
   const log = await JetStreamLog.connect({
-    servers: nats.url,
+    servers: server.url,
     stream: `OUTBOX${streams}`,
     subjectPrefix: `outbox${streams}`,
     replicas: 1,
@@ -121,4 +121,82 @@ t.test('outbox: events queued by one outbox are delivered by the next one on the
   await second.flush(15_000)
   const stored = await readAll(log)
   t.same(stored.map((s) => s.event.id), events.map((e) => e.id), 'delivered once, in order')
+})
+
+t.test('outbox: events the server acknowledged and then lost (its disk as a power cut leaves it) are sent again on reconnection, once', async (t) => {
+  // A server of its own: its store is rolled back, as a machine that lost power keeps only what
+  // reached the disk (nats-server 2.9 fsyncs its stream store every 2 minutes).
+  const server = await startNats()
+  t.teardown(() => server.stop())
+  const dir = await tempDir(t)
+  const log = await connectLog(t, server)
+  const resent: number[] = []
+  const outbox = Outbox.open(join(dir, 'outbox'), log, { retryMs: 20, onResent: (n) => resent.push(n) })
+  t.teardown(() => outbox.close())
+  const events = usageEvents(100, 20_000)
+
+  outbox.publish(events.slice(0, 50))
+  await outbox.flush()
+  await server.kill()
+  const synced = join(dir, 'synced')
+  await cp(server.storeDir, synced, { recursive: true })
+  await server.restart()
+  await untilReachable(log)
+  await outbox.flush(15_000)
+  t.equal(await log.lastSeq(), 50, 'the disk that will come back holds the first 50')
+
+  outbox.publish(events.slice(50))
+  await outbox.flush()
+  t.equal(await log.lastSeq(), 100, 'all 100 acknowledged')
+  t.equal(outbox.kept(), 100, 'and kept for a resend')
+  resent.length = 0
+  await server.kill()
+  await rm(server.storeDir, { recursive: true, force: true })
+  await cp(synced, server.storeDir, { recursive: true })
+  await server.restart()
+  await untilReachable(log)
+  await waitFor(() => resent.length > 0, 'the resend after the reconnection', 15_000)
+  await outbox.flush(15_000)
+
+  t.same(resent, [100], 'every kept event sent again')
+  const stored = await readAll(log)
+  t.equal(stored.length, 100, 'the 50 lost are stored again, the 50 held are not stored twice')
+  t.same(new Set(stored.map((s) => s.event.id)), new Set(events.map((e) => e.id)), 'and they are the published ones')
+})
+
+t.test('outbox: only events acknowledged within the resend window are kept and sent again, at most resendMax', async (t) => {
+  const dir = await tempDir(t)
+  const log = EmbeddedLog.open(join(dir, 'log'))
+  t.teardown(() => log.close())
+  let now = 1_700_000_000_000
+  const opts = { now: () => now, resendWindowMs: 120_000, resendMax: 25 }
+  const first = Outbox.open(join(dir, 'outbox'), log, opts)
+  const events = usageEvents(40, 30_000)
+  first.publish(events.slice(0, 10))
+  await first.flush()
+  now += 90_000
+  first.publish(events.slice(10, 20))
+  await first.flush()
+  t.equal(first.kept(), 20, 'both appends kept')
+  now += 60_000 // the first append is 150 s old, the second 60 s
+  first.publish(events.slice(20, 30))
+  await first.flush()
+  t.equal(first.kept(), 20, 'the append past the window is dropped')
+  now += 1_000
+  first.publish(events.slice(30, 40))
+  await first.flush()
+  t.equal(first.kept(), 20, 'beyond resendMax the oldest append is dropped')
+  await first.close()
+
+  // Opened again (as after a restart): what is kept is sent again; the log holds it already.
+  const resent: number[] = []
+  const second = Outbox.open(join(dir, 'outbox'), log, { ...opts, onResent: (n) => resent.push(n) })
+  t.teardown(() => second.close())
+  t.equal(second.kept(), 20, 'the kept events are found on disk')
+  await second.flush()
+  t.same(resent, [20], 'and sent again')
+  now += 120_000 // the third append is now 121 s old, the fourth 120 s
+  t.equal(second.kept(), 10, 'a kept event leaves once its window has passed')
+  const stored = await readAll(log)
+  t.same(stored.map((s) => s.event.id), events.map((e) => e.id), 'each event stored once, in order')
 })

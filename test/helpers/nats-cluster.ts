@@ -1,5 +1,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { connect } from '@nats-io/transport-node'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from './free-port.js'
@@ -19,10 +21,20 @@ export interface ClusterNode {
   restart(): Promise<void>
 }
 
+/** A replicated stream as the cluster reports it. */
+export interface StreamState {
+  lastSeq: number
+  leader: string | undefined
+  /** The nodes that hold the stream up to date: the leader and its current followers. */
+  current: string[]
+}
+
 export interface NatsCluster {
   nodes: ClusterNode[]
   /** Every node's client URL: what the gateway's `events.nats` takes. */
   urls: string[]
+  /** `stream` as the running nodes report it; undefined while it has no leader to answer (within 2 s). */
+  streamState(stream: string): Promise<StreamState | undefined>
   stop(): Promise<void>
 }
 
@@ -70,6 +82,22 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   return {
     nodes,
     urls: nodes.map((n) => n.url),
+    async streamState(stream) {
+      const servers = nodes.filter((n) => n.pid !== undefined).map((n) => n.url)
+      if (servers.length === 0) return undefined
+      const nc = await connect({ servers, timeout: 2_000, maxReconnectAttempts: 0 }).catch(() => undefined)
+      if (nc === undefined) return undefined
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 2_000, checkAPI: false })
+        const { state, cluster } = await jsm.streams.info(stream)
+        const followers = (cluster?.replicas ?? []).filter((r) => r.current).map((r) => r.name)
+        return { lastSeq: state.last_seq, leader: cluster?.leader, current: cluster?.leader === undefined ? followers : [cluster.leader, ...followers] }
+      } catch {
+        return undefined
+      } finally {
+        await nc.close().catch(() => undefined)
+      }
+    },
     async stop() {
       await Promise.all(specs.map((_, i) => terminate(i, 'SIGTERM')))
       await Promise.all(specs.map((spec) => rm(spec.storeDir, { recursive: true, force: true })))
