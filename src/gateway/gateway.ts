@@ -138,7 +138,11 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   )
   const outbox = closers.add(
     'outbox',
-    Outbox.open(join(ownDir, 'outbox'), log, { onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox') }),
+    Outbox.open(join(ownDir, 'outbox'), log, {
+      onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
+      // After a disruption the last acknowledged events are sent again; the log drops what it holds.
+      onResent: (count) => logger.info({ count }, 'events acknowledged in the last minutes sent again after a disruption of the event log (duplicates are dropped by id)'),
+    }),
     async (o) => {
       try {
         // What is left of shutdownMs, and at least a second: usage is what the drain is for.
