@@ -4,12 +4,16 @@ import type { Exchanges, ResponseState } from './exchanges.js'
 import { drainThen } from './request-body.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { parseRpcBytes } from '../rpc/parse.js'
-import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { CallPolicy, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import { methodRule } from '../rpc/method-policy.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { HttpCounters } from './http-counters.js'
 import type { Admission } from '../gateway/admission.js'
 import { CORS_HEADERS } from './cors.js'
 import { BodyDeadlines, type PendingBody } from './body-deadlines.js'
+
+/** Calls over HTTP: its method policy, each call admitted against the key's rate, no penalty for malformed ones. */
+const HTTP_CALLS: CallPolicy = { methodRule: (method) => methodRule(method, 'http'), admitsEachCall: true, notesMalformed: false }
 
 export interface HttpRpcRouteDeps {
   /** Network, IP throttle, key, origin, plan access and the key's pool: the same for WebSocket. */
@@ -72,7 +76,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
       // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
       const parsed = parseRpcBytes(body)
-      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf }, parsed).then(
+      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, policy: HTTP_CALLS }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
           const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }

@@ -2,7 +2,7 @@ import type { NodeKind } from '../events/types.js'
 import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
-import { methodRule, type Transport } from '../rpc/method-policy.js'
+import type { MethodRule } from '../rpc/method-policy.js'
 import type { MethodSpec } from '../rpc/method-table.js'
 import type { Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
@@ -46,15 +46,27 @@ export interface DispatchContext {
    * shape, which the request path's property accesses depend on).
    */
   readonly ip: () => string
-  /**
-   * The transport the calls came over (default 'http'). The method policy depends on it, and so
-   * does admission: over HTTP each routed call is admitted here against the key's per-kind
-   * requests per second (queued briefly, then 429); a WebSocket session admits each message
-   * against the key's message limit before dispatching it (src/ws/ws-session.ts).
-   */
-  readonly transport?: Transport
+  /** What differs between the transports the calls come over, said by each transport (see CallPolicy). */
+  readonly policy: CallPolicy
   /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
   readonly local?: LocalCalls
+}
+
+/**
+ * How a transport's calls are handled, given by the transport (src/front/http-rpc-route.ts,
+ * src/ws/ws-session.ts) so that the dispatcher never asks which one it serves.
+ */
+export interface CallPolicy {
+  /** Which methods it serves, and the refusal of the others (src/rpc/method-policy.ts). */
+  methodRule(method: string): MethodRule
+  /**
+   * Whether each routed call is admitted here against the key's per-kind requests per second
+   * (HTTP: queued briefly, then 429). A WebSocket session admits each message against the key's
+   * message limit before dispatching it.
+   */
+  readonly admitsEachCall: boolean
+  /** Whether a node's protocol error answer counts as a malformed call (the WebSocket penalty). */
+  readonly notesMalformed: boolean
 }
 
 /** What a local call answers: the response text with the client's id in it. */
@@ -274,7 +286,7 @@ export class RpcDispatcher {
   /** The node kind for a call, or the answer that refuses it. */
   #route(ctx: DispatchContext, call: RpcCall): Routed | Refused {
     const idJson = call.idJson ?? 'null'
-    const rule = methodRule(call.method, ctx.transport ?? 'http')
+    const rule = ctx.policy.methodRule(call.method)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
     const r = route(call.method, rule.spec, call.params, {
       access: ctx.access,
@@ -295,7 +307,7 @@ export class RpcDispatcher {
   #admit(ctx: DispatchContext, routed: readonly Routed[]): { answer?: RpcAnswer; delayMs: number } {
     // WebSocket messages were admitted by the session, against the key's message limit; which
     // node kinds the key may use was checked call by call by the router.
-    if (ctx.transport === 'ws') return { delayMs: 0 }
+    if (!ctx.policy.admitsEachCall) return { delayMs: 0 }
     let full = 0
     let archive = 0
     for (const r of routed) {
@@ -385,7 +397,7 @@ export class RpcDispatcher {
 
   async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
     try {
-      if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method} over ${ctx.transport ?? 'http'}`)
+      if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method}`)
       const out = await ctx.local.call(r.call, idJson, r.kind)
       if (out.failure !== undefined && out.failure.http >= 500) this.deps.onServerError?.(out.failure, { network: ctx.network, method: r.call.method })
       return { status: 200, body: out.body, isError: out.isError, kind: r.kind, malformed: out.malformed }
@@ -422,7 +434,7 @@ function sizeOf(out: Forwarded): number {
 
 /** Only the WebSocket penalty needs to know, and only error answers (small) can say so. */
 function malformedAnswer(ctx: DispatchContext, reply: CallOutcome): boolean {
-  return ctx.transport === 'ws' && reply.isError && isProtocolError(reply.body)
+  return ctx.policy.notesMalformed && reply.isError && isProtocolError(reply.body)
 }
 
 /** Whether a node's error answer is a protocol error (a malformed or unsupported call). */

@@ -3,7 +3,8 @@ import type { WsDecision } from '../../actors/key/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../events/types.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
-import type { DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { CallPolicy, DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import { methodRule } from '../rpc/method-policy.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { Admission, Admitted } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
@@ -123,7 +124,7 @@ export class WsSession implements SubscriptionSink {
       pool: this.#admitted.pool,
       bytesIn: bytes,
       ip: this.#ipOf,
-      transport: 'ws',
+      policy: WS_CALLS,
       local,
     }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(
@@ -304,6 +305,9 @@ export class WsSession implements SubscriptionSink {
     return { accountId: this.key.account.accountId, keyId: this.key.record.keyId, network: this.network }
   }
 }
+
+/** Calls over WebSocket: its method policy (subscriptions), admitted per message by the session, malformed ones counted. */
+const WS_CALLS: CallPolicy = { methodRule: (method) => methodRule(method, 'ws'), admitsEachCall: false, notesMalformed: true }
 
 /** The local calls of one message: remembers the subscriptions it created, to arm them after its answer. */
 class SessionLocalCalls implements LocalCalls {
