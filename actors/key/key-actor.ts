@@ -5,9 +5,11 @@ import { withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from 
 /**
  * The actor of one API key: holds its state and applies the decider with the injected clock.
  *
- * `admit` is synchronous and needs no mailbox: the decider does no I/O, so one call runs to
- * completion before the next and nothing can interleave. Messages that await (loading a
- * penalty, publishing) go through a Mailbox in the host.
+ * `admit` and `ws` are synchronous and need no mailbox: the decider does no I/O, so one message
+ * runs to completion before the next and nothing can interleave (the event loop is the mailbox).
+ * What it decided goes out without waiting: decisions and usage are counted by the host and
+ * handed to the outbox; penalties from elsewhere come back as commands (WsBlocksRestored,
+ * consumedElsewhere), applied as synchronously.
  *
  * @example
  * const actor = new KeyActor(initialKeyState({ keyId, accountId, limits }, clock.now()), clock)
