@@ -89,8 +89,8 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
     }
     if (cores - 1 < Math.max(...ctx.opts.workers)) {
       ctx.notes.push(
-        `workers: ${cores} cores, and wrk and the stub need about one: no core is free for each worker, ` +
-          'so issue 14\'s ">= 1.5x with 2 workers" is not judged here (the ratio is reported as measured)',
+        `workers: ${cores} cores, short of one for wrk and the stub and one per worker: ` +
+          'issue 14\'s ">= 1.5x with 2 workers" (where a core is free for them) is not judged here; the ratio is as measured',
       )
     }
     return rows
