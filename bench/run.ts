@@ -2,7 +2,7 @@
  * `npm run bench`: Tollgate against nginx and a plain Node proxy, in the same run, on the same
  * machine, every target in its own process and the load from another (wrk, or bench/load/ for
  * open-loop and WebSocket load). See bench/README.md for what each scenario measures and the
- * latest figures. Prints a table; writes bench/results/latest.json.
+ * latest figures. Prints a table; writes bench/results/latest.json (or NAME.json with --results NAME).
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -13,6 +13,7 @@ import { findWrk, runWrk } from './lib/wrk.js'
 import { httpScenarios, requestBodies, runHttpScenario, runWsScenario } from './lib/http-scenarios.js'
 import { runFixedRate, runGzipIsolation } from './lib/latency-scenarios.js'
 import { runEventLog } from './lib/event-log-scenario.js'
+import { runWorkersScenario } from './lib/workers-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
 import { runToEnd } from './lib/processes.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
@@ -78,11 +79,13 @@ async function profile(): Promise<void> {
 async function compare(): Promise<void> {
   const info = await machine()
   log(`machine: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)}, commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}`)
-  log('starting the stub, the gateways, the plain Node proxy and nginx, each in its own process…')
-  const set = await startTargets({ baseline: opts.baseline, which: opts.quick ? 'quick' : 'all' })
+  // `--workers` asks for the workers scenario beside what --only names (issue 13: --only small --workers 1,2).
+  const wanted = (name: string): boolean => !opts.only || opts.only.includes(name) || (name === 'workers' && opts.workersAsked)
+  const onlyWorkers = opts.only !== undefined && opts.only.every((name) => name === 'workers')
+  log(onlyWorkers ? 'starting the stub…' : 'starting the stub, the gateways, the plain Node proxy and nginx, each in its own process…')
+  const set = await startTargets({ baseline: opts.baseline, which: onlyWorkers ? 'stub-only' : opts.quick ? 'quick' : 'all' })
   const ctx: BenchContext = { opts, set, wrk, notes: [...set.notes], log }
   if (!wrk) ctx.notes.push('wrk is not installed: the closed-loop HTTP scenarios are skipped (apt-get install -y wrk, or run bench/setup.sh)')
-  const wanted = (name: string): boolean => !opts.only || opts.only.includes(name)
   const rows: Row[] = []
   const started = Date.now()
   // A scenario that fails is a note in the results, not the end of a 15-minute run.
@@ -97,6 +100,7 @@ async function compare(): Promise<void> {
   }
   try {
     for (const s of httpScenarios(ctx, bodies)) await attempt(s.name, () => runHttpScenario(ctx, s))
+    await attempt('workers', () => runWorkersScenario(ctx, bodies))
     await attempt('ws', () => runWsScenario(ctx))
     await attempt('fixed-rate', async () => {
       let max = rows.find((r) => r.scenario === 'small' && r.target === 'gateway')?.rps
@@ -122,9 +126,9 @@ async function compare(): Promise<void> {
     ratios,
     notes: ctx.notes,
   }
-  writeFileSync(join(RESULTS, 'latest.json'), JSON.stringify(result, null, 2) + '\n')
+  writeFileSync(join(RESULTS, `${opts.results}.json`), JSON.stringify(result, null, 2) + '\n')
   const markdown = formatMarkdown(result)
-  writeFileSync(join(RESULTS, 'latest.md'), markdown + '\n')
+  writeFileSync(join(RESULTS, `${opts.results}.md`), markdown + '\n')
   if (opts.updateReadme) {
     // The figures section of bench/README.md is this run's, as measured: never edited by hand.
     const path = join(import.meta.dirname, 'README.md')
@@ -136,7 +140,8 @@ async function compare(): Promise<void> {
     if (a < 0 || b < a) throw new Error(`bench/README.md has no ${begin} … ${end} section`)
     writeFileSync(path, readme.slice(0, a + begin.length) + '\n' + markdown + '\n' + readme.slice(b))
   }
-  log(`done in ${result.elapsedS} s; bench/results/latest.json and latest.md written${opts.updateReadme ? ', bench/README.md updated' : ''}`)
+  const written = `bench/results/${opts.results}.json and ${opts.results}.md written`
+  log(`done in ${result.elapsedS} s; ${written}${opts.updateReadme ? ', bench/README.md updated' : ''}`)
 }
 
 try {

@@ -24,7 +24,7 @@ export interface HttpScenario {
 }
 
 /** POST once and check the answer; the reason it is wrong, or undefined. */
-async function checkTarget(t: Target, s: HttpScenario): Promise<string | undefined> {
+export async function checkTarget(t: Target, s: HttpScenario): Promise<string | undefined> {
   try {
     const res = await fetch(t.http, { method: 'POST', headers: { 'content-type': 'application/json', ...s.headers }, body: readFileSync(s.bodyFile) })
     const text = await res.text()
@@ -56,17 +56,17 @@ export async function runHttpScenario(ctx: BenchContext, s: HttpScenario): Promi
     else targets.push(t)
   }
   ctx.log(`${s.name}: ${s.what} — ${targets.map((t) => t.id).join(', ')}`)
-  const load = (t: Target, durationS: number) => (): Promise<LoadFigures> =>
-    runWrk(wrk, { url: t.http, bodyFile: s.bodyFile, durationS, connections: s.connections, headers: s.headers, script: s.script }).then((r) => ({
-      requests: r.requests,
-      rps: r.rps,
-      p50Us: r.p50Us,
-      p99Us: r.p99Us,
-      errors: r.errors + r.statusErrors,
-    }))
+  const load = (t: Target, durationS: number) => (): Promise<LoadFigures> => wrkLoad(wrk, t, s, durationS)
   if (ctx.opts.warmupS > 0) for (const t of targets) await load(t, ctx.opts.warmupS)()
   const samples = await interleave(targets, ctx.opts.rounds, (t) => measure(t, ctx.set.stubPid, load(t, ctx.opts.durationS)))
   return targets.map((t) => summarise(s.name, t, samples.get(t.id)!))
+}
+
+/** One wrk measurement of a scenario's load on a target (on the CPUs `cpus` only, when given). */
+export async function wrkLoad(wrk: string, t: Target, s: HttpScenario, durationS: number, cpus?: string): Promise<LoadFigures> {
+  const { bodyFile, connections, headers, script } = s
+  const r = await runWrk(wrk, { url: t.http, bodyFile, durationS, connections, headers, script, cpus })
+  return { requests: r.requests, rps: r.rps, p50Us: r.p50Us, p99Us: r.p99Us, errors: r.errors + r.statusErrors }
 }
 
 /** Request bodies, written once per run into the results folder's temporary files. */

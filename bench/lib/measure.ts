@@ -14,11 +14,11 @@ export interface LoadFigures {
 
 /** One measurement of one target, with the target's own costs. */
 export interface Sample extends LoadFigures {
-  /** CPU time of the target's process per request, in µs (the stub's not included). */
+  /** CPU time of the target's process (or processes: `Target.pids`) per request, in µs (the stub's not included). */
   cpuUsPerReq: number
   /** CPU time of the stub per request (a gateway turns a batch of 50 into 50 stub calls). */
   stubCpuUsPerReq: number
-  /** Peak RSS of the target's process during the measurement, MiB. */
+  /** Peak RSS of the target's process during the measurement (of several: the sum of each one's peak), MiB. */
   peakRssMiB: number
 }
 
@@ -47,12 +47,15 @@ export function median(xs: number[]): number {
 
 /** Run `load` against a target, with its CPU time and peak RSS (and the stub's CPU time) around it. */
 export async function measure(target: Target, stubPid: number, load: () => Promise<LoadFigures>): Promise<Sample> {
-  const cpu0 = cpuMs(target.pid)
+  const pids = target.pids ?? [target.pid]
+  const cpuOfTarget = (): number => pids.reduce((sum, pid) => sum + cpuMs(pid), 0)
+  const cpu0 = cpuOfTarget()
   const stub0 = target.pid === stubPid ? 0 : cpuMs(stubPid)
-  const rss = sampleRss([target.pid])
+  const rss = sampleRss(pids)
   const figures = await load()
-  const [peak] = rss.stop()
-  const cpu = cpuMs(target.pid) - cpu0
+  const peak = rss.stop().reduce((a, b) => a + b, 0)
+  // A process that died meanwhile (a worker restarted) reads NaN: the figure shows it, never a partial sum.
+  const cpu = cpuOfTarget() - cpu0
   const stubCpu = target.pid === stubPid ? 0 : cpuMs(stubPid) - stub0
   const per = (ms: number): number => (figures.requests > 0 ? Math.round((ms * 1000 * 10) / figures.requests) / 10 : Number.NaN)
   return { ...figures, cpuUsPerReq: per(cpu), stubCpuUsPerReq: per(stubCpu), peakRssMiB: peak }

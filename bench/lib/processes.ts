@@ -26,9 +26,20 @@ export function startNodeScript<T>(name: string, script: string, arg: unknown, n
   return startReady<T>(name, process.execPath, [...nodeFlags, '--import', 'tsx', script, JSON.stringify(arg)])
 }
 
-/** Spawn and wait (at most 30 s) for a stdout line that parses as JSON with `ready: true`. */
-export function startReady<T>(name: string, command: string, args: string[]): Promise<Started<T>> {
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] })
+/** When a started process counts as ready, and how long to wait for it. */
+export interface ReadyOptions {
+  /** Whether this JSON line from its stdout says it serves (default: `ready: true`); sees every JSON line until then. */
+  readyWhen?: (line: Record<string, unknown>) => boolean
+  /** Default 30 s. */
+  timeoutMs?: number
+  env?: NodeJS.ProcessEnv
+}
+
+/** Spawn and wait (at most 30 s by default) for a stdout line that parses as JSON with `ready: true` (or `readyWhen`). */
+export function startReady<T>(name: string, command: string, args: string[], o: ReadyOptions = {}): Promise<Started<T>> {
+  const readyWhen = o.readyWhen ?? ((line) => line.ready === true)
+  const timeoutMs = o.timeoutMs ?? 30_000
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(o.env ? { env: { ...process.env, ...o.env } } : {}) })
   live.add(child)
   child.once('exit', () => live.delete(child))
   let output = ''
@@ -44,29 +55,34 @@ export function startReady<T>(name: string, command: string, args: string[]): Pr
       child.kill('SIGKILL')
       reject(new Error(`${name}: ${why}\n${output.slice(0, 4000)}`))
     }
-    const timer = setTimeout(() => fail('not ready after 30 s'), 30_000)
+    const timer = setTimeout(() => fail(`not ready after ${timeoutMs / 1000} s`), timeoutMs)
     child.once('exit', (code, signal) => fail(`exited (${code ?? signal}) before it was ready`))
     child.stderr!.on('data', (c: Buffer) => {
       if (output.length < 20_000) output += c.toString()
     })
     let line = ''
+    let ready = false
     child.stdout!.on('data', (c: Buffer) => {
       line += c.toString()
       let nl: number
       while ((nl = line.indexOf('\n')) >= 0) {
         const text = line.slice(0, nl)
         line = line.slice(nl + 1)
-        let info: (T & { ready?: boolean }) | undefined
+        let info: T | undefined
         try {
-          info = JSON.parse(text) as T & { ready?: boolean }
+          info = JSON.parse(text) as T
         } catch {
           output += text + '\n'
           continue
         }
-        if (info?.ready) {
+        if (!ready && typeof info === 'object' && info !== null && readyWhen(info as Record<string, unknown>)) {
+          ready = true
           clearTimeout(timer)
           child.removeAllListeners('exit')
           resolve({ name, pid: child.pid!, info, stop: () => stopChild(child), ask })
+        } else if (!ready) {
+          // A log line before it serves (a gateway's pino lines): kept for the error message.
+          if (output.length < 20_000) output += text + '\n'
         } else if (info !== undefined) {
           answers.shift()?.(info as unknown as Record<string, number>)
         }

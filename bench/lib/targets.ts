@@ -12,6 +12,11 @@ export interface Target {
   /** What it is, for the table. */
   label: string
   pid: number
+  /**
+   * Every process that serves for it, when it is more than `pid` (the workers of `tollgate start`):
+   * its CPU time and peak RSS are summed over them.
+   */
+  pids?: number[]
   /** POST URL for JSON-RPC (the key in `?apikey=` where one is needed). */
   http: string
   /** WebSocket URL, when the target has one. */
@@ -43,7 +48,11 @@ export async function checkoutBaseline(ref: string): Promise<string> {
  * Start the stub and every target, each in its own process: nginx (when installed), the plain
  * Node proxy, and gateways (everything on; metering off; HTTP-only upstream; a baseline commit).
  */
-export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?: string[]; which?: 'all' | 'quick' | 'gateway-only' }): Promise<TargetSet> {
+export async function startTargets(opts: {
+  baseline?: string
+  gatewayNodeFlags?: string[]
+  which?: 'all' | 'quick' | 'gateway-only' | 'stub-only'
+}): Promise<TargetSet> {
   const started: Started[] = []
   const notes: string[] = []
   const targets = new Map<string, Target>()
@@ -56,6 +65,8 @@ export async function startTargets(opts: { baseline?: string; gatewayNodeFlags?:
     const stubHttp = `http://127.0.0.1:${stub.info.port}/`
     const stubWs = `ws://127.0.0.1:${stub.info.port}/`
     targets.set('stub', { id: 'stub', label: 'stub directly (no proxy)', pid: stub.pid, http: stubHttp, ws: stubWs })
+    // The workers scenario alone starts its own gateways (`tollgate start`): the others would idle beside it.
+    if (opts.which === 'stub-only') return { targets, stubPid: stub.pid, notes, stopAll }
     const catalog = join(BENCH, 'targets', 'bench-plans.json')
 
     const gateways: Array<{ id: string; label: string; arg: Record<string, unknown>; flags?: string[] }> = [

@@ -26,13 +26,23 @@ const SCRIPTS = { post: join(import.meta.dirname, '..', 'load', 'post.lua'), dis
  */
 export async function runWrk(
   wrk: string,
-  o: { url: string; bodyFile: string; durationS: number; connections: number; headers?: Record<string, string>; script?: keyof typeof SCRIPTS },
+  o: {
+    url: string
+    bodyFile: string
+    durationS: number
+    connections: number
+    headers?: Record<string, string>
+    script?: keyof typeof SCRIPTS
+    /** Run wrk on these CPUs only (`taskset -c`, e.g. "1"): the other cores stay for the target. */
+    cpus?: string
+  },
 ): Promise<WrkResult> {
   // wrk takes whole seconds only.
   const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.durationS))}s`, '--timeout', '10s', '-s', SCRIPTS[o.script ?? 'post']]
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`)
   args.push(o.url)
-  const out = await runToEnd(wrk, args, { BENCH_BODY_FILE: o.bodyFile })
+  const env = { BENCH_BODY_FILE: o.bodyFile }
+  const out = o.cpus === undefined ? await runToEnd(wrk, args, env) : await runToEnd('taskset', ['-c', o.cpus, wrk, ...args], env)
   const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
   if (!line) throw new Error(`wrk printed no result: ${out.slice(0, 500)}`)
   const r = JSON.parse(line.slice('BENCH_JSON '.length)) as Record<string, number>
