@@ -87,7 +87,7 @@ export async function startGatewayProcess(t: { teardown(fn: () => unknown): void
       child.kill('SIGKILL')
       await exited
     }
-    if (ownDir) await rm(dataDir, { recursive: true, force: true })
+    if (ownDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 })
   })
 
   const waitForLog = (match: (line: Record<string, any>) => boolean, withinMs = READY_TIMEOUT_MS): Promise<Record<string, any>> =>
@@ -138,7 +138,7 @@ export async function restartableConfig(
   opts: { natsUrl: string; nodeUrl: string; usageIntervalMs: number; extra?: Record<string, unknown> },
 ): Promise<Record<string, unknown>> {
   const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-restart-'))
-  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true, maxRetries: 5 }))
   return {
     dataDir,
     listen: { host: '127.0.0.1', port: await freePort() },

@@ -87,7 +87,7 @@ export async function startTestGateway(
   }
   t.teardown(async () => {
     await stop()
-    if (ownDir) await rm(dataDir, { recursive: true, force: true })
+    if (ownDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 })
   })
   return {
     gateway,
