@@ -61,10 +61,15 @@ export class Fleet {
   #share = 1
   /** Until then, a rejoined instance keeps its cut-off share: it has not heard everyone yet. */
   #settlingUntil = 0
+  /** When this instance last heard its own heartbeat back: NATS still carries its messages. */
+  #selfHeardAt: number
+  /** Whether it reaches the fleet (connected, and hears itself). */
+  #reachable = true
 
   constructor(opts: FleetOptions) {
     this.#opts = opts
     this.#membership = new Membership({ ...opts.self, share: 1 }, opts.clock, opts.silentMs)
+    this.#selfHeardAt = opts.clock.now()
   }
 
   start(): void {
@@ -102,19 +107,32 @@ export class Fleet {
     return connectionAllowance({ max, published: this.#publishedOpen.get(accountId) ?? 0, others, rank: this.#membership.rank() })
   }
 
-  /** The bus connected or went away. */
+  /** The bus went away (at once) or came back (it counts once this instance hears itself again). */
   connectionChanged(connected: boolean): void {
-    if (!connected) return this.#setShare(shareWhenCutOff(this.#membership.lastSeenCount))
-    // Back: the others are heard again within a heartbeat; until then, the cut-off share holds.
-    this.#settlingUntil = this.#opts.clock.now() + this.#opts.heartbeatMs * 1.5
+    if (!connected) this.#cutOff()
   }
 
+  /**
+   * Whether this instance reaches the fleet is told by its own heartbeat coming back, not only by
+   * the client's connection state: a link that drops packets without a reset looks connected to
+   * the client for minutes, while the others' heartbeats stop; an instance that then dropped them
+   * as silent would take every key's whole limit. Not hearing itself, it takes its cut-off share
+   * and keeps the fleet it last saw; hearing itself again, it waits a heartbeat and a half to hear
+   * the others before taking the whole, shared limit back.
+   */
   #heartbeat(): void {
     const { bus, clock } = this.#opts
-    for (const id of this.#membership.prune()) this.#left(id)
-    if (bus.connected) {
-      if (this.#share < 1 && clock.now() >= this.#settlingUntil) this.#setShare(1)
-      this.#membership.noteSeen()
+    const now = clock.now()
+    const reachable = bus.connected && now - this.#selfHeardAt <= this.#opts.silentMs
+    if (!reachable) this.#cutOff()
+    else {
+      if (!this.#reachable) {
+        this.#reachable = true
+        this.#settlingUntil = now + this.#opts.heartbeatMs * 1.5
+      }
+      if (this.#share < 1 && now >= this.#settlingUntil) this.#setShare(1)
+      for (const id of this.#membership.prune()) this.#left(id)
+      if (this.#share === 1) this.#membership.noteSeen()
     }
     bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share }))
     // Every open count again, for instances that joined since it last changed.
@@ -137,7 +155,17 @@ export class Fleet {
     bus.publish(bus.subjects.limits, pack({ from: this.#membership.self.id, entries } satisfies LimitsMessage))
   }
 
+  #cutOff(): void {
+    this.#reachable = false
+    this.#settlingUntil = Number.POSITIVE_INFINITY
+    this.#setShare(shareWhenCutOff(this.#membership.lastSeenCount))
+  }
+
   #heard(member: Member): void {
+    if (member.id === this.#membership.self.id) {
+      this.#selfHeardAt = this.#opts.clock.now()
+      return
+    }
     if (this.#membership.heard(member)) this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
   }
 

@@ -34,9 +34,11 @@ export class IpcFleetBus implements FleetChannel {
     return process.connected
   }
 
+  /** To the other workers through the supervisor, and back to this one (as NATS echoes it). */
   publish(subject: string, data: Uint8Array): void {
     if (!process.connected) return
     process.send!({ type: 'fleet', subject, data } satisfies FleetIpcMessage)
+    queueMicrotask(() => this.#onMessage({ type: 'fleet', subject, data }))
   }
 
   subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {

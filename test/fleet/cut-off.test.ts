@@ -86,3 +86,19 @@ t.test('cut off, an instance serves its share; back, its whole limit without a b
   t.ok(after <= bound, `${after} served in the 2 s after rejoining at ${3 * RPS}/s offered: at most ${bound.toFixed(0)}, no burst on top`)
   t.ok(after >= RPS * 2 * 0.6, `${after} served: the whole limit is back`)
 })
+
+t.test('a link that drops packets without a reset: the instance stops hearing itself and takes its share', async (t) => {
+  // The NATS client still thinks it is connected (its pings take seconds to miss); the fleet
+  // notices first, because its own heartbeat no longer comes back.
+  const CUT = 'cut off from the fleet: applying this share of each key\'s limits'
+  const BACK = 'back in the fleet: whole limits, shared'
+  const count = (msg: string): number => cutOff.logs.filter((l) => l.msg === msg).length
+  const cutsBefore = count(CUT)
+  link.stall()
+  const cut = await cutOff.waitForLog((l) => l.msg === CUT && count(CUT) > cutsBefore, 20_000)
+  t.ok(cut.share < 1, `a share of ${cut.share} while its link is stalled`)
+  const backsBefore = count(BACK)
+  link.unstall()
+  await cutOff.waitForLog((l) => l.msg === BACK && count(BACK) > backsBefore, 30_000)
+  t.pass('back in the fleet once the link carries bytes again')
+})

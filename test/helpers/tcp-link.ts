@@ -10,11 +10,17 @@ export interface TcpLink {
   port: number
   cut(): Promise<void>
   restore(): Promise<void>
+  /** Stop carrying bytes without closing anything (packets dropped, no reset): the client still thinks it is connected. */
+  stall(): void
+  /** Carry bytes again (what was held is delivered). */
+  unstall(): void
   close(): Promise<void>
 }
 
 export async function startTcpLink(target: { port: number }, scheme = 'nats'): Promise<TcpLink> {
   const sockets = new Set<Socket>()
+  const pairs = new Set<[Socket, Socket]>()
+  let stalled = false
   let server: Server | undefined
   let port = 0
   const listen = (): Promise<void> =>
@@ -26,9 +32,16 @@ export async function startTcpLink(target: { port: number }, scheme = 'nats'): P
           socket.on('close', () => sockets.delete(socket))
           socket.on('error', () => socket.destroy())
         }
-        client.pipe(upstream)
-        upstream.pipe(client)
-        client.on('close', () => upstream.destroy())
+        const pair: [Socket, Socket] = [client, upstream]
+        pairs.add(pair)
+        if (!stalled) {
+          client.pipe(upstream)
+          upstream.pipe(client)
+        }
+        client.on('close', () => {
+          pairs.delete(pair)
+          upstream.destroy()
+        })
         upstream.on('close', () => client.destroy())
       })
       s.once('error', reject)
@@ -44,6 +57,22 @@ export async function startTcpLink(target: { port: number }, scheme = 'nats'): P
     for (const socket of sockets) socket.destroy()
     if (s) await new Promise<void>((resolve) => s.close(() => resolve()))
   }
+  const stall = (): void => {
+    stalled = true
+    for (const [a, b] of pairs) {
+      a.unpipe(b)
+      b.unpipe(a)
+      a.pause()
+      b.pause()
+    }
+  }
+  const unstall = (): void => {
+    stalled = false
+    for (const [a, b] of pairs) {
+      a.pipe(b)
+      b.pipe(a)
+    }
+  }
   await listen()
-  return { url: `${scheme}://127.0.0.1:${port}`, port, cut, restore: listen, close: cut }
+  return { url: `${scheme}://127.0.0.1:${port}`, port, cut, restore: listen, close: cut, stall, unstall }
 }
