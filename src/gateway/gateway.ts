@@ -360,13 +360,17 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   let closing: Promise<void> | undefined
   const close = async (): Promise<void> => {
     deadline = Date.now() + config.shutdownMs
-    logger.info({ calls: server.exchanges.open, webSockets: wsServer.size, shutdownMs: config.shutdownMs }, 'draining')
-    server.drain()
-    adminServer.drain()
-    wsServer.close()
-    const drained = await quiet(server.exchanges, deadline)
-    if (!drained) logger.warn({ calls: server.exchanges.open, shutdownMs: config.shutdownMs }, 'shutdownMs passed with calls still open: they are cut')
-    await closeAll()
+    try {
+      logger.info({ calls: server.exchanges.open, webSockets: wsServer.size, shutdownMs: config.shutdownMs }, 'draining')
+      server.drain()
+      adminServer.drain()
+      wsServer.close()
+      const drained = await quiet(server.exchanges, deadline)
+      if (!drained) logger.warn({ calls: server.exchanges.open, shutdownMs: config.shutdownMs }, 'shutdownMs passed with calls still open: they are cut')
+    } finally {
+      // Whatever the drain met, every part is closed: nothing may keep the process alive.
+      await closeAll()
+    }
   }
   return {
     http,
