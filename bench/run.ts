@@ -14,6 +14,7 @@ import { httpScenarios, requestBodies, runHttpScenario, runWsScenario } from './
 import { runFixedRate, runGzipIsolation } from './lib/latency-scenarios.js'
 import { runEventLog } from './lib/event-log-scenario.js'
 import { runWorkersScenario } from './lib/workers-scenario.js'
+import { runSlowlorisScenario } from './lib/slowloris-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
 import { runToEnd } from './lib/processes.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
@@ -82,8 +83,11 @@ async function compare(): Promise<void> {
   // `--workers` asks for the workers scenario beside what --only names (issue 13: --only small --workers 1,2).
   const wanted = (name: string): boolean => !opts.only || opts.only.includes(name) || (name === 'workers' && opts.workersAsked)
   const onlyWorkers = opts.only !== undefined && opts.only.every((name) => name === 'workers')
-  log(onlyWorkers ? 'starting the stub…' : 'starting the stub, the gateways, the plain Node proxy and nginx, each in its own process…')
-  const set = await startTargets({ baseline: opts.baseline, which: onlyWorkers ? 'stub-only' : opts.quick ? 'quick' : 'all' })
+  // The slowloris scenario alone needs only the gateway and nginx: idle targets beside them would only take memory and timers.
+  const onlySlowloris = opts.only !== undefined && opts.only.every((name) => name === 'slowloris')
+  const which = onlyWorkers ? 'stub-only' : onlySlowloris ? 'gateway-and-nginx' : opts.quick ? 'quick' : 'all'
+  log(onlyWorkers ? 'starting the stub…' : 'starting the stub and the targets, each in its own process…')
+  const set = await startTargets({ baseline: opts.baseline, which })
   const ctx: BenchContext = { opts, set, wrk, notes: [...set.notes], log }
   if (!wrk) ctx.notes.push('wrk is not installed: the closed-loop HTTP scenarios are skipped (apt-get install -y wrk, or run bench/setup.sh)')
   const rows: Row[] = []
@@ -110,6 +114,7 @@ async function compare(): Promise<void> {
       return max ? runFixedRate(ctx, bodies.small, max) : []
     })
     await attempt('gzip-isolation', () => runGzipIsolation(ctx, bodies))
+    await attempt('slowloris', () => runSlowlorisScenario(ctx, bodies.small))
     await attempt('event-log', () => runEventLog(ctx))
   } finally {
     await set.stopAll()

@@ -8,18 +8,30 @@ import type { OpenLoopResult } from '../load/open-loop.js'
 
 const OPEN_LOOP = join(import.meta.dirname, '..', 'load', 'open-loop.ts')
 
-function openLoop(t: Target, bodyFile: string, rate: number, durationS: number, warmupS: number): Promise<OpenLoopResult> {
+/** bench/load/open-loop.ts in its own process: `rate` requests a second of `bodyFile` to the target, after `warmupS` unmeasured. */
+export function openLoop(t: Target, bodyFile: string, rate: number, durationS: number, warmupS: number): Promise<OpenLoopResult> {
   return runNodeJson<OpenLoopResult>(OPEN_LOOP, { url: t.http, bodyFile, rate, durationMs: durationS * 1000, warmupMs: warmupS * 1000, connections: 100 })
 }
 
-function figures(r: OpenLoopResult): LoadFigures {
+/** An open-loop result as a row's figures: every request not answered 2xx counts as an error. */
+export function figures(r: OpenLoopResult): LoadFigures {
   return {
     requests: r.completed,
     rps: r.achievedRps,
     p50Us: r.p50Us,
     p99Us: r.p99Us,
     errors: r.statusErrors + r.unanswered,
-    extra: { rate: r.rate, serviceP50Us: r.serviceP50Us, serviceP99Us: r.serviceP99Us, generatorLagP99Us: r.lagP99Us, p999Us: r.p999Us, connectionsUsed: r.connectionsUsed },
+    extra: {
+      rate: r.rate,
+      p95Us: r.p95Us,
+      serviceP50Us: r.serviceP50Us,
+      serviceP95Us: r.serviceP95Us,
+      serviceP99Us: r.serviceP99Us,
+      generatorLagP99Us: r.lagP99Us,
+      p999Us: r.p999Us,
+      connectionsUsed: r.connectionsUsed,
+      connectionsClosedByTarget: r.connectionsClosedByTarget,
+    },
   }
 }
 

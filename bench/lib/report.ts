@@ -1,4 +1,5 @@
 import type { Row } from './measure.js'
+import { SLOWLORIS_P95_GOAL_US, SLOWLORIS_ROWS, SLOWLORIS_SOCKETS } from './slowloris-scenario.js'
 
 /** A comparison within one scenario of one run. */
 export interface Ratio {
@@ -87,6 +88,18 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
       })
       out.push({ scenario: 'gzip-isolation', name: `${target}: event-loop delay max during the gzip flow, µs`, value: flow.extra?.eldMaxUs ?? Number.NaN })
     }
+  }
+  // Slowloris (issue 11): the p95 of normal calls while the sockets drip, against the same load alone.
+  for (const target of ['gateway', 'nginx']) {
+    const alone = find(rows, SLOWLORIS_ROWS.without, target)
+    const dripped = find(rows, SLOWLORIS_ROWS.with, target)
+    if (!alone || !dripped) continue
+    const p95 = (r: Row): number => r.extra?.p95Us ?? Number.NaN
+    const goal = target === 'gateway' ? { goal: `< ${SLOWLORIS_P95_GOAL_US} (issue 11)`, met: p95(dripped) < SLOWLORIS_P95_GOAL_US } : {}
+    out.push({ scenario: 'slowloris', name: `${target}: p95 without slowloris, µs`, value: p95(alone) })
+    out.push({ scenario: 'slowloris', name: `${target}: p95 with ${SLOWLORIS_SOCKETS} slowloris sockets, µs`, value: p95(dripped), ...goal })
+    out.push({ scenario: 'slowloris', name: `${target}: p95 with / without`, value: round(p95(dripped) / p95(alone)) })
+    out.push({ scenario: 'slowloris', name: `${target}: p99 with / without`, value: round(dripped.p99Us / alone.p99Us) })
   }
   return out
 }

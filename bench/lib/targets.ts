@@ -51,7 +51,8 @@ export async function checkoutBaseline(ref: string): Promise<string> {
 export async function startTargets(opts: {
   baseline?: string
   gatewayNodeFlags?: string[]
-  which?: 'all' | 'quick' | 'gateway-only' | 'stub-only'
+  /** `gateway-and-nginx`: the stub, the gateway and nginx (the slowloris scenario alone). */
+  which?: 'all' | 'quick' | 'gateway-only' | 'gateway-and-nginx' | 'stub-only'
 }): Promise<TargetSet> {
   const started: Started[] = []
   const notes: string[] = []
@@ -72,7 +73,7 @@ export async function startTargets(opts: {
     const gateways: Array<{ id: string; label: string; arg: Record<string, unknown>; flags?: string[] }> = [
       { id: 'gateway', label: 'Tollgate (auth, KeyActor, metering; WS upstream)', arg: { stubHttp, stubWs, catalog }, flags: opts.gatewayNodeFlags },
     ]
-    if (opts.which !== 'gateway-only') {
+    if (opts.which !== 'gateway-only' && opts.which !== 'gateway-and-nginx') {
       gateways.push({ id: 'gateway-no-metering', label: 'Tollgate, usage metering off', arg: { stubHttp, stubWs, catalog, meterUsage: false } })
       if (opts.which !== 'quick') gateways.push({ id: 'gateway-http-upstream', label: 'Tollgate, node reached over HTTP only', arg: { stubHttp, catalog } })
       if (opts.baseline) {
@@ -96,9 +97,12 @@ export async function startTargets(opts: {
 
     // The rivals accept one key; any gateway's will do (they are all random and valid).
     const key = keys[0]
-    const proxy = await startNodeScript<{ port: number }>('node-proxy', join(BENCH, 'targets', 'node-proxy.ts'), { upstream: stubHttp, keys: [key] })
-    started.push(proxy)
-    targets.set('node-proxy', { id: 'node-proxy', label: 'plain Node proxy (node:http + undici Pool)', pid: proxy.pid, http: `http://127.0.0.1:${proxy.info.port}/http/eth-1?apikey=${key}`, ask: proxy.ask })
+    if (opts.which !== 'gateway-and-nginx') {
+      const proxy = await startNodeScript<{ port: number }>('node-proxy', join(BENCH, 'targets', 'node-proxy.ts'), { upstream: stubHttp, keys: [key] })
+      started.push(proxy)
+      const http = `http://127.0.0.1:${proxy.info.port}/http/eth-1?apikey=${key}`
+      targets.set('node-proxy', { id: 'node-proxy', label: 'plain Node proxy (node:http + undici Pool)', pid: proxy.pid, http, ask: proxy.ask })
+    }
 
     const nginx = findNginx()
     if (nginx) {

@@ -38,6 +38,7 @@ export interface OpenLoopResult {
   unanswered: number
   p50Us: number
   p90Us: number
+  p95Us: number
   p99Us: number
   p999Us: number
   maxUs: number
@@ -45,10 +46,16 @@ export interface OpenLoopResult {
   lagP99Us: number
   /** Latency from the actual write (the due-time figures minus the generator's timer lag). */
   serviceP50Us: number
+  serviceP95Us: number
   serviceP99Us: number
   achievedRps: number
   /** Connections open at the end: more than at the start when the target fell behind. */
   connectionsUsed: number
+  /**
+   * Connections the target closed during the run (uWebSockets.js closes one idle for ~10 s): each
+   * is dropped from the pool, and its requests in flight count as unanswered.
+   */
+  connectionsClosedByTarget: number
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -65,14 +72,26 @@ const EMPTY = Buffer.alloc(0)
 class Conn {
   readonly due: number[] = []
   readonly sentAt: number[] = []
+  /** The target ended or reset it: nothing more is sent on it. */
+  closed = false
   #head = 0
   #buf: Buffer = Buffer.alloc(0)
   constructor(
     readonly socket: Socket,
     readonly onAnswer: (dueAt: number, sentAt: number, status: number) => void,
+    onClose: () => void,
   ) {
     socket.setNoDelay(true)
     socket.on('data', (chunk: Buffer) => this.#onData(chunk))
+    // Its end first ('close' follows a tick later): a request written in between would be lost.
+    const closed = (): void => {
+      if (this.closed) return
+      this.closed = true
+      onClose()
+    }
+    socket.on('end', closed)
+    socket.on('close', closed)
+    socket.on('error', () => {})
   }
 
   inFlight(): number {
@@ -158,7 +177,10 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const idle: Conn[] = []
   const waiting: number[] = []
   let opening = 0
+  let alive = 0
   let peakConnections = 0
+  let closedByTarget = 0
+  let finished = false
   const send = (c: Conn, dueAt: number): void => {
     const now = performance.now()
     c.due.push(dueAt)
@@ -171,23 +193,42 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     if (dueAt === undefined) idle.push(c)
     else send(c, dueAt)
   }
+  const openMore = (): void => {
+    if (alive + opening < maxConnections) open().then(release, () => {})
+  }
+  // A connection the target closed leaves the pool; one waiting request opens another.
+  const onClose = (c: Conn): void => {
+    alive--
+    const i = idle.indexOf(c)
+    if (i >= 0) idle.splice(i, 1)
+    if (finished) return
+    closedByTarget++
+    if (waiting.length > 0) openMore()
+  }
   const open = (): Promise<Conn> =>
     new Promise<Conn>((resolve, reject) => {
       opening++
       const s = connect(Number(url.port), url.hostname, () => {
         opening--
-        const c = new Conn(s, (dueAt, sentAt, status) => {
-          onAnswer(dueAt, sentAt, status)
-          release(c)
-        })
+        s.removeListener('error', failed)
+        alive++
+        const c: Conn = new Conn(
+          s,
+          (dueAt, sentAt, status) => {
+            onAnswer(dueAt, sentAt, status)
+            if (!c.closed) release(c)
+          },
+          () => onClose(c),
+        )
         conns.push(c)
-        peakConnections = Math.max(peakConnections, conns.length)
+        peakConnections = Math.max(peakConnections, alive)
         resolve(c)
       })
-      s.once('error', (err) => {
+      const failed = (err: Error): void => {
         opening--
         reject(err)
-      })
+      }
+      s.once('error', failed)
     })
   for (const c of await Promise.all(Array.from({ length: o.connections ?? 100 }, open))) idle.push(c)
   const total = Math.floor((o.rate * (warmupMs + o.durationMs)) / 1000)
@@ -207,7 +248,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
           continue
         }
         waiting.push(dueAt)
-        if (conns.length + opening < maxConnections) open().then(release, () => {})
+        openMore()
       }
       if (sent >= total) resolve()
       else setTimeout(tick, 1)
@@ -216,7 +257,9 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   })
   // Wait for the last answers, bounded: what is still missing then counts with its wait so far.
   const waitUntil = performance.now() + 2000
-  while ((waiting.length > 0 || conns.some((c) => c.inFlight() > 0)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 5))
+  const answering = (): boolean => waiting.length > 0 || conns.some((c) => !c.closed && c.inFlight() > 0)
+  while (answering() && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 5))
+  finished = true
   let unanswered = 0
   const now = performance.now()
   for (const dueAt of waiting) {
@@ -244,14 +287,17 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     unanswered,
     p50Us: Math.round(percentile(sorted, 50)),
     p90Us: Math.round(percentile(sorted, 90)),
+    p95Us: Math.round(percentile(sorted, 95)),
     p99Us: Math.round(percentile(sorted, 99)),
     p999Us: Math.round(percentile(sorted, 99.9)),
     maxUs: Math.round(sorted.length ? sorted[sorted.length - 1] : 0),
     lagP99Us: Math.round(percentile(lagSorted, 99)),
     serviceP50Us: Math.round(percentile(serviceSorted, 50)),
+    serviceP95Us: Math.round(percentile(serviceSorted, 95)),
     serviceP99Us: Math.round(percentile(serviceSorted, 99)),
     achievedRps: Math.round((completed * 1000) / o.durationMs),
     connectionsUsed: peakConnections,
+    connectionsClosedByTarget: closedByTarget,
   }
 }
 
