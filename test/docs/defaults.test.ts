@@ -67,6 +67,8 @@ t.test('the example of docs/configuration.md is a valid configuration that state
   const defaults = parseConfig({ networks: config.networks })
   const given = JSON.parse(example ?? '{}') as { limits: Record<string, unknown>; ws: Record<string, unknown> }
   for (const section of ['limits', 'ws'] as const) {
-    for (const name of Object.keys(given[section])) t.equal(config[section][name as never], defaults[section][name as never], `${section}.${name}`)
+    for (const name of Object.keys(given[section])) {
+      t.equal(config[section][name as never], defaults[section][name as never], `${section}.${name}`)
+    }
   }
 })

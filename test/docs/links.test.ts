@@ -3,18 +3,24 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const PAGES = ['README.md', 'SECURITY.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+const DOCS = readdirSync(join(ROOT, 'docs'))
+  .filter((name) => name.endsWith('.md'))
+  .map((name) => `docs/${name}`)
+const PAGES = ['README.md', 'SECURITY.md', ...DOCS]
 
-/** Markdown without its code: fenced blocks and inline code spans hold text that only looks like links and headings. */
+/** Fenced code blocks: they hold text that only looks like links and headings. */
+const FENCED = /^(```|~~~)[^]*?^\1$/gm
+
+/** Markdown without its code: fenced blocks and inline code spans. */
 function withoutCode(markdown: string): string {
-  return markdown.replace(/^(```|~~~)[^]*?^\1$/gm, '').replace(/`[^`\n]*`/g, '')
+  return markdown.replace(FENCED, '').replace(/`[^`\n]*`/g, '')
 }
 
 /** The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens, repeats numbered. */
 function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>()
   const seen = new Map<string, number>()
-  for (const m of markdown.replace(/^(```|~~~)[^]*?^\1$/gm, '').matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
+  for (const m of markdown.replace(FENCED, '').matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
     const slug = m[1].toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, '').replace(/ /g, '-')
     const n = seen.get(slug) ?? 0
     seen.set(slug, n + 1)
@@ -48,12 +54,16 @@ t.test('every relative link of the README and docs/ points to a file, and to a h
 })
 
 t.test("anchors are GitHub's", async (t) => {
-  const anchors = anchorsOf("# Limits (defaults; all in the config's `limits`)\n## TLS\n```\n# not a heading\n```\n## TLS\n### What survives which failure\n")
-  t.same([...anchors], ['limits-defaults-all-in-the-configs-limits', 'tls', 'tls-1', 'what-survives-which-failure'])
+  const headings = ["# Limits (defaults; all in the config's `limits`)", '## TLS', '```', '# not a heading', '```', '## TLS']
+  const page = [...headings, '### What survives'].join('\n')
+  const anchors = anchorsOf(page)
+  t.same([...anchors], ['limits-defaults-all-in-the-configs-limits', 'tls', 'tls-1', 'what-survives'])
 })
 
-t.test('the README links to every page of docs/', async (t) => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const linked = new Set(relativeLinks(readme).map((link) => link.split('#')[0]))
-  for (const page of PAGES.filter((page) => page.startsWith('docs/') && page !== 'docs/README.md')) t.ok(linked.has(page), page)
+t.test('the README and the index of docs/ link to every page of docs/', async (t) => {
+  for (const index of ['README.md', 'docs/README.md']) {
+    const links = relativeLinks(readFileSync(join(ROOT, index), 'utf8'))
+    const linked = new Set(links.map((link) => relative(ROOT, join(ROOT, dirname(index), link.split('#')[0]))))
+    for (const page of DOCS.filter((page) => page !== 'docs/README.md')) t.ok(linked.has(page), `${index} links ${page}`)
+  }
 })

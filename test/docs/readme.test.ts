@@ -7,3 +7,8 @@ t.test('the README shows the two commands', async (t) => {
   t.match(readme, /npm ci && npm start/)
   t.match(readme, /npm ci && npm test/)
 })
+
+t.test("the README stays a newcomer's page: at most 200 lines, the manual in docs/", async (t) => {
+  const lines = readme.split('\n').length
+  t.ok(lines <= 200, `${lines} lines`)
+})

@@ -8,7 +8,8 @@ import { fillTables, RENDERED_TABLES, renderedPages } from '../../scripts/docs.j
 t.test('every rendered table is in its page, as `npm run docs` writes it', async (t) => {
   const pages = renderedPages()
   for (const { name, page } of RENDERED_TABLES) {
-    t.match(pages.get(page)?.committed ?? '', new RegExp(`<!-- ${name}:start -->\\n\\|[^]*\\n<!-- ${name}:end -->`), `docs/${page} has the ${name} markers`)
+    const marked = new RegExp(`<!-- ${name}:start -->\\n\\|[^]*\\n<!-- ${name}:end -->`)
+    t.match(pages.get(page)?.committed ?? '', marked, `docs/${page} has the ${name} markers`)
   }
   for (const [name, { committed, rendered }] of pages) t.equal(committed, rendered, `docs/${name} is up to date (run npm run docs)`)
 })
@@ -45,7 +46,9 @@ t.test('the config table: types, required fields, maps, arrays and cells that wo
     name: Type.String({ description: 'Shown as <name> | or `a|b`.' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
     mode: Type.Union([Type.Integer({ minimum: 1 }), Type.Literal('auto')], { default: 'auto' }),
-    networks: MapOf('^[a-z]+$', Strict({ urls: Type.Array(Strict({ url: Type.String() }), { description: 'Nodes.' }) }), { description: 'By slug.' }),
+    networks: MapOf('^[a-z]+$', Strict({ urls: Type.Array(Strict({ url: Type.String() }), { description: 'Nodes.' }) }), {
+      description: 'By slug.',
+    }),
     timeouts: MapOf('^[a-z_]+$', Type.Integer({ minimum: 1 }), { default: {} }),
   })
   t.equal(
