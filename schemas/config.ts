@@ -55,7 +55,7 @@ const upstreamSchema = Strict(
 
 const networkSchema = Strict({
   chainId: PositiveInteger({ description: 'EVM chain id (eth-1: 1, bsc-1: 56, pol-1: 137).' }),
-  upstreams: Type.Array(upstreamSchema, { minItems: 1 }),
+  upstreams: Type.Array(upstreamSchema, { minItems: 1, description: 'The nodes of the network, at least one.' }),
   finalityDepth: Type.Optional(
     PositiveInteger({
       description:
@@ -68,10 +68,13 @@ export const configSchema = withDefaultsOptional(
   Strict(
     {
       $schema: Type.Optional(Type.String({ description: 'Lets editors find this schema; ignored by the gateway.' })),
-      listen: Section({
-        host: Type.String({ minLength: 1, default: '127.0.0.1' }),
-        port: Port(8080),
-      }),
+      listen: Section(
+        {
+          host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+          port: Port(8080),
+        },
+        'The RPC port: JSON-RPC over HTTP and WebSocket, the dashboard, /healthz and /readyz.',
+      ),
       admin: Section(
         {
           listen: Section({
@@ -91,18 +94,22 @@ export const configSchema = withDefaultsOptional(
           description: 'Base URL clients use (behind TLS termination: https://rpc.example.com); default from listen.',
         }),
       ),
-      dataDir: Type.String({ minLength: 1, default: './data', description: 'LMDB projections, embedded log, outbox.' }),
+      dataDir: Type.String({
+        minLength: 1,
+        default: './data',
+        description: 'LMDB projections (state/), embedded log (log/), outbox (outbox/).',
+      }),
       events: Section({
         nats: Type.Optional(
           Type.Union([Type.String({ pattern: NATS_URL }), Type.Array(Type.String({ pattern: NATS_URL }), { minItems: 1 })], {
             description: 'NATS server URL(s); absent: the embedded log in dataDir.',
           }),
         ),
-        stream: Type.String({ pattern: '^[A-Za-z0-9_-]+$', default: 'TOLLGATE', description: 'JetStream stream name.' }),
+        stream: Type.String({ pattern: '^[A-Za-z0-9_-]+$', default: 'TOLLGATE', description: 'JetStream stream name (created on start).' }),
         subjectPrefix: Type.String({
           pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$',
           default: 'tollgate',
-          description: 'Events go to <prefix>.<category>.<type>.',
+          description: "Events go to `<prefix>.<category>.<accountId>.<Type>`, an account's own to `<prefix>.accounts.<accountId>.events`.",
         }),
         replicas: Type.Integer({
           minimum: 1,
@@ -152,7 +159,7 @@ export const configSchema = withDefaultsOptional(
         ipThrottle: Section(
           {
             rejections: PositiveInteger({ default: 2000, description: 'Rejected calls within windowMs that throttle the IP.' }),
-            windowMs: PositiveInteger({ default: 10000 }),
+            windowMs: PositiveInteger({ default: 10000, description: 'The window in which rejected calls are counted.' }),
             durationMs: PositiveInteger({ default: 60000, description: 'How long the IP stays throttled.' }),
           },
           'A client IP whose calls keep being rejected by rate limits is throttled for every key.',
@@ -220,7 +227,7 @@ export const configSchema = withDefaultsOptional(
       ),
       cache: Section(
         {
-          enabled: Type.Boolean({ default: true }),
+          enabled: Type.Boolean({ default: true, description: 'false: every call goes to a node.' }),
           path: Type.Optional(
             Type.String({
               minLength: 1,
@@ -262,7 +269,7 @@ export const configSchema = withDefaultsOptional(
       ),
       hedge: Section(
         {
-          enabled: Type.Boolean({ default: false }),
+          enabled: Type.Boolean({ default: false, description: 'Hedge reads (off by default: it adds upstream load).' }),
           minDelayMs: PositiveInteger({ default: 50, description: 'Never hedge sooner than this.' }),
           maxDelayMs: PositiveInteger({ default: 2000, description: 'Hedge no later than this, whatever the p95.' }),
         },
@@ -308,7 +315,7 @@ export const configSchema = withDefaultsOptional(
         intervalMs: Type.Integer({
           minimum: 100,
           default: 1000,
-          description: 'Usage and rate-limit events are aggregated over this interval.',
+          description: 'Usage, rate-limit and WebSocket-refusal events are aggregated over this interval.',
         }),
       }),
       payments: Type.Optional(

@@ -40,7 +40,7 @@ export const wsKeyLimitsSchema = Strict({
     default: 20,
     description: 'Malformed or unsupported messages tolerated per badMessagesWindowMs; one more imposes the penalty.',
   }),
-  badMessagesWindowMs: Type.Integer({ minimum: 1, default: 60000 }),
+  badMessagesWindowMs: Type.Integer({ minimum: 1, default: 60000, description: 'The window in which badMessages are counted.' }),
   penaltyMs: Type.Integer({ minimum: 1, default: 300000, description: 'How long messages of a key are refused after the penalty.' }),
 })
 

@@ -15,7 +15,7 @@ import { fullBucket, take, type TokenBucket } from '../rate/token-bucket.js'
  */
 export type WsKeyLimits = Omit<WsKeyLimitsConfig, 'messagesPerSecond'> & { messagesPerSecond: number | null }
 
-/** The spec's values: the schema's defaults (see README, "WebSocket limits"). */
+/** The spec's values: the schema's defaults (see docs/websocket.md, "WebSocket limits"). */
 export const DEFAULT_WS_KEY_LIMITS: Readonly<WsKeyLimits> = Object.freeze(defaultsOf(wsKeyLimitsSchema) as WsKeyLimits)
 
 /** The per-key limits among the configuration's `ws` section (which also holds limits of one connection). */

@@ -4,7 +4,7 @@ import { SiweError } from '../siwe/siwe-error.js'
 
 /**
  * Errors of the dashboard's JSON API (`/api/`): a stable code, the HTTP status and words a user
- * understands (the dashboard shows `message`). The README's API error table is rendered from
+ * understands (the dashboard shows `message`). docs/dashboard.md's API error table is rendered from
  * this (renderApiErrorTable) and a test checks it.
  */
 export const API_ERRORS = {
@@ -101,7 +101,7 @@ function capitalize(text: string): string {
   return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`
 }
 
-/** The README's table of API errors. */
+/** The table of API errors in docs/dashboard.md. */
 export function renderApiErrorTable(): string {
   const rows = ['| code | HTTP | when |', '|---|---|---|']
   for (const [code, e] of Object.entries(API_ERRORS)) rows.push(`| \`${code}\` | ${e.http} | ${e.when} |`)

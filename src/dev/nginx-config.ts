@@ -1,5 +1,5 @@
 /**
- * The nginx config of "Running a fleet" (README): one upstream with every instance, kept-alive
+ * The nginx config of "Running a fleet" (docs/fleet.md): one upstream with every instance, kept-alive
  * connections to them, and a call that cannot reach one instance passed to the next. Not
  * `non_idempotent`: a call already sent to an instance is never sent to a second one (a draining
  * instance answers what it received), while a refused connection (an instance stopped) is passed

@@ -1,7 +1,7 @@
 import { ERRORS, type ErrorCode } from './registry.js'
 import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH } from '../rpc/parse.js'
 
-/** When each error is answered: the README's error table is this, rendered (and a test checks it is). */
+/** When each error is answered: docs/errors.md's table is this, rendered (and a test checks it is). */
 const WHEN: Record<ErrorCode, string> = {
   PARSE_ERROR: 'the body is not valid JSON',
   INVALID_REQUEST: `a request object is not JSON-RPC 2.0 (no \`"jsonrpc":"2.0"\`, no method, bad id or params), its id is longer than ${MAX_ID_LENGTH} characters or its params nest deeper than ${MAX_PARAMS_DEPTH} levels, or its bytes are not UTF-8`,

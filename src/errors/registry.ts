@@ -1,7 +1,7 @@
 /**
  * One registry of the gateway's own errors: a stable code, the HTTP status, the JSON-RPC code and
  * a message that says what happened and what to do. Every error the gateway answers comes from
- * here, and the README's error table is checked against it (test/front/error-table.test.ts).
+ * here, and docs/errors.md's table is checked against it (test/docs/tables.test.ts).
  *
  * Why HTTP 200 for JSON-RPC protocol errors (-32700, -32600, -32601, -32602): Ethereum clients
  * (viem, ethers, web3.js) read the JSON-RPC error code only from a 2xx response; on any other

@@ -42,7 +42,7 @@ function decideRule(method: string, transport: Transport): MethodRule {
   const refusedNs = REFUSED_NAMESPACES[ns]
   if (refusedNs !== undefined) return { ok: false, message: `Method not found: ${ns}_* methods are not available through this gateway: the namespace ${refusedNs}` }
   if (SERVED_NAMESPACES.includes(ns)) {
-    return { ok: false, message: `Method not found: ${shown} is not a method this gateway serves in the ${ns} namespace; see the method list in the README` }
+    return { ok: false, message: `Method not found: ${shown} is not a method this gateway serves in the ${ns} namespace; see the method list in docs/http.md` }
   }
   return { ok: false, message: `Method not found: ${shown}; methods are <namespace>_<name> in ${SERVED_NAMESPACES.join(', ')}` }
 }

@@ -68,7 +68,7 @@ export class UsageMeter {
   /**
    * Flush each interval as soon as it ends. The timer is aligned on the intervals' boundaries (a
    * plain setInterval would hand an interval on up to a whole interval late), so a crash loses at
-   * most the interval in progress: the bound the README states.
+   * most the interval in progress: the bound docs/operations.md states.
    */
   start(): void {
     const now = this.#opts.clock.now()

@@ -38,7 +38,7 @@ export interface WsServerDeps {
 
 /**
  * uWS refuses (without a close frame) any message over maxPayloadLength, so it is set above
- * ws.maxMessageBytes: messages between the two get the 1009 close the README promises, and this
+ * ws.maxMessageBytes: messages between the two get the 1009 close docs/websocket.md promises, and this
  * bound is what one connection can make uWS buffer for a message before we see it. At least
  * 16 MiB, so that a client that sends a few megabytes too many (a 10 MB frame) is told why with
  * 1009 rather than cut off; uWS reads a frame's length before its payload and refuses a frame

@@ -36,7 +36,7 @@ export interface WsSessionDeps {
   onError: (err: unknown) => void
 }
 
-/** Close codes the gateway uses (README, "WebSocket"). */
+/** Close codes the gateway uses (docs/websocket.md). */
 export const CLOSE = Object.freeze({
   /** Policy violation: a slow consumer, or a key that stopped being valid. */
   POLICY: 1008,

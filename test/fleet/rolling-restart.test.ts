@@ -7,7 +7,7 @@ import { restartableConfig, startGatewayProcess, type GatewayProcess } from '../
 import { CallLoop } from '../helpers/call-loop.js'
 import { startNginx } from '../helpers/nginx.js'
 
-// Two instances behind nginx (the README's load balancer config), clients calling through it
+// Two instances behind nginx (the load balancer config of docs/fleet.md), clients calling through it
 // without pause: each instance is restarted in turn (SIGTERM, wait for its exit, start again on
 // the same port). No call fails, and the usage events add up to the calls served, exactly.
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { freePort } from './free-port.js'
 import { startFleetNginx } from '../../src/dev/nginx.js'
 
-/** A real nginx (Debian's) in front of gateways, with the README's config (src/dev/nginx-config.ts). */
+/** A real nginx (Debian's) in front of gateways, with the config of docs/fleet.md (src/dev/nginx-config.ts). */
 export interface Nginx {
   url: string
   pid: number

@@ -28,7 +28,7 @@ const WS_WARMUP = 100
  */
 const CONNECTIONS = 4
 /**
- * The bounds, as stated in the README: the tollgate_ series are the same set after the flood as
+ * The bounds, as stated in docs/http.md: the tollgate_ series are the same set after the flood as
  * after the warm-up (only the counts grow), the whole text grows by less than 4 KiB (the digits of
  * the counts, and GC kinds prom-client's process metrics may see for the first time; measured:
  * 29-585 bytes), and the RSS by less than 20 MB (measured: 1.3-6 MB; before: 37 MB).

@@ -66,7 +66,7 @@ export async function devCommand(args: string[]): Promise<void> {
       'Try it:',
       `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
       '',
-      `Dashboard: ${gateway.http}/  (paid plans need "payments" in the config; see the README)`,
+      `Dashboard: ${gateway.http}/  (paid plans need "payments" in the config; see docs/dashboard.md)`,
       `Metrics: ${gateway.admin}/metrics  (the admin listener)`,
       `Events:  node bin/tollgate.js events --config ${configPath}`,
       'Stop:    Ctrl-C',
@@ -95,8 +95,8 @@ async function demoKey(config: Config, secret: string): Promise<string> {
 /**
  * `tollgate dev --fleet`: the fleet of "Running a fleet" on one machine, to see it work before
  * deploying one. A 3-node NATS cluster (the stream at 3 replicas), 3 gateways in this process,
- * each its own instance with its own data folder, and nginx in front on --port with the README's
- * config. Needs Debian's nats-server and nginx-light.
+ * each its own instance with its own data folder, and nginx in front on --port with the config of
+ * docs/fleet.md. Needs Debian's nats-server and nginx-light.
  */
 async function devFleet(v: { port?: string; data?: string; host?: string }): Promise<void> {
   const port = portArg('--port', v.port, 8080)
