@@ -57,6 +57,14 @@ export class Fleet {
   readonly #othersOpen = new Map<string, Map<string, number>>()
   /** This instance's open connections per account as it last published them. */
   readonly #publishedOpen = new Map<string, number>()
+  /**
+   * Per account, the connections this instance granted itself and when it last published its
+   * count: its grant grows only once every live instance has been heard since that publication,
+   * so that it never grows on a view in which the others have not yet told what they opened.
+   */
+  readonly #grants = new Map<string, { granted: number; since: number }>()
+  /** When each other instance was last heard from (a heartbeat or a limits message). */
+  readonly #heardAt = new Map<string, number>()
   #timers: NodeJS.Timeout[] = []
   #share = 1
   /** Until then, a rejoined instance keeps its cut-off share: it has not heard everyone yet. */
@@ -76,9 +84,9 @@ export class Fleet {
     const { bus } = this.#opts
     bus.subscribe(bus.subjects.members, (data) => this.#heard(unpack(data) as Member))
     bus.subscribe(bus.subjects.limits, (data) => this.#received(unpack(data) as LimitsMessage))
-    this.#timers = [setInterval(() => this.#sync(), this.#opts.syncMs), setInterval(() => this.#heartbeat(), this.#opts.heartbeatMs)]
+    this.#timers = [setInterval(() => this.sync(), this.#opts.syncMs), setInterval(() => this.heartbeat(), this.#opts.heartbeatMs)]
     for (const t of this.#timers) t.unref()
-    this.#heartbeat()
+    this.heartbeat()
   }
 
   stop(): void {
@@ -102,9 +110,23 @@ export class Fleet {
     if (this.#share < 1) return Math.max(1, Math.floor(max * this.#share))
     const open = this.#othersOpen.get(accountId)
     const self = this.#membership.self.id
+    const peers = this.#membership.live().filter((m) => m.id !== self)
     // Every live instance has its part, those with no connection of this key too.
-    const others = this.#membership.live().flatMap((m) => (m.id === self ? [] : [open?.get(m.id) ?? 0]))
-    return connectionAllowance({ max, published: this.#publishedOpen.get(accountId) ?? 0, others, rank: this.#membership.rank() })
+    const others = peers.map((m) => open?.get(m.id) ?? 0)
+    const now = connectionAllowance({ max, published: this.#publishedOpen.get(accountId) ?? 0, others, rank: this.#membership.rank() })
+    const at = this.#opts.clock.now()
+    const grant = this.#grants.get(accountId)
+    if (grant === undefined) {
+      this.#grants.set(accountId, { granted: now, since: at })
+      return now
+    }
+    // Less than granted: the others opened more meanwhile. More: only on a view that has heard
+    // every instance since this grant was made or last told (else they may have opened unseen).
+    if (now < grant.granted || peers.every((m) => (this.#heardAt.get(m.id) ?? 0) > grant.since)) {
+      if (now > grant.granted) grant.since = at
+      grant.granted = now
+    }
+    return grant.granted
   }
 
   /** The bus went away (at once) or came back (it counts once this instance hears itself again). */
@@ -120,7 +142,7 @@ export class Fleet {
    * and keeps the fleet it last saw; hearing itself again, it waits a heartbeat and a half to hear
    * the others before taking the whole, shared limit back.
    */
-  #heartbeat(): void {
+  heartbeat(): void {
     const { bus, clock } = this.#opts
     const now = clock.now()
     const reachable = bus.connected && now - this.#selfHeardAt <= this.#opts.silentMs
@@ -139,7 +161,8 @@ export class Fleet {
     this.#publish(this.#opts.keys.openConnections().map(({ accountId, open }) => [accountId, 0, 0, 0, 0, open, 0, 0]))
   }
 
-  #sync(): void {
+  /** Send what this instance admitted since the last call (its timer calls it every syncMs). */
+  sync(): void {
     const consumed = this.#opts.keys.takeConsumed()
     if (consumed.length === 0) return
     this.#publish(consumed.map(({ accountId, consumed: c, open }) => [accountId, c.full, c.archive, c.messages, c.connects, open, c.cooldownUntil, c.penaltyUntil]))
@@ -148,8 +171,13 @@ export class Fleet {
   #publish(entries: Entry[]): void {
     if (entries.length === 0) return
     for (const [accountId, , , , , open] of entries) {
+      const before = this.#publishedOpen.get(accountId) ?? 0
       if (open > 0) this.#publishedOpen.set(accountId, open)
       else this.#publishedOpen.delete(accountId)
+      const grant = this.#grants.get(accountId)
+      // A new count is news the others must hear before this instance's grant may grow again.
+      if (open === 0) this.#grants.delete(accountId)
+      else if (grant !== undefined && open !== before) grant.since = this.#opts.clock.now()
     }
     const { bus } = this.#opts
     bus.publish(bus.subjects.limits, pack({ from: this.#membership.self.id, entries } satisfies LimitsMessage))
@@ -166,12 +194,14 @@ export class Fleet {
       this.#selfHeardAt = this.#opts.clock.now()
       return
     }
+    this.#heardAt.set(member.id, this.#opts.clock.now())
     if (this.#membership.heard(member)) this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
   }
 
   #received(message: LimitsMessage): void {
     const from = message.from
     if (from === this.#membership.self.id) return
+    this.#heardAt.set(from, this.#opts.clock.now())
     for (const [accountId, full, archive, messages, connects, open, cooldownUntil, penaltyUntil] of message.entries) {
       if (full + archive + messages + connects > 0 || cooldownUntil > 0 || penaltyUntil > 0) {
         this.#opts.keys.consumedElsewhere(accountId, { full, archive, messages, connects, cooldownUntil, penaltyUntil })
@@ -188,6 +218,7 @@ export class Fleet {
   }
 
   #left(id: string): void {
+    this.#heardAt.delete(id)
     for (const [accountId, byInstance] of this.#othersOpen) {
       byInstance.delete(id)
       if (byInstance.size === 0) this.#othersOpen.delete(accountId)

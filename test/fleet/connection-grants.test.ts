@@ -1,0 +1,126 @@
+import t from 'tap'
+import { FakeClock } from '../../actors/runtime/clock.js'
+import type { Consumption } from '../../actors/key/key-actor.js'
+import type { FleetChannel } from '../../src/fleet/fleet-bus.js'
+import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
+
+// The connection grants of three instances, driven by hand: what each may open when, with a fake
+// clock and a channel that delivers only when the test says (as NATS would, late). The processes
+// and NATS themselves are in shared-limits.test.ts; this is the arithmetic of who may open what.
+
+const MAX = 50
+const ACCOUNT = 'acc_1'
+
+/** A channel whose messages wait in a queue until deliver(): the network's delay, made explicit. */
+class HeldChannel implements FleetChannel {
+  readonly subjects = { members: 'm', limits: 'l' }
+  connected = true
+  readonly #handlers = new Map<string, ((d: Uint8Array) => void)[]>()
+  constructor(private readonly hub: Hub) {}
+  publish(subject: string, data: Uint8Array): void {
+    this.hub.queue.push({ subject, data })
+  }
+  subscribe(subject: string, on: (d: Uint8Array) => void): void {
+    this.#handlers.set(subject, [...(this.#handlers.get(subject) ?? []), on])
+  }
+  receive(subject: string, data: Uint8Array): void {
+    for (const h of this.#handlers.get(subject) ?? []) h(data)
+  }
+  async close(): Promise<void> {}
+}
+
+class Hub {
+  queue: { subject: string; data: Uint8Array }[] = []
+  channels: HeldChannel[] = []
+  /** Deliver everything published so far to every instance (its own messages too, as NATS does). */
+  deliver(): void {
+    const queued = this.queue
+    this.queue = []
+    for (const m of queued) for (const c of this.channels) c.receive(m.subject, m.data)
+  }
+}
+
+/** The key actors of one instance, reduced to an open count per account. */
+class OpenCounts implements FleetKeys {
+  open = 0
+  #changed = false
+  connect(): void {
+    this.open++
+    this.#changed = true
+  }
+  takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
+    if (!this.#changed) return []
+    this.#changed = false
+    return [{ accountId: ACCOUNT, consumed: { full: 0, archive: 0, messages: 0, connects: 1, cooldownUntil: 0, penaltyUntil: 0 }, open: this.open }]
+  }
+  openConnections(): { accountId: string; open: number }[] {
+    return this.open > 0 ? [{ accountId: ACCOUNT, open: this.open }] : []
+  }
+  consumedElsewhere(): void {}
+  setShare(): void {}
+}
+
+function fleetOf(n: number) {
+  const clock = new FakeClock(1_000_000)
+  const hub = new Hub()
+  const instances = Array.from({ length: n }, (_, i) => {
+    const bus = new HeldChannel(hub)
+    hub.channels.push(bus)
+    const keys = new OpenCounts()
+    const fleet = new Fleet({ bus, keys, self: { id: `i${i}`, address: `a${i}`, startedAt: 0, version: 't' }, clock, syncMs: 50, heartbeatMs: 1_000, silentMs: 3_000 })
+    return { fleet, keys }
+  })
+  for (const { fleet } of instances) fleet.start()
+  hub.deliver() // everyone's first heartbeat: a fleet of n
+  for (const { fleet } of instances) fleet.stop() // the test drives time, not the timers
+  /** Each instance opens connections while its grant allows, up to `want` attempts. */
+  const open = (i: number, want: number): number => {
+    const x = instances[i]!
+    let opened = 0
+    for (let k = 0; k < want && x.keys.open < x.fleet.allowance(ACCOUNT, MAX); k++, opened++) x.keys.connect()
+    return opened
+  }
+  /** Every instance sends what it opened; it arrives 10 ms later. */
+  const sync = () => {
+    for (const x of instances) x.fleet.sync()
+    clock.advance(10)
+  }
+  return { clock, hub, instances, open, sync }
+}
+
+t.test('three instances that each see nothing of the others open 17, 17 and 16', async (t) => {
+  const f = fleetOf(3)
+  t.same([0, 1, 2].map((i) => f.open(i, 30)), [17, 17, 16])
+})
+
+t.test('late news never lets an instance grow past what the others may have opened', async (t) => {
+  const f = fleetOf(3)
+  // Each opens its part; they all tell, and before the news arrives, each tries for more.
+  for (const i of [0, 1, 2]) f.open(i, 30)
+  f.sync()
+  for (const i of [0, 1, 2]) f.open(i, 30)
+  t.same(f.instances.map((x) => x.keys.open), [17, 17, 16], 'nobody grows on a view that has not heard the others')
+  for (let round = 0; round < 5; round++) {
+    f.hub.deliver()
+    for (const i of [0, 1, 2]) f.open(i, 30)
+    f.sync()
+  }
+  const total = f.instances.reduce((sum, x) => sum + x.keys.open, 0)
+  t.equal(total, MAX, `${f.instances.map((x) => x.keys.open).join(' + ')} = ${total}: the limit, and no more`)
+})
+
+t.test('a key whose clients all reach one instance gets the whole limit as the others are heard', async (t) => {
+  const f = fleetOf(3)
+  let opened = f.open(0, 50)
+  t.equal(opened, 17, 'a third at once')
+  for (let round = 0; round < 30 && f.instances[0]!.keys.open < MAX; round++) {
+    f.sync()
+    f.hub.deliver()
+    f.clock.advance(1_000)
+    for (const x of f.instances) x.fleet.heartbeat()
+    f.clock.advance(10)
+    f.hub.deliver()
+    opened += f.open(0, 50)
+  }
+  t.equal(f.instances[0]!.keys.open, MAX, 'all 50, after rounds of heartbeats')
+})
