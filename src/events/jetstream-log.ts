@@ -10,7 +10,8 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream'
 import { connect, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node'
-import { decodeEvent, encodeEvent, EventDecodeError } from './codec.js'
+import { decodeEvent, encodeEvent } from './codec.js'
+import { EventBatch } from './event-batch.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
 import { EventLogUnavailable, READ_ALL_DEFAULTS, WrongExpectedVersion, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
 import { accountStreamSubject, subjectOf, type StoredEvent, type TollgateEvent } from './types.js'
@@ -262,7 +263,7 @@ export class JetStreamLog implements EventLog {
     }
   }
 
-  async readAll(from: number, onBatch: (batch: StoredEvent[]) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
+  async readAll(from: number, onBatch: (batch: EventBatch) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
     const conn = this.#reachable()
     const first = Math.max(1, from)
     const to = opts.to ?? (await this.lastSeq())
@@ -280,35 +281,35 @@ export class JetStreamLog implements EventLog {
       // Fetches of a few thousand on the same consumer (it goes on where the last one stopped).
       // The next fetch is asked for before onBatch runs, so that the server sends while the batch
       // is applied, yet memory never holds more than a batch and one fetch (consume() would keep
-      // pulling however long onBatch takes).
-      const fetchNext = (after: number, room: number): Promise<Fetched> => {
-        const fetched = this.#fetch(consumer, Math.min(FETCH_MAX, room, to - after))
+      // pulling however long onBatch takes). A fetch adds to the batch being filled when it runs.
+      const fetchNext = (into: EventBatch, after: number, room: number): Promise<Fetched> => {
+        const fetched = this.#fetch(consumer, into, Math.min(FETCH_MAX, room, to - after))
         fetched.catch(() => undefined) // awaited later, after onBatch: not an unhandled rejection meanwhile
         return fetched
       }
-      let events: StoredEvent[] = []
-      let next = fetchNext(last, batch)
+      let events = new EventBatch()
+      let next = fetchNext(events, last, batch)
       let empty = 0
       for (;;) {
         fetching = next
         // Timed from when we wait, not from when it was asked for: onBatch may take long.
         const got = await withTimeout(next, READ_TIMEOUT_MS, 'read').catch((cause: unknown) => {
-          if (cause instanceof EventLogUnavailable || cause instanceof EventDecodeError) throw cause
+          if (cause instanceof EventLogUnavailable) throw cause
           throw new EventLogUnavailable(`cannot read stream ${this.#opts.stream}`, { cause })
         })
         fetching = undefined
-        if (got.events.length > 0) events = events.length === 0 ? got.events : events.concat(got.events)
-        const seq = events.at(-1)?.seq ?? last
+        const seq = events.lastSeq ?? last
         // An empty fetch: its request expired while we were busy, or the stream ends before `to`.
-        empty = got.events.length === 0 ? empty + 1 : 0
+        empty = got.count === 0 ? empty + 1 : 0
         const end = seq >= to || got.atEnd || (empty > 0 && (await this.lastSeq()) <= seq)
         if (empty >= 3) throw new EventLogUnavailable(`stream ${this.#opts.stream} sent nothing after seq ${seq} in three fetches although it holds more`)
         const full = events.length >= batch
-        if (!end) fetching = next = fetchNext(seq, full ? batch : batch - events.length)
-        if (full || (end && events.length > 0)) {
-          await onBatch(events)
+        const ready = full || (end && events.length > 0) ? events : undefined
+        if (ready !== undefined) events = new EventBatch()
+        if (!end) fetching = next = fetchNext(events, seq, full ? batch : batch - events.length)
+        if (ready !== undefined) {
+          await onBatch(ready)
           last = seq
-          events = []
         }
         if (end) return last
       }
@@ -323,17 +324,18 @@ export class JetStreamLog implements EventLog {
     }
   }
 
-  /** Up to `n` messages from the consumer; `atEnd`: the stream had none after the last one. */
-  async #fetch(consumer: Consumer, n: number): Promise<Fetched> {
+  /** Up to `n` messages from the consumer, added to `into`; `atEnd`: the stream had none after the last one. */
+  async #fetch(consumer: Consumer, into: EventBatch, n: number): Promise<Fetched> {
     const messages = await consumer.fetch({ max_messages: n, expires: READ_TIMEOUT_MS / 2 })
-    const events: StoredEvent[] = []
+    let count = 0
     let atEnd = false
     for await (const m of messages) {
-      events.push({ seq: m.seq, event: decodeEvent(m.data) })
+      into.push(m.seq, m.data)
+      count++
       atEnd = m.info.pending === 0
-      if (events.length >= n || atEnd) break
+      if (count >= n || atEnd) break
     }
-    return { events, atEnd }
+    return { count, atEnd }
   }
 
   async lastSeq(): Promise<number> {
@@ -425,7 +427,8 @@ export class JetStreamLog implements EventLog {
 
 /** What one fetch of readAll got. */
 interface Fetched {
-  events: StoredEvent[]
+  /** How many events it added to the batch. */
+  count: number
   /** The stream had no message after the last one. */
   atEnd: boolean
 }

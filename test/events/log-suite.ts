@@ -204,7 +204,7 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     const failure = new Error('projection failed to commit')
     await t.rejects(
       log.readAll(1, (batch) => {
-        delivered.push(batch[0]!.seq)
+        delivered.push(batch.firstSeq!)
         if (delivered.length === 2) throw failure
       }, { batch: 1000 }),
       failure,
