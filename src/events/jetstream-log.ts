@@ -49,8 +49,12 @@ const FOLLOW_BATCH = 1000
  * publishes; this slower poll only covers publishes missed while the connection was down.
  */
 const FOLLOW_POLL_MS = 1_000
-/** Most messages asked for in one fetch of readAll (each fetch must end within READ_TIMEOUT_MS). */
-const FETCH_MAX = 5_000
+/**
+ * Most messages asked for in one fetch of readAll (each fetch must end within READ_TIMEOUT_MS).
+ * An ordered consumer takes one fetch at a time, and each waits a round trip for the server to
+ * start sending: at 5,000 a fetch, a replay of 1,000,000 events waited 1.4 s of its 19; at 20,000, 0.7 s.
+ */
+const FETCH_MAX = 20_000
 /** Reads longer than this (server gone mid-fetch) give up with EventLogUnavailable. */
 const READ_TIMEOUT_MS = 10_000
 
