@@ -9,7 +9,8 @@ const USAGE = `Usage: tollgate <command>
   keys regenerate --config FILE --account ID [--grace SECONDS]
   nodes attach --config FILE --account ID --network SLUG --url URL [--ws URL] [--kind full|archive]
   events --config FILE [--follow] [--from SEQ]
-  replay --config FILE [--restart]           rebuild the LMDB projections from the event log (resumes one interrupted)
+  replay --config FILE [--restart] [--batch N]
+                                             rebuild the LMDB projections from the event log (resumes one interrupted)
   usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]
                                              usage per key; T: 2025-06-01, 2025-06-01T12:00 (UTC) or 24h, 7d ago
 `
