@@ -53,7 +53,10 @@ const events = history()
 const log = await JetStreamLog.connect({ servers: nats.url, stream: 'TOLLGATE', subjectPrefix: 'tollgate', replicas: 1 })
 const nc = await connect({ servers: nats.url })
 const js = jetstream(nc)
-const usageBefore = (i: number): TollgateEvent => events.findLast((e, j) => j < i && e.type === 'UsageRecorded')!
+const usageBefore = (i: number): TollgateEvent => {
+  while (events[--i]!.type !== 'UsageRecorded');
+  return events[i]!
+}
 let resent = 0
 for (const [from, to] of [[0, 900], [900, 2_000], [2_000, 4_000], [4_000, events.length]] as const) {
   await log.append(events.slice(from, to))
