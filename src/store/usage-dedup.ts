@@ -59,7 +59,8 @@ export class UsageDedup {
   readonly #fresh = new Map<number, FreshMinute>()
   /** Producers of this transaction's fresh ids, by number (FreshMinute holds numbers, not names). */
   readonly #producers: string[] = []
-  readonly #producerNumbers = new Map<string, number>()
+  /** The same by key id, with the fields that tell a key's producers apart (see #producerNumber). */
+  readonly #producersByKey = new Map<string, ProducerSlot[]>()
   /** The newest intervalStart as this transaction has it (meta NEWEST); undefined: not read yet. */
   #newest: number | undefined
   /** Keys of other ids added to usageEvents in this transaction, by minute of their interval. */
@@ -87,7 +88,7 @@ export class UsageDedup {
     this.#newest = undefined
     this.#fresh.clear()
     this.#producers.length = 0
-    this.#producerNumbers.clear()
+    this.#producersByKey.clear()
     this.#added.clear()
     this.#foldedTo = undefined
   }
@@ -96,7 +97,8 @@ export class UsageDedup {
   markCounted(event: CountedEvent): boolean {
     const start = event.intervalStart
     const newest = this.#advance(start)
-    const producer = producerOf(event)
+    const number = this.#producerNumber(event)
+    const producer = this.#producers[number]!
     if (start >= idHorizon(newest)) {
       const minute = start - (start % ID_STEP_MS)
       // LMDB holds no id of an interval after the newest one it had seen: no need to ask it.
@@ -104,11 +106,6 @@ export class UsageDedup {
         let bucket = this.#fresh.get(minute)
         if (bucket === undefined) this.#fresh.set(minute, (bucket = { ids: new Map(), newest: new Map() }))
         if (bucket.ids.has(event.id)) return false
-        let number = this.#producerNumbers.get(producer)
-        if (number === undefined) {
-          number = this.#producers.push(producer) - 1
-          this.#producerNumbers.set(producer, number)
-        }
         bucket.ids.set(event.id, number * MINUTE_SLOTS + (start - minute))
         if (!(start <= bucket.newest.get(number)!)) bucket.newest.set(number, start)
         return true
@@ -129,6 +126,22 @@ export class UsageDedup {
     }
     this.#t.usageProducers.put(producer, start)
     return true
+  }
+
+  /**
+   * The number of an event's producer in this transaction, found by its key id and then its other
+   * four fields, without building its name (a string of five fields per event, hashed for a map
+   * lookup, cost more than the rest of the id bookkeeping).
+   */
+  #producerNumber(e: CountedEvent): number {
+    let slots = this.#producersByKey.get(e.keyId)
+    if (slots === undefined) this.#producersByKey.set(e.keyId, (slots = []))
+    for (const slot of slots) {
+      if (slot.type === e.type && slot.instance === e.instance && slot.network === e.network && slot.kind === e.kind) return slot.number
+    }
+    const number = this.#producers.push(producerOf(e)) - 1
+    slots.push({ type: e.type, instance: e.instance, network: e.network, kind: e.kind, number })
+    return number
   }
 
   /** Usage events left uncounted because they came after every window (see USAGE_PRODUCERS_KEPT_MS). */
@@ -200,6 +213,15 @@ interface FreshMinute {
   ids: Map<string, number>
   /** producer's number → the newest intervalStart of its ids here (what a fold makes its watermark). */
   newest: Map<number, number>
+}
+
+/** One of a key's producers in a transaction (see UsageDedup.#producerNumber). */
+interface ProducerSlot {
+  type: CountedEvent['type']
+  instance: string
+  network: string
+  kind: CountedEvent['kind']
+  number: number
 }
 
 /** Room for the ms of a minute in a FreshMinute entry (60,000 ≤ 2^16). */
