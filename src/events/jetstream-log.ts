@@ -12,6 +12,7 @@ import {
 import { connect, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node'
 import { decodeEvent, encodeEvent } from './codec.js'
 import { EventBatch } from './event-batch.js'
+import { readInThread } from './read-in-thread.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
 import { EventLogUnavailable, READ_ALL_DEFAULTS, WrongExpectedVersion, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
 import { accountStreamSubject, subjectOf, type StoredEvent, type TollgateEvent } from './types.js'
@@ -31,6 +32,8 @@ export interface JetStreamLogOptions {
   timeoutMs?: number
   /** Told about failures a follower retries (a batch rejected by its handler, a failed read). */
   onError?: (err: unknown) => void
+  /** readAll of at least this many events reads in a worker thread (default READ_THREAD_FROM). */
+  readThreadFrom?: number
 }
 
 /**
@@ -57,6 +60,12 @@ const FOLLOW_POLL_MS = 1_000
 const FETCH_MAX = 20_000
 /** Reads longer than this (server gone mid-fetch) give up with EventLogUnavailable. */
 const READ_TIMEOUT_MS = 10_000
+/**
+ * readAll of at least this many events runs the NATS client in a worker thread (read-in-thread.ts),
+ * beside the projector: a replay of 1,000,000 events spent half its time in the client. Below,
+ * the thread's start (~0.1 s) is more than it saves.
+ */
+const READ_THREAD_FROM = 20_000
 
 /**
  * The event log on NATS JetStream: shared by every gateway instance and the CLI, replicated by
@@ -83,7 +92,7 @@ export class JetStreamLog implements EventLog {
   #legacy: Promise<boolean> | undefined
 
   private constructor(opts: JetStreamLogOptions) {
-    this.#opts = { timeoutMs: DEFAULT_TIMEOUT_MS, ...opts }
+    this.#opts = { timeoutMs: DEFAULT_TIMEOUT_MS, readThreadFrom: READ_THREAD_FROM, ...opts }
   }
 
   /**
@@ -273,6 +282,10 @@ export class JetStreamLog implements EventLog {
     const to = opts.to ?? (await this.lastSeq())
     if (first > to) return first - 1
     const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
+    if (to - first + 1 >= this.#opts.readThreadFrom) {
+      const { servers, stream, name } = this.#opts
+      return readInThread({ servers, name: `${name ?? 'tollgate'} reader`, stream, from: first, to, batch, fetchMax: FETCH_MAX, timeoutMs: READ_TIMEOUT_MS }, onBatch)
+    }
     let consumer: Consumer
     try {
       consumer = await withTimeout(conn.js.consumers.get(this.#opts.stream, { opt_start_seq: first }), READ_TIMEOUT_MS, 'read')
