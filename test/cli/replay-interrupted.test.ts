@@ -18,19 +18,23 @@ import { accountWithKey, ev, rateLimitedEvent, T0, tempDir, usageEvent } from '.
 t.setTimeout(90_000)
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-/** Events per transaction: small, so that a stream of thousands makes dozens of checkpoints. */
-const BATCH = 200
+/** Events per transaction: small, so that the stream makes dozens of checkpoints. */
+const BATCH = 1_000
 
 const nats = await startNats()
 t.teardown(() => nats.stop())
 const dir = tempDir(t, 'replay-interrupted')
 
-/** 40 accounts, usage from two instances, rate limits, key regenerations: about 6,000 events. */
+/**
+ * 40 accounts, usage from two instances, rate limits, key regenerations: about 24,500 events, so
+ * that a replay from the start reads the stream in a worker thread (from 20,000 events on), as a
+ * long one does, and a resumed one on its own thread.
+ */
 function history(): TollgateEvent[] {
   const events: TollgateEvent[] = []
   const accounts = Array.from({ length: 40 }, (_, n) => ({ accountId: `acc_${n}`, ...accountWithKey(`acc_${n}`, '0x' + String(n).padStart(40, '0'), T0 + n) }))
   for (const a of accounts) events.push(...a.events)
-  for (let i = 0; i < 70; i++) {
+  for (let i = 0; i < 300; i++) {
     for (const [n, a] of accounts.entries()) {
       for (const instance of ['gw-a', 'gw-b']) {
         events.push(usageEvent({ accountId: a.accountId, keyId: a.key.keyId, instance, intervalStart: T0 + i * 10_000, requests: 1 + ((i * n) % 97), errors: i % 3, bytesIn: 80 * i, bytesOut: 9_000 + n }))
@@ -58,7 +62,7 @@ const usageBefore = (i: number): TollgateEvent => {
   return events[i]!
 }
 let resent = 0
-for (const [from, to] of [[0, 900], [900, 2_000], [2_000, 4_000], [4_000, events.length]] as const) {
+for (const [from, to] of [[0, 3_000], [3_000, 8_000], [8_000, 16_000], [16_000, events.length]] as const) {
   await log.append(events.slice(from, to))
   for (const copy of [usageBefore(to - 30), usageBefore(to - 700)]) {
     await js.publish(subjectOf(copy), encodeEvent(copy))
