@@ -7,7 +7,7 @@
  * table; writes bench/results/replay-latest.json. See bench/README.md ("Replay").
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -19,7 +19,6 @@ import { subjectOf, type TollgateEvent } from '../src/events/types.js'
 import { startNats } from '../test/helpers/nats-server.js'
 import { machine } from './lib/machine.js'
 import { median } from './lib/measure.js'
-import { runNodeJson } from './lib/processes.js'
 import { history } from './lib/replay-history.js'
 
 const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000] [--rounds 1] [--batch N]
@@ -63,6 +62,13 @@ interface Run {
   ms: number
   eventsPerSec: number
   maxRssMiB: number
+  /**
+   * CPU time of the process's busiest thread and of its second busiest, in ms (sampled from /proc
+   * every 100 ms): the replay's projector and its reader thread; what a run on a machine with a
+   * core to spare for each would take about as long as its busiest thread.
+   */
+  mainThreadCpuMs: number
+  secondThreadCpuMs: number
 }
 interface ReplayRun extends Run {
   digest: string
@@ -88,41 +94,66 @@ async function fill(nats: string, events: Generator<TollgateEvent>, from: number
   return performance.now() - t0
 }
 
-async function rawRead(nats: string, size: number): Promise<Run> {
+/** Run `args` under /usr/bin/time -v, timed from its start to its exit, with its threads' CPU time and peak RSS. */
+async function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string; ms: number; threadsMs: number[]; maxRssMiB: number }> {
   const t0 = performance.now()
-  const out = await runNodeJson<{ events: number; readMs: number; maxRssMiB: number }>(RAW_READ, { nats, stream: STREAM })
+  const child = spawn('/usr/bin/time', ['-v', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
+  const threads = new Map<string, number>()
+  const sampler = setInterval(() => sampleThreads(child.pid!, threads), 100)
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', resolve)
+  })
+  clearInterval(sampler)
   const ms = performance.now() - t0
-  if (out.events !== size) throw new Error(`the raw reader read ${out.events} events of ${size}`)
-  return { ms, eventsPerSec: Math.round((size * 1000) / ms), maxRssMiB: out.maxRssMiB }
+  if (code !== 0) throw new Error(`${args.slice(2).join(' ')} exited ${code}: ${stderr.slice(-3000)}`)
+  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)
+  return { stdout, stderr, ms, threadsMs: [...threads.values()].sort((a, b) => b - a), maxRssMiB: rss ? Math.round(Number(rss[1]) / 1024) : Number.NaN }
 }
 
-/** `tollgate replay` into a fresh data folder, under /usr/bin/time -v for its peak RSS. */
+/** CPU time (ms) of each thread of the child of /usr/bin/time `timePid`, into `threads` (last sample wins). */
+function sampleThreads(timePid: number, threads: Map<string, number>): void {
+  try {
+    const pid = readFileSync(`/proc/${timePid}/task/${timePid}/children`, 'utf8').trim().split(' ')[0]
+    if (!pid) return
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      // utime and stime, in clock ticks (100 Hz).
+      threads.set(tid, (Number(fields[11]) + Number(fields[12])) * 10)
+    }
+  } catch {
+    // The process ended between two reads: the last sample stands.
+  }
+}
+
+async function rawRead(nats: string, size: number): Promise<Run> {
+  const run = await timed([process.execPath, '--import', 'tsx', RAW_READ, JSON.stringify({ nats, stream: STREAM })])
+  const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { events: number }
+  if (out.events !== size) throw new Error(`the raw reader read ${out.events} events of ${size}`)
+  return { ms: run.ms, eventsPerSec: Math.round((size * 1000) / run.ms), maxRssMiB: run.maxRssMiB, mainThreadCpuMs: run.threadsMs[0] ?? 0, secondThreadCpuMs: run.threadsMs[1] ?? 0 }
+}
+
+/** `tollgate replay` into a fresh data folder. */
 async function replay(nats: string, size: number, tmp: string, round: number): Promise<ReplayRun> {
   const dataDir = join(tmp, `replay-${size}-${round}`)
   mkdirSync(dataDir, { recursive: true })
   const config = join(dataDir, 'config.json')
   writeFileSync(config, JSON.stringify({ dataDir, events: { nats }, networks: { 'eth-1': { chainId: 1, upstreams: [{ url: 'http://127.0.0.1:9', kind: 'full' }] } } }))
-  const args = ['-v', process.execPath, '--import', 'tsx', CLI, 'replay', '--config', config, ...(values.batch ? ['--batch', values.batch] : [])]
-  const t0 = performance.now()
-  const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
-    const child = spawn('/usr/bin/time', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info' } })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()))
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()))
-    child.once('error', reject)
-    child.once('exit', (code) => resolve({ stdout, stderr, code }))
-  })
-  const ms = performance.now() - t0
-  if (code !== 0) throw new Error(`tollgate replay exited ${code}: ${stderr.slice(-3000)}`)
-  const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as { events: number; digest: string }
+  const run = await timed([process.execPath, '--import', 'tsx', CLI, 'replay', '--config', config, ...(values.batch ? ['--batch', values.batch] : [])], { LOG_LEVEL: 'info' })
+  const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { events: number; digest: string }
   if (out.events !== size) throw new Error(`tollgate replay applied ${out.events} events of ${size}`)
-  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)
   const data = statSync(join(dataDir, 'state', 'data.mdb'))
   const result = {
-    ms,
-    eventsPerSec: Math.round((size * 1000) / ms),
-    maxRssMiB: rss ? Math.round(Number(rss[1]) / 1024) : Number.NaN,
+    ms: run.ms,
+    eventsPerSec: Math.round((size * 1000) / run.ms),
+    maxRssMiB: run.maxRssMiB,
+    mainThreadCpuMs: run.threadsMs[0] ?? 0,
+    secondThreadCpuMs: run.threadsMs[1] ?? 0,
     digest: out.digest,
     lmdbBytes: data.blocks * 512,
     lmdbFileBytes: data.size,
@@ -155,11 +186,11 @@ try {
         if (side === 'raw') {
           const run = await rawRead(nats.url, size)
           entry.raw.push(run)
-          log(`  ${size}: raw read ${run.eventsPerSec} events/s (${Math.round(run.ms)} ms)`)
+          log(`  ${size}: raw read ${run.eventsPerSec} events/s (${Math.round(run.ms)} ms, CPU ${run.mainThreadCpuMs} ms)`)
         } else {
           const run = await replay(nats.url, size, tmp, r)
           entry.replay.push(run)
-          log(`  ${size}: replay ${run.eventsPerSec} events/s (${Math.round(run.ms)} ms), peak RSS ${run.maxRssMiB} MiB, LMDB ${mib(run.lmdbBytes)} MiB`)
+          log(`  ${size}: replay ${run.eventsPerSec} events/s (${Math.round(run.ms)} ms, CPU ${run.mainThreadCpuMs} + ${run.secondThreadCpuMs} ms), peak RSS ${run.maxRssMiB} MiB, LMDB ${mib(run.lmdbBytes)} MiB`)
         }
       }
     }
@@ -177,6 +208,10 @@ try {
       replayEventsPerSec: Math.round((s.size * 1000) / replayMs),
       ratio: Math.round((rawMs / replayMs) * 100) / 100,
       replayPeakRssMiB: Math.max(...s.replay.map((r) => r.maxRssMiB)),
+      // CPU time of the busiest thread (the raw reader has one; the replay: projector, then reader).
+      rawCpuMs: Math.round(median(s.raw.map((r) => r.mainThreadCpuMs))),
+      replayMainThreadCpuMs: Math.round(median(s.replay.map((r) => r.mainThreadCpuMs))),
+      replayReaderThreadCpuMs: Math.round(median(s.replay.map((r) => r.secondThreadCpuMs))),
       lmdbMiB: mib(median(s.replay.map((r) => r.lmdbBytes))),
       lmdbFileMiB: mib(median(s.replay.map((r) => r.lmdbFileBytes))),
       digestsAgree: new Set(s.replay.map((r) => r.digest)).size === 1,
@@ -198,6 +233,7 @@ try {
     ...rows.map((r) => `| ${r.size.toLocaleString('en-US')} | ${r.rawEventsPerSec.toLocaleString('en-US')} | ${r.replayEventsPerSec.toLocaleString('en-US')} | ${r.ratio} | ${r.replayPeakRssMiB} MiB | ${r.lmdbMiB} MiB |`),
     '',
     `growth (time at ${last.size.toLocaleString('en-US')} ÷ time at ${first.size.toLocaleString('en-US')}): replay ${growth} (≤ ${TARGETS.growth}), raw read ${rawGrowth}`,
+    ...rows.map((r) => `CPU at ${r.size.toLocaleString('en-US')}: raw read ${r.rawCpuMs} ms; replay ${r.replayMainThreadCpuMs} ms on its busiest thread, ${r.replayReaderThreadCpuMs} ms on the next (the reader)`),
     `targets: ratio ${verdicts.ratio ? 'met' : 'MISSED'}, growth ${verdicts.growth ? 'met' : 'MISSED'}, peak RSS ${verdicts.peakRss ? 'met' : 'MISSED'}`,
   ]
   process.stdout.write(lines.join('\n') + '\n')
