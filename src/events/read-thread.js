@@ -34,7 +34,7 @@ class Batch {
   used = 0
   count = 0
 
-  /** `bytes`: room to start with (the size of the batch before: no growing on the way). */
+  /** `bytes`: room to start with (about what the batch before took: little growing on the way). */
   constructor(bytes) {
     this.bytes = new Uint8Array(bytes)
     this.seqs = new Float64Array(Math.min(batch, to - from + 1))
@@ -69,7 +69,8 @@ async function read(nc) {
   try {
     let last = from - 1
     let empty = 0
-    let b = new Batch(1 << 20)
+    // About 250 bytes an event: room for a batch of small ones at first, then what the last one took.
+    let b = new Batch(Math.min(1 << 20, batch * 512))
     while (!stopped) {
       const want = Math.min(fetchMax, batch - b.count, to - last)
       const messages = await consumer.fetch({ max_messages: want, expires: timeoutMs / 2 })
@@ -91,7 +92,7 @@ async function read(nc) {
       if (!end && empty >= 3) throw new Error(`stream ${stream} sent nothing after seq ${last} in three fetches although it holds more`)
       if (b.count >= batch || (end && b.count > 0)) {
         await send(b)
-        b = new Batch(b.bytes.length)
+        b = new Batch(Math.ceil(b.used * 1.125))
       }
       if (end) return
     }
