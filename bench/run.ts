@@ -5,7 +5,7 @@
  * latest figures. Prints a table; writes bench/results/latest.json (or NAME.json with --results NAME).
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
-import { cpus, loadavg, tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseBenchOptions } from './lib/options.js'
 import { startTargets } from './lib/targets.js'
@@ -17,35 +17,18 @@ import { runWorkersScenario } from './lib/workers-scenario.js'
 import { runSlowlorisScenario } from './lib/slowloris-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
 import { runToEnd } from './lib/processes.js'
+import { machine } from './lib/machine.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
 import type { BenchContext } from './lib/context.js'
 import type { Row } from './lib/measure.js'
 
 const opts = parseBenchOptions(process.argv.slice(2))
-const ROOT = join(import.meta.dirname, '..')
 const RESULTS = join(import.meta.dirname, 'results')
 mkdirSync(RESULTS, { recursive: true })
 const log = (line: string): void => void process.stderr.write(`[bench] ${line}\n`)
 const tmp = mkdtempSync(join(tmpdir(), 'tollgate-bench-'))
 const bodies = requestBodies(tmp)
 const wrk = findWrk()
-
-async function machine(): Promise<Record<string, unknown>> {
-  const git = async (args: string[]): Promise<string> => (await runToEnd('git', ['-C', ROOT, ...args]).catch(() => '')).trim()
-  const version = async (cmd: string, args: string[]): Promise<string | null> => (await runToEnd(cmd, args).catch((e: Error) => e.message)).split('\n')[0] || null
-  return {
-    date: new Date().toISOString(),
-    nproc: cpus().length,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100),
-    node: process.version,
-    commit: await git(['rev-parse', '--short', 'HEAD']),
-    // Uncommitted code changes (results and docs do not count).
-    dirty: (await git(['status', '--porcelain', '--', 'src', 'actors', 'bench', ':!bench/results', ':!bench/README.md'])) !== '',
-    wrk: wrk ? await version('bash', ['-c', `${wrk} --version 2>&1 | head -1`]) : null,
-    nginx: await version('bash', ['-c', 'nginx -v 2>&1']),
-  }
-}
 
 /** `--profile`: the gateway under --cpu-prof, one scenario's load (small calls by default), top costs. */
 async function profile(): Promise<void> {
@@ -78,7 +61,7 @@ async function profile(): Promise<void> {
 }
 
 async function compare(): Promise<void> {
-  const info = await machine()
+  const info = await machine(wrk)
   log(`machine: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)}, commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}`)
   // `--workers` asks for the workers scenario beside what --only names (issue 13: --only small --workers 1,2).
   const wanted = (name: string): boolean => !opts.only || opts.only.includes(name) || (name === 'workers' && opts.workersAsked)

@@ -4,17 +4,7 @@
  * gzip compresses it about as much as a node's answer, not like a run of zeros.
  */
 
-/** Seeded PRNG (mulberry32): the same bytes on every run and machine. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { prng } from '../lib/prng.js'
 
 function hex(rand: () => number, bytes: number): string {
   let s = '0x'

@@ -1,5 +1,6 @@
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { decodeEvent, encodeEvent } from './codec.js'
+import { EventBatch } from './event-batch.js'
 import { EventLogUnavailable, READ_ALL_DEFAULTS, WrongExpectedVersion, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
 import { categoryOf, type StoredEvent, type TollgateEvent } from './types.js'
@@ -134,17 +135,18 @@ export class EmbeddedLog implements EventLog {
     return this.#lastSeqNow()
   }
 
-  async readAll(from: number, onBatch: (batch: StoredEvent[]) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
+  async readAll(from: number, onBatch: (batch: EventBatch) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
     this.#assertOpen()
     const to = opts.to ?? this.#lastSeqNow()
     const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
     let next = Math.max(1, from)
     while (next <= to) {
       this.#assertOpen()
-      const events = this.#readNow(next, Math.min(batch, to - next + 1))
+      const events = new EventBatch()
+      for (const { key, value } of this.#events.getRange({ start: next, limit: Math.min(batch, to - next + 1) })) events.push(key, value)
       if (events.length === 0) break
       await onBatch(events)
-      next = events[events.length - 1]!.seq + 1
+      next = events.lastSeq! + 1
     }
     return next - 1
   }

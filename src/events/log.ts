@@ -1,3 +1,4 @@
+import type { EventBatch } from './event-batch.js'
 import type { StoredEvent, TollgateEvent } from './types.js'
 
 /**
@@ -33,14 +34,15 @@ export interface EventLog {
   /**
    * Read the log from seq `from` to `opts.to` (default: its last seq as of this call) with ONE
    * reader (JetStream: one ordered consumer for the whole range, no stream info per batch), handing
-   * the events to `onBatch` in order, at most `opts.batch` at a time; the next batch is read only
-   * once the promise of the previous one settles, so memory holds about one batch. Resolves with
-   * the last seq delivered (from - 1 when there was nothing). Rejects with onBatch's error (nothing
-   * more is delivered), or EventLogUnavailable when the log cannot be read.
+   * the events to `onBatch` in order, at most `opts.batch` at a time, as bytes decoded when the
+   * batch is iterated (see EventBatch); the next batch is read only once the promise of the
+   * previous one settles, so memory holds about one batch. Resolves with the last seq delivered
+   * (from - 1 when there was nothing). Rejects with onBatch's error (nothing more is delivered),
+   * or EventLogUnavailable when the log cannot be read.
    * @example
-   * await log.readAll(checkpoint + 1, async (events) => projector.apply(events), { batch: 20_000 })
+   * await log.readAll(checkpoint + 1, (batch) => { for (const { seq, event } of batch) apply(seq, event) }, { batch: 20_000 })
    */
-  readAll(from: number, onBatch: (batch: StoredEvent[]) => Promise<void> | void, opts?: ReadAllOptions): Promise<number>
+  readAll(from: number, onBatch: (batch: EventBatch) => Promise<void> | void, opts?: ReadAllOptions): Promise<number>
   /** The highest seq in the log, 0 when it is empty. */
   lastSeq(): Promise<number>
   /**

@@ -1,5 +1,6 @@
+import type { EventBatch } from '../events/event-batch.js'
 import type { EventLog, LogFollower } from '../events/log.js'
-import { categoryOf, type StoredEvent } from '../events/types.js'
+import { categoryOf, type StoredEvent, type TollgateEvent } from '../events/types.js'
 import type { StateStore } from '../store/state-store.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { accountProjection } from './account-projection.js'
@@ -118,9 +119,10 @@ export class Projector {
     opts.signal?.throwIfAborted()
     let reached = checkpoint
     if (checkpoint < target) {
-      const apply = async (events: StoredEvent[]): Promise<void> => {
+      // readAll hands over at most `batch` events: each batch is one transaction.
+      const apply = async (batch: EventBatch): Promise<void> => {
         opts.signal?.throwIfAborted()
-        reached = await this.apply(events)
+        reached = await this.#applyChunk(batch, batch.firstSeq!)
         opts.onProgress?.(reached, target)
       }
       await this.#log.readAll(checkpoint + 1, apply, { to: target, batch: this.#batch })
@@ -150,12 +152,19 @@ export class Projector {
     let checkpoint = this.#store.checkpoint()
     for (let i = 0; i < events.length; i += this.#batch) {
       const chunk = events.slice(i, i + this.#batch)
-      const first = chunk[0]!.seq
-      // A batch that starts past checkpoint + 1 (the store was wiped under a running follower,
-      // or another log's follower) would otherwise skip the events in between forever.
-      while (checkpoint + 1 < first) checkpoint = await this.#readAndApply(checkpoint + 1, first - 1)
-      checkpoint = this.#commit(chunk)
+      checkpoint = await this.#applyChunk(chunk, chunk[0]!.seq)
     }
+    this.#raiseTarget(checkpoint)
+    return checkpoint
+  }
+
+  /** One transaction of events from seq `first` on, after those missing before it; returns the new checkpoint. */
+  async #applyChunk(chunk: Iterable<StoredEvent>, first: number): Promise<number> {
+    let checkpoint = this.#store.checkpoint()
+    // A batch that starts past checkpoint + 1 (the store was wiped under a running follower,
+    // or another log's follower) would otherwise skip the events in between forever.
+    while (checkpoint + 1 < first) checkpoint = await this.#readAndApply(checkpoint + 1, first - 1)
+    checkpoint = this.#commit(chunk)
     this.#raiseTarget(checkpoint)
     return checkpoint
   }
@@ -170,10 +179,13 @@ export class Projector {
   }
 
   /** One transaction: skip what is applied, apply the rest in order, move the checkpoint. */
-  #commit(chunk: readonly StoredEvent[]): number {
+  #commit(chunk: Iterable<StoredEvent>): number {
     const { checkpoint, changes } = this.#store.write((writer) => {
       let checkpoint = writer.checkpoint()
+      const touched = new Touched()
+      // One pass: an EventBatch decodes each event as it is reached.
       for (const { seq, event } of chunk) {
+        touched.add(event, writer)
         if (seq <= checkpoint) continue // applied already, by this projector or another one
         if (seq !== checkpoint + 1) {
           throw new ProjectionGap(`event seq ${seq} follows checkpoint ${checkpoint}: seq ${checkpoint + 1} is missing`)
@@ -182,7 +194,7 @@ export class Projector {
         checkpoint = seq
       }
       writer.setCheckpoint(checkpoint)
-      return { checkpoint, changes: touchedBy(chunk, writer) }
+      return { checkpoint, changes: touched.changes() }
     })
     if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0 || changes.penaltyKeys.length > 0)) {
       try {
@@ -205,25 +217,29 @@ export class Projector {
  * the CLI applied a KeyRevoked to a store the gateway shares, the gateway's projector skips it,
  * and its actors must still hear that the key changed.
  */
-function touchedBy(chunk: readonly StoredEvent[], writer: StateWriter): ProjectorChanges {
-  const keyHashes = new Set<string>()
-  const accountIds = new Set<string>()
-  const penaltyKeys = new Set<string>()
-  for (const { event } of chunk) {
-    if (event.type === 'IpThrottled') penaltyKeys.add(`ip:${event.ip}`)
+class Touched {
+  readonly #keyHashes = new Set<string>()
+  readonly #accountIds = new Set<string>()
+  readonly #penaltyKeys = new Set<string>()
+
+  add(event: TollgateEvent, writer: StateWriter): void {
+    if (event.type === 'IpThrottled') this.#penaltyKeys.add(`ip:${event.ip}`)
     if (event.type === 'WsCooldownStarted' || event.type === 'WsPenaltyImposed') {
       // A block decided by another instance (or before a restart) must reach this key's actor.
       const hash = writer.keyHashOf(event.keyId)
-      if (hash !== undefined) keyHashes.add(hash)
-      continue
+      if (hash !== undefined) this.#keyHashes.add(hash)
+      return
     }
-    if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) continue
-    accountIds.add(event.accountId)
-    if (event.type === 'KeyIssued') keyHashes.add(event.keyHash)
+    if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) return
+    this.#accountIds.add(event.accountId)
+    if (event.type === 'KeyIssued') this.#keyHashes.add(event.keyHash)
     if (event.type === 'KeyRevoked' || event.type === 'DomainsRestricted') {
       const hash = writer.keyHashOf(event.keyId)
-      if (hash !== undefined) keyHashes.add(hash)
+      if (hash !== undefined) this.#keyHashes.add(hash)
     }
   }
-  return { keyHashes: [...keyHashes], accountIds: [...accountIds], penaltyKeys: [...penaltyKeys] }
+
+  changes(): ProjectorChanges {
+    return { keyHashes: [...this.#keyHashes], accountIds: [...this.#accountIds], penaltyKeys: [...this.#penaltyKeys] }
+  }
 }

@@ -1,5 +1,4 @@
 import type { TollgateEvent } from '../events/types.js'
-import { HOUR_MS, usageKey } from '../store/records.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { unhandledEvent, type Projection } from './projection.js'
 
@@ -16,27 +15,19 @@ export const usageProjection: Projection = {
       case 'UsageRecorded': {
         if (!writer.markUsageCounted(event)) return
         const usage = { requests: event.requests, errors: event.errors, bytesIn: event.bytesIn, bytesOut: event.bytesOut }
-        writer.addUsage(usageKey(event.accountId, event.keyId, event.network, event.kind), usage)
-        // Hourly buckets per account for the dashboard's chart, and per key for `tollgate usage`
-        // (an interval is counted in the hour it starts in; intervals are seconds long, so the
-        // error is at most one interval).
-        const hour = event.intervalStart - (event.intervalStart % HOUR_MS)
-        if (event.requests > 0) {
-          writer.addHourlyUsage(event.accountId, hour, event.network, event.kind, event.requests, event.errors)
-        }
-        writer.addKeyHourUsage(event.accountId, event.keyId, hour, usage)
+        // Totals per key; by hour per key for `tollgate usage`, and per account for the
+        // dashboard's chart when calls were served (an interval is counted in the hour it starts
+        // in; intervals are seconds long, so the error is at most one interval).
+        writer.addUsage(event, usage, { key: usage, account: event.requests > 0 ? { requests: event.requests, errors: event.errors } : undefined })
         return
       }
       case 'RateLimited':
         if (!writer.markUsageCounted(event)) return
-        writer.addUsage(usageKey(event.accountId, event.keyId, event.network, event.kind), { rateLimited: event.count })
+        writer.addUsage(event, { rateLimited: event.count })
         return
       case 'NotificationsRecorded':
         if (!writer.markUsageCounted(event)) return
-        writer.addUsage(usageKey(event.accountId, event.keyId, event.network, event.kind), {
-          notifications: event.notifications,
-          bytesOut: event.bytesOut,
-        })
+        writer.addUsage(event, { notifications: event.notifications, bytesOut: event.bytesOut })
         return
       case 'WsLimited':
       case 'WsCooldownStarted':

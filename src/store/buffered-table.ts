@@ -21,6 +21,11 @@ export class BufferedTable<V> {
   readonly #unstored = new Set<string>()
   /** What LMDB answered for keys read and not written in this transaction (undefined: it holds none). */
   readonly #read = new Map<string, V | undefined>()
+  /**
+   * Whether range() or keys() wrote this transaction's writes into LMDB before its end: LMDB may
+   * then hold keys that it lacked when the transaction began (see getPending).
+   */
+  #wroteThrough = false
 
   constructor(db: Database<V, string>) {
     this.#db = db
@@ -35,8 +40,15 @@ export class BufferedTable<V> {
     return value
   }
 
-  /** What this transaction wrote under `key`, without asking LMDB: for a key the caller knows LMDB lacks. */
+  /**
+   * What this transaction wrote under `key`, without asking LMDB: for a key the caller knows LMDB
+   * lacked when the transaction began. Once range() or keys() has written the transaction's writes
+   * through, LMDB is asked after all: a usage row of the hour before, written through when the
+   * next hour folded the window, would otherwise be replaced by a late interval of that hour
+   * instead of added to (the state then depended on where transactions began).
+   */
   getPending(key: string): V | undefined {
+    if (this.#wroteThrough) return this.get(key)
     const pending = this.#pending.get(key)
     return pending === REMOVED ? undefined : pending
   }
@@ -63,13 +75,13 @@ export class BufferedTable<V> {
 
   /** Entries in key order, this transaction's writes included (they are written first). */
   range(options: RangeOptions): Iterable<{ key: string; value: V }> {
-    this.flush()
+    this.#writeThrough()
     return this.#db.getRange(options)
   }
 
   /** Keys in key order, this transaction's writes included (they are written first). */
   keys(options: RangeOptions): Iterable<string> {
-    this.flush()
+    this.#writeThrough()
     return this.#db.getKeys(options)
   }
 
@@ -78,8 +90,19 @@ export class BufferedTable<V> {
     return this.#db.getRange(options)
   }
 
-  /** Write what is pending into the transaction, in key order (fewer B-tree pages touched than in event order). */
+  /** Write what is pending into the transaction as it ends (StateWriter.flush). */
   flush(): void {
+    this.#write()
+    this.#wroteThrough = false
+  }
+
+  #writeThrough(): void {
+    this.#write()
+    this.#wroteThrough = true
+  }
+
+  /** Write what is pending into the transaction, in key order (fewer B-tree pages touched than in event order). */
+  #write(): void {
     this.#read.clear()
     if (this.#pending.size === 0) return
     const keys = [...this.#pending.keys()].sort()
@@ -94,6 +117,7 @@ export class BufferedTable<V> {
 
   /** Forget what is pending and what was read (the transaction aborts). */
   discard(): void {
+    this.#wroteThrough = false
     this.#pending.clear()
     this.#unstored.clear()
     this.#read.clear()

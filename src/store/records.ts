@@ -199,6 +199,9 @@ export interface HourlyUsageRow extends HourlyUsage {
   kind: NodeKind
 }
 
+/** meta: the layout the store was built by (see StateStore.version()). */
+export const LAYOUT_VERSION = 'version'
+
 export const HOUR_MS = 3_600_000
 export const DAY_MS = 24 * HOUR_MS
 

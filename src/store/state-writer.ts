@@ -1,10 +1,10 @@
 import type { Database } from 'lmdb'
 import { sessionOrder } from '../siwe/sessions.js'
 import type { AccountRecord, ClaimRecord, HourlyUsage, InvoiceRecord, KeyRecord, KeyUsage, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageTotals } from './records.js'
-import type { NodeKind } from '../events/types.js'
 import { BufferedTable } from './buffered-table.js'
-import { accountInvoiceKey, accountSessionKey, addKeyUsage, DAY_MS, emptyUsage, HOUR_MS, hourlyUsageKey, KEY_USAGE_HOURS_KEPT, keyUsageFoldedKey, keyUsageHourKey, keyUsageHourStart, USAGE_HOURLY_KEPT_MS } from './records.js'
+import { accountInvoiceKey, accountSessionKey } from './records.js'
 import { UsageDedup, type CountedEvent } from './usage-dedup.js'
+import { UsageRows, type UsageByHour, type UsageScope } from './usage-rows.js'
 
 /** The named dbs of the state store (see StateStore). */
 export interface StateDbs {
@@ -38,14 +38,9 @@ export interface StateDbs {
 }
 
 const CHECKPOINT = 'checkpoint'
-/** meta: the layout the store was built by (see StateStore.version()). */
-export const LAYOUT_VERSION = 'version'
-/** meta: the newest hour of usage seen (ms); the window of keyUsageHours ends there. */
-export const KEY_USAGE_NEWEST_HOUR = 'keyUsageNewestHour'
-/** meta: the newest day (ms) of usage in usageHourly; its window ends there. */
-const HOURLY_NEWEST_DAY = 'usageHourlyNewestDay'
-/** meta: every hour before this one (ms) is folded into keyUsageFolded; absent: none is. */
-export const KEY_USAGE_FOLDED_BEFORE = 'keyUsageFoldedBefore'
+export { LAYOUT_VERSION } from './records.js'
+export { KEY_USAGE_FOLDED_BEFORE, KEY_USAGE_NEWEST_HOUR } from './usage-rows.js'
+export type { UsageByHour, UsageScope } from './usage-rows.js'
 
 /** The dbs as one write transaction sees them: reads see its own writes, kept in memory until flush(). */
 type StateTables = { [K in keyof StateDbs]: StateDbs[K] extends Database<infer V, string> ? BufferedTable<V> : never }
@@ -61,18 +56,19 @@ type StateTables = { [K in keyof StateDbs]: StateDbs[K] extends Database<infer V
 export class StateWriter {
   readonly #t: StateTables
   readonly #usage: UsageDedup
-  /** The newest hour of usage LMDB held when this transaction began (see #hourIsNew). */
-  #committedNewestHour: number | undefined
+  readonly #usageRows: UsageRows
   constructor(dbs: StateDbs) {
     const tables: Record<string, BufferedTable<unknown>> = {}
     for (const [name, db] of Object.entries(dbs)) tables[name] = new BufferedTable(db as Database<unknown, string>)
     this.#t = tables as StateTables
     this.#usage = new UsageDedup(this.#t)
+    this.#usageRows = new UsageRows(this.#t)
   }
 
   /** Write everything pending into the transaction (StateStore.write, before it commits). */
   flush(): void {
     this.#usage.flush()
+    this.#usageRows.flush()
     for (const table of Object.values(this.#t)) table.flush()
     this.#endTransaction()
   }
@@ -85,18 +81,7 @@ export class StateWriter {
 
   #endTransaction(): void {
     this.#usage.reset()
-    this.#committedNewestHour = undefined
-  }
-
-  /**
-   * Whether LMDB holds no usage row of `hour`: rows by hour (usageHourly, keyUsageHours) are only
-   * written up to the newest hour of UsageRecorded, so in a replay nearly every row of a
-   * transaction is new and is not looked up in LMDB.
-   */
-  #hourIsNew(hour: number): boolean {
-    // No newest hour yet: a store of layout 1 (before it was kept) may hold rows of any hour.
-    this.#committedNewestHour ??= this.#t.meta.getCommitted(KEY_USAGE_NEWEST_HOUR) ?? ((this.#t.meta.getCommitted(LAYOUT_VERSION) ?? 1) >= 2 ? -Infinity : Infinity)
-    return hour > this.#committedNewestHour
+    this.#usageRows.reset()
   }
 
   /** The last seq applied (0: nothing yet). */
@@ -133,19 +118,12 @@ export class StateWriter {
     this.#t.penalties.put(key, penalty)
   }
 
-  /** Add `delta` to the totals stored under `key` (see usageKey()). */
-  addUsage(key: string, delta: Partial<UsageTotals>): void {
-    // Changed in place: the row is this transaction's own copy (BufferedTable), and a replay adds
-    // to the same rows thousands of times per transaction.
-    const row = this.#t.usage.get(key) ?? emptyUsage()
-    row.requests += delta.requests ?? 0
-    row.errors += delta.errors ?? 0
-    row.bytesIn += delta.bytesIn ?? 0
-    row.bytesOut += delta.bytesOut ?? 0
-    row.rateLimited += delta.rateLimited ?? 0
-    // Rows written before notifications were counted have no such field.
-    row.notifications = (row.notifications ?? 0) + (delta.notifications ?? 0)
-    this.#t.usage.put(key, row)
+  /**
+   * Add a counted usage event's figures (see UsageRows): `totals` to its key's totals, `byHour`
+   * (UsageRecorded) to its key's hour and, with `account`, to its account's hour.
+   */
+  addUsage(scope: UsageScope, totals: Partial<UsageTotals>, byHour?: UsageByHour): void {
+    this.#usageRows.add(scope, totals, byHour)
   }
 
   session(sessionHash: string): SessionRecord | undefined {
@@ -195,89 +173,6 @@ export class StateWriter {
   }
   putPrivateNode(record: PrivateNodeRecord): void {
     this.#t.privateNodes.put(record.accountId, record)
-  }
-
-  /**
-   * Add calls to an account's hourly bucket (the dashboard's chart). When the newest day of usage
-   * moves on, every account's hours older than USAGE_HOURLY_KEPT_MS before it are dropped: the
-   * table keeps a window, not the history. Only the events' hours decide, so a replay keeps the
-   * same rows.
-   */
-  addHourlyUsage(accountId: string, hour: number, network: string, kind: NodeKind, requests: number, errors: number): void {
-    const day = hour - (hour % DAY_MS)
-    const newest = this.#t.meta.get(HOURLY_NEWEST_DAY)
-    if (newest === undefined || day > newest) {
-      this.#t.meta.put(HOURLY_NEWEST_DAY, day)
-      if (newest !== undefined) this.#dropHoursBefore(day - USAGE_HOURLY_KEPT_MS)
-    }
-    const key = hourlyUsageKey(accountId, hour, network, kind)
-    const row = this.#hourIsNew(hour) ? this.#t.usageHourly.getPending(key) : this.#t.usageHourly.get(key)
-    if (row === undefined) return this.#t.usageHourly.put(key, { requests, errors })
-    row.requests += requests
-    row.errors += errors
-    this.#t.usageHourly.put(key, row)
-  }
-
-  /** Drop the hours before `cutoff` of every account: one seek per account (its rows are a key range, oldest first). */
-  #dropHoursBefore(cutoff: number): void {
-    const old: string[] = []
-    let start = ''
-    for (;;) {
-      let first: string | undefined
-      for (const key of this.#t.usageHourly.keys({ start, limit: 1 })) first = key
-      if (first === undefined) break
-      const accountId = first.slice(0, first.indexOf('|'))
-      const end = hourlyUsageKey(accountId, cutoff, '', 'full').split('||')[0]!
-      for (const key of this.#t.usageHourly.keys({ start: `${accountId}|`, end })) old.push(key)
-      start = `${accountId}}` // right after this account's last row ('}' sorts after '|')
-    }
-    for (const key of old) this.#t.usageHourly.remove(key)
-  }
-
-  /**
-   * Add a key's usage to its row of `hour` in keyUsageHours, keeping that table bounded: when the
-   * newest hour moves on, the rows that fall out of the last KEY_USAGE_HOURS_KEPT hours are added
-   * to their key's row of keyUsageFolded and removed. Usage of an hour folded already (an event
-   * sent late after a long outage) goes straight into the folded row. So a key's all-time sums are
-   * always its folded row plus its hour rows, exactly. Only the events decide what is folded
-   * (never the clock), so a replay folds the same rows.
-   */
-  addKeyHourUsage(accountId: string, keyId: string, hour: number, usage: KeyUsage): void {
-    const newest = this.#t.meta.get(KEY_USAGE_NEWEST_HOUR)
-    if (newest === undefined || hour > newest) {
-      this.#t.meta.put(KEY_USAGE_NEWEST_HOUR, hour)
-      this.#foldKeyUsageBefore(hour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS)
-    }
-    if (hour < (this.#t.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0)) {
-      const folded = keyUsageFoldedKey(accountId, keyId)
-      this.#t.keyUsageFolded.put(folded, addKeyUsage(this.#t.keyUsageFolded.get(folded), usage))
-      return
-    }
-    const key = keyUsageHourKey(hour, accountId, keyId)
-    const row = this.#hourIsNew(hour) ? this.#t.keyUsageHours.getPending(key) : this.#t.keyUsageHours.get(key)
-    if (row === undefined) return this.#t.keyUsageHours.put(key, { requests: usage.requests, errors: usage.errors, bytesIn: usage.bytesIn, bytesOut: usage.bytesOut })
-    row.requests += usage.requests
-    row.errors += usage.errors
-    row.bytesIn += usage.bytesIn
-    row.bytesOut += usage.bytesOut
-    this.#t.keyUsageHours.put(key, row)
-  }
-
-  /**
-   * Fold the hour rows before `cutoff` into keyUsageFolded. The mark moves only when rows were
-   * folded: a store whose usage all lies within the window keeps every hour queryable.
-   */
-  #foldKeyUsageBefore(cutoff: number): void {
-    if (cutoff <= (this.#t.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0)) return
-    const old = [...this.#t.keyUsageHours.range({ end: keyUsageHourStart(cutoff) })]
-    if (old.length === 0) return
-    for (const { key, value } of old) {
-      const [, accountId, keyId] = key.split('|') as [string, string, string]
-      const folded = keyUsageFoldedKey(accountId, keyId)
-      this.#t.keyUsageFolded.put(folded, addKeyUsage(this.#t.keyUsageFolded.get(folded), value))
-      this.#t.keyUsageHours.remove(key)
-    }
-    this.#t.meta.put(KEY_USAGE_FOLDED_BEFORE, cutoff)
   }
 
   /**

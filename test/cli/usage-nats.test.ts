@@ -3,26 +3,16 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { connect } from '@nats-io/transport-node'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
-import { startAnvil } from '../helpers/anvil.js'
-import { startNats } from '../helpers/nats-server.js'
-import { startTestGateway, TEST_SECRET } from '../helpers/gateway.js'
+import { TEST_SECRET } from '../helpers/gateway.js'
 import { runCli } from '../helpers/cli.js'
 import { subjectOf, type TollgateEvent } from '../../src/events/types.js'
-import { callWithTwoKeys, replayCommand, sumsOf, usageFromEventsCommand, usageJson } from './usage-scenario.js'
+import { callWithTwoKeys, replayCommand, startGatewayOnNats, sumsOf, usageFromEventsCommand, usageJson } from './usage-scenario.js'
 
 // `tollgate usage` on a real nats-server, with a stream that also holds events as the codec
 // wrote them before integer fields were msgpack integers (float64 timestamps, from 2023): the
 // figures are the sums of UsageRecorded in the stream, old and new, before and after a replay.
 t.setTimeout(240_000)
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const nats = await startNats()
-t.teardown(() => nats.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] } },
-  nats: nats.url,
-  usageIntervalMs: 200,
-})
+const { tg, nats } = await startGatewayOnNats(t)
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 
 // The old bytes go to the stream as they are, by a plain NATS client, as an old gateway sent them.

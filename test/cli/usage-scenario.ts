@@ -1,4 +1,6 @@
-import { rpc, TEST_SECRET, type TestGateway } from '../helpers/gateway.js'
+import { rpc, startTestGateway, TEST_SECRET, type TestGateway } from '../helpers/gateway.js'
+import { startAnvil } from '../helpers/anvil.js'
+import { startNats, type NatsServer } from '../helpers/nats-server.js'
 import { runCli, type CliResult } from '../helpers/cli.js'
 import type { UsageRecorded } from '../../src/events/types.js'
 
@@ -26,6 +28,20 @@ export interface KeyCalls {
   apiKey: string
   calls: number
   errors: number
+}
+
+/** anvil, a nats-server and a gateway on both whose usage intervals are 200 ms, all stopped at teardown. */
+export async function startGatewayOnNats(t: { teardown(fn: () => unknown): void }): Promise<{ tg: TestGateway; nats: NatsServer }> {
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const nats = await startNats()
+  t.teardown(() => nats.stop())
+  const tg = await startTestGateway(t, {
+    networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] } },
+    nats: nats.url,
+    usageIntervalMs: 200,
+  })
+  return { tg, nats }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../src/events/types.js'
 import { connect } from '@nats-io/transport-node'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { startNats } from '../helpers/nats-server.js'
-import { runEventLogSuite, usageEvents, waitFor } from './log-suite.js'
+import { runEventLogSuite, runReadAllTests, usageEvents, waitFor, type OpenedLog } from './log-suite.js'
 
 const nats = await startNats()
 t.teardown(() => nats.stop())
@@ -17,9 +17,10 @@ function freshNames(): { stream: string; subjectPrefix: string } {
   return { stream: `T${streams}`, subjectPrefix: `t${streams}` }
 }
 
-runEventLogSuite(t, 'jetstream', async () => {
+/** A fresh stream, opened as many times as asked; `readThreadFrom`: see JetStreamLogOptions. */
+async function openFresh(readThreadFrom?: number): Promise<OpenedLog> {
   const names = freshNames()
-  const open = () => JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+  const open = () => JetStreamLog.connect({ servers: nats.url, replicas: 1, readThreadFrom, ...names })
   const opened: EventLog[] = [await open()]
   return {
     log: opened[0],
@@ -32,7 +33,11 @@ runEventLogSuite(t, 'jetstream', async () => {
       for (const log of opened) await log.close()
     },
   }
-})
+}
+
+runEventLogSuite(t, 'jetstream', () => openFresh())
+// Every readAll in a worker thread, however short: the path a replay takes.
+runReadAllTests(t, 'jetstream, reading in a worker thread', () => openFresh(1))
 
 t.test('jetstream: an existing stream with other subjects is refused by name', async (t) => {
   const names = freshNames()
@@ -53,36 +58,53 @@ t.test('jetstream: unreachable NATS at start rejects with EventLogUnavailable', 
   )
 })
 
-t.test('jetstream: readAll reads the whole range with one consumer, not one per batch', async (t) => {
-  const names = freshNames()
-  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+for (const [how, readThreadFrom] of [['', undefined], [' (in a worker thread)', 1]] as const) {
+  t.test(`jetstream: readAll reads the whole range with one consumer, not one per batch${how}`, async (t) => {
+    const names = freshNames()
+    const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, readThreadFrom, ...names })
+    t.teardown(() => log.close())
+    await log.append(usageEvents(6000))
+    // Every JetStream API request is a message on $JS.API.>: watch them from another connection.
+    const nc = await connect({ servers: nats.url })
+    t.teardown(() => nc.close())
+    const requests: string[] = []
+    const sub = nc.subscribe('$JS.API.>', { callback: (_err, msg) => void requests.push(msg.subject) })
+    await nc.flush()
+    const consumersDuring = new Set<string>()
+    const jsm = await jetstreamManager(nc)
+    const read = await log.readAll(1, async (batch) => {
+      for await (const c of jsm.consumers.list(names.stream)) consumersDuring.add(c.name)
+      t.equal(batch.length, 1000)
+    }, { batch: 1000 })
+    t.equal(read, 6000)
+    await nc.flush()
+    sub.unsubscribe()
+    const ours = requests.filter((s) => s.includes(`.${names.stream}`) && !s.includes('CONSUMER.LIST'))
+    t.equal(ours.filter((s) => s.startsWith('$JS.API.CONSUMER.CREATE')).length, 1, 'one consumer created for six batches')
+    // Once for the last seq, once by the client when it creates the consumer; never per batch.
+    t.equal(ours.filter((s) => s.startsWith('$JS.API.STREAM.INFO')).length, 2, 'the stream info asked twice in all')
+    t.equal(consumersDuring.size, 1, 'the same consumer read every batch')
+    let left = -1
+    for (const deadline = Date.now() + 10_000; left !== 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+      left = (await jsm.consumers.list(names.stream).next()).length
+    }
+    t.equal(left, 0, 'the consumer is deleted after the read')
+  })
+}
+
+t.test('jetstream: NATS gone in the middle of a readAll in a worker thread: EventLogUnavailable, and nothing more', async (t) => {
+  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, readThreadFrom: 1, ...freshNames() })
   t.teardown(() => log.close())
-  await log.append(usageEvents(6000))
-  // Every JetStream API request is a message on $JS.API.>: watch them from another connection.
-  const nc = await connect({ servers: nats.url })
-  t.teardown(() => nc.close())
-  const requests: string[] = []
-  const sub = nc.subscribe('$JS.API.>', { callback: (_err, msg) => void requests.push(msg.subject) })
-  await nc.flush()
-  const consumersDuring = new Set<string>()
-  const jsm = await jetstreamManager(nc)
-  const read = await log.readAll(1, async (batch) => {
-    for await (const c of jsm.consumers.list(names.stream)) consumersDuring.add(c.name)
-    t.equal(batch.length, 1000)
-  }, { batch: 1000 })
-  t.equal(read, 6000)
-  await nc.flush()
-  sub.unsubscribe()
-  const ours = requests.filter((s) => s.includes(`.${names.stream}`) && !s.includes('CONSUMER.LIST'))
-  t.equal(ours.filter((s) => s.startsWith('$JS.API.CONSUMER.CREATE')).length, 1, 'one consumer created for six batches')
-  // Once for the last seq, once by the client when it creates the consumer; never per batch.
-  t.equal(ours.filter((s) => s.startsWith('$JS.API.STREAM.INFO')).length, 2, 'the stream info asked twice in all')
-  t.equal(consumersDuring.size, 1, 'the same consumer read every batch')
-  let left = -1
-  for (const deadline = Date.now() + 10_000; left !== 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
-    left = (await jsm.consumers.list(names.stream).next()).length
-  }
-  t.equal(left, 0, 'the consumer is deleted after the read')
+  await log.append(usageEvents(3000))
+  const delivered: number[] = []
+  const error = await log.readAll(1, async (batch) => {
+    delivered.push(batch.firstSeq!)
+    if (delivered.length === 1) await nats.kill()
+  }, { batch: 1000 }).then(() => undefined, (err: unknown) => err)
+  await nats.restart()
+  t.type(error, EventLogUnavailable)
+  t.match((error as Error).message, /cannot read stream|sent nothing|reader thread/)
+  t.ok(delivered.length < 3, `not every batch was delivered (${delivered.length})`)
 })
 
 // Last: it kills and restarts the shared server.

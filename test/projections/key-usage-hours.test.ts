@@ -130,6 +130,32 @@ t.test('hour rows stay bounded; older hours fold into totals that stay exact', a
   })
 })
 
+t.test('an interval of the hour before, sent after the next hour began, counts in its hour whatever the transactions', async (t) => {
+  // Two instances: gw-b's interval of 11:00 reaches the log before gw-a's last intervals of 10:00
+  // (two outboxes, never in step). The hour's move folds and flushes the rows written so far in
+  // the middle of the transaction; the late rows must add to them, not replace them.
+  const { log } = await setup(t, 'key-usage-late')
+  const at = (hour: number, s: number) => H0 + hour * HOUR_MS + s * 1000
+  const events = [
+    usageEvent({ accountId: 'acc_a', keyId: 'key_a1', instance: 'gw-a', intervalStart: at(1, 3590), requests: 5, errors: 1, bytesIn: 10, bytesOut: 100 }),
+    usageEvent({ accountId: 'acc_a', keyId: 'key_a1', instance: 'gw-b', intervalStart: at(1, 3598), requests: 7, bytesIn: 20, bytesOut: 200 }),
+    usageEvent({ accountId: 'acc_a', keyId: 'key_a1', instance: 'gw-b', intervalStart: at(2, 0), requests: 11, bytesIn: 40, bytesOut: 400 }),
+    usageEvent({ accountId: 'acc_a', keyId: 'key_a1', instance: 'gw-a', intervalStart: at(1, 3595), requests: 13, errors: 2, bytesIn: 80, bytesOut: 800 }),
+    usageEvent({ accountId: 'acc_a', keyId: 'key_a1', instance: 'gw-a', intervalStart: at(2, 5), requests: 17, bytesIn: 160, bytesOut: 1600 }),
+  ]
+  await log.append(events)
+  const digests: string[] = []
+  for (const batch of [1, 2, 1000]) {
+    const store = StateStore.open(join(tempDir(t, `key-usage-late-${batch}`), 'state'))
+    t.teardown(() => store.close())
+    await new Projector(store, log, { batch }).catchUp()
+    t.same(usageReport(store, { by: 'hour' }).rows, expected(events, { by: 'hour' }), `by hour, ${batch} event(s) a transaction`)
+    t.same(store.usageHourly('acc_a', at(1, 0), at(3, 0)).map((r) => r.requests), [5 + 7 + 13, 11 + 17], `the account's calls by hour, ${batch} event(s) a transaction`)
+    digests.push(stateDigest(store))
+  }
+  t.equal(new Set(digests).size, 1, 'the same state whatever the transactions')
+})
+
 t.test('a store built before usage per key and hour was kept is refused with what to do', async (t) => {
   const dir = tempDir(t, 'key-usage-old')
   // What an older gateway left: a checkpoint and no layout version.

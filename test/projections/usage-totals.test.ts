@@ -83,7 +83,7 @@ t.test('a write that throws commits nothing, checkpoint included', async (t) => 
   const { store } = await setup(t)
   t.throws(() =>
     store.write((w) => {
-      w.addUsage('acc_a|key_1|eth-1|full', { requests: 5 })
+      w.addUsage({ accountId: 'acc_a', keyId: 'key_1', network: 'eth-1', kind: 'full', intervalStart: T0 }, { requests: 5 })
       w.setCheckpoint(9)
       throw new Error('projection failed mid-batch')
     }),

@@ -43,8 +43,10 @@ export async function replayCommand(args: string[]): Promise<void> {
         if (from > 1) logger.info({ from, total }, `resuming the replay that was interrupted: from seq ${from} of ${total} (--restart starts over)`)
         progress = new Progress({ task: 'replay', unit: 'events', total, start: done, terminal: process.stderr.isTTY ? process.stderr : undefined, logger })
       },
-      onProgress(seq) {
+      onProgress(seq, total) {
         done = seq
+        // Each commit is a point a stopped replay goes on from (LOG_LEVEL=debug to see them).
+        logger.debug({ checkpoint: seq, total }, 'replay: transaction committed')
         progress?.update(seq)
       },
     })
