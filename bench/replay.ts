@@ -95,7 +95,10 @@ async function fill(nats: string, events: Generator<TollgateEvent>, from: number
 }
 
 /** Run `args` under /usr/bin/time -v, timed from its start to its exit, with its threads' CPU time and peak RSS. */
-async function timed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; stderr: string; ms: number; threadsMs: number[]; maxRssMiB: number }> {
+async function timed(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ stdout: string; stderr: string; ms: number; threadsMs: number[]; maxRssMiB: number }> {
   const t0 = performance.now()
   const child = spawn('/usr/bin/time', ['-v', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
   let stdout = ''
@@ -135,7 +138,13 @@ async function rawRead(nats: string, size: number): Promise<Run> {
   const run = await timed([process.execPath, '--import', 'tsx', RAW_READ, JSON.stringify({ nats, stream: STREAM })])
   const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { events: number }
   if (out.events !== size) throw new Error(`the raw reader read ${out.events} events of ${size}`)
-  return { ms: run.ms, eventsPerSec: Math.round((size * 1000) / run.ms), maxRssMiB: run.maxRssMiB, mainThreadCpuMs: run.threadsMs[0] ?? 0, secondThreadCpuMs: run.threadsMs[1] ?? 0 }
+  return {
+    ms: run.ms,
+    eventsPerSec: Math.round((size * 1000) / run.ms),
+    maxRssMiB: run.maxRssMiB,
+    mainThreadCpuMs: run.threadsMs[0] ?? 0,
+    secondThreadCpuMs: run.threadsMs[1] ?? 0,
+  }
 }
 
 /** `tollgate replay` into a fresh data folder. */
@@ -143,8 +152,13 @@ async function replay(nats: string, size: number, tmp: string, round: number): P
   const dataDir = join(tmp, `replay-${size}-${round}`)
   mkdirSync(dataDir, { recursive: true })
   const config = join(dataDir, 'config.json')
-  writeFileSync(config, JSON.stringify({ dataDir, events: { nats }, networks: { 'eth-1': { chainId: 1, upstreams: [{ url: 'http://127.0.0.1:9', kind: 'full' }] } } }))
-  const run = await timed([process.execPath, '--import', 'tsx', CLI, 'replay', '--config', config, ...(values.batch ? ['--batch', values.batch] : [])], { LOG_LEVEL: 'info' })
+  writeFileSync(
+    config,
+    JSON.stringify({ dataDir, events: { nats }, networks: { 'eth-1': { chainId: 1, upstreams: [{ url: 'http://127.0.0.1:9', kind: 'full' }] } } }),
+  )
+  const run = await timed([process.execPath, '--import', 'tsx', CLI, 'replay', '--config', config, ...(values.batch ? ['--batch', values.batch] : [])], {
+    LOG_LEVEL: 'info',
+  })
   const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { events: number; digest: string }
   if (out.events !== size) throw new Error(`tollgate replay applied ${out.events} events of ${size}`)
   const data = statSync(join(dataDir, 'state', 'data.mdb'))
@@ -190,7 +204,9 @@ try {
         } else {
           const run = await replay(nats.url, size, tmp, r)
           entry.replay.push(run)
-          log(`  ${size}: replay ${run.eventsPerSec} events/s (${Math.round(run.ms)} ms, CPU ${run.mainThreadCpuMs} + ${run.secondThreadCpuMs} ms), peak RSS ${run.maxRssMiB} MiB, LMDB ${mib(run.lmdbBytes)} MiB`)
+          log(
+            `  ${size}: replay ${run.eventsPerSec} events/s (${Math.round(run.ms)} ms, CPU ${run.mainThreadCpuMs} + ${run.secondThreadCpuMs} ms), peak RSS ${run.maxRssMiB} MiB, LMDB ${mib(run.lmdbBytes)} MiB`,
+          )
         }
       }
     }
@@ -230,10 +246,16 @@ try {
   const lines = [
     `| events | raw read events/s | replay events/s | ratio (≥ ${TARGETS.ratio}) | replay peak RSS (≤ ${TARGETS.peakRssMiB} MiB) | LMDB after |`,
     '|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.size.toLocaleString('en-US')} | ${r.rawEventsPerSec.toLocaleString('en-US')} | ${r.replayEventsPerSec.toLocaleString('en-US')} | ${r.ratio} | ${r.replayPeakRssMiB} MiB | ${r.lmdbMiB} MiB |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.size.toLocaleString('en-US')} | ${r.rawEventsPerSec.toLocaleString('en-US')} | ${r.replayEventsPerSec.toLocaleString('en-US')} | ${r.ratio} | ${r.replayPeakRssMiB} MiB | ${r.lmdbMiB} MiB |`,
+    ),
     '',
     `growth (time at ${last.size.toLocaleString('en-US')} ÷ time at ${first.size.toLocaleString('en-US')}): replay ${growth} (≤ ${TARGETS.growth}), raw read ${rawGrowth}`,
-    ...rows.map((r) => `CPU at ${r.size.toLocaleString('en-US')}: raw read ${r.rawCpuMs} ms; replay ${r.replayMainThreadCpuMs} ms on its busiest thread, ${r.replayReaderThreadCpuMs} ms on the next (the reader)`),
+    ...rows.map(
+      (r) =>
+        `CPU at ${r.size.toLocaleString('en-US')}: raw read ${r.rawCpuMs} ms; replay ${r.replayMainThreadCpuMs} ms on its busiest thread, ${r.replayReaderThreadCpuMs} ms on the next (the reader)`,
+    ),
     `targets: ratio ${verdicts.ratio ? 'met' : 'MISSED'}, growth ${verdicts.growth ? 'met' : 'MISSED'}, peak RSS ${verdicts.peakRss ? 'met' : 'MISSED'}`,
   ]
   process.stdout.write(lines.join('\n') + '\n')

@@ -92,7 +92,8 @@ async function compare(): Promise<void> {
     await attempt('fixed-rate', async () => {
       let max = rows.find((r) => r.scenario === 'small' && r.target === 'gateway')?.rps
       if (max === undefined && wrk) {
-        max = (await runWrk(wrk, { url: set.targets.get('gateway')!.http, bodyFile: bodies.small, durationS: opts.durationS, connections: opts.connections })).rps
+        max = (await runWrk(wrk, { url: set.targets.get('gateway')!.http, bodyFile: bodies.small, durationS: opts.durationS, connections: opts.connections }))
+          .rps
       }
       return max ? runFixedRate(ctx, bodies.small, max) : []
     })
@@ -140,5 +141,3 @@ try {
   process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`)
   process.exit(1)
 }
-
-

@@ -96,7 +96,15 @@ export async function runHeavyScenarios(opts: { durationS: number; rounds: numbe
           listen: { host: '127.0.0.1', port: 0 },
           admin: { listen: { host: '127.0.0.1', port: 0 } },
           dataDir: join(tmp, name),
-          networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' }] } },
+          networks: {
+            'eth-1': {
+              chainId: 31337,
+              upstreams: [
+                { url: anvil.url, ws: anvil.wsUrl, kind: 'full' },
+                { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' },
+              ],
+            },
+          },
           cache: { enabled: cache },
         },
         name,
@@ -105,14 +113,25 @@ export async function runHeavyScenarios(opts: { durationS: number; rounds: numbe
       gateways.push(gw)
       await gw.upstreams.waitForSockets(5_000)
       const { apiKey } = await createAccount(
-        { log: gw.log, store: gw.store, catalog: loadPlanCatalog('default'), cipher: KeyCipher.fromSecret(process.env.TOLLGATE_SECRET!), clock: systemClock, projector: gw.projector },
+        {
+          log: gw.log,
+          store: gw.store,
+          catalog: loadPlanCatalog('default'),
+          cipher: KeyCipher.fromSecret(process.env.TOLLGATE_SECRET!),
+          clock: systemClock,
+          projector: gw.projector,
+        },
         { wallet: `0x${'5'.repeat(39)}${cache ? '1' : '2'}`, planId: 'private' },
       )
       return `${gw.http}/http/eth-1?apikey=${apiKey}`
     }
     const targets = { anvil: anvil.url, 'gateway-cache-off': await start('off', false), 'gateway-cache-on': await start('on', true) }
 
-    const logBlocks = [...new Set(((await anvil.rpc('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest' }])).result as Array<{ blockNumber: string }>).map((l) => l.blockNumber))]
+    const logBlocks = [
+      ...new Set(
+        ((await anvil.rpc('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest' }])).result as Array<{ blockNumber: string }>).map((l) => l.blockNumber),
+      ),
+    ]
     const request = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params })
     const scenarios: Record<string, { bodies: string[]; connections: number }> = {
       'cache-hit': { bodies: logBlocks.map((n) => request('eth_getBlockByNumber', [n, true])), connections: 32 },
@@ -177,7 +196,11 @@ function table(rows: HeavyRow[]): string {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' } } })
-  const rows = await runHeavyScenarios({ durationS: Number(values.duration), rounds: Number(values.rounds), log: (l) => process.stderr.write(`[heavy] ${l}\n`) })
+  const rows = await runHeavyScenarios({
+    durationS: Number(values.duration),
+    rounds: Number(values.rounds),
+    log: (l) => process.stderr.write(`[heavy] ${l}\n`),
+  })
   process.stdout.write(table(rows) + '\n')
   const dir = join(import.meta.dirname, 'results')
   mkdirSync(dir, { recursive: true })

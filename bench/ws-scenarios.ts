@@ -37,8 +37,17 @@ const now = (): number => performance.timeOrigin + performance.now()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Spawn a Node child with tsx; resolve with it and the first stdout/stderr line `match` accepts. */
-function start(args: string[], env: Record<string, string>, match: (line: string) => unknown, nodeArgs: string[] = []): Promise<{ child: ChildProcess; found: any }> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function start(
+  args: string[],
+  env: Record<string, string>,
+  match: (line: string) => unknown,
+  nodeArgs: string[] = [],
+): Promise<{ child: ChildProcess; found: any }> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   return new Promise((resolve, reject) => {
     let buffer = ''
     const onData = (d: Buffer) => {
@@ -165,12 +174,21 @@ async function main(): Promise<void> {
     const configPath = join(dir, 'config.json')
     writeFileSync(configPath, JSON.stringify(config))
     const env = { TOLLGATE_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: 'info' }
-    const gw = await start(['src/cli/main.ts', 'start', '--config', configPath], env, (l) => {
-      const line = JSON.parse(l)
-      return line.msg === 'ready' ? line.ws : undefined
-    }, process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir', join(ROOT, 'bench', 'results', 'profiles')] : [])
+    const gw = await start(
+      ['src/cli/main.ts', 'start', '--config', configPath],
+      env,
+      (l) => {
+        const line = JSON.parse(l)
+        return line.msg === 'ready' ? line.ws : undefined
+      },
+      process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir', join(ROOT, 'bench', 'results', 'profiles')] : [],
+    )
     children.push(gw.child)
-    const account = await start(['src/cli/main.ts', 'accounts', 'create', '--config', configPath, '--wallet', `0x${randomBytes(20).toString('hex')}`, '--plan', 'private'], env, (l) => JSON.parse(l).apiKey)
+    const account = await start(
+      ['src/cli/main.ts', 'accounts', 'create', '--config', configPath, '--wallet', `0x${randomBytes(20).toString('hex')}`, '--plan', 'private'],
+      env,
+      (l) => JSON.parse(l).apiKey,
+    )
     const gwUrl = `${gw.found}/ws/eth-1?apikey=${account.found}`
     const results: Record<string, unknown> = { date: new Date().toISOString(), connections: N, seconds: SECONDS, rounds: ROUNDS }
 
@@ -196,7 +214,9 @@ async function main(): Promise<void> {
     console.log(`WebSocket scenarios (${N} connections, ${ROUNDS} rounds of ${SECONDS} s; baseline: the stub node served directly)`)
     console.log(`| scenario | stub | gateway | gateway / stub |`)
     console.log(`|---|---|---|---|`)
-    console.log(`| messages/s (8 connections × 64 in flight, median) | ${f(median(direct))} | ${f(median(gateway))} | ${f(median(gateway) / median(direct), 2)} |`)
+    console.log(
+      `| messages/s (8 connections × 64 in flight, median) | ${f(median(direct))} | ${f(median(gateway))} | ${f(median(gateway) / median(direct), 2)} |`,
+    )
     console.log(`| RSS per idle connection (bytes) | ${f(memStub)} | ${f(memGw)} | ${f(memGw / memStub, 2)} |`)
     console.log(`| one head to ${N} subscribers, p50 ms | ${f(fanStub.p50, 1)} | ${f(fanGw.p50, 1)} | ${f(fanGw.p50 / fanStub.p50, 2)} |`)
     console.log(`| one head to ${N} subscribers, p99 ms | ${f(fanStub.p99, 1)} | ${f(fanGw.p99, 1)} | ${f(fanGw.p99 / fanStub.p99, 2)} |`)

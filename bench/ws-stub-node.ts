@@ -51,7 +51,14 @@ app.ws<Conn>('/*', {
   maxPayloadLength: 1 << 20,
   idleTimeout: 0,
   maxBackpressure: 64 << 20,
-  upgrade: (res, req, ctx) => res.upgrade({ subs: new Set() }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), ctx),
+  upgrade: (res, req, ctx) =>
+    res.upgrade(
+      { subs: new Set() },
+      req.getHeader('sec-websocket-key'),
+      req.getHeader('sec-websocket-protocol'),
+      req.getHeader('sec-websocket-extensions'),
+      ctx,
+    ),
   message: (ws, data) => {
     const text = Buffer.from(data).toString()
     const req = JSON.parse(text) as { id?: unknown; method?: string; params?: unknown[] }

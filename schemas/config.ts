@@ -58,8 +58,7 @@ const networkSchema = Strict({
   upstreams: Type.Array(upstreamSchema, { minItems: 1, description: 'The nodes of the network, at least one.' }),
   finalityDepth: Type.Optional(
     PositiveInteger({
-      description:
-        "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
+      description: "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
     }),
   ),
 })
@@ -139,7 +138,7 @@ export const configSchema = withDefaultsOptional(
           default: 33554432,
           description:
             "Largest answer read from a node for one call or batch (32 MiB, as geth's own client reads); a larger one is dropped as it " +
-            "comes and the call gets 502 -32023.",
+            'comes and the call gets 502 -32023.',
         }),
         batchConcurrency: PositiveInteger({ default: 16, description: 'Calls of one batch sent upstream at once.' }),
         bodyTimeoutMs: Type.Integer({
@@ -178,9 +177,7 @@ export const configSchema = withDefaultsOptional(
           }),
           idleTimeoutSec: Type.Union([Type.Literal(0), Type.Integer({ minimum: 8, maximum: 960 })], {
             default: 60,
-            description:
-              'A connection that sends nothing (pongs to our pings included) for this long is closed; 0: never (uWS needs 0 or at least ' +
-              '8).',
+            description: 'A connection that sends nothing (pongs to our pings included) for this long is closed; 0: never (uWS needs 0 or at least ' + '8).',
           }),
           maxSubscriptionsPerConnection: PositiveInteger({
             default: 100,
@@ -292,9 +289,7 @@ export const configSchema = withDefaultsOptional(
         {
           syncMs: PositiveInteger({
             default: 50,
-            description:
-              'How often an instance sends what it admitted to the others: a key may exceed its plan by what the others admitted in ' +
-              'this time.',
+            description: 'How often an instance sends what it admitted to the others: a key may exceed its plan by what the others admitted in ' + 'this time.',
           }),
           heartbeatMs: PositiveInteger({ default: 1000, description: 'How often an instance announces itself.' }),
           silentMs: PositiveInteger({
@@ -360,8 +355,7 @@ export const configSchema = withDefaultsOptional(
           {
             maxTracked: PositiveInteger({
               default: 20000,
-              description:
-                'Most clients each limit remembers at once; past it the least recently seen is forgotten (its limit starts afresh).',
+              description: 'Most clients each limit remembers at once; past it the least recently seen is forgotten (its limit starts afresh).',
             }),
             api: IpLimit([120, 250], 'Every call to /api/.'),
             signIn: IpLimit([10, 6000], 'Sign-in attempts (POST /api/siwe/verify).'),
@@ -369,14 +363,10 @@ export const configSchema = withDefaultsOptional(
             newAccounts: IpLimit([5, 720000], 'Sign-ins that create an account (a new wallet).'),
             keys: IpAndAccountLimit([20, 180000], [10, 360000], 'Key regenerations and allowlist changes.'),
             invoices: IpAndAccountLimit([20, 180000], [10, 360000], 'Plan choices (an invoice, a free plan, a private node request).'),
-            paymentChecks: IpAndAccountLimit(
-              [60, 1000],
-              [30, 2000],
-              'Payment checks (POST /api/invoices/<id>/payment), each a few calls to our node.',
-            ),
+            paymentChecks: IpAndAccountLimit([60, 1000], [30, 2000], 'Payment checks (POST /api/invoices/<id>/payment), each a few calls to our node.'),
           },
           'Rate limits of the dashboard API (/api/), per client IP (see trustProxy) and per signed-in account: `burst` calls at once, ' +
-          'then one more every `everyMs`. Past them: 429 RATE_LIMITED with Retry-After.',
+            'then one more every `everyMs`. Past them: 429 RATE_LIMITED with Retry-After.',
         ),
       }),
     },

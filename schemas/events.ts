@@ -21,8 +21,7 @@ const NonEmpty = (options: StringOptions = {}) => Type.String({ minLength: 1, ..
 const Address = (description = 'Lower-case 0x address.') => Type.String({ pattern: '^0x[0-9a-f]{40}$', description })
 const Sha256Hex = (options: StringOptions = {}) => Type.String({ pattern: '^[0-9a-f]{64}$', ...options })
 const TxHash = () => Type.String({ pattern: '^0x[0-9a-f]{64}$' })
-const UintString = (description = "An integer in the token's smallest unit, as a decimal string.") =>
-  Type.String({ pattern: '^[0-9]+$', description })
+const UintString = (description = "An integer in the token's smallest unit, as a decimal string.") => Type.String({ pattern: '^[0-9]+$', description })
 
 /** A (network, node kind) pair an account may use. */
 export const entitlementSchema = Strict({ network: NonEmpty(), kind: NodeKind() })
@@ -74,9 +73,7 @@ export const eventSchemas = {
     accountId: NonEmpty(),
     planId: NonEmpty(),
     startsAt: MsSinceEpoch('When the plan period starts, ms since the epoch.'),
-    endsAt: Nullable(
-      Type.Integer({ minimum: 0, description: 'When the plan period ends, ms since the epoch; null: the plan has no end.' }),
-    ),
+    endsAt: Nullable(Type.Integer({ minimum: 0, description: 'When the plan period ends, ms since the epoch; null: the plan has no end.' })),
   }),
   PlanEnded: Event('PlanEnded', 2, 'A plan period ended.', {
     accountId: NonEmpty(),
@@ -150,42 +147,31 @@ export const eventSchemas = {
     }),
     count: NonNegativeInteger({ description: 'Connections or calls refused (each call of a batch counts).' }),
   }),
-  WsCooldownStarted: Event(
-    'WsCooldownStarted',
-    1,
-    'Too many new WebSocket connections in one second: new connections of the key are blocked until `until`.',
-    {
-      accountId: NonEmpty(),
-      keyId: NonEmpty(),
-      network: NonEmpty(),
-      instance: keyScope.instance,
-      reason: Type.Literal('ws-connection-rate'),
-      until: MsSinceEpoch('New connections are refused until then, ms since the epoch, on every instance.'),
-      connections: NonNegativeInteger({ description: 'Connections attempted within windowMs, the refused one included.' }),
-      windowMs: Type.Integer({ minimum: 1 }),
-    },
-  ),
-  WsPenaltyImposed: Event(
-    'WsPenaltyImposed',
-    1,
-    'Repeated malformed or unsupported WebSocket messages: messages of the key are refused until `until`.',
-    {
-      accountId: NonEmpty(),
-      keyId: NonEmpty(),
-      network: NonEmpty(),
-      instance: keyScope.instance,
-      reason: Type.Literal('ws-bad-messages'),
-      until: MsSinceEpoch(),
-      badMessages: NonNegativeInteger({ description: 'Bad messages that imposed it, within windowMs.' }),
-      windowMs: Type.Integer({ minimum: 1 }),
-    },
-  ),
-  NotificationsRecorded: Event(
-    'NotificationsRecorded',
-    1,
-    'Subscription notifications sent to a key, per network, node kind and interval.',
-    { ...keyScope, notifications: NonNegativeInteger(), bytesOut: NonNegativeInteger() },
-  ),
+  WsCooldownStarted: Event('WsCooldownStarted', 1, 'Too many new WebSocket connections in one second: new connections of the key are blocked until `until`.', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    network: NonEmpty(),
+    instance: keyScope.instance,
+    reason: Type.Literal('ws-connection-rate'),
+    until: MsSinceEpoch('New connections are refused until then, ms since the epoch, on every instance.'),
+    connections: NonNegativeInteger({ description: 'Connections attempted within windowMs, the refused one included.' }),
+    windowMs: Type.Integer({ minimum: 1 }),
+  }),
+  WsPenaltyImposed: Event('WsPenaltyImposed', 1, 'Repeated malformed or unsupported WebSocket messages: messages of the key are refused until `until`.', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    network: NonEmpty(),
+    instance: keyScope.instance,
+    reason: Type.Literal('ws-bad-messages'),
+    until: MsSinceEpoch(),
+    badMessages: NonNegativeInteger({ description: 'Bad messages that imposed it, within windowMs.' }),
+    windowMs: Type.Integer({ minimum: 1 }),
+  }),
+  NotificationsRecorded: Event('NotificationsRecorded', 1, 'Subscription notifications sent to a key, per network, node kind and interval.', {
+    ...keyScope,
+    notifications: NonNegativeInteger(),
+    bytesOut: NonNegativeInteger(),
+  }),
   SignedIn: Event(
     'SignedIn',
     1,
@@ -240,9 +226,7 @@ export const eventSchemas = {
       invoiceId: NonEmpty(),
       ...tokenTransferSchema.properties,
       minedAt: Type.Optional(
-        MsSinceEpoch(
-          "Timestamp of the transfer's block, ms since the epoch (at most the invoice's expiresAt). Version 2; absent in version 1.",
-        ),
+        MsSinceEpoch("Timestamp of the transfer's block, ms since the epoch (at most the invoice's expiresAt). Version 2; absent in version 1."),
       ),
       attempt: NonEmpty({ description: 'Random per request: tells the request whose event the log kept that it won.' }),
     },
@@ -262,12 +246,10 @@ export const eventSchemas = {
       minedAt: MsSinceEpoch("Timestamp of the transfer's block, ms since the epoch (later than invoiceExpiresAt)."),
     },
   ),
-  PrivateNodeRequested: Event(
-    'PrivateNodeRequested',
-    1,
-    'The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached).',
-    { accountId: NonEmpty(), nodes: Type.Array(entitlementSchema, { description: 'What the owner would like (network, kind).' }) },
-  ),
+  PrivateNodeRequested: Event('PrivateNodeRequested', 1, 'The owner asked for a Private Node; the operator attaches one (DedicatedNodeAttached).', {
+    accountId: NonEmpty(),
+    nodes: Type.Array(entitlementSchema, { description: 'What the owner would like (network, kind).' }),
+  }),
   DomainsRestricted: Event('DomainsRestricted', 1, 'The browser domains a key may be used from (empty: any).', {
     accountId: NonEmpty(),
     keyId: NonEmpty(),

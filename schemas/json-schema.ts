@@ -82,8 +82,28 @@ function visit(schema: unknown, fn: (node: Record<string, any>) => void): void {
  * them when they were written by hand, so that their diffs stay small and readable.
  */
 const LEAF_ORDER = [
-  '$schema', '$id', 'title', 'type', 'const', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'maxItems',
-  'default', 'description', 'anyOf', 'oneOf', 'items', 'propertyNames', 'properties', 'required', 'additionalProperties',
+  '$schema',
+  '$id',
+  'title',
+  'type',
+  'const',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'default',
+  'description',
+  'anyOf',
+  'oneOf',
+  'items',
+  'propertyNames',
+  'properties',
+  'required',
+  'additionalProperties',
 ]
 const OBJECT_ORDER = [...LEAF_ORDER.filter((k) => k !== 'default'), 'default']
 

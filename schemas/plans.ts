@@ -9,8 +9,7 @@ import { Nullable, Strict, StringEnum } from './json-schema.js'
  * schemas/plan-catalog.schema.json.
  */
 
-const Rps = () =>
-  Nullable(Type.Number({ minimum: 0, description: 'Requests per second; null: unlimited; 0: no access to this node kind.' }))
+const Rps = () => Nullable(Type.Number({ minimum: 0, description: 'Requests per second; null: unlimited; 0: no access to this node kind.' }))
 
 export const planNodesSchema = Type.Union(
   [

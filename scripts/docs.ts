@@ -33,7 +33,9 @@ export function fillTables(text: string): string {
 /** Every page of docs/ as it is and as `npm run docs` would write it, by file name. */
 export function renderedPages(dir = DOCS_DIR): Map<string, { committed: string; rendered: string }> {
   const pages = new Map<string, { committed: string; rendered: string }>()
-  for (const name of readdirSync(dir).filter((file) => file.endsWith('.md')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((file) => file.endsWith('.md'))
+    .sort()) {
     const committed = readFileSync(join(dir, name), 'utf8')
     pages.set(name, { committed, rendered: fillTables(committed) })
   }

@@ -36,10 +36,37 @@ for (let n = 0; n < 4; n++) {
   } else {
     const invoiceId = `inv_${n}`
     add(
-      { type: 'InvoiceCreated', accountId, invoiceId, planId: n === 3 ? 'tier-3' : 'tier-1', nodes: n === 3 ? [] : [{ network: 'eth-1', kind: 'full' }], network: 'eth-1', token: `0x${'a'.repeat(40)}`, treasury: `0x${'b'.repeat(40)}`, amount: '50000000', decimals: 6, priceUsd: 50 },
+      {
+        type: 'InvoiceCreated',
+        accountId,
+        invoiceId,
+        planId: n === 3 ? 'tier-3' : 'tier-1',
+        nodes: n === 3 ? [] : [{ network: 'eth-1', kind: 'full' }],
+        network: 'eth-1',
+        token: `0x${'a'.repeat(40)}`,
+        treasury: `0x${'b'.repeat(40)}`,
+        amount: '50000000',
+        decimals: 6,
+        priceUsd: 50,
+      },
       t + 1,
     )
-    add({ type: 'PaymentConfirmed', accountId, invoiceId, network: 'eth-1', txHash: `0x${String(n).repeat(64)}`, logIndex: 0, from: wallet, amount: '50000000', blockNumber: 100 + n, blockHash: `0x${'c'.repeat(64)}`, attempt: `p${n}` }, t + 2)
+    add(
+      {
+        type: 'PaymentConfirmed',
+        accountId,
+        invoiceId,
+        network: 'eth-1',
+        txHash: `0x${String(n).repeat(64)}`,
+        logIndex: 0,
+        from: wallet,
+        amount: '50000000',
+        blockNumber: 100 + n,
+        blockHash: `0x${'c'.repeat(64)}`,
+        attempt: `p${n}`,
+      },
+      t + 2,
+    )
     add({ type: 'PlanActivated', accountId, planId: n === 3 ? 'tier-3' : 'tier-1', startsAt: t + 2, endsAt: t + 2 + 30 * DAY }, t + 3)
     add({ type: 'NodesSelected', accountId, nodes: n === 3 ? [] : [{ network: 'eth-1', kind: 'full' }] }, t + 3)
   }

@@ -4,7 +4,16 @@
  * 403, counts rejections into `RateLimited` events, forwards admitted calls.
  */
 import { fullBucket, refill, take, type TokenBucket } from '../rate/token-bucket.js'
-import { DEFAULT_WS_KEY_LIMITS, consumedElsewhereWs, decideWs, initialWsState, type WsCommand, type WsDecision, type WsKeyLimits, type WsKeyState } from './ws-limits.js'
+import {
+  DEFAULT_WS_KEY_LIMITS,
+  consumedElsewhereWs,
+  decideWs,
+  initialWsState,
+  type WsCommand,
+  type WsDecision,
+  type WsKeyLimits,
+  type WsKeyState,
+} from './ws-limits.js'
 
 /** The node kind a call goes to (the same values as NodeKind in src/events/types.ts). */
 export type CallKind = 'full' | 'archive'

@@ -50,13 +50,7 @@ export function refill(bucket: TokenBucket, ratePerSec: number, burst: number, n
  * @example
  * const r = take(fullBucket(500, now), 1, 500, 500, now) // r.ok, r.remaining === 499
  */
-export function take(
-  bucket: TokenBucket,
-  cost: number,
-  ratePerSec: number | null,
-  burst: number,
-  now: number,
-): TakeResult {
+export function take(bucket: TokenBucket, cost: number, ratePerSec: number | null, burst: number, now: number): TakeResult {
   if (ratePerSec === null) {
     return { bucket, ok: true, retryAfterMs: 0, remaining: Number.POSITIVE_INFINITY, resetMs: 0 }
   }

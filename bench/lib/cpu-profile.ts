@@ -37,7 +37,13 @@ export interface ProfileSummary {
 function shortUrl(url: string): string {
   if (url === '') return '(native)'
   const m = url.match(/\/(src|actors|bench|node_modules)\/(.*)$/)
-  if (m) return m[1] === 'node_modules' ? `node_modules/${m[2].split('/').slice(0, m[2].startsWith('@') ? 2 : 1).join('/')}` : `${m[1]}/${m[2]}`
+  if (m)
+    return m[1] === 'node_modules'
+      ? `node_modules/${m[2]
+          .split('/')
+          .slice(0, m[2].startsWith('@') ? 2 : 1)
+          .join('/')}`
+      : `${m[1]}/${m[2]}`
   return url.replace(/^file:\/\//, '')
 }
 

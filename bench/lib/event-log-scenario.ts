@@ -29,7 +29,8 @@ export async function runEventLog(ctx: BenchContext): Promise<Row[]> {
     const cases: Array<{ id: string; label: string; arg: Record<string, unknown> }> = []
     for (const batch of ctx.opts.quick ? [100] : [100, 1]) {
       cases.push({ id: `embedded, batch ${batch}`, label: 'embedded LMDB log', arg: { log: 'embedded', batch } })
-      if (nats) cases.push({ id: `jetstream, batch ${batch}`, label: 'JetStream (nats-server 1 node, file store)', arg: { log: 'jetstream', nats: nats.url, batch } })
+      if (nats)
+        cases.push({ id: `jetstream, batch ${batch}`, label: 'JetStream (nats-server 1 node, file store)', arg: { log: 'jetstream', nats: nats.url, batch } })
     }
     ctx.log(`event-log: UsageRecorded appends — ${cases.map((c) => c.id).join('; ')}`)
     const results = new Map<string, AppendResult[]>(cases.map((c) => [c.id, []]))

@@ -50,7 +50,9 @@ export async function runFixedRate(ctx: BenchContext, smallBody: string, gateway
     const name = `fixed-rate-${share}%`
     ctx.log(`${name}: eth_blockNumber at ${rate} req/s (open loop, ${share}% of the gateway's max ${gatewayMaxRps}) — ${targets.map((t) => t.id).join(', ')}`)
     const warm = Math.min(1, Math.max(0.3, ctx.opts.warmupS))
-    const samples = await interleave(targets, ctx.opts.rounds, (t) => measure(t, ctx.set.stubPid, async () => figures(await openLoop(t, smallBody, rate, ctx.opts.durationS, warm))))
+    const samples = await interleave(targets, ctx.opts.rounds, (t) =>
+      measure(t, ctx.set.stubPid, async () => figures(await openLoop(t, smallBody, rate, ctx.opts.durationS, warm))),
+    )
     for (const t of targets) rows.push(summarise(name, t, samples.get(t.id)!))
   }
   return rows
@@ -85,7 +87,13 @@ export async function runGzipIsolation(ctx: BenchContext, bodies: { small: strin
   )
   const flowing = await interleave(targets, ctx.opts.rounds, (t) =>
     measure(t, ctx.set.stubPid, async () => {
-      const background = runWrk(wrk, { url: t.http, bodyFile: bodies.large, durationS: ctx.opts.durationS + warm + 1, connections: 8, headers: { 'Accept-Encoding': 'gzip' } })
+      const background = runWrk(wrk, {
+        url: t.http,
+        bodyFile: bodies.large,
+        durationS: ctx.opts.durationS + warm + 1,
+        connections: 8,
+        headers: { 'Accept-Encoding': 'gzip' },
+      })
       await new Promise((r) => setTimeout(r, 300))
       const probe = await withLoopDelay(t, async () => figures(await openLoop(t, bodies.small, rate, ctx.opts.durationS, warm)))
       const bg = await background

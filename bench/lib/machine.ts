@@ -7,7 +7,8 @@ const ROOT = join(import.meta.dirname, '..', '..')
 /** The machine and the code a run measured: kept with every result file. */
 export async function machine(wrk?: string): Promise<Record<string, unknown>> {
   const git = async (args: string[]): Promise<string> => (await runToEnd('git', ['-C', ROOT, ...args]).catch(() => '')).trim()
-  const version = async (cmd: string, args: string[]): Promise<string | null> => (await runToEnd(cmd, args).catch((e: Error) => e.message)).split('\n')[0] || null
+  const version = async (cmd: string, args: string[]): Promise<string | null> =>
+    (await runToEnd(cmd, args).catch((e: Error) => e.message)).split('\n')[0] || null
   return {
     date: new Date().toISOString(),
     nproc: cpus().length,

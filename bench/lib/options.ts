@@ -89,7 +89,10 @@ function parse(argv: string[]): BenchOptions {
     rounds: Number(values.rounds ?? (quick ? 1 : 3)),
     durationS: Number(values.duration ?? (quick ? 1 : 5)),
     warmupS: Number(values.warmup ?? (quick ? 0 : 2)),
-    only: values.only?.split(',').map((s) => s.trim()).filter(Boolean),
+    only: values.only
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     baseline: values.baseline,
     profile: values.profile === true,
     connections: Number(values.connections ?? 50),

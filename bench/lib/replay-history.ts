@@ -77,7 +77,17 @@ export function* history(opts: HistoryOptions): Generator<TollgateEvent> {
       yield ev({ type: 'KeyRevoked', accountId: a.accountId, keyId: a.keyId, reason: 'regenerated', effectiveAt: end }, end)
       a.keyId = keyId
     } else if (r < 0.04) {
-      yield ev({ type: 'SignedIn', accountId: a.accountId, wallet: a.wallet, nonce: hex(`nonce ${start}`, 12), sessionHash: hex(`session ${start}`, 64), expiresAt: end + 86_400_000 }, end)
+      yield ev(
+        {
+          type: 'SignedIn',
+          accountId: a.accountId,
+          wallet: a.wallet,
+          nonce: hex(`nonce ${start}`, 12),
+          sessionHash: hex(`session ${start}`, 64),
+          expiresAt: end + 86_400_000,
+        },
+        end,
+      )
     } else if (r < 0.05) {
       yield ev({ type: 'PlanActivated', accountId: a.accountId, planId: 'tier-2', startsAt: end, endsAt: end + 30 * 86_400_000 }, end)
     }

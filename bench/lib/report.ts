@@ -66,7 +66,12 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
     const direct = find(rows, s, 'stub')
     if (!gw || !direct) continue
     const added = gw.p99Us - direct.p99Us
-    out.push({ scenario: s, name: 'gateway p99 - direct p99, µs (from due time)', value: added, ...(share === 50 ? { goal: '< 1000', met: added < 1000 } : {}) })
+    out.push({
+      scenario: s,
+      name: 'gateway p99 - direct p99, µs (from due time)',
+      value: added,
+      ...(share === 50 ? { goal: '< 1000', met: added < 1000 } : {}),
+    })
     const svc = (gw.extra?.serviceP99Us ?? Number.NaN) - (direct.extra?.serviceP99Us ?? Number.NaN)
     if (Number.isFinite(svc)) out.push({ scenario: s, name: 'gateway p99 - direct p99, µs (from actual send)', value: Math.round(svc) })
   }
@@ -74,7 +79,11 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
     const alone = rows.find((r) => r.target === target && r.scenario.endsWith('alone'))
     const flow = rows.find((r) => r.target === target && r.scenario.endsWith('gzip flow'))
     if (!alone || !flow) continue
-    out.push({ scenario: 'gzip-isolation', name: `${target}: small-call p99 added by a gzip flow, µs (CPU contention included)`, value: flow.p99Us - alone.p99Us })
+    out.push({
+      scenario: 'gzip-isolation',
+      name: `${target}: small-call p99 added by a gzip flow, µs (CPU contention included)`,
+      value: flow.p99Us - alone.p99Us,
+    })
     const eld = flow.extra?.eldP99Us
     if (eld !== undefined && Number.isFinite(eld)) {
       // The direct measure: how late the event loop ran during the gzip flow. 1 MB gzips on the
@@ -110,7 +119,16 @@ const fmt = (x: number, d = 0): string => (Number.isFinite(x) ? x.toFixed(d) : '
 /** The results as a fixed-width table for stdout. */
 export function formatTable(rows: Row[], ratios: Ratio[], notes: string[]): string {
   const head = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'peak RSS MiB', 'errors']
-  const body = rows.map((r) => [r.scenario, r.target, fmt(r.rps), fmtMs(r.p50Us), fmtMs(r.p99Us), fmt(r.cpuUsPerReq, 1), fmt(r.peakRssMiB, 0), String(r.errors)])
+  const body = rows.map((r) => [
+    r.scenario,
+    r.target,
+    fmt(r.rps),
+    fmtMs(r.p50Us),
+    fmtMs(r.p99Us),
+    fmt(r.cpuUsPerReq, 1),
+    fmt(r.peakRssMiB, 0),
+    String(r.errors),
+  ])
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)))
   const line = (cells: string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line), '', 'ratios:']
@@ -141,7 +159,10 @@ export function formatMarkdown(r: RunResult): string {
     '',
     '| scenario | target | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MiB | errors |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
-    ...r.rows.map((x) => `| ${x.scenario} | ${x.target} | ${fmt(x.rps)} | ${fmtMs(x.p50Us)} | ${fmtMs(x.p99Us)} | ${fmt(x.cpuUsPerReq, 1)} | ${fmt(x.peakRssMiB, 0)} | ${x.errors} |`),
+    ...r.rows.map(
+      (x) =>
+        `| ${x.scenario} | ${x.target} | ${fmt(x.rps)} | ${fmtMs(x.p50Us)} | ${fmtMs(x.p99Us)} | ${fmt(x.cpuUsPerReq, 1)} | ${fmt(x.peakRssMiB, 0)} | ${x.errors} |`,
+    ),
     '',
     '| scenario | ratio | value | issue 3 target |',
     '|---|---|---:|---|',

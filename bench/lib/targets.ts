@@ -91,7 +91,14 @@ export async function startTargets(opts: {
       started.push(p)
       keys.push(p.info.apiKey)
       const base = `127.0.0.1:${p.info.port}`
-      targets.set(g.id, { id: g.id, label: g.label, pid: p.pid, http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`, ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`, ask: p.ask })
+      targets.set(g.id, {
+        id: g.id,
+        label: g.label,
+        pid: p.pid,
+        http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`,
+        ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`,
+        ask: p.ask,
+      })
     }
     if (opts.which === 'gateway-only') return { targets, stubPid: stub.pid, notes, stopAll }
 
@@ -109,7 +116,13 @@ export async function startTargets(opts: {
       const port = await freePort()
       const n = await startNginx(nginx, port, stub.info.port, [key])
       started.push(n)
-      targets.set('nginx', { id: 'nginx', label: 'nginx 1 worker (key map, limit_req, keep-alive)', pid: n.pid, http: `http://127.0.0.1:${port}/http/eth-1?apikey=${key}`, ws: `ws://127.0.0.1:${port}/ws/eth-1?apikey=${key}` })
+      targets.set('nginx', {
+        id: 'nginx',
+        label: 'nginx 1 worker (key map, limit_req, keep-alive)',
+        pid: n.pid,
+        http: `http://127.0.0.1:${port}/http/eth-1?apikey=${key}`,
+        ws: `ws://127.0.0.1:${port}/ws/eth-1?apikey=${key}`,
+      })
     } else {
       notes.push('nginx: not installed, skipped (apt-get install -y nginx-light, or run bench/setup.sh)')
     }

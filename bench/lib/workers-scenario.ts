@@ -49,8 +49,7 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
     ctx.notes.push(`workers: nothing pinned (${cores < 2 ? 'one CPU' : 'taskset not found: apt-get install -y util-linux'})`)
   }
   const loadAtStart = Math.round(loadavg()[0] * 100) / 100
-  const pinned =
-    loadCpu === undefined ? 'nothing pinned' : `wrk and the stub pinned to CPU ${loadCpu} (taskset), the gateway's processes on any CPU`
+  const pinned = loadCpu === undefined ? 'nothing pinned' : `wrk and the stub pinned to CPU ${loadCpu} (taskset), the gateway's processes on any CPU`
   const restoreStub = loadCpu === undefined ? undefined : await pin(ctx.set.stubPid, loadCpu)
   const gateways: WorkersGateway[] = []
   try {
@@ -95,10 +94,12 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
     }
     return rows
   } finally {
-    await Promise.all(gateways.map(async (g) => {
-      await g.process.stop()
-      await rm(g.dataDir, { recursive: true, force: true })
-    }))
+    await Promise.all(
+      gateways.map(async (g) => {
+        await g.process.stop()
+        await rm(g.dataDir, { recursive: true, force: true })
+      }),
+    )
     await restoreStub?.()
   }
 }

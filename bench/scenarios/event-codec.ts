@@ -21,8 +21,18 @@ const floatPackr = new Packr({ useRecords: false, moreTypes: false, mapsAsObject
 const events: UsageRecorded[] = Array.from({ length: 1000 }, (_, i) =>
   makeEvent<UsageRecorded>(
     {
-      type: 'UsageRecorded', accountId: `acc_${i % 50}`, keyId: `key_${i % 97}`, network: 'eth-1', kind: 'full', instance: 'bench',
-      intervalStart: 1_795_531_220_000 + i * 1000, intervalMs: 1000, requests: 1234 + i, errors: i % 7, bytesIn: 80_000 + i, bytesOut: 120_000 + i,
+      type: 'UsageRecorded',
+      accountId: `acc_${i % 50}`,
+      keyId: `key_${i % 97}`,
+      network: 'eth-1',
+      kind: 'full',
+      instance: 'bench',
+      intervalStart: 1_795_531_220_000 + i * 1000,
+      intervalMs: 1000,
+      requests: 1234 + i,
+      errors: i % 7,
+      bytesIn: 80_000 + i,
+      bytesOut: 120_000 + i,
     },
     1_795_531_221_000 + i * 1000,
   ),
@@ -49,7 +59,7 @@ const cases = {
 const samples: Record<keyof typeof cases, number[]> = { encode: [], encodeFloat: [], decode: [], decodeFloat: [] }
 for (const name of Object.keys(cases) as (keyof typeof cases)[]) time(cases[name]) // warm up (JIT)
 for (let r = 0; r < rounds; r++) {
-  const order = (Object.keys(cases) as (keyof typeof cases)[])
+  const order = Object.keys(cases) as (keyof typeof cases)[]
   for (const name of r % 2 ? order.reverse() : order) samples[name].push(time(cases[name]))
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!

@@ -43,7 +43,20 @@ function nextBatch(n: number): TollgateEvent[] {
     interval += 1000
     out.push(
       makeEvent(
-        { type: 'UsageRecorded', accountId: 'acc_bench', keyId, network: 'eth-1', kind: 'full', instance: 'bench', intervalStart: interval, intervalMs: 1000, requests: 1234, errors: 1, bytesIn: 80_000, bytesOut: 120_000 },
+        {
+          type: 'UsageRecorded',
+          accountId: 'acc_bench',
+          keyId,
+          network: 'eth-1',
+          kind: 'full',
+          instance: 'bench',
+          intervalStart: interval,
+          intervalMs: 1000,
+          requests: 1234,
+          errors: 1,
+          bytesIn: 80_000,
+          bytesOut: 120_000,
+        },
         Date.now(),
       ),
     )

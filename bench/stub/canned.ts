@@ -8,14 +8,20 @@ import { prng } from '../lib/prng.js'
 
 function hex(rand: () => number, bytes: number): string {
   let s = '0x'
-  for (let i = 0; i < bytes; i++) s += Math.floor(rand() * 256).toString(16).padStart(2, '0')
+  for (let i = 0; i < bytes; i++)
+    s += Math.floor(rand() * 256)
+      .toString(16)
+      .padStart(2, '0')
   return s
 }
 
 /** A bloom filter is mostly zero bits with a few set: like a real one, it compresses well. */
 function bloom(rand: () => number): string {
   const b = new Array<string>(256).fill('00')
-  for (let i = 0; i < 12; i++) b[Math.floor(rand() * 256)] = Math.floor(rand() * 256).toString(16).padStart(2, '0')
+  for (let i = 0; i < 12; i++)
+    b[Math.floor(rand() * 256)] = Math.floor(rand() * 256)
+      .toString(16)
+      .padStart(2, '0')
   return '0x' + b.join('')
 }
 

@@ -86,5 +86,10 @@ export async function startNginx(binary: string, port: number, stubPort: number,
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-nginx-'))
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi', 'logs']) await mkdir(join(dir, sub))
   await writeFile(join(dir, 'nginx.conf'), nginxConfig(dir, port, stubPort, keys))
-  return startListening('nginx', binary, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', 'daemon off; master_process off;'], port)
+  return startListening(
+    'nginx',
+    binary,
+    ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', 'daemon off; master_process off;'],
+    port,
+  )
 }

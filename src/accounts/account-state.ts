@@ -155,7 +155,14 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       const transfer = transferKey(event.network, event.txHash, event.logIndex)
       if (invoice === undefined || invoice.paid !== null || state.transfers.has(transfer)) return state
       state.transfers.add(transfer)
-      invoice.paid = { txHash: event.txHash.toLowerCase(), logIndex: event.logIndex, amount: event.amount, blockNumber: event.blockNumber, paidAt: event.time, attempt: event.attempt }
+      invoice.paid = {
+        txHash: event.txHash.toLowerCase(),
+        logIndex: event.logIndex,
+        amount: event.amount,
+        blockNumber: event.blockNumber,
+        paidAt: event.time,
+        attempt: event.attempt,
+      }
       return state
     }
     case 'PaymentUnmatched':
@@ -166,7 +173,11 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       state.sessions.set(event.sessionHash, event.expiresAt)
       for (const [nonce, at] of state.nonces) if (at < event.time - NONCE_MEMORY_MS) state.nonces.delete(nonce)
       // The same sessions the billing projection drops for this event.
-      for (const hash of sessionsEndedBySignIn([...state.sessions].map(([sessionHash, expiresAt]) => ({ sessionHash, expiresAt })), event.time)) state.sessions.delete(hash)
+      for (const hash of sessionsEndedBySignIn(
+        [...state.sessions].map(([sessionHash, expiresAt]) => ({ sessionHash, expiresAt })),
+        event.time,
+      ))
+        state.sessions.delete(hash)
       return state
     case 'SignedOut':
       state.sessions.delete(event.sessionHash)

@@ -145,7 +145,8 @@ function checkNodes(nodes: readonly Entitlement[]): Entitlement[] {
     if (n === null || typeof n !== 'object' || typeof n.network !== 'string' || n.network === '') {
       throw new BadNodesError(`${JSON.stringify(n)} has no network; expected { network, kind: 'full' | 'archive' }`)
     }
-    if (n.kind !== 'full' && n.kind !== 'archive') throw new BadNodesError(`${JSON.stringify(n)} has kind ${JSON.stringify(n.kind)}; expected 'full' or 'archive'`)
+    if (n.kind !== 'full' && n.kind !== 'archive')
+      throw new BadNodesError(`${JSON.stringify(n)} has kind ${JSON.stringify(n.kind)}; expected 'full' or 'archive'`)
     seen.set(`${n.network}:${n.kind}`, { network: n.network, kind: n.kind })
   }
   return [...seen.values()]

@@ -82,11 +82,14 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       requireAccount(state)
       const hourAgo = now - HOUR_MS
       const recent = [...state.keys.values()].filter((k) => k.issuedAt > hourAgo && k.keyId !== state.firstKeyId).map((k) => k.issuedAt)
-      if (recent.length >= KEY_ROTATION.regenerationsPerHour) throw new TooManyRegenerationsError(KEY_ROTATION.regenerationsPerHour, Math.min(...recent) + HOUR_MS - now)
+      if (recent.length >= KEY_ROTATION.regenerationsPerHour)
+        throw new TooManyRegenerationsError(KEY_ROTATION.regenerationsPerHour, Math.min(...recent) + HOUR_MS - now)
       // The new key first: an account must never be left without an active key between the two.
       const events: TollgateEvent[] = [issue(accountId, command.key, now)]
       // Keys still in a grace period, oldest first: with the new one and the active one, at most liveKeys.
-      const graced = [...state.keys.values()].filter((k) => k.keyId !== state.activeKeyId && k.revokedAt !== null && k.revokedAt > now).sort((a, b) => a.issuedAt - b.issuedAt)
+      const graced = [...state.keys.values()]
+        .filter((k) => k.keyId !== state.activeKeyId && k.revokedAt !== null && k.revokedAt > now)
+        .sort((a, b) => a.issuedAt - b.issuedAt)
       for (const k of graced.slice(0, Math.max(0, graced.length - (KEY_ROTATION.liveKeys - 2)))) events.push(revoke(accountId, k.keyId, now, now))
       // A new key keeps the old one's domain allowlist: regenerating after a leak must not lift it.
       const old = state.activeKeyId === null ? undefined : state.keys.get(state.activeKeyId)
@@ -107,7 +110,10 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
     case 'ClaimFreePlan': {
       requireAccount(state)
       if (state.freePlans.has(command.plan.id)) throw new FreePlanUsedError(command.plan.name)
-      return [makeEvent({ type: 'FreePlanClaimed', accountId, planId: command.plan.id, attempt: command.attempt }, now), ...activation(state, command.plan, command.nodes, now, now, command.key)]
+      return [
+        makeEvent({ type: 'FreePlanClaimed', accountId, planId: command.plan.id, attempt: command.attempt }, now),
+        ...activation(state, command.plan, command.nodes, now, now, command.key),
+      ]
     }
     case 'CreateInvoice': {
       requireAccount(state)
@@ -124,13 +130,19 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
         if (invoice.paid.txHash === t.txHash.toLowerCase() && invoice.paid.logIndex === t.logIndex) return activatePaid(state, ctx, invoice, now, command.key)
         throw new PaymentError('INVOICE_PAID', 'this invoice is already paid (by another transaction); nothing more is due')
       }
-      if (state.transfers.has(transferKey(t.network, t.txHash, t.logIndex))) throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
+      if (state.transfers.has(transferKey(t.network, t.txHash, t.logIndex)))
+        throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
       if (minedAfterExpiry(invoice, t.minedAt)) {
         // The terms (price, token, treasury) hold until the invoice expires, and may change after:
         // a transfer mined later does not pay it. It is recorded, once per invoice, so that the
         // money is not lost from sight; it is not marked used, so it can pay a fresh invoice.
         if (invoice.late.has(transferKey(t.network, t.txHash, t.logIndex))) return []
-        return [makeEvent({ type: 'PaymentUnmatched', accountId, invoiceId: invoice.invoiceId, reason: 'invoice-expired', invoiceExpiresAt: invoice.expiresAt!, ...t }, now)]
+        return [
+          makeEvent(
+            { type: 'PaymentUnmatched', accountId, invoiceId: invoice.invoiceId, reason: 'invoice-expired', invoiceExpiresAt: invoice.expiresAt!, ...t },
+            now,
+          ),
+        ]
       }
       const paid = makeEvent({ type: 'PaymentConfirmed', accountId, invoiceId: invoice.invoiceId, ...t, txHash: t.txHash, attempt: command.attempt }, now)
       return [paid, ...activation(state, planOf(ctx, invoice.planId), invoice.nodes, now, now, command.key)]
@@ -143,7 +155,12 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       if (state.nonces.has(command.nonce)) throw new SiweError('NONCE_USED', 'this sign-in message was already used; sign in again')
       const events: TollgateEvent[] = []
       if (!state.exists) events.push(makeEvent({ type: 'AccountCreated', accountId, wallet: command.wallet }, now))
-      events.push(makeEvent({ type: 'SignedIn', accountId, wallet: command.wallet, nonce: command.nonce, sessionHash: command.sessionHash, expiresAt: command.expiresAt }, now))
+      events.push(
+        makeEvent(
+          { type: 'SignedIn', accountId, wallet: command.wallet, nonce: command.nonce, sessionHash: command.sessionHash, expiresAt: command.expiresAt },
+          now,
+        ),
+      )
       return events
     }
     case 'SignOut':
@@ -214,7 +231,11 @@ function requireAccount(state: AccountState): void {
 
 function planOf(ctx: DecideContext, planId: string): Plan {
   const plan = ctx.catalog.get(planId)
-  if (plan === undefined) throw new UnknownPlanError(planId, ctx.catalog.plans.map((p) => p.id))
+  if (plan === undefined)
+    throw new UnknownPlanError(
+      planId,
+      ctx.catalog.plans.map((p) => p.id),
+    )
   return plan
 }
 

@@ -95,6 +95,9 @@ export class TooManyRegenerationsError extends AccountCommandError {
     readonly perHour: number,
     readonly retryAfterMs: number,
   ) {
-    super('TOO_MANY_REGENERATIONS', `the key was regenerated ${perHour} times in the last hour, the most allowed; try again in ${Math.ceil(retryAfterMs / 60_000)} min`)
+    super(
+      'TOO_MANY_REGENERATIONS',
+      `the key was regenerated ${perHour} times in the last hour, the most allowed; try again in ${Math.ceil(retryAfterMs / 60_000)} min`,
+    )
   }
 }

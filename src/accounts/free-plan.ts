@@ -20,7 +20,11 @@ export async function claimFreePlan(
   input: { accountId: string; planId: string; nodes?: unknown; available: readonly Entitlement[] },
 ): Promise<{ apiKey: string | null }> {
   const plan = deps.catalog.get(input.planId)
-  if (plan === undefined) throw new UnknownPlanError(input.planId, deps.catalog.plans.map((p) => p.id))
+  if (plan === undefined)
+    throw new UnknownPlanError(
+      input.planId,
+      deps.catalog.plans.map((p) => p.id),
+    )
   if (!isFreePlan(plan)) throw new WrongPlanKindError(`the ${plan.name} plan is not free: it is paid on chain`)
   const nodes = checkNodeChoice(plan, input.nodes, input.available)
   const key = newKey(deps)

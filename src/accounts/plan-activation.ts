@@ -11,7 +11,8 @@ import { BadNodesError } from './errors.js'
 export function checkNodeChoice(plan: Plan, chosen: unknown, available: readonly Entitlement[]): Entitlement[] {
   if (plan.nodes.rule !== 'choose') return []
   const count = plan.nodes.count ?? 1
-  if (!Array.isArray(chosen) || chosen.length === 0) throw new BadNodesError(`the ${plan.name} plan needs a choice of ${count === 1 ? 'one node' : `up to ${count} nodes`}`)
+  if (!Array.isArray(chosen) || chosen.length === 0)
+    throw new BadNodesError(`the ${plan.name} plan needs a choice of ${count === 1 ? 'one node' : `up to ${count} nodes`}`)
   const seen = new Map<string, Entitlement>()
   for (const n of chosen as Entitlement[]) {
     if (n === null || typeof n !== 'object' || !available.some((a) => a.network === n.network && a.kind === n.kind)) {

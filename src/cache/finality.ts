@@ -70,9 +70,7 @@ export class FinalityTracker {
 
   /** One poll of every network; a poll still running is joined rather than doubled. */
   pollAll(): Promise<void> {
-    this.#round ??= Promise.all(
-      this.upstreams.networks().map((n) => this.#poll(n).catch((err: unknown) => this.opts.onError?.(n, err))),
-    ).then(() => {
+    this.#round ??= Promise.all(this.upstreams.networks().map((n) => this.#poll(n).catch((err: unknown) => this.opts.onError?.(n, err)))).then(() => {
       this.#round = undefined
     })
     return this.#round

@@ -98,7 +98,10 @@ export class Progress {
 
   #log(): void {
     const { done, total, perSecond, secondsLeft } = this.state()
-    this.#opts.logger?.info({ done, total, perSecond: Math.round(perSecond), secondsLeft: secondsLeft === undefined ? null : Math.round(secondsLeft) }, `${this.#opts.task} progress`)
+    this.#opts.logger?.info(
+      { done, total, perSecond: Math.round(perSecond), secondsLeft: secondsLeft === undefined ? null : Math.round(secondsLeft) },
+      `${this.#opts.task} progress`,
+    )
   }
 }
 

@@ -8,9 +8,17 @@ import { SiweError } from '../siwe/siwe-error.js'
  * this (renderApiErrorTable) and a test checks it.
  */
 export const API_ERRORS = {
-  NOT_SIGNED_IN: { http: 401, when: 'no session cookie, or the session expired or ended', message: 'You are not signed in (or your session expired): connect your wallet and sign in.' },
+  NOT_SIGNED_IN: {
+    http: 401,
+    when: 'no session cookie, or the session expired or ended',
+    message: 'You are not signed in (or your session expired): connect your wallet and sign in.',
+  },
   BAD_REQUEST: { http: 400, when: 'the body is not the JSON the endpoint expects', message: 'The request was not understood.' },
-  WRONG_ORIGIN: { http: 403, when: 'a state-changing call from another origin, or without `Content-Type: application/json` (CSRF guard)', message: 'This request must come from the dashboard page itself.' },
+  WRONG_ORIGIN: {
+    http: 403,
+    when: 'a state-changing call from another origin, or without `Content-Type: application/json` (CSRF guard)',
+    message: 'This request must come from the dashboard page itself.',
+  },
   NOT_FOUND: { http: 404, when: 'no such API path', message: 'There is no such thing here.' },
   RATE_LIMITED: {
     http: 429,
@@ -20,21 +28,41 @@ export const API_ERRORS = {
   DASHBOARD_DISABLED: { http: 503, when: 'the gateway runs without `TOLLGATE_SECRET`', message: 'The dashboard is not available on this gateway.' },
   // Sign-in (SIWE)
   BAD_MESSAGE: { http: 400, when: 'the sign-in message is not EIP-4361', message: 'The sign-in message is not valid; try again.' },
-  WRONG_DOMAIN: { http: 400, when: "the message's domain is not this gateway's (`publicUrl`, else `listen`)", message: 'The sign-in message is for another site.' },
+  WRONG_DOMAIN: {
+    http: 400,
+    when: "the message's domain is not this gateway's (`publicUrl`, else `listen`)",
+    message: 'The sign-in message is for another site.',
+  },
   WRONG_URI: { http: 400, when: "the message's URI is not on this gateway's origin", message: 'The sign-in message is for another site.' },
-  WRONG_CHAIN: { http: 400, when: 'the message names a chain id no network of the config has', message: 'Your wallet is on a network this gateway does not serve.' },
+  WRONG_CHAIN: {
+    http: 400,
+    when: 'the message names a chain id no network of the config has',
+    message: 'Your wallet is on a network this gateway does not serve.',
+  },
   BAD_NONCE: { http: 400, when: 'the nonce was not issued by this gateway', message: 'The sign-in request was not issued here; try again.' },
   NONCE_EXPIRED: { http: 400, when: 'the nonce is older than 5 minutes', message: 'The sign-in request expired; try again.' },
-  NONCE_USED: { http: 409, when: 'the nonce was used already (a replayed or doubled sign-in, or a sign-in with it failed)', message: 'This sign-in was already used; sign in again.' },
+  NONCE_USED: {
+    http: 409,
+    when: 'the nonce was used already (a replayed or doubled sign-in, or a sign-in with it failed)',
+    message: 'This sign-in was already used; sign in again.',
+  },
   MESSAGE_EXPIRED: { http: 400, when: 'Expiration Time passed, or Issued At is too old', message: 'The sign-in message expired; try again.' },
   NOT_YET_VALID: { http: 400, when: 'Issued At or Not Before is in the future', message: "The sign-in message is not valid yet: check your computer's clock." },
   BAD_SIGNATURE: { http: 401, when: 'the signature is not by the address (EOA, ERC-1271 or ERC-6492)', message: 'The signature does not match your wallet.' },
-  CHAIN_UNAVAILABLE: { http: 503, when: "the gateway's own node could not be asked (contract wallet, payment check)", message: 'The blockchain node did not answer; try again in a moment.' },
+  CHAIN_UNAVAILABLE: {
+    http: 503,
+    when: "the gateway's own node could not be asked (contract wallet, payment check)",
+    message: 'The blockchain node did not answer; try again in a moment.',
+  },
   // Plans, payments
   UNKNOWN_PLAN: { http: 404, when: 'no such plan in the catalog', message: 'There is no such plan.' },
   BAD_NODES: { http: 400, when: 'the node choice does not fit the plan', message: 'That choice of nodes does not fit the plan.' },
   FREE_PLAN_USED: { http: 409, when: 'the free plan was already taken by this wallet', message: 'The free trial was already used by this wallet.' },
-  WRONG_PLAN_KIND: { http: 400, when: 'a paid plan without payment, a free one with an invoice, the private plan paid online', message: 'This plan cannot be taken that way.' },
+  WRONG_PLAN_KIND: {
+    http: 400,
+    when: 'a paid plan without payment, a free one with an invoice, the private plan paid online',
+    message: 'This plan cannot be taken that way.',
+  },
   PAYMENTS_DISABLED: { http: 503, when: 'no `payments` in the config', message: 'Paid plans are not available on this gateway.' },
   UNKNOWN_INVOICE: { http: 404, when: 'no such invoice for this account', message: 'There is no such invoice.' },
   BAD_TX_HASH: { http: 400, when: 'not 0x + 64 hex digits', message: 'That is not a transaction hash.' },
@@ -58,7 +86,11 @@ export const API_ERRORS = {
   NO_ACTIVE_KEY: { http: 409, when: 'the account has no key yet (no plan taken)', message: 'You have no API key yet: choose a plan first.' },
   BAD_GRACE: { http: 400, when: 'grace period not a number of seconds >= 0 (at most 30 days)', message: 'That grace period is not valid.' },
   BAD_DOMAINS: { http: 400, when: 'an allowlist entry is not a host name, or more than 20', message: 'That domain list is not valid.' },
-  TOO_MANY_REGENERATIONS: { http: 429, when: 'more than 10 regenerations of the key in an hour', message: 'The key was regenerated too often in the last hour; try again later.' },
+  TOO_MANY_REGENERATIONS: {
+    http: 429,
+    when: 'more than 10 regenerations of the key in an hour',
+    message: 'The key was regenerated too often in the last hour; try again later.',
+  },
   INTERNAL: { http: 500, when: 'a fault in the gateway', message: 'Something went wrong on our side; try again.' },
 } as const satisfies Record<string, { http: number; when: string; message: string }>
 
@@ -72,7 +104,11 @@ export class ApiError extends Error {
   readonly details?: Readonly<Record<string, string | number>>
   /** Extra headers for the HTTP answer (Retry-After). */
   readonly headers?: Readonly<Record<string, string>>
-  constructor(code: ApiErrorCode, message?: string, options?: { cause?: unknown; details?: Record<string, string | number>; headers?: Record<string, string> }) {
+  constructor(
+    code: ApiErrorCode,
+    message?: string,
+    options?: { cause?: unknown; details?: Record<string, string | number>; headers?: Record<string, string> },
+  ) {
     super(message ?? API_ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.http = API_ERRORS[code].http

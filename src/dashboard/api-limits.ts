@@ -86,10 +86,14 @@ export class ApiLimits {
 
 function limited(name: ApiLimitName, limit: BucketLimit, who: string, retryAfterMs: number): ApiError {
   const retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1000))
-  return new ApiError('RATE_LIMITED', `Too many ${WHAT[name]} from ${who} (${limit.burst} at once, then one every ${duration(limit.everyMs)}); try again in ${duration(retryAfterSeconds * 1000)}.`, {
-    details: { limit: name, retryAfterSeconds },
-    headers: { 'Retry-After': String(retryAfterSeconds) },
-  })
+  return new ApiError(
+    'RATE_LIMITED',
+    `Too many ${WHAT[name]} from ${who} (${limit.burst} at once, then one every ${duration(limit.everyMs)}); try again in ${duration(retryAfterSeconds * 1000)}.`,
+    {
+      details: { limit: name, retryAfterSeconds },
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    },
+  )
 }
 
 function duration(ms: number): string {

@@ -65,11 +65,19 @@ const ROUTES: RouteSpec[] = [
     path: '/api/session',
     auth: false,
     // 200 either way: the page asks this first, so a signed-out visitor sees no failed request.
-    handler: (c) => ({ json: c.session ? { signedIn: true, accountId: c.session.accountId, wallet: c.session.wallet, expiresAt: c.session.expiresAt } : { signedIn: false } }),
+    handler: (c) => ({
+      json: c.session ? { signedIn: true, accountId: c.session.accountId, wallet: c.session.wallet, expiresAt: c.session.expiresAt } : { signedIn: false },
+    }),
   },
   { method: 'get', path: '/api/me', auth: true, handler: (c, s) => s.me(c.session!).then((json) => ({ json })) },
   { method: 'post', path: '/api/plans', auth: true, limit: 'invoices', handler: (c, s) => s.choosePlan(c.session!, c.body).then((json) => ({ json })) },
-  { method: 'post', path: '/api/invoices/:id/payment', auth: true, limit: 'paymentChecks', handler: (c, s) => s.pay(c.session!, c.params[0]!, c.body).then((json) => ({ json })) },
+  {
+    method: 'post',
+    path: '/api/invoices/:id/payment',
+    auth: true,
+    limit: 'paymentChecks',
+    handler: (c, s) => s.pay(c.session!, c.params[0]!, c.body).then((json) => ({ json })),
+  },
   { method: 'post', path: '/api/keys/regenerate', auth: true, limit: 'keys', handler: (c, s) => s.regenerate(c.session!, c.body).then((json) => ({ json })) },
   { method: 'put', path: '/api/keys/domains', auth: true, limit: 'keys', handler: (c, s) => s.setDomains(c.session!, c.body).then((json) => ({ json })) },
   { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => ({ json: s.usage(c.session!, c.query.get('hours')) }) },
@@ -150,7 +158,17 @@ export function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, servi
     const state = exchanges.begin(res, req.getMethod() === 'head')
     const e = new ApiError('NOT_FOUND')
     drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
-      sendReply(res, state, { status: e.http, body: JSON.stringify({ error: { code: e.code, message: e.message } }), contentType: 'application/json; charset=utf-8', close: tooLarge }, false),
+      sendReply(
+        res,
+        state,
+        {
+          status: e.http,
+          body: JSON.stringify({ error: { code: e.code, message: e.message } }),
+          contentType: 'application/json; charset=utf-8',
+          close: tooLarge,
+        },
+        false,
+      ),
     )
   })
 }

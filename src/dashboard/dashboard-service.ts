@@ -115,7 +115,16 @@ export class DashboardService {
         free: isFreePlan(p),
         how: p.nodes.rule === 'dedicated' ? 'request' : isFreePlan(p) ? 'free' : 'pay',
       })),
-      payments: payments === undefined ? null : { network: payments.network, chainId: config.networks[payments.network]!.chainId, token: payments.token, treasury: payments.treasury, confirmations: payments.confirmations },
+      payments:
+        payments === undefined
+          ? null
+          : {
+              network: payments.network,
+              chainId: config.networks[payments.network]!.chainId,
+              token: payments.token,
+              treasury: payments.treasury,
+              confirmations: payments.confirmations,
+            },
     }
   }
 
@@ -182,10 +191,19 @@ export class DashboardService {
       plan:
         account.plan === null
           ? null
-          : { id: account.plan.planId, name: plan?.name ?? account.plan.planId, startsAt: account.plan.startsAt, endsAt: account.plan.endsAt, active: account.plan.endsAt === null || account.plan.endsAt > now },
+          : {
+              id: account.plan.planId,
+              name: plan?.name ?? account.plan.planId,
+              startsAt: account.plan.startsAt,
+              endsAt: account.plan.endsAt,
+              active: account.plan.endsAt === null || account.plan.endsAt > now,
+            },
       nodes: account.nodes,
       freePlansUsed: catalog.plans.filter((p) => isFreePlan(p) && store.claim(claimKeys.freePlan(account.accountId, p.id)) !== undefined).map((p) => p.id),
-      key: activeKey === undefined ? null : { keyId: activeKey.keyId, apiKey: this.#cipher.decrypt(activeKey.keyCipher), issuedAt: activeKey.issuedAt, domains: activeKey.domains ?? [] },
+      key:
+        activeKey === undefined
+          ? null
+          : { keyId: activeKey.keyId, apiKey: this.#cipher.decrypt(activeKey.keyCipher), issuedAt: activeKey.issuedAt, domains: activeKey.domains ?? [] },
       previousKey: graceKey === undefined ? null : { keyId: graceKey.keyId, ending: this.#cipher.decrypt(graceKey.keyCipher).slice(-6), worksUntil: grace!.at },
       endpoints: this.#endpointsOf(account),
       invoices: store.invoicesOf(account.accountId, 10).map((i) => this.#invoiceView(i)),
@@ -218,7 +236,8 @@ export class DashboardService {
 
   async regenerate(session: Session, input: { graceSeconds?: unknown }): Promise<unknown> {
     const grace = input.graceSeconds === undefined ? 0 : Number(input.graceSeconds)
-    if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_S) throw new ApiError('BAD_GRACE', `The grace period must be between 0 and ${MAX_GRACE_S / 86400} days.`)
+    if (!Number.isFinite(grace) || grace < 0 || grace > MAX_GRACE_S)
+      throw new ApiError('BAD_GRACE', `The grace period must be between 0 and ${MAX_GRACE_S / 86400} days.`)
     const account = this.#account(session)
     if (account.activeKeyId === null) throw new ApiError('NO_ACTIVE_KEY')
     const out = await regenerateKey(this.#commandDeps(), { accountId: session.accountId, graceMs: Math.round(grace * 1000) })
@@ -239,7 +258,8 @@ export class DashboardService {
     for (const row of this.#deps.store.usageHourly(session.accountId, from, lastHour + HOUR_MS)) {
       const id = `${row.network}:${row.kind}`
       let s = series.get(id)
-      if (s === undefined) series.set(id, (s = { network: row.network, kind: row.kind, requests: new Array<number>(hours).fill(0), errors: new Array<number>(hours).fill(0) }))
+      if (s === undefined)
+        series.set(id, (s = { network: row.network, kind: row.kind, requests: new Array<number>(hours).fill(0), errors: new Array<number>(hours).fill(0) }))
       const i = (row.hour - from) / HOUR_MS
       s.requests[i] += row.requests
       s.errors[i] += row.errors

@@ -54,7 +54,8 @@ export function dashboardDir(): string | undefined {
 export function registerStaticFiles(app: TemplatedApp, exchanges: Exchanges, dir: string | undefined): number {
   if (dir === undefined) {
     getAndHead(app, exchanges, '/', (res, _req, state) => {
-      const html = '<!doctype html><title>Tollgate</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm run build:dashboard</code>) and restart.</p>'
+      const html =
+        '<!doctype html><title>Tollgate</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm run build:dashboard</code>) and restart.</p>'
       sendReply(res, state, { status: 503, body: html, contentType: TYPES['.html'], headers: PAGE_HEADERS }, false)
     })
     otherMethods(app, exchanges, '/', ['GET', 'HEAD'])

@@ -48,7 +48,11 @@ export async function startDevnet(opts: { chainId?: number; blockTime?: number }
   for (;;) {
     if (child.exitCode !== null) throw new Error(`anvil exited at start (code ${child.exitCode}): ${stderr.slice(0, 500)}`)
     try {
-      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+      const r = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      })
       if (r.ok) break
     } catch {
       // not listening yet

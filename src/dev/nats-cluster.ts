@@ -49,7 +49,16 @@ export function launchNatsServer(binary: string, port: number, storeDir: string,
 
 /** The cluster arguments of node `name` routed to the other nodes' cluster ports. */
 export function clusterArgs(name: string, clusterPort: number, otherClusterPorts: readonly number[], clusterName = 'tollgate'): string[] {
-  return ['--server_name', name, '--cluster_name', clusterName, '--cluster', `nats://127.0.0.1:${clusterPort}`, '--routes', otherClusterPorts.map((p) => `nats://127.0.0.1:${p}`).join(',')]
+  return [
+    '--server_name',
+    name,
+    '--cluster_name',
+    clusterName,
+    '--cluster',
+    `nats://127.0.0.1:${clusterPort}`,
+    '--routes',
+    otherClusterPorts.map((p) => `nats://127.0.0.1:${p}`).join(','),
+  ]
 }
 
 export interface LocalNatsCluster {
@@ -59,7 +68,14 @@ export interface LocalNatsCluster {
 
 /** `size` nats-servers routed as one JetStream cluster, each with its store under `dir`. */
 export async function startLocalNatsCluster(binary: string, dir: string, size = 3): Promise<LocalNatsCluster> {
-  const nodes = await Promise.all(Array.from({ length: size }, async (_, i) => ({ name: `n${i + 1}`, port: await freeLocalPort(), clusterPort: await freeLocalPort(), store: join(dir, `nats-${i + 1}`) })))
+  const nodes = await Promise.all(
+    Array.from({ length: size }, async (_, i) => ({
+      name: `n${i + 1}`,
+      port: await freeLocalPort(),
+      clusterPort: await freeLocalPort(),
+      store: join(dir, `nats-${i + 1}`),
+    })),
+  )
   const children: ChildProcess[] = []
   const stop = async (): Promise<void> => {
     await Promise.all(

@@ -17,7 +17,8 @@ const WHEN: Record<ErrorCode, string> = {
   ORIGIN_NOT_ALLOWED: "the key has a domain allowlist and the request's `Origin` (else `Referer`) is not on it, or has neither",
   ARCHIVE_REQUIRED: 'the call reads state older than the full nodes keep (`routing.fullNodeWindowBlocks`) and the plan has no archive access',
   IP_THROTTLED: 'the client IP kept exceeding rate limits (see IP throttling); lifted by itself',
-  LOGS_RANGE_TOO_WIDE: 'an `eth_getLogs` range wider than `heavy.getLogs.maxRangeBlocks`; the message names a range that works (`Try with this block range [0x…, 0x…].`)',
+  LOGS_RANGE_TOO_WIDE:
+    'an `eth_getLogs` range wider than `heavy.getLogs.maxRangeBlocks`; the message names a range that works (`Try with this block range [0x…, 0x…].`)',
   LOGS_TOO_MANY: 'an `eth_getLogs` result over `heavy.getLogs.maxLogs` logs; the message names a range that works',
   FILTER_NOT_FOUND: 'eth_getFilterChanges & co. for a filter this key did not create here, or one idle over 5 minutes (as geth says it)',
   RATE_LIMITED: "over the key's requests per second (with `Retry-After`, `RateLimit-*`)",

@@ -14,7 +14,15 @@ import { decodeEvent, encodeEvent } from './codec.js'
 import { EventBatch } from './event-batch.js'
 import { readInThread } from './read-in-thread.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
-import { EventLogUnavailable, READ_ALL_DEFAULTS, WrongExpectedVersion, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
+import {
+  EventLogUnavailable,
+  READ_ALL_DEFAULTS,
+  WrongExpectedVersion,
+  type AccountStream,
+  type EventLog,
+  type LogFollower,
+  type ReadAllOptions,
+} from './log.js'
 import { accountStreamSubject, subjectOf, type StoredEvent, type TollgateEvent } from './types.js'
 
 export interface JetStreamLogOptions {
@@ -223,7 +231,9 @@ export class JetStreamLog implements EventLog {
     try {
       const events = await withTimeout(this.#readSubject(conn, subject, true), READ_TIMEOUT_MS, 'read of an account')
       // A log written before accounts had their own subject: their older events are read too.
-      const legacy = (await this.#hasLegacySubjects(conn)) ? await withTimeout(this.#readSubject(conn, `${this.#opts.subjectPrefix}.accounts.*`, false), READ_TIMEOUT_MS, 'read of old account events') : []
+      const legacy = (await this.#hasLegacySubjects(conn))
+        ? await withTimeout(this.#readSubject(conn, `${this.#opts.subjectPrefix}.accounts.*`, false), READ_TIMEOUT_MS, 'read of old account events')
+        : []
       const own = legacy.filter((s) => 'accountId' in s.event && s.event.accountId === accountId)
       const version = events.at(-1)?.seq ?? 0
       return { events: [...own, ...events].sort((a, b) => a.seq - b.seq), version }
@@ -294,7 +304,10 @@ export class JetStreamLog implements EventLog {
     const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
     if (to - first + 1 >= this.#opts.readThreadFrom) {
       const { servers, stream, name } = this.#opts
-      return readInThread({ servers, name: `${name ?? 'tollgate'} reader`, stream, from: first, to, batch, fetchMax: FETCH_MAX, timeoutMs: READ_TIMEOUT_MS }, onBatch)
+      return readInThread(
+        { servers, name: `${name ?? 'tollgate'} reader`, stream, from: first, to, batch, fetchMax: FETCH_MAX, timeoutMs: READ_TIMEOUT_MS },
+        onBatch,
+      )
     }
     let consumer: Consumer
     try {
@@ -465,7 +478,9 @@ interface Fetched {
 const DIAL_RETRY_MS = 1_000
 
 /** Connect to NATS and make sure the stream exists. */
-async function dial(opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'name'>): Promise<{ nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager }> {
+async function dial(
+  opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'name'>,
+): Promise<{ nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager }> {
   let nc: NatsConnection
   try {
     nc = await connect({
@@ -511,8 +526,7 @@ async function ensureStream(jsm: JetStreamManager, opts: Pick<JetStreamLogOption
     const info = await jsm.streams.info(opts.stream)
     if (!info.config.subjects?.includes(subject)) {
       throw new StreamMismatch(
-        `stream ${opts.stream} exists with subjects ${JSON.stringify(info.config.subjects)}, not ${subject}: ` +
-          'fix events.stream or events.subjectPrefix',
+        `stream ${opts.stream} exists with subjects ${JSON.stringify(info.config.subjects)}, not ${subject}: ` + 'fix events.stream or events.subjectPrefix',
       )
     }
     return

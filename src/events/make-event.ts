@@ -30,7 +30,9 @@ export type UnidentifiedEvent = TollgateEvent extends infer E ? (E extends Tollg
 
 /** The deterministic id of an event: which fields identify a fact depends on its type. */
 export function eventId(event: UnidentifiedEvent): string {
-  const digest = createHash('sha256').update(JSON.stringify(identityOf(event))).digest('hex')
+  const digest = createHash('sha256')
+    .update(JSON.stringify(identityOf(event)))
+    .digest('hex')
   return `${event.type}-${digest.slice(0, 24)}`
 }
 

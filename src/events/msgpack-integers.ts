@@ -21,12 +21,18 @@ export function floatsToIntegers(bytes: Buffer): Buffer {
     if (pos >= bytes.length) throw new RangeError(`msgpack value ends early at byte ${pos}`)
     const head = bytes[pos++]!
     if (head <= 0x7f || head >= 0xe0) continue // positive or negative fixint
-    if (head <= 0x8f) pending += (head & 0x0f) * 2 // fixmap
-    else if (head <= 0x9f) pending += head & 0x0f // fixarray
-    else if (head <= 0xbf) pos += head & 0x1f // fixstr
+    if (head <= 0x8f)
+      pending += (head & 0x0f) * 2 // fixmap
+    else if (head <= 0x9f)
+      pending += head & 0x0f // fixarray
+    else if (head <= 0xbf)
+      pos += head & 0x1f // fixstr
     else {
       switch (head) {
-        case 0xc0: case 0xc2: case 0xc3: break // nil, false, true
+        case 0xc0:
+        case 0xc2:
+        case 0xc3:
+          break // nil, false, true
         case 0xcb: {
           const value = bytes.readDoubleBE(pos)
           if (Number.isSafeInteger(value)) {
@@ -42,22 +48,69 @@ export function floatsToIntegers(bytes: Buffer): Buffer {
           pos += 8
           break
         }
-        case 0xca: case 0xce: case 0xd2: pos += 4; break // float32, uint32, int32
-        case 0xcc: case 0xd0: pos += 1; break
-        case 0xcd: case 0xd1: pos += 2; break
-        case 0xcf: case 0xd3: pos += 8; break
-        case 0xc4: case 0xd9: pos += 1 + bytes.readUInt8(pos); break // bin8, str8
-        case 0xc5: case 0xda: pos += 2 + bytes.readUInt16BE(pos); break
-        case 0xc6: case 0xdb: pos += 4 + bytes.readUInt32BE(pos); break
-        case 0xc7: pos += 2 + bytes.readUInt8(pos); break // ext8: length, type, data
-        case 0xc8: pos += 3 + bytes.readUInt16BE(pos); break
-        case 0xc9: pos += 5 + bytes.readUInt32BE(pos); break
-        case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: pos += 1 + 2 ** (head - 0xd4); break // fixext: type, data
-        case 0xdc: pending += bytes.readUInt16BE(pos); pos += 2; break
-        case 0xdd: pending += bytes.readUInt32BE(pos); pos += 4; break
-        case 0xde: pending += bytes.readUInt16BE(pos) * 2; pos += 2; break
-        case 0xdf: pending += bytes.readUInt32BE(pos) * 2; pos += 4; break
-        default: throw new RangeError(`byte 0x${head.toString(16)} at ${pos - 1} is not msgpack`)
+        case 0xca:
+        case 0xce:
+        case 0xd2:
+          pos += 4
+          break // float32, uint32, int32
+        case 0xcc:
+        case 0xd0:
+          pos += 1
+          break
+        case 0xcd:
+        case 0xd1:
+          pos += 2
+          break
+        case 0xcf:
+        case 0xd3:
+          pos += 8
+          break
+        case 0xc4:
+        case 0xd9:
+          pos += 1 + bytes.readUInt8(pos)
+          break // bin8, str8
+        case 0xc5:
+        case 0xda:
+          pos += 2 + bytes.readUInt16BE(pos)
+          break
+        case 0xc6:
+        case 0xdb:
+          pos += 4 + bytes.readUInt32BE(pos)
+          break
+        case 0xc7:
+          pos += 2 + bytes.readUInt8(pos)
+          break // ext8: length, type, data
+        case 0xc8:
+          pos += 3 + bytes.readUInt16BE(pos)
+          break
+        case 0xc9:
+          pos += 5 + bytes.readUInt32BE(pos)
+          break
+        case 0xd4:
+        case 0xd5:
+        case 0xd6:
+        case 0xd7:
+        case 0xd8:
+          pos += 1 + 2 ** (head - 0xd4)
+          break // fixext: type, data
+        case 0xdc:
+          pending += bytes.readUInt16BE(pos)
+          pos += 2
+          break
+        case 0xdd:
+          pending += bytes.readUInt32BE(pos)
+          pos += 4
+          break
+        case 0xde:
+          pending += bytes.readUInt16BE(pos) * 2
+          pos += 2
+          break
+        case 0xdf:
+          pending += bytes.readUInt32BE(pos) * 2
+          pos += 4
+          break
+        default:
+          throw new RangeError(`byte 0x${head.toString(16)} at ${pos - 1} is not msgpack`)
       }
     }
   }

@@ -67,8 +67,10 @@ class Inbox {
   #waiting: (() => void) | undefined
   readonly #worker: Worker
   readonly #onMessage = (message: ThreadMessage): void => this.#add(message)
-  readonly #onError = (err: Error): void => this.#fail(new EventLogUnavailable(`the reader thread of stream ${this.#opts.stream} failed: ${err.message}`, { cause: err }))
-  readonly #onExit = (code: number): void => this.#fail(new EventLogUnavailable(`the reader thread of stream ${this.#opts.stream} ended (exit code ${code}) before the end of the read`))
+  readonly #onError = (err: Error): void =>
+    this.#fail(new EventLogUnavailable(`the reader thread of stream ${this.#opts.stream} failed: ${err.message}`, { cause: err }))
+  readonly #onExit = (code: number): void =>
+    this.#fail(new EventLogUnavailable(`the reader thread of stream ${this.#opts.stream} ended (exit code ${code}) before the end of the read`))
 
   constructor(worker: Worker, opts: ReadInThreadOptions) {
     this.#worker = worker
@@ -87,7 +89,10 @@ class Inbox {
       let timer: NodeJS.Timeout | undefined
       await new Promise<void>((resolve) => {
         this.#waiting = resolve
-        timer = setTimeout(() => this.#fail(new EventLogUnavailable(`stream ${this.#opts.stream} sent nothing to its reader thread in ${this.#opts.timeoutMs} ms`)), this.#opts.timeoutMs)
+        timer = setTimeout(
+          () => this.#fail(new EventLogUnavailable(`stream ${this.#opts.stream} sent nothing to its reader thread in ${this.#opts.timeoutMs} ms`)),
+          this.#opts.timeoutMs,
+        )
       })
       clearTimeout(timer)
     }

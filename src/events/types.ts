@@ -60,9 +60,7 @@ export interface StoredEvent {
 
 /** Current schema version of each type (declared in schemas/events.ts). */
 export const EVENT_VERSIONS: { readonly [T in EventType]: number } = Object.freeze(
-  Object.fromEntries(
-    Object.entries(eventSchemas).map(([type, schema]) => [type, schema.properties.version.const as number]),
-  ) as Record<EventType, number>,
+  Object.fromEntries(Object.entries(eventSchemas).map(([type, schema]) => [type, schema.properties.version.const as number])) as Record<EventType, number>,
 )
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[]
@@ -124,6 +122,4 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
 }
 
 /** Events as callers build them: everything but the head, which makeEvent() fills in. */
-export type EventInput<E extends TollgateEvent = TollgateEvent> = E extends TollgateEvent
-  ? Omit<E, 'version' | 'id' | 'time'>
-  : never
+export type EventInput<E extends TollgateEvent = TollgateEvent> = E extends TollgateEvent ? Omit<E, 'version' | 'id' | 'time'> : never

@@ -49,7 +49,15 @@ export class FleetBus implements FleetChannel {
    */
   static open(servers: string | string[], subjectRoot: string, onStatus: (connected: boolean) => void, name = 'tollgate-fleet'): FleetBus {
     const bus = new FleetBus(subjectRoot, onStatus)
-    bus.#connecting = connect({ servers, name, waitOnFirstConnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 2_000, maxPingOut: 2 }).catch(() => undefined)
+    bus.#connecting = connect({
+      servers,
+      name,
+      waitOnFirstConnect: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 2_000,
+      maxPingOut: 2,
+    }).catch(() => undefined)
     void bus.#run()
     return bus
   }

@@ -165,7 +165,9 @@ export class Fleet {
   sync(): void {
     const consumed = this.#opts.keys.takeConsumed()
     if (consumed.length === 0) return
-    this.#publish(consumed.map(({ accountId, consumed: c, open }) => [accountId, c.full, c.archive, c.messages, c.connects, open, c.cooldownUntil, c.penaltyUntil]))
+    this.#publish(
+      consumed.map(({ accountId, consumed: c, open }) => [accountId, c.full, c.archive, c.messages, c.connects, open, c.cooldownUntil, c.penaltyUntil]),
+    )
   }
 
   #publish(entries: Entry[]): void {

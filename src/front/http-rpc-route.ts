@@ -41,7 +41,14 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
   const deadlines = new BodyDeadlines<RequestState>(deps.bodyTimeoutMs, (state) => bodyLate(state, deps.bodyTimeoutMs))
   app.post('/http/:network', (res: HttpResponse, req: HttpRequest) => {
     const declaredLength = Number(req.getHeader('content-length') || '0')
-    const state: RequestState = deps.exchanges.begin(res, false, { bodyDone: false, dueSweep: 0, bodyBytes: 0, declaredLength, refusal: undefined, fail: undefined })
+    const state: RequestState = deps.exchanges.begin(res, false, {
+      bodyDone: false,
+      dueSweep: 0,
+      bodyBytes: 0,
+      declaredLength,
+      refusal: undefined,
+      fail: undefined,
+    })
     const network = req.getParameter(0)
     const apiKey = keyFrom(req)
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
@@ -116,7 +123,13 @@ interface RequestState extends ResponseState, PendingBody {
 function bodyLate(state: RequestState, timeoutMs: number): void {
   if (state.refusal !== undefined) return state.fail?.(state.refusal, true)
   const got = state.declaredLength > 0 ? `${state.bodyBytes} of the ${state.declaredLength} bytes announced` : `${state.bodyBytes} bytes`
-  state.fail?.(new GatewayError('BODY_TIMEOUT', `Request body not received in time: ${got} arrived within ${timeoutMs} ms (limits.bodyTimeoutMs); send the whole body right after the headers`), true)
+  state.fail?.(
+    new GatewayError(
+      'BODY_TIMEOUT',
+      `Request body not received in time: ${got} arrived within ${timeoutMs} ms (limits.bodyTimeoutMs); send the whole body right after the headers`,
+    ),
+    true,
+  )
 }
 
 /** Read and drop the body, then answer `e`: the connection stays usable for the client's next request. */

@@ -108,8 +108,13 @@ function preflight(res: HttpResponse, state: ResponseState, origin: string, apiK
     const key = deps.keys.resolve(apiKey)
     if (!(key instanceof GatewayError) && key.record.domains !== undefined && key.record.domains.length > 0) {
       if (!originAllowed(key.record.domains, origin, '')) {
-        const e = new GatewayError('ORIGIN_NOT_ALLOWED', `Forbidden: this key may only be used from ${key.record.domains.join(', ')}; change the allowlist in the dashboard`)
-        return drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) => sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), close: tooLarge }, false))
+        const e = new GatewayError(
+          'ORIGIN_NOT_ALLOWED',
+          `Forbidden: this key may only be used from ${key.record.domains.join(', ')}; change the allowlist in the dashboard`,
+        )
+        return drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
+          sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), close: tooLarge }, false),
+        )
       }
       headers['Access-Control-Allow-Origin'] = origin
       headers.Vary = 'Origin'

@@ -29,7 +29,8 @@ export class Listener {
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       this.#app.listen(host, port, (socket) => {
-        if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the port is taken or the address is not local; change "${this.#field}" in the config`))
+        if (!socket)
+          return reject(new Error(`cannot listen on ${host}:${port}: the port is taken or the address is not local; change "${this.#field}" in the config`))
         this.#socket = socket
         this.#listening = true
         resolve(uws.us_socket_local_port(socket as never))

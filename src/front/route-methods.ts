@@ -8,7 +8,12 @@ import { ERRORS, errorResponseJson } from '../errors/registry.js'
  * Register a GET route and its HEAD twin: HEAD gets the same status and headers, with the
  * length of the body and no body (uWS would otherwise send HEAD to the catch-all route).
  */
-export function getAndHead(app: TemplatedApp, exchanges: Exchanges, pattern: string, handler: (res: HttpResponse, req: HttpRequest, state: ResponseState) => void): void {
+export function getAndHead(
+  app: TemplatedApp,
+  exchanges: Exchanges,
+  pattern: string,
+  handler: (res: HttpResponse, req: HttpRequest, state: ResponseState) => void,
+): void {
   app.get(pattern, (res, req) => handler(res, req, exchanges.begin(res)))
   app.head(pattern, (res, req) => handler(res, req, exchanges.begin(res, true)))
 }
@@ -44,6 +49,8 @@ export function notFoundRoute(app: TemplatedApp, exchanges: Exchanges): void {
   app.any('/*', (res, req) => {
     const state = exchanges.begin(res, req.getMethod() === 'head')
     const spec = ERRORS.NOT_FOUND
-    drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) => sendReply(res, state, { status: spec.http, body: errorResponseJson('null', spec.rpc, spec.message), close: tooLarge }, false))
+    drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
+      sendReply(res, state, { status: spec.http, body: errorResponseJson('null', spec.rpc, spec.message), close: tooLarge }, false),
+    )
   })
 }

@@ -25,7 +25,8 @@ function loadNativeUws(): typeof UWS {
     console.warn = originalWarn
   }
   // The native module exports SSLApp and getParts; the fallback exports neither.
-  const native = typeof (mod as unknown as Record<string, unknown>).SSLApp === 'function' && typeof (mod as unknown as Record<string, unknown>).getParts === 'function'
+  const native =
+    typeof (mod as unknown as Record<string, unknown>).SSLApp === 'function' && typeof (mod as unknown as Record<string, unknown>).getParts === 'function'
   if (!native || process.env.UWS_USE_FALLBACK) {
     throw new UwsFallbackError(
       `uWebSockets.js could not load its native binary for Node ${process.version} (ABI ${process.versions.modules}, ${process.platform}-${process.arch}) ` +

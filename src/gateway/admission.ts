@@ -56,7 +56,10 @@ export class Admission {
     const { upstreams, ips, keys, pools } = this.#deps
     const shared = upstreams.pool(req.network)
     if (shared === undefined) {
-      return new GatewayError('UNKNOWN_NETWORK', `Unknown network ${JSON.stringify(req.network.slice(0, 40))}: this gateway serves ${upstreams.networks().join(', ')}`)
+      return new GatewayError(
+        'UNKNOWN_NETWORK',
+        `Unknown network ${JSON.stringify(req.network.slice(0, 40))}: this gateway serves ${upstreams.networks().join(', ')}`,
+      )
     }
     const throttled = ips.tracking() ? ips.check(req.ip()) : undefined
     if (throttled) return throttled
@@ -70,7 +73,8 @@ export class Admission {
       )
     }
     const access = keys.accessOn(key, req.network)
-    if (!access.full && !access.archive) return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`)
+    if (!access.full && !access.archive)
+      return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`)
     return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared }
   }
 

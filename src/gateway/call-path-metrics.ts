@@ -54,19 +54,33 @@ export function registerCallPathMetrics(
     labelNames: ['network', 'node', 'kind', 'reason'],
     read: (emit) => {
       for (const s of upstreams.stats()) {
-        for (const reason of ['failures', 'error-rate', 'behind']) emit({ network: s.network, node: s.node, kind: s.kind, reason }, s.outReason === reason ? 1 : 0)
+        for (const reason of ['failures', 'error-rate', 'behind'])
+          emit({ network: s.network, node: s.node, kind: s.kind, reason }, s.outReason === reason ? 1 : 0)
       }
     },
   })
 
-  perNetwork('counter', 'tollgate_hedged_calls_total', 'Reads also sent to a second node after the first was slower than its p95', (n) => upstreams.pool(n)!.hedges.started)
+  perNetwork(
+    'counter',
+    'tollgate_hedged_calls_total',
+    'Reads also sent to a second node after the first was slower than its p95',
+    (n) => upstreams.pool(n)!.hedges.started,
+  )
   perNetwork('counter', 'tollgate_hedge_wins_total', 'Hedged reads the second node answered first', (n) => upstreams.pool(n)!.hedges.won)
   counter('tollgate_inflight_shared_total', 'Calls answered by an identical call already in flight upstream', () => calls.inflight.shared)
   counter('tollgate_getlogs_split_total', 'eth_getLogs calls split into chunks', () => calls.logs.counters.split)
   counter('tollgate_getlogs_chunks_total', 'eth_getLogs chunks sent', () => calls.logs.counters.chunks)
   counter('tollgate_getlogs_refused_total', 'eth_getLogs calls refused (range too wide, too many logs)', () => calls.logs.counters.refused)
-  counter('tollgate_tx_already_known_total', 'eth_sendRawTransaction answered with the hash where a node said already known', () => calls.transactions.counters.alreadyKnown)
-  counter('tollgate_tx_recovered_total', 'eth_sendRawTransaction answered with the hash after the first node failed', () => calls.transactions.counters.recovered)
+  counter(
+    'tollgate_tx_already_known_total',
+    'eth_sendRawTransaction answered with the hash where a node said already known',
+    () => calls.transactions.counters.alreadyKnown,
+  )
+  counter(
+    'tollgate_tx_recovered_total',
+    'eth_sendRawTransaction answered with the hash after the first node failed',
+    () => calls.transactions.counters.recovered,
+  )
 
   if (cache) {
     const gauge = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'gauge', name, help, value)
@@ -76,7 +90,9 @@ export function registerCallPathMetrics(
     counter('tollgate_cache_evictions_total', 'Entries evicted to stay under cache.maxBytes (this process)', () => cache.stats().evictions)
     gauge('tollgate_cache_bytes', 'Bytes of answers in the cache (every process on the host)', () => cache.stats().bytes)
     gauge('tollgate_cache_entries', 'Answers in the cache (every process on the host)', () => cache.stats().entries)
-    perNetwork('counter', 'tollgate_cache_invalidations_total', 'Times the cache of a network was dropped after a reorg below the finalized block', (n) => cache.generation(n))
+    perNetwork('counter', 'tollgate_cache_invalidations_total', 'Times the cache of a network was dropped after a reorg below the finalized block', (n) =>
+      cache.generation(n),
+    )
   }
   if (finality) perNetwork('gauge', 'tollgate_finalized_block', 'Finalized block of each network, as the cache uses it', (n) => finality.finalized(n))
 }

@@ -63,7 +63,12 @@ export class FaultLog {
    */
   readonly nodeFailed = (network: string, node: string, err: UpstreamTransportError, method: string | undefined): void => {
     const fields = { network, node, method, fault: err.name, what: err.what, err: err.message }
-    this.#write('warn', `node|${network}|${node}`, fields, `node ${node} of ${network} ${method === undefined ? 'sent garbage' : `failed ${method}`}: ${err.what}`)
+    this.#write(
+      'warn',
+      `node|${network}|${node}`,
+      fields,
+      `node ${node} of ${network} ${method === undefined ? 'sent garbage' : `failed ${method}`}: ${err.what}`,
+    )
   }
 
   /** A 5xx answer the gateway gives a client, with its cause. */

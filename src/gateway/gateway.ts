@@ -132,7 +132,11 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const log = closers.add(
     'event log',
     await openEventLog(config.events, config.dataDir, {
-      whileNatsIsDown: (err) => logger.warn({ err: String(err), cause: String(err.cause) }, 'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back'),
+      whileNatsIsDown: (err) =>
+        logger.warn(
+          { err: String(err), cause: String(err.cause) },
+          'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back',
+        ),
     }),
     (l) => l.close(),
   )
@@ -141,7 +145,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     Outbox.open(join(ownDir, 'outbox'), log, {
       onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
       // After a disruption the last acknowledged events are sent again; the log drops what it holds.
-      onResent: (count) => logger.info({ count }, 'events acknowledged in the last minutes sent again after a disruption of the event log (duplicates are dropped by id)'),
+      onResent: (count) =>
+        logger.info({ count }, 'events acknowledged in the last minutes sent again after a disruption of the event log (duplicates are dropped by id)'),
     }),
     async (o) => {
       try {
@@ -164,7 +169,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const ips = new IpDirectory(store, clock, config.limits.ipThrottle, (ip, until, rejections) => {
     logger.warn({ ip, until: new Date(until).toISOString(), rejections }, 'client IP throttled')
     outbox.publish([
-      makeEvent({ type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance }, clock.now()),
+      makeEvent(
+        { type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance },
+        clock.now(),
+      ),
     ])
   })
   // The fleet: the other instances of the same event stream share each key's limits over NATS.
@@ -205,7 +213,9 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   )
   const pools = closers.add(
     'account pools',
-    new PoolSelector(upstreams, store, { maxAnswerBytes: config.limits.maxUpstreamBytes, onNodeFailure: faults.nodeFailed }, (pool) => subscriptions.retire(pool)),
+    new PoolSelector(upstreams, store, { maxAnswerBytes: config.limits.maxUpstreamBytes, onNodeFailure: faults.nodeFailed }, (pool) =>
+      subscriptions.retire(pool),
+    ),
     (p) => p.close(),
   )
   const heads = new HeadTracker()
@@ -216,7 +226,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
       onBest: (network, best) => heads.observe(network, best),
       onChange: (network, node, behind, lag) =>
-        logger.warn({ network, node, lag, maxLagBlocks: config.health.maxLagBlocks }, behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in'),
+        logger.warn(
+          { network, node, lag, maxLagBlocks: config.health.maxLagBlocks },
+          behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in',
+        ),
     }),
     (n) => n.stop(),
   )
@@ -236,7 +249,11 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
             logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
             await cache.invalidate(network)
           },
-          onModeChosen: (network, mode) => logger.info({ network, mode }, mode === 'tag' ? 'finality: the nodes\' finalized block' : 'finality: head minus finalityDepth (the nodes have no finalized tag)'),
+          onModeChosen: (network, mode) =>
+            logger.info(
+              { network, mode },
+              mode === 'tag' ? "finality: the nodes' finalized block" : 'finality: head minus finalityDepth (the nodes have no finalized tag)',
+            ),
           onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
         }),
         (f) => f.stop(),
@@ -338,7 +355,12 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   closers.defer('front end', () => server.close())
   const port = await server.listen(config.listen.host, config.listen.port)
-  const adminServer = new AdminServer({ registry, token, notReady: () => server.notReady(), onError: (err) => logger.error({ err }, 'unexpected error on the admin listener') })
+  const adminServer = new AdminServer({
+    registry,
+    token,
+    notReady: () => server.notReady(),
+    onError: (err) => logger.error({ err }, 'unexpected error on the admin listener'),
+  })
   closers.defer('admin listener', () => adminServer.close())
   const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port)
   fleet?.start(`${urlHost(config.listen.host)}:${port}`)
@@ -405,7 +427,7 @@ function openFleet(
     'fleet bus',
     channel ??
       FleetBus.open(config.events.nats!, fleetSubjectRoot(config), (connected) => {
-        if (!connected) logger.warn('cut off from the fleet: each key gets this instance\'s share of its limits until NATS is back')
+        if (!connected) logger.warn("cut off from the fleet: each key gets this instance's share of its limits until NATS is back")
         fleet?.connectionChanged(connected)
       }),
     (b) => b.close(),
@@ -420,8 +442,10 @@ function openFleet(
         self: { id: instance, address: config.publicUrl ?? address, startedAt: Date.now(), version: VERSION },
         clock,
         ...config.fleet,
-        onMembership: (event, id, live) => logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
-        onShare: (share) => logger.warn({ share }, share < 1 ? 'cut off from the fleet: applying this share of each key\'s limits' : 'back in the fleet: whole limits, shared'),
+        onMembership: (event, id, live) =>
+          logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
+        onShare: (share) =>
+          logger.warn({ share }, share < 1 ? "cut off from the fleet: applying this share of each key's limits" : 'back in the fleet: whole limits, shared'),
       })
       fleet.start()
       closers.defer('fleet', () => fleet?.stop())

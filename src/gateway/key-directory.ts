@@ -80,7 +80,11 @@ export class KeyDirectory {
    */
   resolve(apiKey: string): KeyContext | GatewayError {
     if (apiKey === '') return new GatewayError('MISSING_KEY')
-    if (!isWellFormedApiKey(apiKey)) return new GatewayError('INVALID_KEY', 'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error')
+    if (!isWellFormedApiKey(apiKey))
+      return new GatewayError(
+        'INVALID_KEY',
+        'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error',
+      )
     const hash = hashApiKey(apiKey)
     const ctx = this.#registry.get(hash)
     if (ctx === null) {
@@ -253,7 +257,10 @@ export class KeyDirectory {
   #acquire(record: KeyRecord, plan: Plan | undefined): KeyActor {
     let entry = this.#actors.get(record.accountId)
     if (entry === undefined) {
-      const state: KeyState = initialKeyState({ keyId: record.keyId, accountId: record.accountId, limits: this.#limitsOf(plan), ws: this.#wsLimitsOf(plan) }, this.#clock.now())
+      const state: KeyState = initialKeyState(
+        { keyId: record.keyId, accountId: record.accountId, limits: this.#limitsOf(plan), ws: this.#wsLimitsOf(plan) },
+        this.#clock.now(),
+      )
       const accountId = record.accountId
       const actor = new KeyActor(state, this.#clock, (a) => this.#consumers.set(a, accountId))
       entry = { actor, holders: 0 }

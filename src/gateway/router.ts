@@ -81,7 +81,8 @@ function blockNumberOf(param: unknown): number | undefined {
  * an archive node (old state behind a block hash, or a head not known yet). Messages of geth,
  * erigon, nethermind, reth and anvil.
  */
-const PRUNED = /missing trie node|BlockOutOfRange|historical state|state (?:is )?not available|pruned|header not found|state at block .* is pruned|required historical state unavailable/i
+const PRUNED =
+  /missing trie node|BlockOutOfRange|historical state|state (?:is )?not available|pruned|header not found|state at block .* is pruned|required historical state unavailable/i
 
 /** Call only with an error answer (`isError`): error objects are small, so the head is enough. */
 export function saysStatePruned(errorBody: string): boolean {

@@ -161,7 +161,11 @@ export class RpcDispatcher {
       case 'parse-error':
         return Promise.resolve({ status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 })
       case 'empty-batch':
-        return Promise.resolve({ status: ERRORS.EMPTY_BATCH.http, body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message), malformed: 1 })
+        return Promise.resolve({
+          status: ERRORS.EMPTY_BATCH.http,
+          body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message),
+          malformed: 1,
+        })
       case 'single':
         return this.#single(ctx, parsed.entry)
       case 'batch':
@@ -185,13 +189,25 @@ export class RpcDispatcher {
     const malformed = out.malformed ? 1 : 0
     if (entry.idJson === undefined) return { status: 204, body: null, malformed }
     const headers = out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
-    if (out.bytes !== undefined) return { status: out.status, get body() { return out.body }, bytes: out.bytes, headers, malformed }
+    if (out.bytes !== undefined)
+      return {
+        status: out.status,
+        get body() {
+          return out.body
+        },
+        bytes: out.bytes,
+        headers,
+        malformed,
+      }
     return { status: out.status, body: out.body, headers, malformed }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
     if (entries.length > this.deps.limits.maxBatch) {
-      const e = new GatewayError('BATCH_TOO_LARGE', `Batch too large: ${entries.length} calls, at most ${this.deps.limits.maxBatch} are accepted in one batch; split it into several requests`)
+      const e = new GatewayError(
+        'BATCH_TOO_LARGE',
+        `Batch too large: ${entries.length} calls, at most ${this.deps.limits.maxBatch} are accepted in one batch; split it into several requests`,
+      )
       return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 }
     }
     let malformed = 0
@@ -211,7 +227,10 @@ export class RpcDispatcher {
       } else routed.push({ index: i, r })
     }
     if (routed.length > 0) {
-      const admission = this.#admit(ctx, routed.map((x) => x.r))
+      const admission = this.#admit(
+        ctx,
+        routed.map((x) => x.r),
+      )
       if (admission.answer) return admission.answer
       if (admission.delayMs > 0) await sleep(admission.delayMs)
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
@@ -315,7 +334,10 @@ export class RpcDispatcher {
       else archive++
     }
     let delayMs = 0
-    for (const [kind, calls] of [['full', full], ['archive', archive]] as const) {
+    for (const [kind, calls] of [
+      ['full', full],
+      ['archive', archive],
+    ] as const) {
       if (calls === 0) continue
       const d = ctx.key.actor.admit(kind, calls, this.deps.limits.queueMs)
       if (d.type === 'Admitted') {
@@ -323,13 +345,19 @@ export class RpcDispatcher {
         continue
       }
       if (d.reason === 'no-access') {
-        const e = new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`)
+        const e = new GatewayError(
+          'NODE_KIND_NOT_ALLOWED',
+          `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`,
+        )
         return { answer: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }, delayMs: 0 }
       }
       this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
       this.deps.onRejected?.(ctx.ip(), calls)
       const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-      const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`)
+      const e = new GatewayError(
+        'RATE_LIMITED',
+        `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`,
+      )
       return {
         answer: {
           status: e.http,
@@ -358,7 +386,13 @@ export class RpcDispatcher {
       node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
       if (node === undefined) {
         // As geth says it, so that clients (ethers) recreate the filter.
-        return { status: 200, body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), isError: true, kind: r.kind, malformed: false }
+        return {
+          status: 200,
+          body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message),
+          isError: true,
+          kind: r.kind,
+          malformed: false,
+        }
       }
       if (r.spec.filter === 'uninstall') this.deps.filters.unpin(ctx.network, filterId)
     }
@@ -423,7 +457,18 @@ function failed(e: GatewayError, r: Routed): Forwarded {
 /** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */
 function forwarded(reply: CallOutcome, malformed: boolean): Forwarded {
   const bytes = bytesOf(reply)
-  if (bytes !== undefined) return { status: 200, get body() { return reply.body }, bytes, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
+  if (bytes !== undefined)
+    return {
+      status: 200,
+      get body() {
+        return reply.body
+      },
+      bytes,
+      isError: reply.isError,
+      kind: reply.kind,
+      cache: reply.cache,
+      malformed,
+    }
   return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
 }
 

@@ -10,13 +10,25 @@ import { NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTra
  */
 export function gatewayErrorFor(err: unknown, network: string): GatewayError {
   if (err instanceof NoHealthyUpstream) {
-    return new GatewayError('NO_HEALTHY_UPSTREAM', `No healthy ${err.kind} node for ${network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`, { cause: err })
+    return new GatewayError(
+      'NO_HEALTHY_UPSTREAM',
+      `No healthy ${err.kind} node for ${network} right now${err.why ? ` (${err.why})` : ''}; retry with backoff`,
+      { cause: err },
+    )
   }
   if (err instanceof UpstreamTimeout) {
-    return new GatewayError('UPSTREAM_TIMEOUT', `The node did not answer in time: ${err.what}; retry, or split the call (for eth_getLogs, a narrower block range)`, { cause: err })
+    return new GatewayError(
+      'UPSTREAM_TIMEOUT',
+      `The node did not answer in time: ${err.what}; retry, or split the call (for eth_getLogs, a narrower block range)`,
+      { cause: err },
+    )
   }
   if (err instanceof UpstreamAnswerTooLarge) {
-    return new GatewayError('UPSTREAM_ANSWER_TOO_LARGE', `The node sent ${err.what} bytes that this gateway passes on (limits.maxUpstreamBytes); ask for less: a narrower block range, fewer calls in a batch`, { cause: err })
+    return new GatewayError(
+      'UPSTREAM_ANSWER_TOO_LARGE',
+      `The node sent ${err.what} bytes that this gateway passes on (limits.maxUpstreamBytes); ask for less: a narrower block range, fewer calls in a batch`,
+      { cause: err },
+    )
   }
   if (err instanceof UpstreamTransportError) {
     return new GatewayError('UPSTREAM_ERROR', `The node failed to answer: ${err.what}; retry with backoff`, { cause: err })

@@ -17,10 +17,7 @@ export class MissingSecretError extends Error {
 export class WeakSecretError extends Error {
   override name = 'WeakSecretError'
   constructor(length: number) {
-    super(
-      `TOLLGATE_SECRET is ${length} characters long; it must be at least ${MIN_SECRET_LENGTH} ` +
-        '(e.g. `openssl rand -hex 32`)',
-    )
+    super(`TOLLGATE_SECRET is ${length} characters long; it must be at least ${MIN_SECRET_LENGTH} ` + '(e.g. `openssl rand -hex 32`)')
   }
 }
 

@@ -31,10 +31,15 @@ export async function createInvoice(
   input: { accountId: string; planId: string; nodes?: unknown; available: readonly Entitlement[] },
 ): Promise<InvoiceRecord> {
   const plan = deps.catalog.get(input.planId)
-  if (plan === undefined) throw new UnknownPlanError(input.planId, deps.catalog.plans.map((p) => p.id))
+  if (plan === undefined)
+    throw new UnknownPlanError(
+      input.planId,
+      deps.catalog.plans.map((p) => p.id),
+    )
   if (plan.nodes.rule === 'dedicated') throw new WrongPlanKindError(`the ${plan.name} plan is set up by the operator: request it instead`)
   if (plan.priceUsdPerMonth === null || plan.priceUsdPerMonth === 0) throw new WrongPlanKindError(`the ${plan.name} plan is free: take it without paying`)
-  if (deps.payments === undefined || deps.rpc === undefined) throw new PaymentError('PAYMENTS_DISABLED', 'paid plans are not available on this gateway (no payments configured)')
+  if (deps.payments === undefined || deps.rpc === undefined)
+    throw new PaymentError('PAYMENTS_DISABLED', 'paid plans are not available on this gateway (no payments configured)')
   const nodes = checkNodeChoice(plan, input.nodes, input.available)
   const host = hostOf(deps)
   const account = await host.load(input.accountId)
@@ -92,6 +97,10 @@ export function invoiceRecord(accountId: string, i: InvoiceState, priceUsd: numb
 }
 
 function sameNodes(a: readonly Entitlement[], b: readonly Entitlement[]): boolean {
-  const key = (list: readonly Entitlement[]) => list.map((n) => `${n.network}:${n.kind}`).sort().join(',')
+  const key = (list: readonly Entitlement[]) =>
+    list
+      .map((n) => `${n.network}:${n.kind}`)
+      .sort()
+      .join(',')
   return key(a) === key(b)
 }

@@ -28,14 +28,16 @@ export interface PaidInvoice {
  * @throws PaymentError
  */
 export async function payInvoice(deps: InvoiceDeps, input: { accountId: string; invoiceId: string; txHash: string }): Promise<PaidInvoice> {
-  if (deps.payments === undefined || deps.rpc === undefined) throw new PaymentError('PAYMENTS_DISABLED', 'paid plans are not available on this gateway (no payments configured)')
+  if (deps.payments === undefined || deps.rpc === undefined)
+    throw new PaymentError('PAYMENTS_DISABLED', 'paid plans are not available on this gateway (no payments configured)')
   const host = hostOf(deps)
   const account = await host.load(input.accountId)
   const invoice = account.invoices.get(input.invoiceId)
   if (invoice === undefined) throw new PaymentError('UNKNOWN_INVOICE', 'there is no such invoice for this account')
   const priceUsd = deps.catalog.get(invoice.planId)?.priceUsdPerMonth ?? 0
   if (invoice.paid !== null) {
-    if (invoice.paid.txHash !== String(input.txHash).toLowerCase()) throw new PaymentError('INVOICE_PAID', 'this invoice is already paid (by another transaction); nothing more is due')
+    if (invoice.paid.txHash !== String(input.txHash).toLowerCase())
+      throw new PaymentError('INVOICE_PAID', 'this invoice is already paid (by another transaction); nothing more is due')
     const apiKey = await ensureActivated(deps, input.accountId, invoice.invoiceId)
     return { invoice: invoiceRecord(input.accountId, (await host.load(input.accountId)).invoices.get(invoice.invoiceId)!, priceUsd), apiKey }
   }

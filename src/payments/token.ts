@@ -34,10 +34,17 @@ async function readDecimals(rpc: ChainRpc, token: string): Promise<number> {
   try {
     result = await rpc.request<string>('eth_call', [{ to: token, data: DECIMALS_SELECTOR }, 'latest'])
   } catch (cause) {
-    if (cause instanceof ChainRpcError) throw new PaymentError('PAYMENTS_DISABLED', `the payment token ${token} on ${rpc.network} does not answer decimals(): check payments.token`, {}, { cause })
+    if (cause instanceof ChainRpcError)
+      throw new PaymentError(
+        'PAYMENTS_DISABLED',
+        `the payment token ${token} on ${rpc.network} does not answer decimals(): check payments.token`,
+        {},
+        { cause },
+      )
     throw new PaymentError('CHAIN_UNAVAILABLE', `the ${rpc.network} node did not answer; try again in a moment`, {}, { cause })
   }
-  if (typeof result !== 'string' || result === '0x') throw new PaymentError('PAYMENTS_DISABLED', `no ERC-20 contract at ${token} on ${rpc.network}: check payments.token`)
+  if (typeof result !== 'string' || result === '0x')
+    throw new PaymentError('PAYMENTS_DISABLED', `no ERC-20 contract at ${token} on ${rpc.network}: check payments.token`)
   const decimals = Number(BigInt(result))
   if (!Number.isInteger(decimals) || decimals > 36) throw new PaymentError('PAYMENTS_DISABLED', `the token at ${token} says it has ${decimals} decimals`)
   return decimals

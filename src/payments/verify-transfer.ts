@@ -76,21 +76,31 @@ export async function verifyTransfer(rpc: ChainRpc, expect: TransferExpectation)
   const enough = unused.find((l) => BigInt(l.data) >= expect.minAmount)
   if (enough === undefined) {
     const largest = unused.map((l) => BigInt(l.data)).reduce((a, b) => (a > b ? a : b))
-    throw new PaymentError('TOO_SMALL', `the payment is too small: ${usdOf(largest, expect.decimals)} arrived, ${usdOf(expect.minAmount, expect.decimals)} are due`, {
-      paid: usdOf(largest, expect.decimals),
-      due: usdOf(expect.minAmount, expect.decimals),
-    })
+    throw new PaymentError(
+      'TOO_SMALL',
+      `the payment is too small: ${usdOf(largest, expect.decimals)} arrived, ${usdOf(expect.minAmount, expect.decimals)} are due`,
+      {
+        paid: usdOf(largest, expect.decimals),
+        due: usdOf(expect.minAmount, expect.decimals),
+      },
+    )
   }
 
   const blockNumber = Number(BigInt(receipt.blockNumber))
   const head = Number(BigInt(await ask<string>(rpc, 'eth_blockNumber', [])))
   const have = Math.max(0, head - blockNumber + 1)
   if (have < expect.confirmations) {
-    throw new PaymentError('UNCONFIRMED', `the payment is on chain and waits for confirmations: ${have} of ${expect.confirmations}`, { have, need: expect.confirmations })
+    throw new PaymentError('UNCONFIRMED', `the payment is on chain and waits for confirmations: ${have} of ${expect.confirmations}`, {
+      have,
+      need: expect.confirmations,
+    })
   }
   const block = await ask<{ hash: string; timestamp: string } | null>(rpc, 'eth_getBlockByNumber', [receipt.blockNumber, false])
   if (block === null || block.hash.toLowerCase() !== receipt.blockHash.toLowerCase()) {
-    throw new PaymentError('REORGED', 'the block of this payment was replaced by a chain reorganisation: the payment may have moved or vanished; check your wallet and try again')
+    throw new PaymentError(
+      'REORGED',
+      'the block of this payment was replaced by a chain reorganisation: the payment may have moved or vanished; check your wallet and try again',
+    )
   }
   return {
     txHash,

@@ -42,7 +42,8 @@ export function selectionProblem(plan: Plan, nodes: readonly Entitlement[], netw
   }
   if (plan.nodes.rule === 'choose') {
     const count = plan.nodes.count ?? 1
-    if (nodes.length === 0) return `the ${plan.name} plan includes ${count} node${count > 1 ? 's' : ''} of your choice: choose ${count > 1 ? `up to ${count}` : 'one'} (network and kind, e.g. ${networks[0] ?? 'eth-1'}:full)`
+    if (nodes.length === 0)
+      return `the ${plan.name} plan includes ${count} node${count > 1 ? 's' : ''} of your choice: choose ${count > 1 ? `up to ${count}` : 'one'} (network and kind, e.g. ${networks[0] ?? 'eth-1'}:full)`
     if (nodes.length > count) return `the ${plan.name} plan includes ${count} node${count > 1 ? 's' : ''}; ${nodes.length} were chosen`
   }
   return undefined
@@ -53,7 +54,9 @@ export function describeAccess(plan: Plan | undefined, nodes: readonly Entitleme
   if (!plan) return 'the account has no active plan'
   if (plan.nodes.rule === 'choose' || nodes.length > 0) {
     const mine = nodes.map((n) => `${n.network} ${n.kind}`).join(', ')
-    return mine ? `the ${plan.name} plan of this account covers ${mine}, not ${network}` : `the ${plan.name} plan has no nodes chosen yet; choose them in the dashboard's Plans section`
+    return mine
+      ? `the ${plan.name} plan of this account covers ${mine}, not ${network}`
+      : `the ${plan.name} plan has no nodes chosen yet; choose them in the dashboard's Plans section`
   }
   return `the ${plan.name} plan does not cover ${network}`
 }

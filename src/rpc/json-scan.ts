@@ -166,4 +166,3 @@ export function skipWhitespace(text: string, i: number): number {
   }
   return i
 }
-

@@ -6,8 +6,7 @@ import { METHODS, REFUSED, REFUSED_NAMESPACES, SERVED_NAMESPACES, type MethodSpe
  */
 export type MethodRule =
   /** `local`: the gateway answers it itself (subscriptions over WebSocket, shared between clients: src/ws/). */
-  | { ok: true; spec: MethodSpec; local?: true }
-  | { ok: false; message: string }
+  { ok: true; spec: MethodSpec; local?: true } | { ok: false; message: string }
 
 export type Transport = 'http' | 'ws'
 
@@ -38,9 +37,11 @@ function decideRule(method: string, transport: Transport): MethodRule {
   if (refused !== undefined) return { ok: false, message: `Method not found: ${method} is not available through this gateway: it ${refused}` }
   const sep = method.indexOf('_')
   const ns = sep > 0 ? method.slice(0, sep) : ''
-  if (method.startsWith('debug_set')) return { ok: false, message: `Method not found: ${method} is not available through this gateway: it changes the node's settings` }
+  if (method.startsWith('debug_set'))
+    return { ok: false, message: `Method not found: ${method} is not available through this gateway: it changes the node's settings` }
   const refusedNs = REFUSED_NAMESPACES[ns]
-  if (refusedNs !== undefined) return { ok: false, message: `Method not found: ${ns}_* methods are not available through this gateway: the namespace ${refusedNs}` }
+  if (refusedNs !== undefined)
+    return { ok: false, message: `Method not found: ${ns}_* methods are not available through this gateway: the namespace ${refusedNs}` }
   if (SERVED_NAMESPACES.includes(ns)) {
     return { ok: false, message: `Method not found: ${shown} is not a method this gateway serves in the ${ns} namespace; see the method list in docs/http.md` }
   }

@@ -86,7 +86,11 @@ export function parseRpcBody(text: string): ParsedBody {
     value = JSON.parse(text)
   } catch (err) {
     // Checked only here, off the path of bodies that parse: a BOM is the one invisible reason.
-    if (text.charCodeAt(0) === BOM) return { kind: 'parse-error', message: `${ERRORS.PARSE_ERROR.message}: it starts with a byte order mark (EF BB BF); send the JSON without it (RFC 8259, section 8.1)` }
+    if (text.charCodeAt(0) === BOM)
+      return {
+        kind: 'parse-error',
+        message: `${ERRORS.PARSE_ERROR.message}: it starts with a byte order mark (EF BB BF); send the JSON without it (RFC 8259, section 8.1)`,
+      }
     return { kind: 'parse-error', message: `${ERRORS.PARSE_ERROR.message} (${(err as Error).message})` }
   }
   if (Array.isArray(value)) {
@@ -118,7 +122,10 @@ export function checkRequest(value: unknown, text?: string, start = 0, end = 0):
     if (id !== null && typeof id !== 'string' && typeof id !== 'number') return invalid('null', 'Invalid Request: "id" must be a string, a number or null')
     idJson = text === undefined ? (JSON.stringify(id) ?? 'null') : rawId(text, start, end, id)
     if (idJson.length > MAX_ID_LENGTH) {
-      return invalid('null', `Invalid Request: the id is ${idJson.length} characters long, at most ${MAX_ID_LENGTH} are accepted; an id only pairs an answer with its request (a counter or a UUID is enough)`)
+      return invalid(
+        'null',
+        `Invalid Request: the id is ${idJson.length} characters long, at most ${MAX_ID_LENGTH} are accepted; an id only pairs an answer with its request (a counter or a UUID is enough)`,
+      )
     }
   }
   const replyId = idJson ?? 'null'

@@ -47,7 +47,9 @@ export class SiweNonces {
   }
 
   issue(now: number): string {
-    const expiry = Math.ceil((now + this.#ttlMs) / 1000).toString(16).padStart(8, '0')
+    const expiry = Math.ceil((now + this.#ttlMs) / 1000)
+      .toString(16)
+      .padStart(8, '0')
     const body = expiry + randomBytes(8).toString('hex')
     return body + this.#mac(body)
   }

@@ -53,7 +53,11 @@ export async function verifySiweSignature(check: SignatureCheck, address: `0x${s
   const gas = `0x${check.gas.toString(16)}`
   if (isErc6492Signature(sig)) {
     check.beforeContractCall()
-    const data = encodeDeployData({ abi: erc6492SignatureValidatorAbi, args: [address, hashMessage(message), sig], bytecode: erc6492SignatureValidatorByteCode })
+    const data = encodeDeployData({
+      abi: erc6492SignatureValidatorAbi,
+      args: [address, hashMessage(message), sig],
+      bytecode: erc6492SignatureValidatorByteCode,
+    })
     const result = await ask(rpc, 'eth_call', [{ data, gas }, 'latest'])
     if (result instanceof ChainRpcError || !asBool(result)) throw badSignature(result)
     return

@@ -1,21 +1,47 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb'
 import type {
-  AccountRecord, ClaimRecord, HourlyUsageRow, InvoiceRecord, KeyRecord, KeyUsageFoldedRow, KeyUsageHourRow, PenaltyRecord, PrivateNodeRecord, SessionRecord,
-  UsageFilter, UsageRow, UsageTotals, WsBlocks,
+  AccountRecord,
+  ClaimRecord,
+  HourlyUsageRow,
+  InvoiceRecord,
+  KeyRecord,
+  KeyUsageFoldedRow,
+  KeyUsageHourRow,
+  PenaltyRecord,
+  PrivateNodeRecord,
+  SessionRecord,
+  UsageFilter,
+  UsageRow,
+  UsageTotals,
+  WsBlocks,
 } from './records.js'
 import { emptyUsage, hourlyUsageKey, keyUsageHourStart, wsCooldownKey, wsPenaltyKey } from './records.js'
 import { KEY_USAGE_FOLDED_BEFORE, LAYOUT_VERSION, StateWriter, type StateDbs } from './state-writer.js'
 import { USAGE_NEWEST, usageEventKey } from './usage-dedup.js'
 
-const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags =
-  TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
+const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags = TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
 
 /** Names of the dbs in the store, in the order the digest walks them. */
 export const STATE_DB_NAMES = [
-  'accounts', 'keyIds', 'keys', 'meta', 'penalties', 'usage', 'usageEvents', 'wallets',
-  'claims', 'invoices', 'invoicesByAccount', 'privateNodes', 'sessions', 'usageHourly',
-  'keyUsageFolded', 'keyUsageHours', 'sessionsByAccount', 'usageProducers',
+  'accounts',
+  'keyIds',
+  'keys',
+  'meta',
+  'penalties',
+  'usage',
+  'usageEvents',
+  'wallets',
+  'claims',
+  'invoices',
+  'invoicesByAccount',
+  'privateNodes',
+  'sessions',
+  'usageHourly',
+  'keyUsageFolded',
+  'keyUsageHours',
+  'sessionsByAccount',
+  'usageProducers',
 ] as const
 export type StateDbName = (typeof STATE_DB_NAMES)[number]
 

@@ -1,6 +1,17 @@
 import type { Database } from 'lmdb'
 import { sessionOrder } from '../siwe/sessions.js'
-import type { AccountRecord, ClaimRecord, HourlyUsage, InvoiceRecord, KeyRecord, KeyUsage, PenaltyRecord, PrivateNodeRecord, SessionRecord, UsageTotals } from './records.js'
+import type {
+  AccountRecord,
+  ClaimRecord,
+  HourlyUsage,
+  InvoiceRecord,
+  KeyRecord,
+  KeyUsage,
+  PenaltyRecord,
+  PrivateNodeRecord,
+  SessionRecord,
+  UsageTotals,
+} from './records.js'
 import { BufferedTable } from './buffered-table.js'
 import { accountInvoiceKey, accountSessionKey } from './records.js'
 import { UsageDedup, type CountedEvent } from './usage-dedup.js'

@@ -2,8 +2,18 @@ import type { NodeKind } from '../events/types.js'
 import type { BufferedTable } from './buffered-table.js'
 import type { HourlyUsage, KeyUsage, UsageTotals } from './records.js'
 import {
-  addKeyUsage, DAY_MS, emptyUsage, HOUR_MS, hourlyUsageKey, KEY_USAGE_HOURS_KEPT, keyUsageFoldedKey, keyUsageHourKey, keyUsageHourStart, LAYOUT_VERSION,
-  USAGE_HOURLY_KEPT_MS, usageKey,
+  addKeyUsage,
+  DAY_MS,
+  emptyUsage,
+  HOUR_MS,
+  hourlyUsageKey,
+  KEY_USAGE_HOURS_KEPT,
+  keyUsageFoldedKey,
+  keyUsageHourKey,
+  keyUsageHourStart,
+  LAYOUT_VERSION,
+  USAGE_HOURLY_KEPT_MS,
+  usageKey,
 } from './records.js'
 
 /** meta: the newest hour of usage seen (ms); the window of keyUsageHours ends there. */
@@ -128,7 +138,10 @@ export class UsageRows {
       if (account !== undefined) {
         const hourly = hourlyUsageKey(accountId, hour, network, kind)
         const before = this.#hourIsNew(hour) ? this.#t.usageHourly.getPending(hourly) : this.#t.usageHourly.get(hourly)
-        this.#t.usageHourly.put(hourly, before === undefined ? account : { requests: before.requests + account.requests, errors: before.errors + account.errors })
+        this.#t.usageHourly.put(
+          hourly,
+          before === undefined ? account : { requests: before.requests + account.requests, errors: before.errors + account.errors },
+        )
       }
       if (key === undefined) continue
       if (hour < foldedBefore) {
@@ -216,7 +229,8 @@ export class UsageRows {
    */
   #hourIsNew(hour: number): boolean {
     // No newest hour yet: a store of layout 1 (before it was kept) may hold rows of any hour.
-    this.#committedNewestHour ??= this.#t.meta.getCommitted(KEY_USAGE_NEWEST_HOUR) ?? ((this.#t.meta.getCommitted(LAYOUT_VERSION) ?? 1) >= 2 ? -Infinity : Infinity)
+    this.#committedNewestHour ??=
+      this.#t.meta.getCommitted(KEY_USAGE_NEWEST_HOUR) ?? ((this.#t.meta.getCommitted(LAYOUT_VERSION) ?? 1) >= 2 ? -Infinity : Infinity)
     return hour > this.#committedNewestHour
   }
 }

@@ -116,10 +116,7 @@ export class UpstreamNode {
       } else {
         this.counters.httpCalls++
         const id = this.#nextId++
-        bytes = await this.http.callBytes(
-          `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`,
-          timeoutMs,
-        )
+        bytes = await this.http.callBytes(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`, timeoutMs)
       }
       // Small answers become text at once: splicing a short string costs less than byte buffers
       // (the bench's small calls measured it); large ones stay bytes all the way to the client.

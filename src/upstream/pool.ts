@@ -94,13 +94,7 @@ export class UpstreamPool {
    * @throws NoHealthyUpstream no healthy node of the kind to try
    * @throws UpstreamTimeout / UpstreamTransportError every node tried failed (the last failure)
    */
-  async call(
-    kind: NodeKind,
-    method: string,
-    params: unknown,
-    clientIdJson: string,
-    opts: PoolCallOptions,
-  ): Promise<UpstreamReply> {
+  async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<UpstreamReply> {
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
     if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)

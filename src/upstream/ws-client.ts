@@ -122,7 +122,9 @@ export class UpstreamWebSocket {
       headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' },
     })
     req.on('upgrade', (res, socket, head) => {
-      const expected = createHash('sha1').update(key + GUID).digest('base64')
+      const expected = createHash('sha1')
+        .update(key + GUID)
+        .digest('base64')
       if (res.headers['sec-websocket-accept'] !== expected) {
         socket.destroy()
         return this.#closed()

@@ -13,7 +13,9 @@ export interface UsageMeterOptions {
   /** Which gateway process this is: part of the events' ids so that instances never collide. */
   instance: string
   emit: (
-    events: Array<Omit<UsageRecorded, 'id' | 'version' | 'time'> | Omit<RateLimited, 'id' | 'version' | 'time'> | Omit<NotificationsRecorded, 'id' | 'version' | 'time'>>,
+    events: Array<
+      Omit<UsageRecorded, 'id' | 'version' | 'time'> | Omit<RateLimited, 'id' | 'version' | 'time'> | Omit<NotificationsRecorded, 'id' | 'version' | 'time'>
+    >,
   ) => void
 }
 
@@ -73,10 +75,13 @@ export class UsageMeter {
   start(): void {
     const now = this.#opts.clock.now()
     const nextStart = this.#intervalStart(now) + this.#opts.intervalMs
-    this.#timer = setTimeout(() => {
-      this.flush(false)
-      this.start()
-    }, nextStart - now + FLUSH_AFTER_BOUNDARY_MS)
+    this.#timer = setTimeout(
+      () => {
+        this.flush(false)
+        this.start()
+      },
+      nextStart - now + FLUSH_AFTER_BOUNDARY_MS,
+    )
     this.#timer.unref()
   }
 
@@ -120,7 +125,20 @@ export class UsageMeter {
     const k = `${keyId}|${network}|${kind}|${start}`
     let b = this.#buckets.get(k)
     if (!b) {
-      b = { accountId, keyId, network, kind, intervalStart: start, requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0, notifications: 0, notificationBytes: 0 }
+      b = {
+        accountId,
+        keyId,
+        network,
+        kind,
+        intervalStart: start,
+        requests: 0,
+        errors: 0,
+        bytesIn: 0,
+        bytesOut: 0,
+        rateLimited: 0,
+        notifications: 0,
+        notificationBytes: 0,
+      }
       this.#buckets.set(k, b)
     }
     return b

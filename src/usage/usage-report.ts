@@ -58,7 +58,10 @@ export function usageReport(store: StateStore, query: UsageQuery): UsageReport {
   const keptNote = `usage by hour is kept for the last ${KEY_USAGE_HOURS_KEPT / 24} days of usage; older hours only as totals per key`
   let since = query.since === undefined ? undefined : query.since - (((query.since % HOUR_MS) + HOUR_MS) % HOUR_MS)
   const until = query.until ?? Infinity
-  for (const [name, bound] of [['--since', since], ['--until', query.until]] as const) {
+  for (const [name, bound] of [
+    ['--since', since],
+    ['--until', query.until],
+  ] as const) {
     if (bound !== undefined && bound < foldedBefore) {
       throw new UsageReportError(
         `${name} ${iso(bound)} falls before ${iso(foldedBefore)}: ${keptNote}. ` +
@@ -85,9 +88,7 @@ export function usageReport(store: StateStore, query: UsageQuery): UsageReport {
     add(row.accountId, row.keyId, period, row)
   }
   if (sums.size === 0) refuseUnknown(store, query)
-  const rows = [...sums.values()].sort(
-    (a, b) => compare(a.accountId, b.accountId) || compare(a.keyId, b.keyId) || (a.period ?? 0) - (b.period ?? 0),
-  )
+  const rows = [...sums.values()].sort((a, b) => compare(a.accountId, b.accountId) || compare(a.keyId, b.keyId) || (a.period ?? 0) - (b.period ?? 0))
   return { rows, notes }
 }
 
@@ -98,7 +99,9 @@ function refuseUnknown(store: StateStore, query: UsageQuery): void {
   }
   const key = query.keyId === undefined ? undefined : store.keyById(query.keyId)
   if (query.keyId !== undefined && key === undefined) {
-    throw new UsageReportError(`no key ${JSON.stringify(query.keyId)} in the state store at ${store.path} (a key id is the public id printed with the key, never the key itself)`)
+    throw new UsageReportError(
+      `no key ${JSON.stringify(query.keyId)} in the state store at ${store.path} (a key id is the public id printed with the key, never the key itself)`,
+    )
   }
   if (key !== undefined && query.accountId !== undefined && key.accountId !== query.accountId) {
     throw new UsageReportError(`key ${query.keyId} belongs to account ${key.accountId}, not ${query.accountId}`)

@@ -53,7 +53,14 @@ export class Supervisor {
   constructor(opts: SupervisorOptions) {
     this.#opts = opts
     const base = opts.restartDelayMs ?? 1_000
-    this.#slots = Array.from({ length: opts.count }, (_, index) => ({ index, child: undefined, startedAt: 0, delayMs: base, ready: undefined, timer: undefined }))
+    this.#slots = Array.from({ length: opts.count }, (_, index) => ({
+      index,
+      child: undefined,
+      startedAt: 0,
+      delayMs: base,
+      ready: undefined,
+      timer: undefined,
+    }))
   }
 
   /** Start every worker; resolves with the first worker's addresses once all of them serve. */

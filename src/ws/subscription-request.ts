@@ -103,7 +103,12 @@ function unique(list: string[]): string[] {
 
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical)
-  if (isPlainObject(value)) return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical(value[k])]))
+  if (isPlainObject(value))
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical(value[k])]),
+    )
   return value
 }
 

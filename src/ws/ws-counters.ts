@@ -25,15 +25,30 @@ export class WsCounters {
 
   constructor(registry: Registry, networks: NetworkLabels, hubs: () => SubscriptionHubStats[]) {
     this.#networks = networks
-    this.#accepted = new Counter({ name: 'tollgate_ws_connections_total', help: 'WebSocket connections accepted, by network', labelNames: ['network'], registers: [registry] })
+    this.#accepted = new Counter({
+      name: 'tollgate_ws_connections_total',
+      help: 'WebSocket connections accepted, by network',
+      labelNames: ['network'],
+      registers: [registry],
+    })
     this.#refused = new Counter({
       name: 'tollgate_ws_refused_total',
       help: 'WebSocket upgrades refused, by network (a network not configured: other) and reason (the error code)',
       labelNames: ['network', 'reason'],
       registers: [registry],
     })
-    this.#closed = new Counter({ name: 'tollgate_ws_closed_total', help: 'WebSocket connections closed, by cause', labelNames: ['cause'], registers: [registry] })
-    this.#open = new Gauge({ name: 'tollgate_ws_connections', help: 'WebSocket connections open now, by network', labelNames: ['network'], registers: [registry] })
+    this.#closed = new Counter({
+      name: 'tollgate_ws_closed_total',
+      help: 'WebSocket connections closed, by cause',
+      labelNames: ['cause'],
+      registers: [registry],
+    })
+    this.#open = new Gauge({
+      name: 'tollgate_ws_connections',
+      help: 'WebSocket connections open now, by network',
+      labelNames: ['network'],
+      registers: [registry],
+    })
     const messages = new Counter({
       name: 'tollgate_ws_messages_total',
       help: 'WebSocket messages received, by network and outcome',
@@ -47,20 +62,39 @@ export class WsCounters {
     }
 
     // Hubs of one network (its shared pool's and the dedicated pools' of Private Node accounts) add up.
-    const fromHubs = <L extends string>(type: 'counter' | 'gauge', name: string, help: string, labelNames: L[], each: (s: SubscriptionHubStats, emit: Emit<L>) => void): void =>
-      scraped(registry, type, { name, help, labelNames, read: (emit) => hubs().forEach((s) => each(s, emit)) })
+    const fromHubs = <L extends string>(
+      type: 'counter' | 'gauge',
+      name: string,
+      help: string,
+      labelNames: L[],
+      each: (s: SubscriptionHubStats, emit: Emit<L>) => void,
+    ): void => scraped(registry, type, { name, help, labelNames, read: (emit) => hubs().forEach((s) => each(s, emit)) })
     const byKind = (counts: Record<string, number>, network: string, emit: Emit<'network' | 'kind'>): void => {
       for (const [kind, n] of Object.entries(counts)) emit({ network, kind }, n)
     }
-    fromHubs('gauge', 'tollgate_ws_upstream_subscriptions', 'Upstream subscriptions open now (each shared by every client asking the same), by network and kind', ['network', 'kind'], (s, emit) =>
-      byKind(s.upstream, s.network, emit),
+    fromHubs(
+      'gauge',
+      'tollgate_ws_upstream_subscriptions',
+      'Upstream subscriptions open now (each shared by every client asking the same), by network and kind',
+      ['network', 'kind'],
+      (s, emit) => byKind(s.upstream, s.network, emit),
     )
-    fromHubs('counter', 'tollgate_ws_upstream_subscribe_calls_total', 'eth_subscribe calls sent to nodes since start (re-subscriptions included), by network and kind', ['network', 'kind'], (s, emit) =>
-      byKind(s.subscribeCalls, s.network, emit),
+    fromHubs(
+      'counter',
+      'tollgate_ws_upstream_subscribe_calls_total',
+      'eth_subscribe calls sent to nodes since start (re-subscriptions included), by network and kind',
+      ['network', 'kind'],
+      (s, emit) => byKind(s.subscribeCalls, s.network, emit),
     )
-    fromHubs('gauge', 'tollgate_ws_subscriptions', 'Client subscriptions open now, by network', ['network'], (s, emit) => emit({ network: s.network }, s.clients))
-    fromHubs('counter', 'tollgate_ws_upstream_notifications_total', 'Notifications received from nodes since start (each fanned out to every client of its subscription), by network', ['network'], (s, emit) =>
-      emit({ network: s.network }, s.notificationsIn),
+    fromHubs('gauge', 'tollgate_ws_subscriptions', 'Client subscriptions open now, by network', ['network'], (s, emit) =>
+      emit({ network: s.network }, s.clients),
+    )
+    fromHubs(
+      'counter',
+      'tollgate_ws_upstream_notifications_total',
+      'Notifications received from nodes since start (each fanned out to every client of its subscription), by network',
+      ['network'],
+      (s, emit) => emit({ network: s.network }, s.notificationsIn),
     )
     scraped(registry, 'gauge', {
       name: 'tollgate_ws_subscription_node',

@@ -108,7 +108,12 @@ export class WsServer {
     // A GET without `Upgrade: websocket` (a browser tab, a health probe) reaches these.
     getAndHead(app, exchanges, '/ws/:network', (res, _req, state) => {
       const e = new GatewayError('UPGRADE_REQUIRED')
-      sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: { Upgrade: 'websocket', Connection: 'Upgrade' } }, false)
+      sendReply(
+        res,
+        state,
+        { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: { Upgrade: 'websocket', Connection: 'Upgrade' } },
+        false,
+      )
     })
     otherMethods(app, exchanges, '/ws/:network', ['GET'])
   }
@@ -141,7 +146,16 @@ export class WsServer {
       const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
       if (d.reason === 'ws-connections') {
         deps.decisions.limited(scope, 'ws-connections', 1)
-        return refuse(res, exchanges, network, deps.counters, new GatewayError('WS_TOO_MANY_CONNECTIONS', `Too many WebSocket connections: this key may hold ${d.limit} open at once; close one, or share one connection between your subscriptions`))
+        return refuse(
+          res,
+          exchanges,
+          network,
+          deps.counters,
+          new GatewayError(
+            'WS_TOO_MANY_CONNECTIONS',
+            `Too many WebSocket connections: this key may hold ${d.limit} open at once; close one, or share one connection between your subscriptions`,
+          ),
+        )
       }
       if (d.reason === 'ws-connection-rate') deps.decisions.cooldownStarted(scope, d)
       deps.decisions.limited(scope, 'ws-cooldown', 1)
@@ -150,7 +164,13 @@ export class WsServer {
         d.reason === 'ws-connection-rate'
           ? `Too many new WebSocket connections: ${d.connections} within a second; new connections of this key are blocked for ${retryAfterS} s`
           : `New WebSocket connections of this key are blocked for ${retryAfterS} s more (cooldown after too many in one second)`
-      return refuse(res, exchanges, network, deps.counters, new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }))
+      return refuse(
+        res,
+        exchanges,
+        network,
+        deps.counters,
+        new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }),
+      )
     }
     const session = new WsSession(admitted, hub, ip, {
       admission: deps.admission,

@@ -256,7 +256,11 @@ export class WsSession implements SubscriptionSink {
     const params = call.params
     const id = Array.isArray(params) && params.length === 1 ? params[0] : undefined
     if (typeof id !== 'string') {
-      return { body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, 'Invalid params: eth_unsubscribe takes [subscriptionId]'), isError: true, malformed: true }
+      return {
+        body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, 'Invalid params: eth_unsubscribe takes [subscriptionId]'),
+        isError: true,
+        malformed: true,
+      }
     }
     const had = this.#subs.delete(id) && this.#hub.unsubscribe(id, this)
     return { body: `{"jsonrpc":"2.0","id":${idJson},"result":${had}}`, isError: false, malformed: false }

@@ -52,7 +52,10 @@ t.test('create: the returned key is found by its hash, the account has the plan 
   t.equal(showKey(deps, out.accountId), out.apiKey, 'the owner can see the key again')
 
   const events = await allEvents(log)
-  t.same(events.map((e) => e.event.type), ['AccountCreated', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
+  t.same(
+    events.map((e) => e.event.type),
+    ['AccountCreated', 'PlanActivated', 'NodesSelected', 'KeyIssued'],
+  )
   t.notOk(JSON.stringify(events).includes(out.apiKey), 'no event carries the key in clear')
 })
 

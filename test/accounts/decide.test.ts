@@ -41,85 +41,183 @@ const issued = (n: number, time = T) => at({ type: 'KeyIssued', accountId: A, ..
 const types = (events: Array<{ type: string }>) => events.map((e) => e.type)
 
 t.test('OpenAccount: a new account gets its account, plan, nodes and key', async (t) => {
-  const out = given().when({ type: 'OpenAccount', wallet: WALLET, plan: plan('tier-3'), nodes: [], networks: undefined, key: key(1), now: T }).decided()
+  const out = given()
+    .when({ type: 'OpenAccount', wallet: WALLET, plan: plan('tier-3'), nodes: [], networks: undefined, key: key(1), now: T })
+    .decided()
   t.same(types(out), ['AccountCreated', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
 })
 
 t.test('OpenAccount again: no second AccountCreated, the old key revoked now', async (t) => {
-  const out = given(created, issued(1)).when({ type: 'OpenAccount', wallet: WALLET, plan: plan('tier-3'), nodes: [], networks: undefined, key: key(2), now: T + 5 }).decided()
+  const out = given(created, issued(1))
+    .when({ type: 'OpenAccount', wallet: WALLET, plan: plan('tier-3'), nodes: [], networks: undefined, key: key(2), now: T + 5 })
+    .decided()
   t.same(types(out), ['PlanActivated', 'NodesSelected', 'KeyIssued', 'KeyRevoked'])
   t.match(out[3], { keyId: 'key_1', effectiveAt: T + 5 })
 })
 
 t.test('RegenerateKey: the new key keeps the allowlist, the old one stops at now + grace', async (t) => {
   const restricted = at({ type: 'DomainsRestricted', accountId: A, keyId: 'key_1', domains: ['app.example.com'] })
-  const out = given(created, issued(1), restricted).when({ type: 'RegenerateKey', key: key(2), graceMs: 60_000, now: T + 10 }).decided()
+  const out = given(created, issued(1), restricted)
+    .when({ type: 'RegenerateKey', key: key(2), graceMs: 60_000, now: T + 10 })
+    .decided()
   t.same(types(out), ['KeyIssued', 'DomainsRestricted', 'KeyRevoked'])
   t.match(out[1], { keyId: 'key_2', domains: ['app.example.com'] })
   t.match(out[2], { keyId: 'key_1', effectiveAt: T + 10 + 60_000 })
 })
 
 t.test('RegenerateKey of an account that does not exist is refused', async (t) => {
-  t.match(given().when({ type: 'RegenerateKey', key: key(2), graceMs: 0, now: T }).refused(), { name: 'UnknownAccountError' })
+  t.match(
+    given()
+      .when({ type: 'RegenerateKey', key: key(2), graceMs: 0, now: T })
+      .refused(),
+    { name: 'UnknownAccountError' },
+  )
 })
 
 t.test('ClaimFreePlan: once per account', async (t) => {
-  const first = given(created).when({ type: 'ClaimFreePlan', plan: plan('free-trial'), nodes: [], key: key(1), attempt: 'a', now: T }).decided()
+  const first = given(created)
+    .when({ type: 'ClaimFreePlan', plan: plan('free-trial'), nodes: [], key: key(1), attempt: 'a', now: T })
+    .decided()
   t.same(types(first), ['FreePlanClaimed', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
-  t.match(given(created, ...first).when({ type: 'ClaimFreePlan', plan: plan('free-trial'), nodes: [], key: key(2), attempt: 'b', now: T + 1 }).refused(), { name: 'FreePlanUsedError' })
+  t.match(
+    given(created, ...first)
+      .when({ type: 'ClaimFreePlan', plan: plan('free-trial'), nodes: [], key: key(2), attempt: 'b', now: T + 1 })
+      .refused(),
+    { name: 'FreePlanUsedError' },
+  )
 })
 
 const invoice = (id: string, planId = 'tier-1') =>
-  at({ type: 'InvoiceCreated', accountId: A, invoiceId: id, planId, nodes: [], network: 'eth-1', token: `0x${'a'.repeat(40)}`, treasury: `0x${'b'.repeat(40)}`, amount: '50', decimals: 6, priceUsd: 50 })
-const transfer = { network: 'eth-1', txHash: `0x${'1'.repeat(64)}`, logIndex: 0, from: WALLET, amount: '50', blockNumber: 9, blockHash: `0x${'2'.repeat(64)}`, minedAt: T }
+  at({
+    type: 'InvoiceCreated',
+    accountId: A,
+    invoiceId: id,
+    planId,
+    nodes: [],
+    network: 'eth-1',
+    token: `0x${'a'.repeat(40)}`,
+    treasury: `0x${'b'.repeat(40)}`,
+    amount: '50',
+    decimals: 6,
+    priceUsd: 50,
+  })
+const transfer = {
+  network: 'eth-1',
+  txHash: `0x${'1'.repeat(64)}`,
+  logIndex: 0,
+  from: WALLET,
+  amount: '50',
+  blockNumber: 9,
+  blockHash: `0x${'2'.repeat(64)}`,
+  minedAt: T,
+}
 
 t.test('ConfirmPayment: pays and activates in one decision; the key only when there is none', async (t) => {
-  const noKey = given(created, invoice('inv_a')).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'x', key: key(1), now: T + 1 }).decided()
+  const noKey = given(created, invoice('inv_a'))
+    .when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'x', key: key(1), now: T + 1 })
+    .decided()
   t.same(types(noKey), ['PaymentConfirmed', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
   t.match(noKey[1], { planId: 'tier-1', startsAt: T + 1 })
-  const withKey = given(created, issued(1), invoice('inv_a')).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'x', key: key(2), now: T + 1 }).decided()
+  const withKey = given(created, issued(1), invoice('inv_a'))
+    .when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'x', key: key(2), now: T + 1 })
+    .decided()
   t.same(types(withKey), ['PaymentConfirmed', 'PlanActivated', 'NodesSelected'], 'an account with a key keeps it')
 })
 
 t.test('ConfirmPayment: one transfer pays one invoice', async (t) => {
   const paid = at({ type: 'PaymentConfirmed', accountId: A, invoiceId: 'inv_a', ...transfer, attempt: 'x' }, T + 1)
   const history = [created, invoice('inv_a'), invoice('inv_b', 'tier-3'), paid]
-  t.match(given(...history).when({ type: 'ConfirmPayment', invoiceId: 'inv_b', transfer, attempt: 'y', key: key(1), now: T + 2 }).refused(), { code: 'ALREADY_USED' })
+  t.match(
+    given(...history)
+      .when({ type: 'ConfirmPayment', invoiceId: 'inv_b', transfer, attempt: 'y', key: key(1), now: T + 2 })
+      .refused(),
+    { code: 'ALREADY_USED' },
+  )
   const activated = at({ type: 'PlanActivated', accountId: A, planId: 'tier-1', startsAt: T + 1, endsAt: T + 1 + 30 * 86_400_000 }, T + 1)
-  t.same(given(...history, activated).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'y', key: key(1), now: T + 2 }).decided(), [], 'the same transfer for the same invoice again: nothing to do')
-  const finished = given(...history).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'y', key: key(1), now: T + 2 }).decided()
+  t.same(
+    given(...history, activated)
+      .when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'y', key: key(1), now: T + 2 })
+      .decided(),
+    [],
+    'the same transfer for the same invoice again: nothing to do',
+  )
+  const finished = given(...history)
+    .when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer, attempt: 'y', key: key(1), now: T + 2 })
+    .decided()
   t.same(types(finished), ['PlanActivated', 'NodesSelected', 'KeyIssued'], 'a payment whose activation was cut off gets it when asked again')
   t.match(finished[0], { startsAt: T + 1 })
   const other = { ...transfer, txHash: `0x${'3'.repeat(64)}` }
-  t.match(given(...history).when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer: other, attempt: 'y', key: key(1), now: T + 2 }).refused(), { code: 'INVOICE_PAID' })
+  t.match(
+    given(...history)
+      .when({ type: 'ConfirmPayment', invoiceId: 'inv_a', transfer: other, attempt: 'y', key: key(1), now: T + 2 })
+      .refused(),
+    { code: 'INVOICE_PAID' },
+  )
 })
 
 const TTL = 30 * 60_000
 /** An invoice of version 2: its terms hold until `createdAt + TTL`. */
 const expiring = (id: string, createdAt = T) => at({ ...(invoice(id) as EventInput), expiresAt: createdAt + TTL } as EventInput, createdAt)
-const pay = (invoiceId: string, minedAt: number, now: number): AccountCommand => ({ type: 'ConfirmPayment', invoiceId, transfer: { ...transfer, minedAt }, attempt: 'x', key: key(1), now })
+const pay = (invoiceId: string, minedAt: number, now: number): AccountCommand => ({
+  type: 'ConfirmPayment',
+  invoiceId,
+  transfer: { ...transfer, minedAt },
+  attempt: 'x',
+  key: key(1),
+  now,
+})
 
 t.test('invoice expiry: a transfer mined before the invoice expires pays it, however late it is checked', async (t) => {
-  const lateCheck = given(created, expiring('inv_a')).when(pay('inv_a', T + TTL, T + 5 * TTL)).decided()
+  const lateCheck = given(created, expiring('inv_a'))
+    .when(pay('inv_a', T + TTL, T + 5 * TTL))
+    .decided()
   t.same(types(lateCheck), ['PaymentConfirmed', 'PlanActivated', 'NodesSelected', 'KeyIssued'], 'mined at the last millisecond, checked two hours later')
   t.match(lateCheck[0], { minedAt: T + TTL }, 'the event says when it was mined')
-  t.same(types(given(created, invoice('inv_v1')).when(pay('inv_v1', T + 100 * TTL, T + 100 * TTL)).decided()).slice(0, 1), ['PaymentConfirmed'], 'a version 1 invoice has no expiry')
+  t.same(
+    types(
+      given(created, invoice('inv_v1'))
+        .when(pay('inv_v1', T + 100 * TTL, T + 100 * TTL))
+        .decided(),
+    ).slice(0, 1),
+    ['PaymentConfirmed'],
+    'a version 1 invoice has no expiry',
+  )
 })
 
 t.test('invoice expiry: a transfer mined after it is recorded as unmatched, once, and pays nothing', async (t) => {
-  const out = given(created, expiring('inv_a')).when(pay('inv_a', T + TTL + 1000, T + TTL + 60_000)).decided()
+  const out = given(created, expiring('inv_a'))
+    .when(pay('inv_a', T + TTL + 1000, T + TTL + 60_000))
+    .decided()
   t.same(types(out), ['PaymentUnmatched'])
-  t.match(out[0], { invoiceId: 'inv_a', reason: 'invoice-expired', invoiceExpiresAt: T + TTL, minedAt: T + TTL + 1000, txHash: transfer.txHash, logIndex: 0, amount: '50' })
+  t.match(out[0], {
+    invoiceId: 'inv_a',
+    reason: 'invoice-expired',
+    invoiceExpiresAt: T + TTL,
+    minedAt: T + TTL + 1000,
+    txHash: transfer.txHash,
+    logIndex: 0,
+    amount: '50',
+  })
   const state = foldAccount(A, [created, expiring('inv_a'), ...out])
   t.equal(state.invoices.get('inv_a')!.paid, null, 'the invoice stays unpaid')
   t.equal(state.plan, null, 'and no plan starts')
-  t.same(given(created, expiring('inv_a'), ...out).when(pay('inv_a', T + TTL + 1000, T + TTL + 90_000)).decided(), [], 'offered again for the same invoice: recorded once')
+  t.same(
+    given(created, expiring('inv_a'), ...out)
+      .when(pay('inv_a', T + TTL + 1000, T + TTL + 90_000))
+      .decided(),
+    [],
+    'offered again for the same invoice: recorded once',
+  )
 })
 
 t.test('invoice expiry: a late transfer, recorded, still pays a fresh invoice', async (t) => {
-  const unmatched = given(created, expiring('inv_a')).when(pay('inv_a', T + TTL + 1000, T + TTL + 60_000)).decided()
+  const unmatched = given(created, expiring('inv_a'))
+    .when(pay('inv_a', T + TTL + 1000, T + TTL + 60_000))
+    .decided()
   const fresh = expiring('inv_b', T + TTL + 120_000)
-  const out = given(created, expiring('inv_a'), ...unmatched, fresh).when(pay('inv_b', T + TTL + 1000, T + TTL + 130_000)).decided()
+  const out = given(created, expiring('inv_a'), ...unmatched, fresh)
+    .when(pay('inv_b', T + TTL + 1000, T + TTL + 130_000))
+    .decided()
   t.same(types(out), ['PaymentConfirmed', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
   t.match(out[0], { invoiceId: 'inv_b' })
   const paid = given(created, expiring('inv_a'), ...unmatched, fresh, ...out)
@@ -128,33 +226,77 @@ t.test('invoice expiry: a late transfer, recorded, still pays a fresh invoice', 
 
 t.test('ActivatePaidInvoice: finishes a paid invoice, unless a later activation overtook it', async (t) => {
   const paid = at({ type: 'PaymentConfirmed', accountId: A, invoiceId: 'inv_a', ...transfer, attempt: 'x' }, T + 1)
-  const pending = given(created, issued(1), invoice('inv_a'), paid).when({ type: 'ActivatePaidInvoice', invoiceId: 'inv_a', key: key(2), now: T + 5 }).decided()
+  const pending = given(created, issued(1), invoice('inv_a'), paid)
+    .when({ type: 'ActivatePaidInvoice', invoiceId: 'inv_a', key: key(2), now: T + 5 })
+    .decided()
   t.same(types(pending), ['PlanActivated', 'NodesSelected'])
   t.match(pending[0], { startsAt: T + 1 }, 'the period starts when it was paid')
   const later = at({ type: 'PlanActivated', accountId: A, planId: 'tier-3', startsAt: T + 3, endsAt: null }, T + 3)
-  t.same(given(created, issued(1), invoice('inv_a'), paid, later).when({ type: 'ActivatePaidInvoice', invoiceId: 'inv_a', key: key(2), now: T + 5 }).decided(), [])
+  t.same(
+    given(created, issued(1), invoice('inv_a'), paid, later)
+      .when({ type: 'ActivatePaidInvoice', invoiceId: 'inv_a', key: key(2), now: T + 5 })
+      .decided(),
+    [],
+  )
 })
 
 t.test('SignIn: a nonce is used once; a new wallet gets its account', async (t) => {
   const signIn = (nonce: string, now = T): AccountCommand => ({ type: 'SignIn', wallet: WALLET, nonce, sessionHash: `h-${nonce}`, expiresAt: now + 1000, now })
   t.same(types(given().when(signIn('n1')).decided()), ['AccountCreated', 'SignedIn'])
   const signedIn = at({ type: 'SignedIn', accountId: A, wallet: WALLET, nonce: 'n1', sessionHash: 'h-n1', expiresAt: T + 1000 })
-  t.match(given(created, signedIn).when(signIn('n1', T + 1)).refused(), { code: 'NONCE_USED' })
-  t.same(types(given(created, signedIn).when(signIn('n2', T + 1)).decided()), ['SignedIn'])
+  t.match(
+    given(created, signedIn)
+      .when(signIn('n1', T + 1))
+      .refused(),
+    { code: 'NONCE_USED' },
+  )
+  t.same(
+    types(
+      given(created, signedIn)
+        .when(signIn('n2', T + 1))
+        .decided(),
+    ),
+    ['SignedIn'],
+  )
   // A nonce lives 10 minutes; the state forgets it after NONCE_MEMORY_MS, when it is expired anyway.
-  const muchLater = at({ type: 'SignedIn', accountId: A, wallet: WALLET, nonce: 'n3', sessionHash: 'h-n3', expiresAt: T + NONCE_MEMORY_MS + 2000 }, T + NONCE_MEMORY_MS + 1)
+  const muchLater = at(
+    { type: 'SignedIn', accountId: A, wallet: WALLET, nonce: 'n3', sessionHash: 'h-n3', expiresAt: T + NONCE_MEMORY_MS + 2000 },
+    T + NONCE_MEMORY_MS + 1,
+  )
   t.equal(foldAccount(A, [created, signedIn, muchLater]).nonces.has('n1'), false, 'old nonces are not kept for ever')
 })
 
 t.test('SignOut: only a session the account has', async (t) => {
   const signedIn = at({ type: 'SignedIn', accountId: A, wallet: WALLET, nonce: 'n1', sessionHash: 'h1', expiresAt: T + 1000 })
-  t.same(types(given(created, signedIn).when({ type: 'SignOut', sessionHash: 'h1', now: T + 1 }).decided()), ['SignedOut'])
-  t.same(given(created, signedIn).when({ type: 'SignOut', sessionHash: 'other', now: T + 1 }).decided(), [])
+  t.same(
+    types(
+      given(created, signedIn)
+        .when({ type: 'SignOut', sessionHash: 'h1', now: T + 1 })
+        .decided(),
+    ),
+    ['SignedOut'],
+  )
+  t.same(
+    given(created, signedIn)
+      .when({ type: 'SignOut', sessionHash: 'other', now: T + 1 })
+      .decided(),
+    [],
+  )
 })
 
 t.test('RestrictDomains needs an active key', async (t) => {
-  t.match(given(created).when({ type: 'RestrictDomains', domains: ['a.example'], now: T }).refused(), { name: 'NoActiveKeyError' })
-  t.match(given(created, issued(1)).when({ type: 'RestrictDomains', domains: ['a.example'], now: T }).decided(), [{ type: 'DomainsRestricted', keyId: 'key_1' }])
+  t.match(
+    given(created)
+      .when({ type: 'RestrictDomains', domains: ['a.example'], now: T })
+      .refused(),
+    { name: 'NoActiveKeyError' },
+  )
+  t.match(
+    given(created, issued(1))
+      .when({ type: 'RestrictDomains', domains: ['a.example'], now: T })
+      .decided(),
+    [{ type: 'DomainsRestricted', keyId: 'key_1' }],
+  )
 })
 
 t.test('RegenerateKey: at most 10 an hour, and at most 3 live keys (the oldest in grace ends now)', async (t) => {
@@ -167,8 +309,21 @@ t.test('RegenerateKey: at most 10 an hour, and at most 3 live keys (the oldest i
     const alive = [...live.keys.values()].filter((k) => k.revokedAt === null || k.revokedAt > T + i)
     t.ok(alive.length <= 3, `after regeneration ${i}: ${alive.length} live keys`)
   }
-  t.match(given(...history).when({ type: 'RegenerateKey', key: key(11), graceMs: 0, now: T + 11 }).refused(), { code: 'TOO_MANY_REGENERATIONS' })
-  t.same(types(given(...history).when({ type: 'RegenerateKey', key: key(11), graceMs: 0, now: T + 3_600_002 }).decided()).slice(0, 1), ['KeyIssued'], 'an hour later it is allowed again')
+  t.match(
+    given(...history)
+      .when({ type: 'RegenerateKey', key: key(11), graceMs: 0, now: T + 11 })
+      .refused(),
+    { code: 'TOO_MANY_REGENERATIONS' },
+  )
+  t.same(
+    types(
+      given(...history)
+        .when({ type: 'RegenerateKey', key: key(11), graceMs: 0, now: T + 3_600_002 })
+        .decided(),
+    ).slice(0, 1),
+    ['KeyIssued'],
+    'an hour later it is allowed again',
+  )
   const revokedNow = history.filter((e) => e.type === 'KeyRevoked' && e.effectiveAt === e.time)
   t.ok(revokedNow.length > 0, 'keys pushed out of their grace are revoked at once')
   t.equal(new Set(history.map((e) => e.id)).size, history.length, 'a second revocation of a key is its own event (another id)')

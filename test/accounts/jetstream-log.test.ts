@@ -55,16 +55,35 @@ t.test('on JetStream: create, regenerate and usage reach a following store; repl
   }
   const created = await createAccount(deps, { wallet: '0x' + 'c0'.repeat(20), planId: 'tier-2', nodes: [{ network: 'eth-1', kind: 'full' }] })
   t.ok(cliStore.keyByHash(hashApiKey(created.apiKey)), 'the command sees its own write')
-  await t.resolves(reached(() => gatewayStore.keyByHash(hashApiKey(created.apiKey)) !== undefined), 'the gateway store gets the key')
+  await t.resolves(
+    reached(() => gatewayStore.keyByHash(hashApiKey(created.apiKey)) !== undefined),
+    'the gateway store gets the key',
+  )
 
   clock.advance(1_000)
   const regen = await regenerateKey(deps, { accountId: created.accountId })
   const oldHash = hashApiKey(created.apiKey)
-  await t.resolves(reached(() => gatewayStore.keyByHash(oldHash)?.revokedAt === clock.now()), 'the old key is revoked there')
+  await t.resolves(
+    reached(() => gatewayStore.keyByHash(oldHash)?.revokedAt === clock.now()),
+    'the old key is revoked there',
+  )
   t.equal(gatewayStore.account(created.accountId)?.activeKeyId, regen.keyId)
 
   const usage = makeEvent<UsageRecorded>(
-    { type: 'UsageRecorded', accountId: created.accountId, keyId: regen.keyId, network: 'eth-1', kind: 'full', instance: 'gw-a', intervalStart: clock.now(), intervalMs: 10_000, requests: 17, errors: 1, bytesIn: 300, bytesOut: 4_000 },
+    {
+      type: 'UsageRecorded',
+      accountId: created.accountId,
+      keyId: regen.keyId,
+      network: 'eth-1',
+      kind: 'full',
+      instance: 'gw-a',
+      intervalStart: clock.now(),
+      intervalMs: 10_000,
+      requests: 17,
+      errors: 1,
+      bytesIn: 300,
+      bytesOut: 4_000,
+    },
     clock.now() + 10_000,
   )
   await cliLog.append([usage])

@@ -24,7 +24,10 @@ t.test('the request is recorded and the operator attaches a dedicated node', asy
   t.same(ledger.store.privateNode(accountId)?.requested, [{ network: 'eth-1', kind: 'full' }])
   await log.close()
 
-  const out = await runCli(['nodes', 'attach', '--config', configPath, '--account', accountId, '--network', 'eth-1', '--url', 'http://10.1.2.3:8545', '--ws', 'ws://10.1.2.3:8546'], { TOLLGATE_SECRET: TEST_SECRET })
+  const out = await runCli(
+    ['nodes', 'attach', '--config', configPath, '--account', accountId, '--network', 'eth-1', '--url', 'http://10.1.2.3:8545', '--ws', 'ws://10.1.2.3:8546'],
+    { TOLLGATE_SECRET: TEST_SECRET },
+  )
   t.equal(out.code, 0, out.stderr)
   t.same(out.last, { accountId, network: 'eth-1', kind: 'full', url: 'http://10.1.2.3:8545', ws: 'ws://10.1.2.3:8546' })
   const reread = EmbeddedLog.open(join(dir, 'log'))

@@ -18,7 +18,10 @@ t.test('instances that saw the same counts never allow more than the limit betwe
 
 t.test('one instance alone may hold all of the limit; three share it 17, 17, 16', async (t) => {
   t.equal(connectionAllowance({ max: 50, published: 0, others: [], rank: 0 }), 50)
-  t.same([0, 1, 2].map((rank) => connectionAllowance({ max: 50, published: 0, others: [0, 0], rank })), [17, 17, 16])
+  t.same(
+    [0, 1, 2].map((rank) => connectionAllowance({ max: 50, published: 0, others: [0, 0], rank })),
+    [17, 17, 16],
+  )
   t.equal(connectionAllowance({ max: 50, published: 30, others: [10, 10], rank: 2 }), 30, 'nothing free: what it holds')
 })
 

@@ -12,7 +12,10 @@ function given(events: Array<[number, number]>): IpState {
 }
 
 t.test('rejections under the threshold within the window do not throttle', async (t) => {
-  const state = given([[0, 50], [5_000, 49]])
+  const state = given([
+    [0, 50],
+    [5_000, 49],
+  ])
   t.equal(throttledFor(state, T0 + 5_000), 0)
 })
 

@@ -7,15 +7,17 @@ import { initialKeyState, type KeyDecision, type KeyLimits } from '../../actors/
 function given(limits: KeyLimits) {
   const clock = new FakeClock()
   const actor = new KeyActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits }, clock.now()), clock)
-  const admitMany = (kind: 'full' | 'archive', n: number): KeyDecision[] =>
-    Array.from({ length: n }, () => actor.admit(kind, 1))
+  const admitMany = (kind: 'full' | 'archive', n: number): KeyDecision[] => Array.from({ length: n }, () => actor.admit(kind, 1))
   return { clock, actor, admitMany }
 }
 
 t.test('admits up to the limit in one second, then rejects with the time until a token is back', async (t) => {
   const { actor, admitMany } = given({ full: 500, archive: 250 })
   const admitted = admitMany('full', 500)
-  t.ok(admitted.every((d) => d.type === 'Admitted'), 'the first 500 calls are admitted')
+  t.ok(
+    admitted.every((d) => d.type === 'Admitted'),
+    'the first 500 calls are admitted',
+  )
   t.same(admitted[0], { type: 'Admitted', remaining: 499, limit: 500, resetMs: 2, delayMs: 0 })
   t.same(admitted[499], { type: 'Admitted', remaining: 0, limit: 500, resetMs: 1000, delayMs: 0 })
   t.same(actor.admit('full', 1), {
@@ -63,7 +65,10 @@ t.test('full and archive buckets are separate', async (t) => {
 t.test('null limit: unlimited', async (t) => {
   const { admitMany } = given({ full: null, archive: null })
   const decisions = admitMany('archive', 10_000)
-  t.ok(decisions.every((d) => d.type === 'Admitted' && d.limit === null), 'nothing rejected')
+  t.ok(
+    decisions.every((d) => d.type === 'Admitted' && d.limit === null),
+    'nothing rejected',
+  )
 })
 
 t.test('0 limit: no access to that kind, a different refusal from a rate limit', async (t) => {

@@ -40,8 +40,18 @@ t.test('50 concurrent connections; the 51st is refused; closing one makes room',
 
 t.test('15 new connections in one second pass; the 16th starts a 60 s cooldown', async (t) => {
   const g = given()
-  t.same(types(g.many(15, connect)), times(15, connect).map(() => 'WsAccepted'))
-  t.same(g.when(connect), { type: 'WsRefused', reason: 'ws-connection-rate', retryAfterMs: 60_000, until: g.clock.now() + 60_000, connections: 16, windowMs: 1000 })
+  t.same(
+    types(g.many(15, connect)),
+    times(15, connect).map(() => 'WsAccepted'),
+  )
+  t.same(g.when(connect), {
+    type: 'WsRefused',
+    reason: 'ws-connection-rate',
+    retryAfterMs: 60_000,
+    until: g.clock.now() + 60_000,
+    connections: 16,
+    windowMs: 1000,
+  })
   g.clock.advance(59_999)
   t.same(g.when(connect), { type: 'WsRefused', reason: 'ws-cooldown', retryAfterMs: 1, until: g.clock.now() + 1 }, 'blocked to the last ms')
   g.clock.advance(1)
@@ -51,7 +61,10 @@ t.test('15 new connections in one second pass; the 16th starts a 60 s cooldown',
 t.test('the one-second window slides: 15 per second for ever is fine', async (t) => {
   const g = given()
   for (let s = 0; s < 5; s++) {
-    t.ok(g.many(15, connect).every((d) => d.type === 'WsAccepted'), `second ${s}`)
+    t.ok(
+      g.many(15, connect).every((d) => d.type === 'WsAccepted'),
+      `second ${s}`,
+    )
     for (let i = 0; i < 15; i++) g.when(disconnect)
     g.clock.advance(1000)
   }
@@ -69,7 +82,10 @@ t.test('existing connections are not touched by the cooldown; closing still coun
 
 t.test('500 messages per second plus 10%: 550 pass at once, the 551st is throttled with -32005 data', async (t) => {
   const g = given()
-  t.ok(g.many(550, message).every((d) => d.type === 'WsMessageAdmitted'), '550 admitted')
+  t.ok(
+    g.many(550, message).every((d) => d.type === 'WsMessageAdmitted'),
+    '550 admitted',
+  )
   t.same(g.when(message), { type: 'WsMessageRejected', reason: 'ws-messages-throttled', retryAfterMs: 2, limit: 500 })
   g.clock.advance(1000)
   t.equal(g.many(551, message).filter((d) => d.type === 'WsMessageAdmitted').length, 550, 'a second later, 550 again')

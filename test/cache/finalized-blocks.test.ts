@@ -22,7 +22,8 @@ const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind
 const tg = await startTestGateway(t, { networks, config: quiet })
 const { apiKey } = await tg.createKey('tier-3')
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
-const call = (method: string, params: unknown[], id: unknown = 1, url = tg.url('eth-1'), key = apiKey) => rpc(url, { jsonrpc: '2.0', id, method, params }, { apiKey: key })
+const call = (method: string, params: unknown[], id: unknown = 1, url = tg.url('eth-1'), key = apiKey) =>
+  rpc(url, { jsonrpc: '2.0', id, method, params }, { apiKey: key })
 const hex = (n: number) => `0x${n.toString(16)}`
 
 t.test('the gateway knows the finalized block', async (t) => {

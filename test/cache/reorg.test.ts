@@ -16,7 +16,6 @@ const { apiKey } = await tg.createKey('tier-3')
 const block = (n: string, id = 1) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: [n, false] }, { apiKey })
 const nodeBlock = async (n: string) => (await anvil.rpc('eth_getBlockByNumber', [n, false])).result
 
-
 t.test('a shallow reorg: the new blocks are served', async (t) => {
   const before = await block('0x62')
   t.equal(before.json.result.hash, (await nodeBlock('0x62')).hash)

@@ -37,13 +37,29 @@ function history(): TollgateEvent[] {
   for (let i = 0; i < 300; i++) {
     for (const [n, a] of accounts.entries()) {
       for (const instance of ['gw-a', 'gw-b']) {
-        events.push(usageEvent({ accountId: a.accountId, keyId: a.key.keyId, instance, intervalStart: T0 + i * 10_000, requests: 1 + ((i * n) % 97), errors: i % 3, bytesIn: 80 * i, bytesOut: 9_000 + n }))
+        events.push(
+          usageEvent({
+            accountId: a.accountId,
+            keyId: a.key.keyId,
+            instance,
+            intervalStart: T0 + i * 10_000,
+            requests: 1 + ((i * n) % 97),
+            errors: i % 3,
+            bytesIn: 80 * i,
+            bytesOut: 9_000 + n,
+          }),
+        )
       }
       if ((i + n) % 25 === 0) events.push(rateLimitedEvent(a.accountId, a.key.keyId, T0 + i * 10_000, 1 + n))
     }
     if (i % 20 === 10) {
       const a = accounts[i % accounts.length]!
-      events.push(ev<KeyRevoked>({ type: 'KeyRevoked', accountId: a.accountId, keyId: a.key.keyId, reason: 'regenerated', effectiveAt: T0 + i * 10_000 }, T0 + i * 10_000))
+      events.push(
+        ev<KeyRevoked>(
+          { type: 'KeyRevoked', accountId: a.accountId, keyId: a.key.keyId, reason: 'regenerated', effectiveAt: T0 + i * 10_000 },
+          T0 + i * 10_000,
+        ),
+      )
     }
   }
   return events
@@ -62,7 +78,12 @@ const usageBefore = (i: number): TollgateEvent => {
   return events[i]!
 }
 let resent = 0
-for (const [from, to] of [[0, 3_000], [3_000, 8_000], [8_000, 16_000], [16_000, events.length]] as const) {
+for (const [from, to] of [
+  [0, 3_000],
+  [3_000, 8_000],
+  [8_000, 16_000],
+  [16_000, events.length],
+] as const) {
   await log.append(events.slice(from, to))
   for (const copy of [usageBefore(to - 30), usageBefore(to - 700)]) {
     await js.publish(subjectOf(copy), encodeEvent(copy))
@@ -77,7 +98,10 @@ const total = events.length + resent
 function config(name: string): { path: string; state: string } {
   const dataDir = join(dir, name)
   const path = join(dir, `${name}.json`)
-  writeFileSync(path, JSON.stringify({ dataDir, events: { nats: nats.url }, networks: { 'eth-1': { chainId: 1, upstreams: [{ url: 'http://127.0.0.1:9', kind: 'full' }] } } }))
+  writeFileSync(
+    path,
+    JSON.stringify({ dataDir, events: { nats: nats.url }, networks: { 'eth-1': { chainId: 1, upstreams: [{ url: 'http://127.0.0.1:9', kind: 'full' }] } } }),
+  )
   return { path, state: join(dataDir, 'state') }
 }
 

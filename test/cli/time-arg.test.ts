@@ -25,5 +25,8 @@ t.test('anything else is refused, naming the option and the forms it takes', asy
   for (const bad of ['yesterday', '2025-02-30', '2025-13-01', '06/01/2025', '24', '-1d', '1y', '2025-06-01T12', '']) {
     t.throws(() => parseTimeArg('usage', 'until', bad, NOW), UsageError, JSON.stringify(bad))
   }
-  t.throws(() => parseTimeArg('usage', 'until', '2025-02-30', NOW), { message: 'tollgate usage: --until must be an ISO date or date-time in UTC (2025-06-01, 2025-06-01T12:00) or a duration ago (30m, 24h, 7d, 2w), got "2025-02-30"' })
+  t.throws(() => parseTimeArg('usage', 'until', '2025-02-30', NOW), {
+    message:
+      'tollgate usage: --until must be an ISO date or date-time in UTC (2025-06-01, 2025-06-01T12:00) or a duration ago (30m, 24h, 7d, 2w), got "2025-02-30"',
+  })
 })

@@ -40,16 +40,32 @@ t.test('usage --json: the sums of UsageRecorded in the stream, old and new event
   const lines = await usageJson(tg.configPath)
   t.same(lines, sumsOf(events))
   t.same(lines.map((l) => l.keyId).sort(), ['k1', a!.keyId, b!.keyId].sort(), 'the key of the old event and the two keys called')
-  t.match(lines.find((l) => l.keyId === a!.keyId), { requests: 11, errors: 1 })
-  t.match(lines.find((l) => l.keyId === b!.keyId), { requests: 4, errors: 1 })
-  t.match(lines.find((l) => l.keyId === 'k1'), { accountId: 'acc-1', requests: 12, errors: 1, bytesIn: 300, bytesOut: 4_000_000_000 }, 'the 2023 event, float timestamps and all')
+  t.match(
+    lines.find((l) => l.keyId === a!.keyId),
+    { requests: 11, errors: 1 },
+  )
+  t.match(
+    lines.find((l) => l.keyId === b!.keyId),
+    { requests: 4, errors: 1 },
+  )
+  t.match(
+    lines.find((l) => l.keyId === 'k1'),
+    { accountId: 'acc-1', requests: 12, errors: 1, bytesIn: 300, bytesOut: 4_000_000_000 },
+    'the 2023 event, float timestamps and all',
+  )
 })
 
 t.test('hours older than those kept are in the totals, and --by says where its periods start', async (t) => {
   const out = await runCli(['usage', '--config', tg.configPath, '--json', '--by', 'hour'], env)
   t.equal(out.code, 0, out.stderr)
   const recent = events.filter((e) => e.keyId !== 'k1')
-  t.same(out.stdout.trim().split('\n').map((l) => JSON.parse(l)), sumsOf(recent, { by: 'hour' }))
+  t.same(
+    out.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+    sumsOf(recent, { by: 'hour' }),
+  )
   t.match(out.stderr, /note: periods start at .*: usage by hour is kept for the last 35 days/)
   const refused = await runCli(['usage', '--config', tg.configPath, '--since', '2023-11-14'], env)
   t.equal(refused.code, 1)
@@ -63,5 +79,11 @@ t.test('after a replay of the stream, old events included, the same figures', as
   t.same(after, events, 'the gateway appended no usage since')
   await replayCommand(tg.configPath)
   t.same(await usageJson(tg.configPath), sumsOf(after))
-  t.same(await usageJson(tg.configPath, ['--by', 'day', '--account', a!.accountId]), sumsOf(after.filter((e) => e.accountId === a!.accountId), { by: 'day' }))
+  t.same(
+    await usageJson(tg.configPath, ['--by', 'day', '--account', a!.accountId]),
+    sumsOf(
+      after.filter((e) => e.accountId === a!.accountId),
+      { by: 'day' },
+    ),
+  )
 })

@@ -37,7 +37,15 @@ export async function startGatewayOnNats(t: { teardown(fn: () => unknown): void 
   const nats = await startNats()
   t.teardown(() => nats.stop())
   const tg = await startTestGateway(t, {
-    networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] } },
+    networks: {
+      'eth-1': {
+        chainId: 31337,
+        upstreams: [
+          { url: anvil.url, kind: 'full' },
+          { url: anvil.url, kind: 'archive' },
+        ],
+      },
+    },
     nats: nats.url,
     usageIntervalMs: 200,
   })
@@ -75,7 +83,8 @@ export async function callWithTwoKeys(tg: TestGateway): Promise<KeyCalls[]> {
     const usage = await usageEventsOf(tg)
     const counted = keys.map((k) => usage.filter((e) => e.keyId === k.keyId).reduce((n, e) => n + e.requests, 0))
     if (counted.every((n, i) => n === keys[i]!.calls)) break
-    if (Date.now() > deadline) throw new Error(`usage events count ${counted.join(', ')} calls after ${USAGE_WAIT_MS} ms, not ${keys.map((k) => k.calls).join(', ')}`)
+    if (Date.now() > deadline)
+      throw new Error(`usage events count ${counted.join(', ')} calls after ${USAGE_WAIT_MS} ms, not ${keys.map((k) => k.calls).join(', ')}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return keys
@@ -102,7 +111,11 @@ async function cli(args: string[], timeoutMs?: number): Promise<CliResult> {
 /** The UsageRecorded events as `tollgate events` prints them: what an operator would sum. */
 export async function usageFromEventsCommand(configPath: string): Promise<UsageRecorded[]> {
   const out = await cli(['events', '--config', configPath])
-  return out.stdout.trim().split('\n').map((l) => JSON.parse(l) as UsageRecorded & { seq: number }).filter((e) => e.type === 'UsageRecorded')
+  return out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as UsageRecorded & { seq: number })
+    .filter((e) => e.type === 'UsageRecorded')
 }
 
 /** Sums of UsageRecorded per key (and UTC hour or day), as `usage --json` prints them and in its order. */
@@ -131,7 +144,12 @@ export function sumsOf(events: readonly UsageRecorded[], opts: { by?: 'hour' | '
 /** `tollgate usage --json` with more arguments: its lines parsed. */
 export async function usageJson(configPath: string, args: string[] = []): Promise<UsageLine[]> {
   const out = await cli(['usage', '--config', configPath, '--json', ...args])
-  return out.stdout === '' ? [] : out.stdout.trim().split('\n').map((l) => JSON.parse(l) as UsageLine)
+  return out.stdout === ''
+    ? []
+    : out.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as UsageLine)
 }
 
 /** `tollgate replay`: the digest it printed. */

@@ -11,7 +11,15 @@ t.setTimeout(240_000)
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] } },
+  networks: {
+    'eth-1': {
+      chainId: 31337,
+      upstreams: [
+        { url: anvil.url, kind: 'full' },
+        { url: anvil.url, kind: 'archive' },
+      ],
+    },
+  },
   usageIntervalMs: 200,
 })
 const env = { TOLLGATE_SECRET: TEST_SECRET }
@@ -23,7 +31,11 @@ t.test('usage --json: one line per key, the sums of UsageRecorded in the log', a
   t.same(lines, sumsOf(events))
   t.equal(lines.length, 2)
   for (const key of [a!, b!]) {
-    t.match(lines.find((l) => l.keyId === key.keyId), { accountId: key.accountId, requests: key.calls, errors: key.errors }, 'every call counted, once, with its error')
+    t.match(
+      lines.find((l) => l.keyId === key.keyId),
+      { accountId: key.accountId, requests: key.calls, errors: key.errors },
+      'every call counted, once, with its error',
+    )
   }
   for (const l of lines) t.equal(l.bytesIn > 100 && l.bytesOut > 100, true, `${l.keyId}: bytes in and out counted (${l.bytesIn}, ${l.bytesOut})`)
   t.same(Object.keys(lines[0]!), ['keyId', 'accountId', 'requests', 'errors', 'bytesIn', 'bytesOut'])
@@ -34,20 +46,35 @@ t.test('--by, --since, --until, --account and --key narrow to the same sums', as
   const lastHour = Math.max(...events.map((e) => e.intervalStart - (e.intervalStart % 3_600_000)))
   t.same(
     await usageJson(tg.configPath, ['--since', new Date(lastHour).toISOString(), '--account', a!.accountId]),
-    sumsOf(events.filter((e) => e.accountId === a!.accountId), { fromHour: lastHour }),
+    sumsOf(
+      events.filter((e) => e.accountId === a!.accountId),
+      { fromHour: lastHour },
+    ),
     '--since an ISO time: from its hour on; --account: that account only',
   )
   t.same(await usageJson(tg.configPath, ['--until', '2000-01-01T00:00']), [], '--until before any usage: nothing')
-  t.same(await usageJson(tg.configPath, ['--key', b!.keyId, '--by', 'day', '--since', '2h']), sumsOf(events.filter((e) => e.keyId === b!.keyId), { by: 'day' }))
+  t.same(
+    await usageJson(tg.configPath, ['--key', b!.keyId, '--by', 'day', '--since', '2h']),
+    sumsOf(
+      events.filter((e) => e.keyId === b!.keyId),
+      { by: 'day' },
+    ),
+  )
 })
 
 t.test('the table shows account, key, calls, errors and bytes per key, and a total', async (t) => {
   const out = await runCli(['usage', '--config', tg.configPath], env)
   t.equal(out.code, 0, out.stderr)
-  const rows = out.stdout.trimEnd().split('\n').map((l) => l.split(/\s{2,}/))
+  const rows = out.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split(/\s{2,}/))
   t.same(rows[0], ['account', 'key', 'calls', 'errors', 'bytes in', 'bytes out'])
   const sums = sumsOf(events)
-  t.same(rows.slice(1, 3), sums.map((l) => [l.accountId, l.keyId, String(l.requests), String(l.errors), String(l.bytesIn), String(l.bytesOut)]))
+  t.same(
+    rows.slice(1, 3),
+    sums.map((l) => [l.accountId, l.keyId, String(l.requests), String(l.errors), String(l.bytesIn), String(l.bytesOut)]),
+  )
   const total = (f: 'requests' | 'errors' | 'bytesIn' | 'bytesOut') => String(sums.reduce((n, l) => n + l[f], 0))
   t.same(rows[3], ['total', total('requests'), total('errors'), total('bytesIn'), total('bytesOut')])
   t.equal(total('requests'), '15')

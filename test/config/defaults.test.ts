@@ -81,7 +81,10 @@ t.test('default upstream names stay unique; publicUrl loses its trailing slash',
       },
     },
   })
-  t.same(config.networks['eth-1'].upstreams.map((u) => u.name), ['127.0.0.1:8545', '127.0.0.1:8545#2', 'paid'])
+  t.same(
+    config.networks['eth-1'].upstreams.map((u) => u.name),
+    ['127.0.0.1:8545', '127.0.0.1:8545#2', 'paid'],
+  )
   t.equal(config.publicUrl, 'https://rpc.example.com')
 })
 

@@ -29,7 +29,11 @@ t.test('each kind of bad field is named by its path and what was expected', asyn
     ['type', { ...valid, listen: { port: '8080' } }, 'config.json: /listen/port must be integer'],
     ['maximum', { ...valid, listen: { port: 70000 } }, 'config.json: /listen/port must be <= 65535'],
     ['minimum', { ...valid, limits: { maxBatch: 0 } }, 'config.json: /limits/maxBatch must be >= 1'],
-    ['body time-out beyond what uWS keeps a stalled body', { ...valid, limits: { bodyTimeoutMs: 10000 } }, 'config.json: /limits/bodyTimeoutMs must be <= 8000'],
+    [
+      'body time-out beyond what uWS keeps a stalled body',
+      { ...valid, limits: { bodyTimeoutMs: 10000 } },
+      'config.json: /limits/bodyTimeoutMs must be <= 8000',
+    ],
     ['required', { networks: { 'eth-1': { upstreams: [upstream] } } }, 'config.json: /networks/eth-1/chainId is required'],
     ['required at top', {}, 'config.json: /networks is required'],
     ['unknown field', { ...valid, limit: {} }, 'config.json: /limit is not allowed (unknown field)'],
@@ -58,7 +62,15 @@ t.test('what the schema cannot check: URLs that only look right, duplicate names
   )
   t.equal(
     refusal(t, {
-      networks: { 'eth-1': { chainId: 1, upstreams: [{ ...upstream, name: 'a' }, { ...upstream, name: 'a' }] } },
+      networks: {
+        'eth-1': {
+          chainId: 1,
+          upstreams: [
+            { ...upstream, name: 'a' },
+            { ...upstream, name: 'a' },
+          ],
+        },
+      },
     }),
     'config.json: /networks/eth-1/upstreams/1/name duplicates the name "a"',
   )
@@ -66,10 +78,7 @@ t.test('what the schema cannot check: URLs that only look right, duplicate names
 
 t.test('several problems are all reported, one per line', async (t) => {
   const message = refusal(t, { listen: { port: -1 }, networks: { 'eth-1': { chainId: 0, upstreams: [upstream] } } })
-  t.same(message.split('\n'), [
-    'config.json: /listen/port must be >= 0',
-    'config.json: /networks/eth-1/chainId must be >= 1',
-  ])
+  t.same(message.split('\n'), ['config.json: /listen/port must be >= 0', 'config.json: /networks/eth-1/chainId must be >= 1'])
 })
 
 t.test('loadConfig: a file is read; a JSON syntax error names the file, line and column; a missing file says so', async (t) => {

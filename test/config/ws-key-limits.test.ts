@@ -11,7 +11,7 @@ t.test("the ws section's per-key limits reach the key actor under their own name
   t.same(
     wsLimitsOf(undefined, config.ws),
     { ...DEFAULT_WS_KEY_LIMITS, maxConnectionsPerKey: 3, penaltyMs: 1000 },
-    'given values win; the limits of one connection (maxMessageBytes) are not the key actor\'s',
+    "given values win; the limits of one connection (maxMessageBytes) are not the key actor's",
   )
 })
 

@@ -48,7 +48,10 @@ t.test('per account and per IP: an account is limited from any IP; a refusal spe
   t.equal(byAccount?.message, 'Too many key changes from this account (2 at once, then one every 1 min); try again in 1 min.')
   t.equal(refusal(limits, 'keys', { ip: '10.0.0.1', accountId: 'acc_b' }), undefined, 'the 2nd of the IP')
   t.equal(refusal(limits, 'keys', { ip: '10.0.0.1', accountId: 'acc_c' }), undefined, "the 3rd: the account's refusal did not spend the IP's token")
-  t.equal(refusal(limits, 'keys', { ip: '10.0.0.1', accountId: 'acc_d' })?.message, 'Too many key changes from this IP address (3 at once, then one every 1 min); try again in 1 min.')
+  t.equal(
+    refusal(limits, 'keys', { ip: '10.0.0.1', accountId: 'acc_d' })?.message,
+    'Too many key changes from this IP address (3 at once, then one every 1 min); try again in 1 min.',
+  )
 })
 
 t.test('check refuses as take would, and takes nothing', async (t) => {

@@ -24,7 +24,8 @@ const tg = await startTestGateway(t, {
   config: { payments: { network: 'eth-1', token, treasury, confirmations: 1 } },
 })
 const base = tg.gateway.http
-const call = (key: string, headers: Record<string, string> = {}) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { bearer: key, headers })
+const call = (key: string, headers: Record<string, string> = {}) =>
+  rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { bearer: key, headers })
 
 t.test('without a session the account API says to sign in; the public config is there', async (t) => {
   const c = new DashboardClient(base)
@@ -35,7 +36,10 @@ t.test('without a session the account API says to sign in; the public config is 
   t.equal(config.status, 200)
   t.same(config.json.siwe, { domain: new URL(base).host, origin: base })
   t.same(config.json.payments, { network: 'eth-1', chainId: 31337, token: token.toLowerCase(), treasury: treasury.toLowerCase(), confirmations: 1 })
-  t.same(config.json.plans.map((p: { id: string; how: string }) => `${p.id}:${p.how}`), ['free-trial:free', 'tier-1:pay', 'tier-2:pay', 'tier-3:pay', 'private:request'])
+  t.same(
+    config.json.plans.map((p: { id: string; how: string }) => `${p.id}:${p.how}`),
+    ['free-trial:free', 'tier-1:pay', 'tier-2:pay', 'tier-3:pay', 'private:request'],
+  )
 })
 
 t.test('state-changing calls from another origin or without JSON are refused', async (t) => {
@@ -67,7 +71,10 @@ t.test('the free trial gives a key that works, once per wallet', async (t) => {
   t.equal(me.plan.id, 'free-trial')
   t.equal(me.plan.endsAt - me.plan.startsAt, 86_400_000)
   t.same(me.freePlansUsed, ['free-trial'])
-  t.same(me.endpoints.map((e: { network: string; http: string }) => [e.network, e.http]), [['eth-1', `${base}/http/eth-1`]])
+  t.same(
+    me.endpoints.map((e: { network: string; http: string }) => [e.network, e.http]),
+    [['eth-1', `${base}/http/eth-1`]],
+  )
   firstKey = me.key.apiKey
   const answer = await call(firstKey)
   t.equal(answer.status, 200)

@@ -25,7 +25,15 @@ const user = anvilAccount(2)
 await transferToken(chain, token, anvilAccount(0), user.address, parseUnits('1000', 18))
 
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: CHAIN, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, kind: 'archive', name: 'archive' }] } },
+  networks: {
+    'eth-1': {
+      chainId: CHAIN,
+      upstreams: [
+        { url: anvil.url, ws: anvil.wsUrl, kind: 'full' },
+        { url: anvil.url, kind: 'archive', name: 'archive' },
+      ],
+    },
+  },
   usageIntervalMs: 100,
   config: { payments: { network: 'eth-1', token, treasury, confirmations: 2 } },
 })
@@ -47,7 +55,11 @@ page.on('console', (m) => m.type() === 'error' && problems.push(m.text()))
 page.on('pageerror', (e) => problems.push(String(e)))
 
 // The test wallet: the page's window.ethereum forwards every request to this function in Node.
-const wallet = createWalletClient({ account: user, chain: { id: CHAIN, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.url] } } }, transport: http(anvil.url) })
+const wallet = createWalletClient({
+  account: user,
+  chain: { id: CHAIN, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.url] } } },
+  transport: http(anvil.url),
+})
 const walletCalls: string[] = []
 await page.exposeFunction('__testWallet', async (method: string, params: unknown[]) => {
   walletCalls.push(method)

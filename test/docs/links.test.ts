@@ -21,7 +21,10 @@ function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>()
   const seen = new Map<string, number>()
   for (const m of markdown.replace(FENCED, '').matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
-    const slug = m[1].toLowerCase().replace(/[^\p{L}\p{N}\p{M} _-]/gu, '').replace(/ /g, '-')
+    const slug = m[1]
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+      .replace(/ /g, '-')
     const n = seen.get(slug) ?? 0
     seen.set(slug, n + 1)
     anchors.add(n === 0 ? slug : `${slug}-${n}`)

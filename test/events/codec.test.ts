@@ -52,7 +52,10 @@ t.test('decode refuses what is not an event', async (t) => {
 
 t.test('ids are deterministic: the same fact gives the same id, another fact another id', async (t) => {
   const again = EVENT_TYPES.map((type) => makeEvent(inputs[type] as EventInput, T0 + 1))
-  t.same(again.map((e) => e.id), samples.map((e) => e.id))
+  t.same(
+    again.map((e) => e.id),
+    samples.map((e) => e.id),
+  )
   t.equal(new Set(samples.map((e) => e.id)).size, samples.length, 'distinct across types')
   const usage = inputs.UsageRecorded
   t.equal(makeEvent({ ...usage, requests: 99 }, T0 + 50).id, makeEvent(usage, T0 + 1).id, 'counts and time are not part of a usage fact')
@@ -61,11 +64,7 @@ t.test('ids are deterministic: the same fact gives the same id, another fact ano
   const ended = inputs.PlanEnded
   t.not(makeEvent(ended, T0).id, makeEvent(ended, T0 + 1).id, 'PlanEnded at another time is another fact')
   const nodes = inputs.NodesSelected
-  t.equal(
-    makeEvent({ ...nodes, nodes: [...nodes.nodes].reverse() }, T0).id,
-    makeEvent(nodes, T0).id,
-    'the same selection in another order is the same fact',
-  )
+  t.equal(makeEvent({ ...nodes, nodes: [...nodes.nodes].reverse() }, T0).id, makeEvent(nodes, T0).id, 'the same selection in another order is the same fact')
   // A revocation at once after one with a grace period is another fact (it used to be dropped as a duplicate).
   t.not(makeEvent(inputs.KeyRevoked, T0).id, makeEvent({ ...inputs.KeyRevoked, effectiveAt: 1 }, T0 + 9).id, 'another effectiveAt is another revocation')
   t.equal(makeEvent(inputs.KeyRevoked, T0).id, makeEvent(inputs.KeyRevoked, T0 + 9).id, 'the same revocation made again is the same fact')

@@ -46,26 +46,72 @@ function wireFields(bytes: Uint8Array): Map<string, { wire: Wire; value: unknown
     if ((b & 0xe0) === 0xa0) return { wire: 'str', value: str(b & 0x1f) }
     const at = pos
     switch (b) {
-      case 0xc0: return { wire: 'nil', value: null }
-      case 0xc2: return { wire: 'bool', value: false }
-      case 0xc3: return { wire: 'bool', value: true }
-      case 0xc4: case 0xc5: case 0xc6: return { wire: 'bin', value: take(len(b === 0xc4 ? 1 : b === 0xc5 ? 2 : 4)) }
-      case 0xc7: case 0xc8: case 0xc9: { const n = len(b === 0xc7 ? 1 : b === 0xc8 ? 2 : 4); take(n + 1); return { wire: 'ext', value: undefined } }
-      case 0xca: pos += 4; return { wire: 'float', value: view.getFloat32(at) }
-      case 0xcb: pos += 8; return { wire: 'float', value: view.getFloat64(at) }
-      case 0xcc: pos += 1; return { wire: 'int', value: view.getUint8(at) }
-      case 0xcd: pos += 2; return { wire: 'int', value: view.getUint16(at) }
-      case 0xce: pos += 4; return { wire: 'int', value: view.getUint32(at) }
-      case 0xcf: pos += 8; return { wire: 'int', value: Number(view.getBigUint64(at)) }
-      case 0xd0: pos += 1; return { wire: 'int', value: view.getInt8(at) }
-      case 0xd1: pos += 2; return { wire: 'int', value: view.getInt16(at) }
-      case 0xd2: pos += 4; return { wire: 'int', value: view.getInt32(at) }
-      case 0xd3: pos += 8; return { wire: 'int', value: Number(view.getBigInt64(at)) }
-      case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8: take(1 + 2 ** (b - 0xd4)); return { wire: 'ext', value: undefined }
-      case 0xd9: case 0xda: case 0xdb: return { wire: 'str', value: str(len(b === 0xd9 ? 1 : b === 0xda ? 2 : 4)) }
-      case 0xdc: case 0xdd: return container('array', len(b === 0xdc ? 2 : 4))
-      case 0xde: case 0xdf: return container('map', len(b === 0xde ? 2 : 4) * 2)
-      default: throw new Error(`byte 0x${b.toString(16)} at ${pos - 1} is not msgpack`)
+      case 0xc0:
+        return { wire: 'nil', value: null }
+      case 0xc2:
+        return { wire: 'bool', value: false }
+      case 0xc3:
+        return { wire: 'bool', value: true }
+      case 0xc4:
+      case 0xc5:
+      case 0xc6:
+        return { wire: 'bin', value: take(len(b === 0xc4 ? 1 : b === 0xc5 ? 2 : 4)) }
+      case 0xc7:
+      case 0xc8:
+      case 0xc9: {
+        const n = len(b === 0xc7 ? 1 : b === 0xc8 ? 2 : 4)
+        take(n + 1)
+        return { wire: 'ext', value: undefined }
+      }
+      case 0xca:
+        pos += 4
+        return { wire: 'float', value: view.getFloat32(at) }
+      case 0xcb:
+        pos += 8
+        return { wire: 'float', value: view.getFloat64(at) }
+      case 0xcc:
+        pos += 1
+        return { wire: 'int', value: view.getUint8(at) }
+      case 0xcd:
+        pos += 2
+        return { wire: 'int', value: view.getUint16(at) }
+      case 0xce:
+        pos += 4
+        return { wire: 'int', value: view.getUint32(at) }
+      case 0xcf:
+        pos += 8
+        return { wire: 'int', value: Number(view.getBigUint64(at)) }
+      case 0xd0:
+        pos += 1
+        return { wire: 'int', value: view.getInt8(at) }
+      case 0xd1:
+        pos += 2
+        return { wire: 'int', value: view.getInt16(at) }
+      case 0xd2:
+        pos += 4
+        return { wire: 'int', value: view.getInt32(at) }
+      case 0xd3:
+        pos += 8
+        return { wire: 'int', value: Number(view.getBigInt64(at)) }
+      case 0xd4:
+      case 0xd5:
+      case 0xd6:
+      case 0xd7:
+      case 0xd8:
+        take(1 + 2 ** (b - 0xd4))
+        return { wire: 'ext', value: undefined }
+      case 0xd9:
+      case 0xda:
+      case 0xdb:
+        return { wire: 'str', value: str(len(b === 0xd9 ? 1 : b === 0xda ? 2 : 4)) }
+      case 0xdc:
+      case 0xdd:
+        return container('array', len(b === 0xdc ? 2 : 4))
+      case 0xde:
+      case 0xdf:
+        return container('map', len(b === 0xde ? 2 : 4) * 2)
+      default:
+        throw new Error(`byte 0x${b.toString(16)} at ${pos - 1} is not msgpack`)
     }
   }
   const container = (wire: 'map' | 'array', items: number) => {
@@ -148,7 +194,11 @@ t.test('events written before integers were packed as integers (float64 timestam
   }
   // Types added after integers were packed as integers were never written the old way.
   const newer = new Set<EventType>(['PaymentUnmatched'])
-  t.same(fixture.events.map((e) => e.type), EVENT_TYPES.filter((type) => !newer.has(type)), 'the fixture holds one event of every type of that time')
+  t.same(
+    fixture.events.map((e) => e.type),
+    EVENT_TYPES.filter((type) => !newer.has(type)),
+    'the fixture holds one event of every type of that time',
+  )
   for (const { hex, event } of fixture.events) {
     const bytes = Buffer.from(hex, 'hex')
     t.equal(wireFields(bytes).get('time')?.wire, 'float', `${event.type}: the fixture is the old encoding (time is a float64)`)

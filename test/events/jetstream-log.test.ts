@@ -43,22 +43,19 @@ t.test('jetstream: an existing stream with other subjects is refused by name', a
   const names = freshNames()
   const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
   await log.close()
-  await t.rejects(
-    JetStreamLog.connect({ servers: nats.url, replicas: 1, stream: names.stream, subjectPrefix: 'other' }),
-    StreamMismatch,
-  )
+  await t.rejects(JetStreamLog.connect({ servers: nats.url, replicas: 1, stream: names.stream, subjectPrefix: 'other' }), StreamMismatch)
 })
 
 t.test('jetstream: unreachable NATS at start rejects with EventLogUnavailable', async (t) => {
   const down = await startNats()
   await down.stop()
-  await t.rejects(
-    JetStreamLog.connect({ servers: down.url, replicas: 1, timeoutMs: 1000, ...freshNames() }),
-    EventLogUnavailable,
-  )
+  await t.rejects(JetStreamLog.connect({ servers: down.url, replicas: 1, timeoutMs: 1000, ...freshNames() }), EventLogUnavailable)
 })
 
-for (const [how, readThreadFrom] of [['', undefined], [' (in a worker thread)', 1]] as const) {
+for (const [how, readThreadFrom] of [
+  ['', undefined],
+  [' (in a worker thread)', 1],
+] as const) {
   t.test(`jetstream: readAll reads the whole range with one consumer, not one per batch${how}`, async (t) => {
     const names = freshNames()
     const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, readThreadFrom, ...names })
@@ -72,10 +69,14 @@ for (const [how, readThreadFrom] of [['', undefined], [' (in a worker thread)', 
     await nc.flush()
     const consumersDuring = new Set<string>()
     const jsm = await jetstreamManager(nc)
-    const read = await log.readAll(1, async (batch) => {
-      for await (const c of jsm.consumers.list(names.stream)) consumersDuring.add(c.name)
-      t.equal(batch.length, 1000)
-    }, { batch: 1000 })
+    const read = await log.readAll(
+      1,
+      async (batch) => {
+        for await (const c of jsm.consumers.list(names.stream)) consumersDuring.add(c.name)
+        t.equal(batch.length, 1000)
+      },
+      { batch: 1000 },
+    )
     t.equal(read, 6000)
     await nc.flush()
     sub.unsubscribe()
@@ -97,10 +98,19 @@ t.test('jetstream: NATS gone in the middle of a readAll in a worker thread: Even
   t.teardown(() => log.close())
   await log.append(usageEvents(3000))
   const delivered: number[] = []
-  const error = await log.readAll(1, async (batch) => {
-    delivered.push(batch.firstSeq!)
-    if (delivered.length === 1) await nats.kill()
-  }, { batch: 1000 }).then(() => undefined, (err: unknown) => err)
+  const error = await log
+    .readAll(
+      1,
+      async (batch) => {
+        delivered.push(batch.firstSeq!)
+        if (delivered.length === 1) await nats.kill()
+      },
+      { batch: 1000 },
+    )
+    .then(
+      () => undefined,
+      (err: unknown) => err,
+    )
   await nats.restart()
   t.type(error, EventLogUnavailable)
   t.match((error as Error).message, /cannot read stream|sent nothing|reader thread/)

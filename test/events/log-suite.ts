@@ -74,7 +74,11 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     t.equal(await log.lastSeq(), 5)
     const all = await log.read(1, 100)
     t.same(seqsOf(all), [1, 2, 3, 4, 5])
-    t.same(all.map((s) => s.event), [...first, ...second], 'events come back equal and in append order')
+    t.same(
+      all.map((s) => s.event),
+      [...first, ...second],
+      'events come back equal and in append order',
+    )
     t.same(seqsOf(await log.read(2, 2)), [2, 3], 'read honours from and limit')
     t.same(await log.read(6, 10), [], 'reading past the end gives nothing')
     await log.append([])
@@ -87,7 +91,10 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     await log.append([events[1], ...usageEvents(1, 3), events[0]])
     await log.append([events[2], events[2]])
     const all = await log.read(1, 100)
-    t.same(idsOf(all), [...events, ...usageEvents(1, 3)].map((e) => e.id))
+    t.same(
+      idsOf(all),
+      [...events, ...usageEvents(1, 3)].map((e) => e.id),
+    )
     t.equal(await log.lastSeq(), 4)
   })
 
@@ -100,7 +107,10 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     await waitFor(() => follower.got.length >= 7, 'the new events')
     await follower.stop()
     t.same(seqsOf(follower.got), range(1, 7))
-    t.same(idsOf(follower.got), usageEvents(7).map((e) => e.id))
+    t.same(
+      idsOf(follower.got),
+      usageEvents(7).map((e) => e.id),
+    )
   })
 
   withLog('follow from the middle starts there', async (t, { log }) => {
@@ -133,7 +143,10 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     const other = await another()
     await log.append(usageEvents(2))
     t.equal(await other.lastSeq(), 2, 'the other instance sees appends at once')
-    t.same(idsOf(await other.read(1, 10)), usageEvents(2).map((e) => e.id))
+    t.same(
+      idsOf(await other.read(1, 10)),
+      usageEvents(2).map((e) => e.id),
+    )
     const follower = collect(log, 1)
     t.teardown(() => follower.stop())
     await waitFor(() => follower.got.length >= 2, 'the first events')
@@ -150,7 +163,10 @@ export function runEventLogSuite(t: Test, name: string, open: () => Promise<Open
     const read: StoredEvent[] = []
     for (let from = 1; from <= 5000; from += 2000) read.push(...(await log.read(from, 2000)))
     t.same(seqsOf(read), range(1, 5000), 'read in pages')
-    t.same(idsOf(read), events.map((e) => e.id))
+    t.same(
+      idsOf(read),
+      events.map((e) => e.id),
+    )
     const follower = collect(log, 1)
     t.teardown(() => follower.stop())
     await waitFor(() => follower.got.length >= 5000, 'all 5,000 followed')
@@ -190,16 +206,24 @@ function runReadAllSuite(withLog: WithLog): void {
     await log.append(events)
     const sizes: number[] = []
     const got: StoredEvent[] = []
-    const last = await log.readAll(1, async (batch) => {
-      sizes.push(batch.length)
-      got.push(...batch)
-      // Appended while reading: after the last seq as of the call, so not read.
-      if (sizes.length === 1) await log.append(usageEvents(3, 20_000))
-    }, { batch: 5000 })
+    const last = await log.readAll(
+      1,
+      async (batch) => {
+        sizes.push(batch.length)
+        got.push(...batch)
+        // Appended while reading: after the last seq as of the call, so not read.
+        if (sizes.length === 1) await log.append(usageEvents(3, 20_000))
+      },
+      { batch: 5000 },
+    )
     t.equal(last, 12_345, 'resolves with the last seq delivered')
     t.same(sizes, [5000, 5000, 2345])
     t.same(seqsOf(got), range(1, 12_345))
-    t.same(idsOf(got), events.map((e) => e.id), 'the events, in append order')
+    t.same(
+      idsOf(got),
+      events.map((e) => e.id),
+      'the events, in append order',
+    )
 
     const middle: StoredEvent[] = []
     const sizesMiddle: number[] = []
@@ -214,10 +238,14 @@ function runReadAllSuite(withLog: WithLog): void {
     const delivered: number[] = []
     const failure = new Error('projection failed to commit')
     await t.rejects(
-      log.readAll(1, (batch) => {
-        delivered.push(batch.firstSeq!)
-        if (delivered.length === 2) throw failure
-      }, { batch: 1000 }),
+      log.readAll(
+        1,
+        (batch) => {
+          delivered.push(batch.firstSeq!)
+          if (delivered.length === 2) throw failure
+        },
+        { batch: 1000 },
+      ),
       failure,
     )
     t.same(delivered, [1, 1001], 'the third batch is never delivered')
@@ -245,13 +273,20 @@ function runAccountStreamSuite(withLog: WithLog): void {
     const read = await log.readAccount('acc-a')
     t.equal(read.version, second, 'the version is the seq of its last event')
     t.same(seqsOf(read.events), [1, 2, 6])
-    t.same(idsOf(read.events), accountEvents('acc-a', 3).map((e) => e.id))
+    t.same(
+      idsOf(read.events),
+      accountEvents('acc-a', 3).map((e) => e.id),
+    )
     t.same(seqsOf((await log.readAccount('acc-b')).events), [5])
   })
 
   withLog('an append at a stale version is refused and stores nothing', async (t, { log }) => {
     const v1 = await log.appendToAccount('acc-a', accountEvents('acc-a', 1), 0)
-    await t.rejects(log.appendToAccount('acc-a', accountEvents('acc-a', 1, 1), 0), { name: 'WrongExpectedVersion' }, 'a second command decided on version 0 loses')
+    await t.rejects(
+      log.appendToAccount('acc-a', accountEvents('acc-a', 1, 1), 0),
+      { name: 'WrongExpectedVersion' },
+      'a second command decided on version 0 loses',
+    )
     t.equal(await log.lastSeq(), 1, 'nothing of the losing command is stored')
     const v2 = await log.appendToAccount('acc-a', accountEvents('acc-a', 2, 1), v1)
     t.equal((await log.readAccount('acc-a')).version, v2)
@@ -269,7 +304,10 @@ function runAccountStreamSuite(withLog: WithLog): void {
 
   withLog('two instances racing on one account: exactly one wins', async (t, { log, another }) => {
     const other = await another()
-    const results = await Promise.allSettled([log.appendToAccount('acc-r', accountEvents('acc-r', 2), 0), other.appendToAccount('acc-r', accountEvents('acc-r', 2, 10), 0)])
+    const results = await Promise.allSettled([
+      log.appendToAccount('acc-r', accountEvents('acc-r', 2), 0),
+      other.appendToAccount('acc-r', accountEvents('acc-r', 2, 10), 0),
+    ])
     t.equal(results.filter((r) => r.status === 'fulfilled').length, 1, 'one append is stored')
     t.equal(results.filter((r) => r.status === 'rejected' && (r.reason as Error).name === 'WrongExpectedVersion').length, 1, 'the other is refused')
     t.equal((await log.readAccount('acc-r')).events.length, 2)

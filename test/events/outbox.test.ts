@@ -46,7 +46,13 @@ async function connectLog(t: Test, server: NatsServer = nats): Promise<JetStream
 async function untilReachable(log: EventLog): Promise<void> {
   const deadline = Date.now() + 15_000
   while (Date.now() < deadline) {
-    if (await log.lastSeq().then(() => true, () => false)) return
+    if (
+      await log.lastSeq().then(
+        () => true,
+        () => false,
+      )
+    )
+      return
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error('NATS did not come back within 15 s')
@@ -64,7 +70,10 @@ t.test('outbox: an embedded log receives every event once, in publish order', as
   await outbox.flush()
   t.equal(outbox.pending(), 0)
   const stored = await readAll(log)
-  t.same(stored.map((s) => s.event.id), events.map((e) => e.id))
+  t.same(
+    stored.map((s) => s.event.id),
+    events.map((e) => e.id),
+  )
 })
 
 t.test('outbox: NATS killed and restarted while publishing loses no event and duplicates none', async (t) => {
@@ -88,7 +97,10 @@ t.test('outbox: NATS killed and restarted while publishing loses no event and du
   for (let i = 200; i < 400; i += 10) outbox.publish(events.slice(i, i + 10))
   t.ok(outbox.pending() >= 200, `what was published during the outage is held (${outbox.pending()})`)
   await waitFor(() => errors.length > 0, 'the outbox to meet the outage')
-  t.ok(errors.every((err) => err instanceof EventLogUnavailable), 'failures are reported as EventLogUnavailable')
+  t.ok(
+    errors.every((err) => err instanceof EventLogUnavailable),
+    'failures are reported as EventLogUnavailable',
+  )
   await nats.restart()
   for (let i = 400; i < 600; i += 10) outbox.publish(events.slice(i, i + 10))
   await outbox.flush(20_000)
@@ -120,7 +132,11 @@ t.test('outbox: events queued by one outbox are delivered by the next one on the
   t.equal(second.pending(), 50, 'the next outbox finds the queued events on disk')
   await second.flush(15_000)
   const stored = await readAll(log)
-  t.same(stored.map((s) => s.event.id), events.map((e) => e.id), 'delivered once, in order')
+  t.same(
+    stored.map((s) => s.event.id),
+    events.map((e) => e.id),
+    'delivered once, in order',
+  )
 })
 
 t.test('outbox: events the server acknowledged and then lost (its disk as a power cut leaves it) are sent again on reconnection, once', async (t) => {
@@ -198,5 +214,9 @@ t.test('outbox: only events acknowledged within the resend window are kept and s
   now += 120_000 // the third append is now 121 s old, the fourth 120 s
   t.equal(second.kept(), 10, 'a kept event leaves once its window has passed')
   const stored = await readAll(log)
-  t.same(stored.map((s) => s.event.id), events.map((e) => e.id), 'each event stored once, in order')
+  t.same(
+    stored.map((s) => s.event.id),
+    events.map((e) => e.id),
+    'each event stored once, in order',
+  )
 })

@@ -46,7 +46,8 @@ async function printedLine(match: (line: UsageLine) => boolean): Promise<UsageLi
     const found = printed.find(match)
     if (found !== undefined) return found
     if (child.exitCode !== null) throw new Error(`the example exited (${child.exitCode}): ${stderr}`)
-    if (Date.now() > deadline) throw new Error(`the example printed no such line in ${PRINT_WAIT_MS} ms; it printed ${JSON.stringify(printed)}; stderr: ${stderr}`)
+    if (Date.now() > deadline)
+      throw new Error(`the example printed no such line in ${PRINT_WAIT_MS} ms; it printed ${JSON.stringify(printed)}; stderr: ${stderr}`)
     await new Promise<void>((resolve) => {
       waiters.push(resolve)
       setTimeout(resolve, 200)
@@ -63,7 +64,7 @@ async function usageInStream(): Promise<UsageRecorded[]> {
   return out
 }
 
-t.test('it prints the calls made with the account\'s key, and their bytes as the stream has them', async (t) => {
+t.test("it prints the calls made with the account's key, and their bytes as the stream has them", async (t) => {
   const line = await printedLine((l) => l.keyId === a!.keyId && l.requests >= a!.calls)
   const [sums] = sumsOf((await usageInStream()).filter((e) => e.keyId === a!.keyId))
   t.same(line, { accountId: a!.accountId, keyId: a!.keyId, requests: 11, errors: 1, bytesIn: sums!.bytesIn, bytesOut: sums!.bytesOut })
@@ -86,7 +87,10 @@ t.test('live: a fact stored twice is counted once, and new calls show up', async
 
 t.test('nothing of another account reaches it (the server filters by the account token)', async (t) => {
   t.ok(printed.length > 0)
-  t.same(printed.filter((l) => l.accountId !== a!.accountId || l.keyId === b!.keyId), [])
+  t.same(
+    printed.filter((l) => l.accountId !== a!.accountId || l.keyId === b!.keyId),
+    [],
+  )
 })
 
 t.test('it stops on SIGTERM', async (t) => {

@@ -67,7 +67,15 @@ function fleetOf(n: number) {
     const bus = new HeldChannel(hub)
     hub.channels.push(bus)
     const keys = new OpenCounts()
-    const fleet = new Fleet({ bus, keys, self: { id: `i${i}`, address: `a${i}`, startedAt: 0, version: 't' }, clock, syncMs: 50, heartbeatMs: 1_000, silentMs: 3_000 })
+    const fleet = new Fleet({
+      bus,
+      keys,
+      self: { id: `i${i}`, address: `a${i}`, startedAt: 0, version: 't' },
+      clock,
+      syncMs: 50,
+      heartbeatMs: 1_000,
+      silentMs: 3_000,
+    })
     return { fleet, keys }
   })
   for (const { fleet } of instances) fleet.start()
@@ -90,7 +98,10 @@ function fleetOf(n: number) {
 
 t.test('three instances that each see nothing of the others open 17, 17 and 16', async (t) => {
   const f = fleetOf(3)
-  t.same([0, 1, 2].map((i) => f.open(i, 30)), [17, 17, 16])
+  t.same(
+    [0, 1, 2].map((i) => f.open(i, 30)),
+    [17, 17, 16],
+  )
 })
 
 t.test('late news never lets an instance grow past what the others may have opened', async (t) => {
@@ -99,7 +110,11 @@ t.test('late news never lets an instance grow past what the others may have open
   for (const i of [0, 1, 2]) f.open(i, 30)
   f.sync()
   for (const i of [0, 1, 2]) f.open(i, 30)
-  t.same(f.instances.map((x) => x.keys.open), [17, 17, 16], 'nobody grows on a view that has not heard the others')
+  t.same(
+    f.instances.map((x) => x.keys.open),
+    [17, 17, 16],
+    'nobody grows on a view that has not heard the others',
+  )
   for (let round = 0; round < 5; round++) {
     f.hub.deliver()
     for (const i of [0, 1, 2]) f.open(i, 30)

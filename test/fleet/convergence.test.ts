@@ -34,7 +34,12 @@ t.teardown(() => agent.close())
 for (const gw of gateways) await within(15_000, async () => (await metricValue(gw, 'tollgate_fleet_instances')) === 3)
 
 async function call(url: string, key: string): Promise<{ status: number; body: string }> {
-  const res = await request(`${url}?apikey=${key}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+  const res = await request(`${url}?apikey=${key}`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+  })
   return { status: res.statusCode, body: await res.body.text() }
 }
 
@@ -89,7 +94,7 @@ t.test('a regenerated key', async (t) => {
   check(t, 'the old key refused', await convergence(Date.now(), async (gw) => (await call(gw.url('eth-2'), key)).status === 401))
 })
 
-t.test('an IP throttle (last: it throttles this test\'s IP)', async (t) => {
+t.test("an IP throttle (last: it throttles this test's IP)", async (t) => {
   const { apiKey } = await createAccountKey(gateways[0]!, 'free')
   t.not(await within(10_000, async () => (await call(gateways[1]!.url('eth-1'), apiKey)).status === 200), undefined)
   // A free key allows 2 calls a second: 40 at once on one instance are 38 rejections, past 30.

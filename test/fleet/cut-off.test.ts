@@ -33,7 +33,12 @@ const agent = new Agent({ connections: 8 })
 t.teardown(() => agent.close())
 
 async function call(url: string, key: string): Promise<number> {
-  const res = await request(`${url}?apikey=${key}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+  const res = await request(`${url}?apikey=${key}`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+  })
   await res.body.text()
   return res.statusCode
 }
@@ -56,7 +61,10 @@ t.test('tollgate fleet lists the three instances', async (t) => {
   t.not(await within(15_000, async () => (await metricValue(gateways[0]!, 'tollgate_fleet_instances')) === 3), undefined)
   const out = await runCli(['fleet', '--config', gateways[0]!.configPath, '--json'], { TOLLGATE_SECRET: TEST_SECRET })
   t.equal(out.code, 0, out.stderr)
-  const listed = out.stdout.trim().split('\n').map((l) => JSON.parse(l))
+  const listed = out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
   t.equal(listed.length, 3)
   t.same(new Set(listed.map((m) => m.address)), new Set(gateways.map((g) => g.http.replace('http://', ''))), 'each with its address')
   t.ok(listed.every((m) => m.share === 1 && typeof m.version === 'string' && m.startedAt > 0))
@@ -90,7 +98,7 @@ t.test('cut off, an instance serves its share; back, its whole limit without a b
 t.test('a link that drops packets without a reset: the instance stops hearing itself and takes its share', async (t) => {
   // The NATS client still thinks it is connected (its pings take seconds to miss); the fleet
   // notices first, because its own heartbeat no longer comes back.
-  const CUT = 'cut off from the fleet: applying this share of each key\'s limits'
+  const CUT = "cut off from the fleet: applying this share of each key's limits"
   const BACK = 'back in the fleet: whole limits, shared'
   const count = (msg: string): number => cutOff.logs.filter((l) => l.msg === msg).length
   const cutsBefore = count(CUT)

@@ -65,7 +65,11 @@ t.test('NATS nodes killed under load: no call fails, usage is delivered once whe
     t.not(served, undefined, `${gw.http} serves the key`)
   }
   const events = await runCli(['events', '--config', gateways[0]!.configPath], env)
-  const keyId: string = events.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'KeyIssued' && e.accountId === accountId).keyId
+  const keyId: string = events.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .find((e) => e.type === 'KeyIssued' && e.accountId === accountId).keyId
 
   let turn = 0
   const clients = new CallLoop(() => `${gateways[turn++ % 2]!.url('eth-1')}?apikey=${apiKey}`, 4)
@@ -98,6 +102,10 @@ t.test('NATS nodes killed under load: no call fails, usage is delivered once whe
 
   for (const gw of gateways) gw.signal('SIGTERM')
   for (const gw of gateways) t.same(await gw.exited, { code: 0, signal: null }, 'each gateway stops cleanly')
-  for (const gw of gateways) t.notOk(gw.logs.some((l) => l.msg === 'events left in the outbox; the next start sends them'), 'with its outbox emptied')
+  for (const gw of gateways)
+    t.notOk(
+      gw.logs.some((l) => l.msg === 'events left in the outbox; the next start sends them'),
+      'with its outbox emptied',
+    )
   t.equal(await usageOf(keyId), counts.served + probes, `the usage events add up to the ${counts.served + probes} calls served, exactly`)
 })

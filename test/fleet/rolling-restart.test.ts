@@ -17,7 +17,10 @@ t.teardown(() => anvil.stop())
 const nats = await startNats()
 t.teardown(() => nats.stop())
 const first = await restartableConfig(t, { natsUrl: nats.url, nodeUrl: anvil.url, usageIntervalMs: 200, extra: { shutdownMs: 5_000, trustProxy: true } })
-const second = { ...(await restartableConfig(t, { natsUrl: nats.url, nodeUrl: anvil.url, usageIntervalMs: 200, extra: { shutdownMs: 5_000, trustProxy: true } })), events: first.events }
+const second = {
+  ...(await restartableConfig(t, { natsUrl: nats.url, nodeUrl: anvil.url, usageIntervalMs: 200, extra: { shutdownMs: 5_000, trustProxy: true } })),
+  events: first.events,
+}
 const configs = [first, second]
 const instances: GatewayProcess[] = await Promise.all(configs.map((config) => startGatewayProcess(t, { config })))
 const nginx = await startNginx(instances.map((gw) => gw.http.replace('http://', '')))
@@ -30,12 +33,19 @@ t.test('a rolling restart behind nginx fails no call and loses no usage', async 
   // One call served by each instance directly (before that, the key is unknown there: not metered).
   let probes = 0
   for (const gw of instances) {
-    const served = await within(15_000, async () => (await rpc(`${gw.url('eth-1')}?apikey=${created.last.apiKey}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })).status === 200)
+    const served = await within(
+      15_000,
+      async () => (await rpc(`${gw.url('eth-1')}?apikey=${created.last.apiKey}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })).status === 200,
+    )
     t.not(served, undefined, `${gw.http} serves the key`)
     probes++
   }
   const events = await runCli(['events', '--config', instances[0]!.configPath], env)
-  const keyId: string = events.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'KeyIssued').keyId
+  const keyId: string = events.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .find((e) => e.type === 'KeyIssued').keyId
 
   const clients = new CallLoop(() => url, 4)
   t.teardown(() => clients.stop())
@@ -58,5 +68,9 @@ t.test('a rolling restart behind nginx fails no call and loses no usage', async 
     .map((l) => JSON.parse(l))
     .filter((e) => e.type === 'UsageRecorded' && e.keyId === keyId)
   t.equal(new Set(usage.map((e) => e.id)).size, usage.length, 'each usage event stored once')
-  t.equal(usage.reduce((sum, e) => sum + e.requests, 0), counts.served + probes, `the usage events add up to the ${counts.served} calls served through nginx and the ${probes} probes, exactly`)
+  t.equal(
+    usage.reduce((sum, e) => sum + e.requests, 0),
+    counts.served + probes,
+    `the usage events add up to the ${counts.served} calls served through nginx and the ${probes} probes, exactly`,
+  )
 })

@@ -59,7 +59,10 @@ t.test('two workers serve on one port and see each other as a fleet of two', asy
   t.not(await within(15_000, async () => (await call(key)) === 200), undefined, 'the new key is served')
   for (let i = 0; i < 40; i++) await call(key)
   const served = await Promise.all(admins.map((a) => metric(a, 'tollgate_http_responses_total')))
-  t.ok(served.every((n) => n > 0), `each worker served calls: ${served.join(', ')}`)
+  t.ok(
+    served.every((n) => n > 0),
+    `each worker served calls: ${served.join(', ')}`,
+  )
   // Let the bucket fill again after those calls: a full burst is part of the bound below.
   await new Promise((r) => setTimeout(r, 1_100))
 })
@@ -92,15 +95,28 @@ t.test('a worker killed by its pid is started again, and the gateway goes on ser
   t.not(again.pid, first.pid, 'a new worker 0 serves')
   t.not(await within(10_000, async () => (await metric(admins[0]!, 'tollgate_fleet_instances')) === 2), undefined, 'and rejoins the fleet')
   const statuses = await Promise.all(Array.from({ length: 20 }, () => call(key)))
-  t.ok(statuses.every((s) => s === 200 || s === 429), `calls are answered: ${statuses.join(',')}`)
+  t.ok(
+    statuses.every((s) => s === 200 || s === 429),
+    `calls are answered: ${statuses.join(',')}`,
+  )
 })
 
 t.test('the shared event log has each event once, in order, and SIGTERM stops every worker', async (t) => {
   gw.signal('SIGTERM')
   t.same(await gw.exited, { code: 0, signal: null })
   const out = await runCli(['events', '--config', gw.configPath], env)
-  const events = out.stdout.trim().split('\n').map((l) => JSON.parse(l))
-  t.same(events.map((e) => e.seq), events.map((_, i) => i + 1), 'sequence numbers without gap')
+  const events = out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+  t.same(
+    events.map((e) => e.seq),
+    events.map((_, i) => i + 1),
+    'sequence numbers without gap',
+  )
   t.equal(new Set(events.map((e) => e.id)).size, events.length, 'no event stored twice')
-  t.ok(events.some((e) => e.type === 'UsageRecorded' && e.instance !== events.find((u) => u.type === 'UsageRecorded')?.instance), 'usage from both workers')
+  t.ok(
+    events.some((e) => e.type === 'UsageRecorded' && e.instance !== events.find((u) => u.type === 'UsageRecorded')?.instance),
+    'usage from both workers',
+  )
 })

@@ -11,5 +11,9 @@ t.test('the admin token: required beyond loopback, always used when set', async 
   t.equal(adminToken('127.0.0.1', { TOLLGATE_ADMIN_TOKEN: 's3cret' }), 's3cret', 'set: required on loopback too')
   t.equal(adminToken('0.0.0.0', { TOLLGATE_ADMIN_TOKEN: 's3cret' }), 's3cret')
   t.throws(() => adminToken('0.0.0.0', {}), AdminTokenRequiredError)
-  t.throws(() => adminToken('10.0.0.5', { TOLLGATE_ADMIN_TOKEN: '  ' }), { message: /admin\.listen\.host is "10\.0\.0\.5", which is not a loopback address.*Set TOLLGATE_ADMIN_TOKEN/ }, 'blank is unset')
+  t.throws(
+    () => adminToken('10.0.0.5', { TOLLGATE_ADMIN_TOKEN: '  ' }),
+    { message: /admin\.listen\.host is "10\.0\.0\.5", which is not a loopback address.*Set TOLLGATE_ADMIN_TOKEN/ },
+    'blank is unset',
+  )
 })

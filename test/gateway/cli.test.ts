@@ -42,7 +42,10 @@ t.test('a regenerated key works and its predecessor stops within a second', asyn
 t.test('events lists the log as JSON lines without any key in clear', async (t) => {
   const out = await runCli(['events', '--config', tg.configPath], env)
   t.equal(out.code, 0, out.stderr)
-  const lines = out.stdout.trim().split('\n').map((l) => JSON.parse(l))
+  const lines = out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
   t.ok(lines.length >= 4)
   for (const [i, e] of lines.entries()) {
     t.equal(e.seq, i + 1)

@@ -43,7 +43,13 @@ t.test('past the burst, a kind of fault is counted and said once when its window
   clock.advance(1000)
   faults.nodeFailed('eth-1', 'a', reset, 'eth_getBalance')
   t.equal(lines.length, 6)
-  t.match(lines[4], { level: 40, node: 'a', method: 'eth_call', repeated: 2, msg: 'node a of eth-1 failed eth_call: the connection was reset (ECONNRESET) (2 times more within 1000 ms)' })
+  t.match(lines[4], {
+    level: 40,
+    node: 'a',
+    method: 'eth_call',
+    repeated: 2,
+    msg: 'node a of eth-1 failed eth_call: the connection was reset (ECONNRESET) (2 times more within 1000 ms)',
+  })
   t.match(lines[5], { node: 'a', method: 'eth_getBalance' })
   t.equal(lines[5].repeated, undefined)
 })
@@ -69,11 +75,16 @@ t.test('a 500 is logged at error, with its cause and the calls it answered', asy
   const { lines, stream } = logged()
   const faults = new FaultLog(pino({ level: 'warn' }, stream))
   faults.answered(new GatewayError('INTERNAL_ERROR', undefined, { cause: new TypeError('x is undefined') }), { network: 'eth-1', method: 'eth_call' })
-  faults.answered(new GatewayError('UPSTREAM_ERROR', 'The node failed to answer: HTTP 200 with an empty body; retry with backoff', { cause: new UpstreamTransportError('HTTP 200 with an empty body', { node: 'b', requestSent: true }) }), {
-    network: 'eth-1',
-    method: 'eth_call',
-    calls: 7,
-  })
+  faults.answered(
+    new GatewayError('UPSTREAM_ERROR', 'The node failed to answer: HTTP 200 with an empty body; retry with backoff', {
+      cause: new UpstreamTransportError('HTTP 200 with an empty body', { node: 'b', requestSent: true }),
+    }),
+    {
+      network: 'eth-1',
+      method: 'eth_call',
+      calls: 7,
+    },
+  )
   t.match(lines[0], { level: 50, status: 500, code: 'INTERNAL_ERROR', err: 'TypeError: x is undefined' })
   t.match(lines[1], { level: 40, status: 502, node: 'b', calls: 7, err: 'UpstreamTransportError: b: HTTP 200 with an empty body' })
 })

@@ -10,7 +10,10 @@ const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 31337, up
 const { apiKey } = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
 
 /** A raw HTTP POST (fetch would decompress on its own and hide the encoding). */
-function post(body: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function post(
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(`${tg.url('eth-1')}?apikey=${apiKey}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       const chunks: Buffer[] = []

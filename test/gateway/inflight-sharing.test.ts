@@ -17,19 +17,24 @@ const { apiKey } = await tg.createKey('tier-3')
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const inflight = tg.gateway.calls.inflight
 
-
 t.test('ten identical concurrent calls make one upstream call', async (t) => {
   const before = node.counters.calls
   const shared = inflight.shared
   // Frozen, the node holds the first call, so that all ten are surely in flight together.
   await anvil.freeze()
   const ids = Array.from({ length: 10 }, (_, i) => `client-${i}`)
-  const answers = Promise.all(ids.map((id) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: ['latest', false] }, { apiKey })))
+  const answers = Promise.all(
+    ids.map((id) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: ['latest', false] }, { apiKey })),
+  )
   t.ok(await until(() => inflight.shared - shared === 9), 'nine calls wait on the first')
   anvil.thaw()
   const replies = await answers
   t.equal(node.counters.calls - before, 1, 'one upstream call')
-  t.same(replies.map((r) => r.json.id), ids, 'each client its own id')
+  t.same(
+    replies.map((r) => r.json.id),
+    ids,
+    'each client its own id',
+  )
   t.equal(new Set(replies.map((r) => r.json.result.hash)).size, 1, 'one answer for all')
 })
 
@@ -37,7 +42,9 @@ t.test('different params are different calls', async (t) => {
   const before = node.counters.calls
   await anvil.freeze()
   const answers = Promise.all(
-    ['0x0', '0x0', 'latest'].map((n, i) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [`0x${'1'.repeat(40)}`, n] }, { apiKey })),
+    ['0x0', '0x0', 'latest'].map((n, i) =>
+      rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [`0x${'1'.repeat(40)}`, n] }, { apiKey }),
+    ),
   )
   t.ok(await until(() => inflight.size === 2), 'two distinct calls in flight')
   anvil.thaw()

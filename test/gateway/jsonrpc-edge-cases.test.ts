@@ -84,7 +84,14 @@ t.test('notifications are answered by nothing', async (t) => {
   const single = await rpc(url, { jsonrpc: '2.0', method: 'eth_chainId', params: [] }, { apiKey })
   t.equal(single.status, 204)
   t.equal(single.text, '')
-  const batch = await rpc(url, [{ jsonrpc: '2.0', method: 'eth_chainId' }, { jsonrpc: '2.0', method: 'net_version' }], { apiKey })
+  const batch = await rpc(
+    url,
+    [
+      { jsonrpc: '2.0', method: 'eth_chainId' },
+      { jsonrpc: '2.0', method: 'net_version' },
+    ],
+    { apiKey },
+  )
   t.equal(batch.status, 204)
   t.equal(batch.text, '')
 })
@@ -98,7 +105,16 @@ t.test('a node error is passed through unchanged', async (t) => {
 })
 
 t.test('methods that would use the node itself are refused with -32601', async (t) => {
-  for (const method of ['eth_sendTransaction', 'eth_sign', 'admin_peers', 'anvil_mine', 'evm_mine', 'personal_listAccounts', 'debug_setHead', 'eth_subscribe']) {
+  for (const method of [
+    'eth_sendTransaction',
+    'eth_sign',
+    'admin_peers',
+    'anvil_mine',
+    'evm_mine',
+    'personal_listAccounts',
+    'debug_setHead',
+    'eth_subscribe',
+  ]) {
     const r = await rpc(url, { jsonrpc: '2.0', id: 1, method, params: [] }, { apiKey })
     t.equal(r.json.error.code, -32601, method)
     t.match(r.json.error.message, /not|WebSocket/)

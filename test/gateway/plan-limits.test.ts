@@ -20,13 +20,45 @@ await writeFile(
     name: 'test',
     description: 'Small limits for tests.',
     plans: [
-      { id: 'trial', name: 'Free Trial', description: 'a day', priceUsdPerMonth: null, periodMs: 86_400_000, limits: { fullRps: 100, archiveRps: 0 }, nodes: { rule: 'all-full' } },
-      { id: 'small', name: 'Small', description: 'tiny limits', priceUsdPerMonth: 1, periodMs: 2_592_000_000, limits: { fullRps: 100, archiveRps: 2 }, nodes: { rule: 'all' } },
-      { id: 'slow', name: 'Slow', description: '2 rps', priceUsdPerMonth: 1, periodMs: 2_592_000_000, limits: { fullRps: 2, archiveRps: 2 }, nodes: { rule: 'all' } },
+      {
+        id: 'trial',
+        name: 'Free Trial',
+        description: 'a day',
+        priceUsdPerMonth: null,
+        periodMs: 86_400_000,
+        limits: { fullRps: 100, archiveRps: 0 },
+        nodes: { rule: 'all-full' },
+      },
+      {
+        id: 'small',
+        name: 'Small',
+        description: 'tiny limits',
+        priceUsdPerMonth: 1,
+        periodMs: 2_592_000_000,
+        limits: { fullRps: 100, archiveRps: 2 },
+        nodes: { rule: 'all' },
+      },
+      {
+        id: 'slow',
+        name: 'Slow',
+        description: '2 rps',
+        priceUsdPerMonth: 1,
+        periodMs: 2_592_000_000,
+        limits: { fullRps: 2, archiveRps: 2 },
+        nodes: { rule: 'all' },
+      },
     ],
   }),
 )
-const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' as const }, { url: anvil.url, kind: 'archive' as const }] } }
+const networks = {
+  'eth-1': {
+    chainId: 31337,
+    upstreams: [
+      { url: anvil.url, kind: 'full' as const },
+      { url: anvil.url, kind: 'archive' as const },
+    ],
+  },
+}
 const call = (method: string, params: unknown[] = []) => ({ jsonrpc: '2.0', id: 1, method, params })
 
 t.test('the Free Trial ends after 24 hours with a 403 that says so, and a PlanEnded event', async (t) => {
@@ -44,7 +76,10 @@ t.test('the Free Trial ends after 24 hours with a 403 that says so, and a PlanEn
   const log = await openEventLog(tg.config.events, tg.dataDir)
   t.teardown(() => log.close())
   const events = (await log.read(1, 1000)).map((s) => s.event)
-  t.ok(events.some((e) => e.type === 'PlanEnded' && e.accountId === accountId && e.reason === 'expired'), 'PlanEnded in the log')
+  t.ok(
+    events.some((e) => e.type === 'PlanEnded' && e.accountId === accountId && e.reason === 'expired'),
+    'PlanEnded in the log',
+  )
 })
 
 t.test('archive calls count against the archive limit, full calls against the full one', async (t) => {
@@ -82,7 +117,10 @@ t.test('an IP that keeps exceeding is throttled for every key, and stays throttl
   const statuses: number[] = []
   for (let i = 0; i < 12; i++) statuses.push((await rpc(url, call('eth_blockNumber'), { apiKey: slow.apiKey })).status)
   t.same(statuses.slice(0, 2), [200, 200])
-  t.ok(statuses.slice(2).every((s) => s === 429), 'the rest over the key limit')
+  t.ok(
+    statuses.slice(2).every((s) => s === 429),
+    'the rest over the key limit',
+  )
   const blocked = await rpc(url, call('eth_blockNumber'), { apiKey: other.apiKey })
   t.equal(blocked.status, 429, 'another key from the same IP is throttled too')
   t.equal(blocked.json.error.code, -32005)

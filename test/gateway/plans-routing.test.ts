@@ -16,8 +16,20 @@ await full.rpc('anvil_mine', ['0x12c'])
 await archive.rpc('anvil_mine', ['0x12c'])
 const tg = await startTestGateway(t, {
   networks: {
-    'eth-1': { chainId: 1, upstreams: [{ url: full.url, ws: full.wsUrl, kind: 'full' }, { url: archive.url, kind: 'archive' }] },
-    'bsc-1': { chainId: 56, upstreams: [{ url: other.url, kind: 'full' }, { url: other.url, kind: 'archive' }] },
+    'eth-1': {
+      chainId: 1,
+      upstreams: [
+        { url: full.url, ws: full.wsUrl, kind: 'full' },
+        { url: archive.url, kind: 'archive' },
+      ],
+    },
+    'bsc-1': {
+      chainId: 56,
+      upstreams: [
+        { url: other.url, kind: 'full' },
+        { url: other.url, kind: 'archive' },
+      ],
+    },
   },
 })
 const eth = tg.url('eth-1')
@@ -54,7 +66,11 @@ t.test('Tier 3: old state and trace_* from the archive node, the rest from the f
   const trace = await rpc(eth, call('trace_block', ['0x0']), { apiKey: tier3.apiKey })
   t.same(trace.json.result, (await archive.rpc('trace_block', ['0x0'])).result)
   t.equal((await rpc(eth, call('eth_chainId'), { apiKey: tier3.apiKey })).json.result, '0x1')
-  t.equal((await rpc(eth, call('eth_getBalance', [who, '0x12b']), { apiKey: tier3.apiKey })).json.result, (await full.rpc('eth_getBalance', [who, '0x12b'])).result, 'recent state from the full node')
+  t.equal(
+    (await rpc(eth, call('eth_getBalance', [who, '0x12b']), { apiKey: tier3.apiKey })).json.result,
+    (await full.rpc('eth_getBalance', [who, '0x12b'])).result,
+    'recent state from the full node',
+  )
 })
 
 t.test('Tier 1: only the chosen node', async (t) => {
@@ -70,13 +86,23 @@ t.test('Tier 1: only the chosen node', async (t) => {
 t.test('Private Node: every node, no rate limit', async (t) => {
   const batch = Array.from({ length: 100 }, (_, i) => call('eth_chainId', [], i))
   const answers = await Promise.all(Array.from({ length: 8 }, () => rpc(eth, batch, { apiKey: priv.apiKey })))
-  t.ok(answers.every((a) => a.status === 200), '800 calls at once, none limited')
+  t.ok(
+    answers.every((a) => a.status === 200),
+    '800 calls at once, none limited',
+  )
   t.equal((await rpc(eth, call('trace_block', ['0x0']), { apiKey: priv.apiKey })).status, 200)
 })
 
 t.test('the method policy: served, unknown and refused methods', async (t) => {
   for (const m of ['eth_chainId', 'eth_feeHistory', 'eth_maxPriorityFeePerGas', 'eth_syncing', 'eth_getProof', 'eth_createAccessList']) {
-    const params = m === 'eth_feeHistory' ? ['0x1', 'latest', []] : m === 'eth_getProof' ? [who, [], 'latest'] : m === 'eth_createAccessList' ? [{ from: who, to: who }, 'latest'] : []
+    const params =
+      m === 'eth_feeHistory'
+        ? ['0x1', 'latest', []]
+        : m === 'eth_getProof'
+          ? [who, [], 'latest']
+          : m === 'eth_createAccessList'
+            ? [{ from: who, to: who }, 'latest']
+            : []
     const r = await rpc(eth, call(m, params), { apiKey: tier3.apiKey })
     t.notOk(r.json.error?.code === -32601, `${m} is served`)
   }
@@ -85,7 +111,14 @@ t.test('the method policy: served, unknown and refused methods', async (t) => {
   t.match(unknown.json.error.message, /"eth_doesNotExist" is not a method this gateway serves in the eth namespace/)
   const sub = await rpc(eth, call('eth_subscribe', ['newHeads']), { apiKey: tier3.apiKey })
   t.match(sub.json.error.message, /WebSocket/)
-  for (const [m, why] of [['admin_nodeInfo', /administers the node/], ['anvil_mine', /development node/], ['hardhat_reset', /development node/], ['eth_sendTransaction', /eth_sendRawTransaction/], ['debug_setHead', /settings/], ['miner_start', /mining/]] as const) {
+  for (const [m, why] of [
+    ['admin_nodeInfo', /administers the node/],
+    ['anvil_mine', /development node/],
+    ['hardhat_reset', /development node/],
+    ['eth_sendTransaction', /eth_sendRawTransaction/],
+    ['debug_setHead', /settings/],
+    ['miner_start', /mining/],
+  ] as const) {
     const r = await rpc(eth, call(m), { apiKey: tier3.apiKey })
     t.equal(r.json.error.code, -32601, m)
     t.match(r.json.error.message, why)
@@ -100,19 +133,25 @@ t.test('filters stay on the node that made them, for the key that made them', as
   const changes = await rpc(eth, call('eth_getFilterChanges', [id]), { apiKey: tier3.apiKey })
   t.equal(changes.json.result.length, 2, 'two new blocks')
   const stranger = await rpc(eth, call('eth_getFilterChanges', [id]), { apiKey: trial.apiKey })
-  t.same(stranger.json.error, { code: -32000, message: 'filter not found' }, "another key cannot read it")
+  t.same(stranger.json.error, { code: -32000, message: 'filter not found' }, 'another key cannot read it')
   t.equal((await rpc(eth, call('eth_uninstallFilter', [id]), { apiKey: tier3.apiKey })).json.result, true)
   t.equal((await rpc(eth, call('eth_getFilterChanges', [id]), { apiKey: tier3.apiKey })).json.error.message, 'filter not found')
 })
 
 t.test('choosing nodes: a plan rule, and a command that changes them', async (t) => {
   const env = { TOLLGATE_SECRET: process.env.TOLLGATE_SECRET }
-  const tooMany = await runCli(['accounts', 'create', '--config', tg.configPath, '--wallet', '0x' + '22'.repeat(20), '--plan', 'tier-1', '--nodes', 'eth-1:full,bsc-1:full'], env)
+  const tooMany = await runCli(
+    ['accounts', 'create', '--config', tg.configPath, '--wallet', '0x' + '22'.repeat(20), '--plan', 'tier-1', '--nodes', 'eth-1:full,bsc-1:full'],
+    env,
+  )
   t.not(tooMany.code, 0)
   t.match(tooMany.stderr, /Tier 1 plan includes 1 node; 2 were chosen/)
   const none = await runCli(['accounts', 'create', '--config', tg.configPath, '--wallet', '0x' + '22'.repeat(20), '--plan', 'tier-2'], env)
   t.match(none.stderr, /Tier 2 plan includes 3 nodes of your choice/)
-  const trialArchive = await runCli(['accounts', 'create', '--config', tg.configPath, '--wallet', '0x' + '22'.repeat(20), '--plan', 'free-trial', '--nodes', 'eth-1:archive'], env)
+  const trialArchive = await runCli(
+    ['accounts', 'create', '--config', tg.configPath, '--wallet', '0x' + '22'.repeat(20), '--plan', 'free-trial', '--nodes', 'eth-1:archive'],
+    env,
+  )
   t.match(trialArchive.stderr, /Free Trial plan has no archive nodes/)
 
   const changed = await runCli(['accounts', 'nodes', '--config', tg.configPath, '--account', tier1Full.accountId, '--nodes', 'bsc-1:full'], env)

@@ -14,7 +14,15 @@ t.teardown(async () => {
 })
 await dedicated.rpc('anvil_mine', ['0x32'])
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 1, upstreams: [{ url: shared.url, ws: shared.wsUrl, kind: 'full' }, { url: shared.url, kind: 'archive' }] } },
+  networks: {
+    'eth-1': {
+      chainId: 1,
+      upstreams: [
+        { url: shared.url, ws: shared.wsUrl, kind: 'full' },
+        { url: shared.url, kind: 'archive' },
+      ],
+    },
+  },
 })
 const url = tg.url('eth-1')
 const blockNumber = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
@@ -23,7 +31,10 @@ const other = await tg.createKey('tier-3')
 
 t.test('a dedicated node serves the account once attached', async (t) => {
   t.equal((await rpc(url, blockNumber, { apiKey: priv.apiKey })).json.result, '0x0', 'the shared node before')
-  const out = await runCli(['nodes', 'attach', '--config', tg.configPath, '--account', priv.accountId, '--network', 'eth-1', '--url', dedicated.url, '--ws', dedicated.wsUrl], { TOLLGATE_SECRET: TEST_SECRET })
+  const out = await runCli(
+    ['nodes', 'attach', '--config', tg.configPath, '--account', priv.accountId, '--network', 'eth-1', '--url', dedicated.url, '--ws', dedicated.wsUrl],
+    { TOLLGATE_SECRET: TEST_SECRET },
+  )
   t.equal(out.code, 0, out.stderr)
   const took = await within(1000, async () => (await rpc(url, blockNumber, { apiKey: priv.apiKey })).json?.result === '0x32')
   t.ok(took !== undefined, `the dedicated node answers after ${took} ms`)
@@ -53,5 +64,9 @@ t.test('its WebSocket calls and subscriptions go to the dedicated node too', asy
   await shared.rpc('anvil_mine', ['0x1'])
   const otherHead = await nextOtherHead
   t.equal(otherHead?.params?.result?.number, '0x1', 'and the shared subscription from the shared node')
-  t.same(ws.notifications(sub).map((n) => n.params.result.number), ['0x33'], 'the shared node\'s block never reaches the account')
+  t.same(
+    ws.notifications(sub).map((n) => n.params.result.number),
+    ['0x33'],
+    "the shared node's block never reaches the account",
+  )
 })

@@ -2,7 +2,14 @@ import t from 'tap'
 import { oldestBlockOf, route, saysStatePruned, type RouteContext } from '../../src/gateway/router.js'
 import { METHODS } from '../../src/rpc/method-table.js'
 
-const both: RouteContext = { access: { full: true, archive: true }, healthy: { full: true, archive: true }, hasArchive: true, head: 1000, windowBlocks: 128, planName: 'Tier 3' }
+const both: RouteContext = {
+  access: { full: true, archive: true },
+  healthy: { full: true, archive: true },
+  hasArchive: true,
+  head: 1000,
+  windowBlocks: 128,
+  planName: 'Tier 3',
+}
 const fullOnly: RouteContext = { ...both, access: { full: true, archive: false }, planName: 'Free Trial' }
 const r = (method: string, params: unknown[], ctx = both) => route(method, METHODS[method], params, ctx)
 
@@ -27,7 +34,10 @@ t.test('state older than the window goes to archive nodes', async (t) => {
 })
 
 t.test('old state without archive access gets a clear refusal', async (t) => {
-  t.match(r('eth_getBalance', ['0xa', '0x1'], fullOnly), { refuse: 'ARCHIVE_REQUIRED', message: /block 1 is older than the 128 blocks full nodes keep \(head 1000\); the Free Trial plan has no archive access/ })
+  t.match(r('eth_getBalance', ['0xa', '0x1'], fullOnly), {
+    refuse: 'ARCHIVE_REQUIRED',
+    message: /block 1 is older than the 128 blocks full nodes keep \(head 1000\); the Free Trial plan has no archive access/,
+  })
 })
 
 t.test('an unknown head sends everything but trace_* to full nodes', async (t) => {

@@ -10,8 +10,20 @@ t.teardown(() => anvil.stop())
 // eth-1 reaches the node over HTTP, ws-1 over its WebSocket (multiplexed, ids rewritten).
 const tg = await startTestGateway(t, {
   networks: {
-    'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }, { url: anvil.url, kind: 'archive' }] },
-    'ws-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' }] },
+    'eth-1': {
+      chainId: 31337,
+      upstreams: [
+        { url: anvil.url, kind: 'full' },
+        { url: anvil.url, kind: 'archive' },
+      ],
+    },
+    'ws-1': {
+      chainId: 31337,
+      upstreams: [
+        { url: anvil.url, ws: anvil.wsUrl, kind: 'full' },
+        { url: anvil.url, ws: anvil.wsUrl, kind: 'archive' },
+      ],
+    },
   },
 })
 const { apiKey } = await tg.createKey('tier-3')
@@ -66,7 +78,10 @@ const table: Array<[string, unknown[]]> = [
 ]
 
 let id = 100
-for (const [network, transport] of [['eth-1', 'http'], ['ws-1', 'ws']] as const) {
+for (const [network, transport] of [
+  ['eth-1', 'http'],
+  ['ws-1', 'ws'],
+] as const) {
   for (const [method, params] of table) {
     t.test(`${method} over ${transport}`, async (t) => {
       const direct = transport === 'http' ? await anvil.rpc(method, params) : await wsRpc(anvil.wsUrl, { jsonrpc: '2.0', id: 1, method, params })

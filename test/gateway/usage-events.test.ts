@@ -8,7 +8,15 @@ import { openEventLog } from '../../src/events/open-log.js'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }, { url: anvil.url, kind: 'archive' }] } },
+  networks: {
+    'eth-1': {
+      chainId: 31337,
+      upstreams: [
+        { url: anvil.url, ws: anvil.wsUrl, kind: 'full' },
+        { url: anvil.url, kind: 'archive' },
+      ],
+    },
+  },
   usageIntervalMs: 200,
 })
 const a = await tg.createKey('tier-3')
@@ -20,7 +28,16 @@ t.test('usage events add up exactly to the calls served', async (t) => {
   // Key a: 5 singles, a batch of 10 full calls, a batch with 2 trace calls (archive) + 1 invalid
   // (not served) + 1 refused method (not served) + 1 notification (served, not answered).
   for (let i = 0; i < 5; i++) t.equal((await rpc(url, call(i), { apiKey: a.apiKey })).status, 200)
-  t.equal((await rpc(url, Array.from({ length: 10 }, (_, i) => call(i)), { apiKey: a.apiKey })).json.length, 10)
+  t.equal(
+    (
+      await rpc(
+        url,
+        Array.from({ length: 10 }, (_, i) => call(i)),
+        { apiKey: a.apiKey },
+      )
+    ).json.length,
+    10,
+  )
   const mixed = await rpc(
     url,
     [

@@ -11,7 +11,15 @@ const emitter = await deployLogEmitter(anvil)
 const emitted = await emitLogs(anvil, emitter, { blocks: 40, perBlock: 15, gap: 25 })
 const head = parseInt((await anvil.rpc('eth_blockNumber')).result, 16)
 
-const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' as const }, { url: anvil.url, kind: 'archive' as const }] } }
+const networks = {
+  'eth-1': {
+    chainId: 31337,
+    upstreams: [
+      { url: anvil.url, kind: 'full' as const },
+      { url: anvil.url, kind: 'archive' as const },
+    ],
+  },
+}
 // Chunks of 64 blocks: the whole history (about 1000 blocks) is 17 chunks.
 const wide = await startTestGateway(t, { networks, config: { heavy: { getLogs: { chunkBlocks: 64, concurrency: 3 } } } })
 const narrow = await startTestGateway(t, { networks, config: { heavy: { getLogs: { chunkBlocks: 64, maxRangeBlocks: 300, maxLogs: 100 } } } })
@@ -19,7 +27,8 @@ const key = (await wide.createKey('tier-3')).apiKey
 const narrowKey = (await narrow.createKey('tier-3')).apiKey
 
 const direct = async (filter: object) => (await anvil.rpc('eth_getLogs', [filter])).result as Array<{ blockNumber: string; data: string }>
-const through = async (url: string, apiKey: string, filter: object) => rpc(url, { jsonrpc: '2.0', id: 'logs', method: 'eth_getLogs', params: [filter] }, { apiKey })
+const through = async (url: string, apiKey: string, filter: object) =>
+  rpc(url, { jsonrpc: '2.0', id: 'logs', method: 'eth_getLogs', params: [filter] }, { apiKey })
 
 t.test('a wide range split into chunks answers what the node answers in one call', async (t) => {
   for (const filter of [

@@ -25,8 +25,31 @@ t.test('plans', async (t) => {
   t.same(plan({ fromBlock: '0x10', toBlock: '0x5' }), { serve: 'as-is', from: 16 }, 'from after to: the node says so')
   t.same(plan({ fromBlock: '0x0', toBlock: '0x3e8' }), { serve: 'too-wide', from: 0, to: 1000, suggestTo: 999 })
   const split = plan({ fromBlock: '0x0', toBlock: 'latest' }, { latest: 250 })
-  t.same(split, { serve: 'split', from: 0, chunks: [[0, 99], [100, 199], [200, 250]] }, 'tags resolved, the last chunk short')
-  t.same(plan({ fromBlock: '0x0', toBlock: '0xc7' }), { serve: 'split', from: 0, chunks: [[0, 99], [100, 199]] }, 'exact chunks')
+  t.same(
+    split,
+    {
+      serve: 'split',
+      from: 0,
+      chunks: [
+        [0, 99],
+        [100, 199],
+        [200, 250],
+      ],
+    },
+    'tags resolved, the last chunk short',
+  )
+  t.same(
+    plan({ fromBlock: '0x0', toBlock: '0xc7' }),
+    {
+      serve: 'split',
+      from: 0,
+      chunks: [
+        [0, 99],
+        [100, 199],
+      ],
+    },
+    'exact chunks',
+  )
 })
 
 t.test('messages name a range that works, in the phrasing indexers parse', async (t) => {

@@ -15,7 +15,15 @@ t.teardown(async () => {
 // Two ways to the same chain: through the flaky link, and direct. Failures must not take the
 // flaky node out here (the test wants it asked), and nothing polls after start.
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full', name: 'flaky' }, { url: anvil.url, kind: 'full', name: 'direct' }] } },
+  networks: {
+    'eth-1': {
+      chainId: 31337,
+      upstreams: [
+        { url: proxy.url, kind: 'full', name: 'flaky' },
+        { url: anvil.url, kind: 'full', name: 'direct' },
+      ],
+    },
+  },
   config: { health: { pollMs: 600_000, failureThreshold: 100, maxErrorRate: 1 }, cache: { finalityPollMs: 600_000 } },
 })
 const { apiKey } = await tg.createKey('tier-3')

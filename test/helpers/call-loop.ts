@@ -70,7 +70,8 @@ export class CallLoop {
     const target = this.counts.served + n
     const deadline = Date.now() + withinMs
     while (this.counts.served < target) {
-      if (Date.now() > deadline) throw new Error(`only ${this.counts.served} of ${target} calls served within ${withinMs} ms; failures: ${this.counts.failures.join(' | ')}`)
+      if (Date.now() > deadline)
+        throw new Error(`only ${this.counts.served} of ${target} calls served within ${withinMs} ms; failures: ${this.counts.failures.join(' | ')}`)
       await new Promise((r) => setTimeout(r, 20))
     }
   }

@@ -94,8 +94,21 @@ export function transferToken(chain: Chain, token: Address, from: PrivateKeyAcco
 type Op = string | { push: Hex } | { label: string } | { ref: string }
 
 const OPCODES: Record<string, number> = {
-  ADD: 0x01, EQ: 0x14, BYTE: 0x1a, SHL: 0x1b, CALLDATALOAD: 0x35, CODECOPY: 0x39, POP: 0x50, MLOAD: 0x51, MSTORE: 0x52,
-  JUMPI: 0x57, GAS: 0x5a, JUMPDEST: 0x5b, DUP1: 0x80, RETURN: 0xf3, STATICCALL: 0xfa,
+  ADD: 0x01,
+  EQ: 0x14,
+  BYTE: 0x1a,
+  SHL: 0x1b,
+  CALLDATALOAD: 0x35,
+  CODECOPY: 0x39,
+  POP: 0x50,
+  MLOAD: 0x51,
+  MSTORE: 0x52,
+  JUMPI: 0x57,
+  GAS: 0x5a,
+  JUMPDEST: 0x5b,
+  DUP1: 0x80,
+  RETURN: 0xf3,
+  STATICCALL: 0xfa,
 }
 
 /** Two passes: label offsets first (every ref is a PUSH1, the code is < 256 bytes), then bytes. */
@@ -126,16 +139,65 @@ const p = (value: number): Op => ({ push: `0x${value.toString(16).padStart(2, '0
 
 export function erc1271WalletRuntime(owner: Address): Hex {
   return assemble([
-    p(0x04), 'CALLDATALOAD', p(0x00), 'MSTORE', // mem[0x00] = hash
-    p(0x24), 'CALLDATALOAD', p(0x04), 'ADD', // p = 4 + offset of `signature` (its length word)
-    'DUP1', p(0x20), 'ADD', 'CALLDATALOAD', p(0x40), 'MSTORE', // mem[0x40] = r
-    'DUP1', p(0x40), 'ADD', 'CALLDATALOAD', p(0x60), 'MSTORE', // mem[0x60] = s
-    p(0x60), 'ADD', 'CALLDATALOAD', p(0x00), 'BYTE', p(0x20), 'MSTORE', // mem[0x20] = v (byte 64 of the signature)
+    p(0x04),
+    'CALLDATALOAD',
+    p(0x00),
+    'MSTORE', // mem[0x00] = hash
+    p(0x24),
+    'CALLDATALOAD',
+    p(0x04),
+    'ADD', // p = 4 + offset of `signature` (its length word)
+    'DUP1',
+    p(0x20),
+    'ADD',
+    'CALLDATALOAD',
+    p(0x40),
+    'MSTORE', // mem[0x40] = r
+    'DUP1',
+    p(0x40),
+    'ADD',
+    'CALLDATALOAD',
+    p(0x60),
+    'MSTORE', // mem[0x60] = s
+    p(0x60),
+    'ADD',
+    'CALLDATALOAD',
+    p(0x00),
+    'BYTE',
+    p(0x20),
+    'MSTORE', // mem[0x20] = v (byte 64 of the signature)
     // staticcall(gas, ecrecover precompile 0x01, in 0x00..0x80, out 0x80..0xa0)
-    p(0x20), p(0x80), p(0x80), p(0x00), p(0x01), 'GAS', 'STATICCALL', 'POP',
-    p(0x80), 'MLOAD', { push: owner.toLowerCase() as Hex }, 'EQ', { ref: 'valid' }, 'JUMPI',
-    { push: '0xffffffff' }, p(0xe0), 'SHL', p(0x00), 'MSTORE', p(0x20), p(0x00), 'RETURN',
-    { label: 'valid' }, { push: '0x1626ba7e' }, p(0xe0), 'SHL', p(0x00), 'MSTORE', p(0x20), p(0x00), 'RETURN',
+    p(0x20),
+    p(0x80),
+    p(0x80),
+    p(0x00),
+    p(0x01),
+    'GAS',
+    'STATICCALL',
+    'POP',
+    p(0x80),
+    'MLOAD',
+    { push: owner.toLowerCase() as Hex },
+    'EQ',
+    { ref: 'valid' },
+    'JUMPI',
+    { push: '0xffffffff' },
+    p(0xe0),
+    'SHL',
+    p(0x00),
+    'MSTORE',
+    p(0x20),
+    p(0x00),
+    'RETURN',
+    { label: 'valid' },
+    { push: '0x1626ba7e' },
+    p(0xe0),
+    'SHL',
+    p(0x00),
+    'MSTORE',
+    p(0x20),
+    p(0x00),
+    'RETURN',
   ])
 }
 
@@ -162,7 +224,12 @@ export async function deployRuntime(chain: Chain, deployer: PrivateKeyAccount, r
 }
 
 /** Deploy the wallet of `owner` through anvil's CREATE2 factory; returns its address. */
-export async function deployErc1271Wallet(chain: Chain, deployer: PrivateKeyAccount, owner: Address, salt: Hex = padHex('0x01', { size: 32 })): Promise<Address> {
+export async function deployErc1271Wallet(
+  chain: Chain,
+  deployer: PrivateKeyAccount,
+  owner: Address,
+  salt: Hex = padHex('0x01', { size: 32 }),
+): Promise<Address> {
   const { factoryData, address } = counterfactualWallet(owner, salt)
   await chain.send(deployer, { to: CREATE2_FACTORY, data: factoryData })
   return address

@@ -14,11 +14,15 @@ const BUILT = join(ROOT, 'dist', 'dashboard', 'index.html')
 export function ensureDashboardBuilt(): string {
   const newest = Math.max(...readdirSync(SOURCES).map((f) => statSync(join(SOURCES, f)).mtimeMs))
   if (!existsSync(BUILT) || statSync(BUILT).mtimeMs < newest) {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(SOURCES, 'vite.config.ts'), '--logLevel', 'warn'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      timeout: 120_000,
-    })
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(SOURCES, 'vite.config.ts'), '--logLevel', 'warn'],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'inherit'],
+        timeout: 120_000,
+      },
+    )
   }
   return join(ROOT, 'dist', 'dashboard')
 }

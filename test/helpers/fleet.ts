@@ -29,7 +29,9 @@ export async function startFleet(
 /** A new account on `plan` made through the command line of `gateway`'s config; its key. */
 export async function createAccountKey(gateway: GatewayProcess, plan: string, catalogNodes = 'eth-1:full'): Promise<{ apiKey: string; accountId: string }> {
   const wallet = `0x${randomBytes(20).toString('hex')}`
-  const out = await runCli(['accounts', 'create', '--config', gateway.configPath, '--wallet', wallet, '--plan', plan, '--nodes', catalogNodes], { TOLLGATE_SECRET: TEST_SECRET })
+  const out = await runCli(['accounts', 'create', '--config', gateway.configPath, '--wallet', wallet, '--plan', plan, '--nodes', catalogNodes], {
+    TOLLGATE_SECRET: TEST_SECRET,
+  })
   if (out.code !== 0) throw new Error(`accounts create failed: ${out.stderr}`)
   return { apiKey: out.last.apiKey, accountId: out.last.accountId }
 }

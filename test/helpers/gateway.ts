@@ -52,10 +52,7 @@ export interface TestGatewayOptions {
 }
 
 /** Start a real gateway in this process on a free port, with its own data folder. */
-export async function startTestGateway(
-  t: { teardown(fn: () => unknown): void },
-  opts: TestGatewayOptions,
-): Promise<TestGateway> {
+export async function startTestGateway(t: { teardown(fn: () => unknown): void }, opts: TestGatewayOptions): Promise<TestGateway> {
   process.env.TOLLGATE_SECRET ??= TEST_SECRET
   const ownDir = opts.dataDir === undefined
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'tollgate-gw-')))

@@ -29,7 +29,11 @@ export async function deployLogEmitter(anvil: Anvil): Promise<{ address: string;
  * empty blocks (so that a range is wide and sparse, like a real contract's history).
  * @returns the total number of logs emitted
  */
-export async function emitLogs(anvil: Anvil, emitter: { address: string; from: string }, opts: { blocks: number; perBlock: number; gap: number }): Promise<number> {
+export async function emitLogs(
+  anvil: Anvil,
+  emitter: { address: string; from: string },
+  opts: { blocks: number; perBlock: number; gap: number },
+): Promise<number> {
   await anvil.rpc('evm_setAutomine', [false])
   let n = 0
   for (let b = 0; b < opts.blocks; b++) {

@@ -56,7 +56,12 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     })),
   )
   const argsOf = (spec: (typeof specs)[number]): string[] =>
-    clusterArgs(spec.name, spec.clusterPort, specs.filter((s) => s !== spec).map((s) => s.clusterPort), 'tollgate-test')
+    clusterArgs(
+      spec.name,
+      spec.clusterPort,
+      specs.filter((s) => s !== spec).map((s) => s.clusterPort),
+      'tollgate-test',
+    )
   const children: (ChildProcess | undefined)[] = await Promise.all(specs.map((spec) => launch(binary, spec.port, spec.storeDir, argsOf(spec))))
   const terminate = async (i: number, signal: NodeJS.Signals): Promise<void> => {
     const child = children[i]

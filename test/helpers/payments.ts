@@ -46,7 +46,13 @@ export async function setUpPaymentChain(t: { teardown(fn: () => unknown): void }
     otherToken,
     treasury,
     wallets,
-    payments: (confirmations, invoiceTtlMs = 1_800_000) => ({ network: 'eth-1', token: token.toLowerCase(), treasury: treasury.toLowerCase(), confirmations, invoiceTtlMs }),
+    payments: (confirmations, invoiceTtlMs = 1_800_000) => ({
+      network: 'eth-1',
+      token: token.toLowerCase(),
+      treasury: treasury.toLowerCase(),
+      confirmations,
+      invoiceTtlMs,
+    }),
   }
 }
 

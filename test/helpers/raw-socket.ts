@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net'
 
 /**
-  * HTTP/1.1 written byte by byte on a plain TCP socket (raw-http.ts reads whole answers on a kept-alive socket; this one watches the bytes and who closed), for what fetch will not send: a
+ * HTTP/1.1 written byte by byte on a plain TCP socket (raw-http.ts reads whole answers on a kept-alive socket; this one watches the bytes and who closed), for what fetch will not send: a
  * Content-Length larger than the body, headers that never end, bytes that are not UTF-8.
  */
 export interface RawConnection {

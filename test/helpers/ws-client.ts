@@ -25,7 +25,7 @@ export interface WsClient {
  */
 export function connectWs(url: string, init: { headers?: Record<string, string> } = {}): Promise<WsClient> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, init.headers ? { headers: init.headers } as never : undefined)
+    const ws = new WebSocket(url, init.headers ? ({ headers: init.headers } as never) : undefined)
     const messages: any[] = []
     const byId = new Map<string, (v: any) => void>()
     const subs = new Map<string, any[]>()
@@ -33,7 +33,13 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
     let resolveClosed!: (v: { code: number; reason: string }) => void
     const closed = new Promise<{ code: number; reason: string }>((r) => (resolveClosed = r))
     const keyOf = (msg: any): string | undefined => {
-      if (Array.isArray(msg)) return msg.length === 0 ? 'null' : msg.map((m) => JSON.stringify(m?.id ?? null)).sort().join(',')
+      if (Array.isArray(msg))
+        return msg.length === 0
+          ? 'null'
+          : msg
+              .map((m) => JSON.stringify(m?.id ?? null))
+              .sort()
+              .join(',')
       return 'id' in msg ? JSON.stringify(msg.id) : undefined
     }
     ws.onmessage = (ev) => {
@@ -83,7 +89,10 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
           return new Promise((res) => {
             const timer = setTimeout(() => {
               const list = waiters.get(id) ?? []
-              waiters.set(id, list.filter((w) => w !== waiter))
+              waiters.set(
+                id,
+                list.filter((w) => w !== waiter),
+              )
               res(undefined)
             }, withinMs)
             const waiter = (v: any) => {
@@ -109,7 +118,10 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
  * Attempt a WebSocket upgrade with plain HTTP and report how it was answered: 101 (then the
  * socket is closed at once), or the refusal's status, headers and body.
  */
-export function tryUpgrade(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+export function tryUpgrade(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   const u = new URL(url.replace(/^ws/, 'http'))
   return new Promise((resolve, reject) => {
     const req = request({

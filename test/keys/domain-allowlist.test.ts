@@ -3,7 +3,11 @@ import { normalizeDomains, originAllowed } from '../../src/keys/domain-allowlist
 import { BadDomainsError } from '../../src/accounts/errors.js'
 
 t.test('an allowlist is normalised: lower case, no scheme or path, no duplicates', async (t) => {
-  t.same(normalizeDomains([' https://App.Example.com/x ', 'app.example.com', '*.Example.org', 'localhost:3000', '']), ['app.example.com', '*.example.org', 'localhost:3000'])
+  t.same(normalizeDomains([' https://App.Example.com/x ', 'app.example.com', '*.Example.org', 'localhost:3000', '']), [
+    'app.example.com',
+    '*.example.org',
+    'localhost:3000',
+  ])
   for (const bad of [['exa mple.com'], ['*.'], ['a..b'], [42], 'example.com', Array.from({ length: 21 }, (_, i) => `d${i}.com`)]) {
     t.throws(() => normalizeDomains(bad), BadDomainsError, JSON.stringify(bad))
   }

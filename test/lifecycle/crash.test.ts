@@ -36,7 +36,11 @@ t.test('a gateway SIGKILLed under load loses at most the usage interval in progr
   await first.kill()
   const counts = await clients.stop()
   // Calls in flight at the kill, and any the clients sent before they saw it, fail; none before.
-  t.same(counts.failedAt.filter((at) => at < killedAt), [], `no call failed before the kill (${counts.failed} after it: ${counts.failures.join(' | ')})`)
+  t.same(
+    counts.failedAt.filter((at) => at < killedAt),
+    [],
+    `no call failed before the kill (${counts.failed} after it: ${counts.failures.join(' | ')})`,
+  )
   const inLastInterval = counts.servedAt.filter((at) => at >= killedAt - INTERVAL_MS - COMMIT_SLACK_MS).length
 
   await nats.restart()
@@ -58,5 +62,8 @@ t.test('a gateway SIGKILLed under load loses at most the usage interval in progr
   t.equal(twice, 0, 'no usage event stored twice')
   const lost = counts.served + 1 - counted
   t.ok(counted <= counts.served + 1, `usage counted (${counted}) is never more than the calls served (${counts.served + 1})`)
-  t.ok(lost <= inLastInterval, `lost ${lost} calls' usage; at most the ${inLastInterval} served in the last ${INTERVAL_MS} ms (+${COMMIT_SLACK_MS} ms) before the kill`)
+  t.ok(
+    lost <= inLastInterval,
+    `lost ${lost} calls' usage; at most the ${inLastInterval} served in the last ${INTERVAL_MS} ms (+${COMMIT_SLACK_MS} ms) before the kill`,
+  )
 })

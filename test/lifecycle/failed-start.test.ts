@@ -47,7 +47,10 @@ t.test('the probes see what a started gateway holds', async (t) => {
   const { config, dataDir, port } = await configOn(0)
   const gateway = await startGateway(config, { logger })
   t.equal(await canListen(port), false, 'its port is bound')
-  t.ok(filesHeldUnder(dataDir).some((f) => f.endsWith('.mdb')), 'its LMDB files are open')
+  t.ok(
+    filesHeldUnder(dataDir).some((f) => f.endsWith('.mdb')),
+    'its LMDB files are open',
+  )
   t.ok(connectionsTo(nats.port) >= 1, 'it is connected to NATS')
   await gateway.close()
   t.same(filesHeldUnder(dataDir), [], 'closed: no file of its data folder is held')

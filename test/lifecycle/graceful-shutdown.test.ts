@@ -17,10 +17,17 @@ const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: 
 
 async function gatewayWithKey(t: Test, shutdownMs: number): Promise<{ gw: GatewayProcess; apiKey: string; keyId: string; port: number }> {
   const gw = await startGatewayProcess(t, { config: { networks, shutdownMs, usage: { intervalMs: 200 } } })
-  const created = await runCli(['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'3'.repeat(38)}${String(shutdownMs % 100).padStart(2, '0')}`, '--plan', 'tier-3'], env)
+  const created = await runCli(
+    ['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'3'.repeat(38)}${String(shutdownMs % 100).padStart(2, '0')}`, '--plan', 'tier-3'],
+    env,
+  )
   t.equal(created.code, 0, created.stderr)
   const events = await runCli(['events', '--config', gw.configPath], env)
-  const issued = events.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'KeyIssued' && e.accountId === created.last.accountId)
+  const issued = events.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .find((e) => e.type === 'KeyIssued' && e.accountId === created.last.accountId)
   return { gw, apiKey: created.last.apiKey, keyId: issued.keyId, port: Number(new URL(gw.http).port) }
 }
 

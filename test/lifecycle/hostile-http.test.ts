@@ -43,7 +43,11 @@ async function served(t: Test, when: string): Promise<void> {
 
 /** POST raw bytes with fetch (which keeps them as they are). */
 async function postBytes(body: Buffer | string): Promise<{ status: number; text: string; json: any }> {
-  const res = await fetch(`${url}?apikey=${apiKey}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) })
+  const res = await fetch(`${url}?apikey=${apiKey}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  })
   const text = await res.text()
   return { status: res.status, text, json: JSON.parse(text) }
 }
@@ -71,7 +75,11 @@ t.test('a batch of 10,000 calls is refused as the registry says, before any is f
   const batch = JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'eth_chainId', params: [] })))
   const [r] = await Promise.all([postBytes(batch), served(t, 'during the attack')])
   t.equal(r.status, 413)
-  t.same(r.json, { jsonrpc: '2.0', id: null, error: { code: -32011, message: 'Batch too large: 10000 calls, at most 100 are accepted in one batch; split it into several requests' } })
+  t.same(r.json, {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32011, message: 'Batch too large: 10000 calls, at most 100 are accepted in one batch; split it into several requests' },
+  })
   await served(t, 'after it')
 })
 
@@ -146,19 +154,26 @@ t.test('500 slowloris sockets (headers a byte a second) do not stop normal calls
 
 t.test('bytes that are not UTF-8, a NUL, a BOM: each a clear error', async (t) => {
   // Written as Latin-1: each character below 0x100 is the one byte it names ('\xff' is the byte FF).
-  const request = (id: string, params = '[]', method = 'eth_chainId') => Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`, 'latin1')
+  const request = (id: string, params = '[]', method = 'eth_chainId') =>
+    Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${params}}`, 'latin1')
   const badId = await postBytes(request('"a\xffb"'))
   t.equal(badId.status, 200)
   t.same(badId.json, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32600, message: 'Invalid Request: the id is not valid UTF-8, so it cannot be echoed; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8' },
+    error: {
+      code: -32600,
+      message: 'Invalid Request: the id is not valid UTF-8, so it cannot be echoed; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8',
+    },
   })
   const badParams = await postBytes(request('7', '["0x\xc0\xaf","latest"]', 'eth_getBalance'))
   t.same(badParams.json, {
     jsonrpc: '2.0',
     id: 7,
-    error: { code: -32600, message: 'Invalid Request: the request contains bytes that are not valid UTF-8; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8' },
+    error: {
+      code: -32600,
+      message: 'Invalid Request: the request contains bytes that are not valid UTF-8; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8',
+    },
   })
   // A UTF-16 surrogate written as UTF-8 (ED A0 80) is not UTF-8 either.
   const batch = await postBytes(Buffer.concat([Buffer.from('['), request('"s\xed\xa0\x80"'), Buffer.from(','), request('"ok"'), Buffer.from(']')]))
@@ -167,7 +182,10 @@ t.test('bytes that are not UTF-8, a NUL, a BOM: each a clear error', async (t) =
   t.same(batch.json[0].error.code, -32600)
   t.same(batch.json[1], { jsonrpc: '2.0', id: 'ok', result: '0x1' }, 'the valid call of the batch is served')
   const notJson = await postBytes(Buffer.from([0xff, 0xfe, 0x00, 0x7b]))
-  t.same(notJson.json.error, { code: -32700, message: 'Parse error: the body is not valid JSON, nor UTF-8: JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8' })
+  t.same(notJson.json.error, {
+    code: -32700,
+    message: 'Parse error: the body is not valid JSON, nor UTF-8: JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8',
+  })
   t.equal(notJson.json.id, null)
 
   const nul = await postBytes('{"jsonrpc":"2.0","id":1,"method":"eth_chainId\u0000","params":[]}')
@@ -180,7 +198,10 @@ t.test('bytes that are not UTF-8, a NUL, a BOM: each a clear error', async (t) =
   t.same(bom.json, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32700, message: 'Parse error: the body is not valid JSON: it starts with a byte order mark (EF BB BF); send the JSON without it (RFC 8259, section 8.1)' },
+    error: {
+      code: -32700,
+      message: 'Parse error: the body is not valid JSON: it starts with a byte order mark (EF BB BF); send the JSON without it (RFC 8259, section 8.1)',
+    },
   })
   await served(t, 'after them')
 })
@@ -193,7 +214,11 @@ t.test('an object as id is -32600; a 100 KB string id is -32600; 256 characters 
   t.same(long.json, {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32600, message: 'Invalid Request: the id is 100002 characters long, at most 256 are accepted; an id only pairs an answer with its request (a counter or a UUID is enough)' },
+    error: {
+      code: -32600,
+      message:
+        'Invalid Request: the id is 100002 characters long, at most 256 are accepted; an id only pairs an answer with its request (a counter or a UUID is enough)',
+    },
   })
   t.ok(long.text.length < 300, 'the answer does not carry the id back')
   const longest = 'y'.repeat(254)
@@ -218,7 +243,11 @@ t.test('keys with CR/LF or 10 KB long: 401 with a clear message, nothing echoed'
     t.notOk('x-injected' in (r?.headers ?? {}), `${label}: no header was injected`)
     const body = JSON.parse(r!.body)
     t.equal(body.error.code, -32001, label)
-    t.equal(body.error.message, 'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error', label)
+    t.equal(
+      body.error.message,
+      'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error',
+      label,
+    )
     t.notMatch(r!.body, /tg_abc|kkkk|Injected/, `${label}: the key is not echoed`)
   }
   await served(t, 'after them')

@@ -24,7 +24,11 @@ async function served(t: Test, when: string): Promise<void> {
   const r = await rpc(url, { jsonrpc: '2.0', id: 'normal', method: 'eth_chainId', params: [] }, { apiKey })
   t.same([r.status, r.json], [200, { jsonrpc: '2.0', id: 'normal', result: '0x1' }], `an HTTP call ${when}`)
   const ws = await connectWs(wsUrl)
-  t.same(await ws.call({ jsonrpc: '2.0', id: 'normal', method: 'eth_chainId', params: [] }), { jsonrpc: '2.0', id: 'normal', result: '0x1' }, `a WebSocket call ${when}`)
+  t.same(
+    await ws.call({ jsonrpc: '2.0', id: 'normal', method: 'eth_chainId', params: [] }),
+    { jsonrpc: '2.0', id: 'normal', result: '0x1' },
+    `a WebSocket call ${when}`,
+  )
   await ws.close()
 }
 
@@ -63,10 +67,20 @@ t.test('invalid UTF-8 in a text frame ends the connection at once; others are se
 t.test('in a binary frame, bytes that are not UTF-8 are a JSON-RPC error and the connection stays', async (t) => {
   const c = await open()
   t.teardown(() => c.ws.terminate())
-  c.ws.send(Buffer.from('[{"jsonrpc":"2.0","id":"\xff","method":"eth_chainId","params":[]},{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[]}]', 'latin1'), { binary: true })
+  c.ws.send(
+    Buffer.from('[{"jsonrpc":"2.0","id":"\xff","method":"eth_chainId","params":[]},{"jsonrpc":"2.0","id":2,"method":"eth_chainId","params":[]}]', 'latin1'),
+    { binary: true },
+  )
   await until(() => c.messages.length === 1)
   t.same(c.messages[0], [
-    { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: the id is not valid UTF-8, so it cannot be echoed; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8' } },
+    {
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: 'Invalid Request: the id is not valid UTF-8, so it cannot be echoed; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8',
+      },
+    },
     { jsonrpc: '2.0', id: 2, result: '0x1' },
   ])
   t.equal(c.ws.readyState, WebSocket.OPEN)
@@ -84,11 +98,17 @@ t.test('1,000 subscriptions on one connection: 100 are made, the rest get -32033
   t.equal(made.length, 100, 'ws.maxSubscriptionsPerConnection (100) subscriptions')
   t.equal(refused.length, 900)
   t.same(new Set(refused.map((m) => m.error.code)), new Set([-32033]))
-  t.match(refused[0].error.message, /^Too many subscriptions: this connection holds 100, at most 100 are allowed per connection \(ws\.maxSubscriptionsPerConnection\); unsubscribe some, or open another connection$/)
+  t.match(
+    refused[0].error.message,
+    /^Too many subscriptions: this connection holds 100, at most 100 are allowed per connection \(ws\.maxSubscriptionsPerConnection\); unsubscribe some, or open another connection$/,
+  )
   // Unsubscribing frees a place.
   c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'un', method: 'eth_unsubscribe', params: [made[0].result] }))
   await until(() => c.messages.some((m) => m.id === 'un'))
-  t.same(c.messages.find((m) => m.id === 'un'), { jsonrpc: '2.0', id: 'un', result: true })
+  t.same(
+    c.messages.find((m) => m.id === 'un'),
+    { jsonrpc: '2.0', id: 'un', result: true },
+  )
   c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'again', method: 'eth_subscribe', params: ['newHeads'] }))
   await until(() => c.messages.some((m) => m.id === 'again'))
   t.type(c.messages.find((m) => m.id === 'again').result, 'string', 'a place freed is taken again')

@@ -31,7 +31,11 @@ async function usageByKey(configPath: string): Promise<Map<string, number>> {
 
 async function keyIdOf(configPath: string, accountId: string): Promise<string> {
   const out = await runCli(['events', '--config', configPath], env)
-  return out.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((e) => e.type === 'KeyIssued' && e.accountId === accountId).keyId
+  return out.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .find((e) => e.type === 'KeyIssued' && e.accountId === accountId).keyId
 }
 
 t.test('NATS killed under load, the gateway restarted during the outage: no call fails, no usage is lost', async (t) => {
@@ -57,9 +61,15 @@ t.test('NATS killed under load, the gateway restarted during the outage: no call
   // the events on disk), the second starts with NATS still down.
   first.signal('SIGTERM')
   t.same(await first.exited, { code: 0, signal: null }, 'the first instance stops cleanly with NATS down')
-  t.ok(first.logs.some((l) => l.msg === 'events left in the outbox; the next start sends them'), 'and says the outbox keeps its events')
+  t.ok(
+    first.logs.some((l) => l.msg === 'events left in the outbox; the next start sends them'),
+    'and says the outbox keeps its events',
+  )
   const second = await startGatewayProcess(t, { config })
-  t.ok(second.logs.some((l) => /NATS is unreachable/.test(l.msg)), 'the second instance starts with NATS down and says so')
+  t.ok(
+    second.logs.some((l) => /NATS is unreachable/.test(l.msg)),
+    'the second instance starts with NATS down and says so',
+  )
   await clients.more(100)
 
   await nats.restart()

@@ -68,17 +68,35 @@ const call = (network: string, id: string) => rpc(tg.url(network), { jsonrpc: '2
 
 /** What the client gets for each bad answer when no other node can answer. */
 const BAD: Array<{ mode: GarbageMode; status: number; code: number; message: RegExp }> = [
-  { mode: 'truncated', status: 502, code: -32022, message: /^The node failed to answer: HTTP 200 with a truncated JSON body \(\d+ bytes, without its closing \}\); retry with backoff$/ },
-  { mode: 'html-500', status: 502, code: -32022, message: /^The node failed to answer: HTTP 500 with a non-JSON body \(\d+ bytes\) of type text\/html; retry with backoff$/ },
+  {
+    mode: 'truncated',
+    status: 502,
+    code: -32022,
+    message: /^The node failed to answer: HTTP 200 with a truncated JSON body \(\d+ bytes, without its closing \}\); retry with backoff$/,
+  },
+  {
+    mode: 'html-500',
+    status: 502,
+    code: -32022,
+    message: /^The node failed to answer: HTTP 500 with a non-JSON body \(\d+ bytes\) of type text\/html; retry with backoff$/,
+  },
   { mode: 'reset', status: 502, code: -32022, message: /^The node failed to answer: the connection was reset \(ECONNRESET\); retry with backoff$/ },
   { mode: 'empty-200', status: 502, code: -32022, message: /^The node failed to answer: HTTP 200 with an empty body; retry with backoff$/ },
   {
     mode: 'huge',
     status: 502,
     code: -32023,
-    message: /^The node sent an answer of more than 1048576 bytes, over the limit of 1048576 bytes that this gateway passes on \(limits\.maxUpstreamBytes\); ask for less: a narrower block range, fewer calls in a batch$/,
+    message:
+      /^The node sent an answer of more than 1048576 bytes, over the limit of 1048576 bytes that this gateway passes on \(limits\.maxUpstreamBytes\); ask for less: a narrower block range, fewer calls in a batch$/,
   },
-  { mode: 'trickle', status: 504, code: -32021, message: new RegExp(`^The node did not answer in time: no complete answer within ${TIMEOUT_MS} ms \\([123] bytes of it had come\\); retry, or split the call`) },
+  {
+    mode: 'trickle',
+    status: 504,
+    code: -32021,
+    message: new RegExp(
+      `^The node did not answer in time: no complete answer within ${TIMEOUT_MS} ms \\([123] bytes of it had come\\); retry, or split the call`,
+    ),
+  },
 ]
 
 t.afterEach(() => {
@@ -86,7 +104,7 @@ t.afterEach(() => {
   garbage.wsMode = 'ok'
 })
 
-t.test('alone, each bad answer is the client\'s error with its id, a failure of the node, and two warn lines', async (t) => {
+t.test("alone, each bad answer is the client's error with its id, a failure of the node, and two warn lines", async (t) => {
   for (const bad of BAD) {
     garbage.mode = bad.mode
     const before = stats('bad-1', 'garbage').failures
@@ -202,7 +220,10 @@ t.test('over its WebSocket', async (t) => {
       error: { code: -32022, message: 'The node failed to answer: a WebSocket message with a non-JSON body (27 bytes); retry with backoff' },
     })
     const lines = logs.lines.slice(mark)
-    t.match(lines.find((l) => l.msg.startsWith('node garbage-ws of ws-1 sent garbage: ')), { level: WARN, node: 'garbage-ws', err: 'garbage-ws: a WebSocket message with a non-JSON body (27 bytes): "this is not JSON-RPC at all"' })
+    t.match(
+      lines.find((l) => l.msg.startsWith('node garbage-ws of ws-1 sent garbage: ')),
+      { level: WARN, node: 'garbage-ws', err: 'garbage-ws: a WebSocket message with a non-JSON body (27 bytes): "this is not JSON-RPC at all"' },
+    )
     t.ok(lines.find((l) => l.msg.startsWith('node garbage-ws of ws-1 failed eth_chainId: a WebSocket message with a non-JSON body')))
     garbage.wsMode = 'ok'
     t.ok(await node.ws!.waitOpen(5_000), 'it reconnects')
@@ -226,7 +247,10 @@ t.test('over its WebSocket', async (t) => {
     garbage.wsMode = 'truncated'
     const connections = garbage.wsConnections
     const res = await call('ws-1', 'ws-cut')
-    t.match(res.json?.error?.message, /^The node failed to answer: a WebSocket message with a truncated JSON body \(\d+ bytes, without its closing \}\); retry with backoff$/)
+    t.match(
+      res.json?.error?.message,
+      /^The node failed to answer: a WebSocket message with a truncated JSON body \(\d+ bytes, without its closing \}\); retry with backoff$/,
+    )
     t.equal(res.json?.id, 'ws-cut')
     t.ok(node.ws!.isOpen(), 'the socket stays')
     t.equal(garbage.wsConnections, connections)

@@ -29,15 +29,19 @@ t.test('the request-path counters and the duration histogram keep to the bounded
   record('eth_call', 3)
   for (let i = 0; i < 100; i++) record(`made_up${i}`, 40)
   const text = await registry.metrics()
-  t.same(text.split('\n').filter((l) => l.startsWith('tollgate_http_responses_total')), [
-    'tollgate_http_responses_total{network="other",status="404"} 1000',
-    'tollgate_http_responses_total{network="eth-1",status="200"} 2',
-  ])
-  t.same([...new Set([...text.matchAll(/tollgate_upstream_request_duration_seconds_count\{([^}]*)\} (\d+)/g)].map((m) => `${m[1]} ${m[2]}`))], [
-    'network="eth-1",node="a",kind="full",method="eth_call" 1',
-    'network="eth-1",node="a",kind="full",method="other" 100',
-  ])
-  t.match(text, /tollgate_upstream_request_duration_seconds_bucket\{le="0\.005",network="eth-1",node="a",kind="full",method="eth_call"\} 1\n/, '3 ms is in the 5 ms bucket')
+  t.same(
+    text.split('\n').filter((l) => l.startsWith('tollgate_http_responses_total')),
+    ['tollgate_http_responses_total{network="other",status="404"} 1000', 'tollgate_http_responses_total{network="eth-1",status="200"} 2'],
+  )
+  t.same(
+    [...new Set([...text.matchAll(/tollgate_upstream_request_duration_seconds_count\{([^}]*)\} (\d+)/g)].map((m) => `${m[1]} ${m[2]}`))],
+    ['network="eth-1",node="a",kind="full",method="eth_call" 1', 'network="eth-1",node="a",kind="full",method="other" 100'],
+  )
+  t.match(
+    text,
+    /tollgate_upstream_request_duration_seconds_bucket\{le="0\.005",network="eth-1",node="a",kind="full",method="eth_call"\} 1\n/,
+    '3 ms is in the 5 ms bucket',
+  )
 })
 
 t.test('each gateway has its own registry', async (t) => {

@@ -17,7 +17,7 @@ import { FakeClock } from '../../actors/runtime/clock.js'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const pc = await setUpPaymentChain(t, anvil)
-const [alice, bob] = pc.wallets as [typeof pc.wallets[0], typeof pc.wallets[0]]
+const [alice, bob] = pc.wallets as [(typeof pc.wallets)[0], (typeof pc.wallets)[0]]
 const tokens = (n: string) => parseUnits(n, 18)
 
 async function refused(t: Test, work: Promise<unknown>, code: string): Promise<PaymentError> {
@@ -30,7 +30,7 @@ async function refused(t: Test, work: Promise<unknown>, code: string): Promise<P
   return err as PaymentError
 }
 
-t.test('an invoice is in the token\'s smallest unit, from the decimals the contract reports', async (t) => {
+t.test("an invoice is in the token's smallest unit, from the decimals the contract reports", async (t) => {
   const ledger = await openLedger(t)
   const accountId = await accountFor(ledger, alice.address)
   const invoice = await createInvoice(invoiceDeps(ledger, pc), { accountId, planId: 'tier-1', nodes: AVAILABLE, available: AVAILABLE })

@@ -27,7 +27,15 @@ function expected(events: readonly UsageRecorded[], q: UsageQuery & { from?: num
     if (q.until !== undefined && hour >= q.until) continue
     const period = q.by === 'hour' ? hour : q.by === 'day' ? hour - (hour % DAY_MS) : undefined
     const id = `${e.accountId}|${e.keyId}|${period ?? ''}`
-    const row = sums.get(id) ?? { accountId: e.accountId, keyId: e.keyId, ...(period === undefined ? {} : { period }), requests: 0, errors: 0, bytesIn: 0, bytesOut: 0 }
+    const row = sums.get(id) ?? {
+      accountId: e.accountId,
+      keyId: e.keyId,
+      ...(period === undefined ? {} : { period }),
+      requests: 0,
+      errors: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+    }
     row.requests += e.requests
     row.errors += e.errors
     row.bytesIn += e.bytesIn
@@ -53,8 +61,13 @@ function usageOver(count: number, stepMs: number, offset = 0): UsageRecorded[] {
   const events: UsageRecorded[] = []
   for (let i = 0; i < count; i++) {
     const at = T0 + offset + i * stepMs
-    events.push(usageEvent({ accountId: 'acc_a', keyId: 'key_a1', intervalStart: at, requests: 10 + (i % 7), errors: i % 3, bytesIn: 100 + i, bytesOut: 1000 + 3 * i }))
-    if (i % 2 === 0) events.push(usageEvent({ accountId: 'acc_a', keyId: 'key_a2', kind: 'archive', intervalStart: at, requests: 5, errors: 1, bytesIn: 50, bytesOut: 7_000_000_000 }))
+    events.push(
+      usageEvent({ accountId: 'acc_a', keyId: 'key_a1', intervalStart: at, requests: 10 + (i % 7), errors: i % 3, bytesIn: 100 + i, bytesOut: 1000 + 3 * i }),
+    )
+    if (i % 2 === 0)
+      events.push(
+        usageEvent({ accountId: 'acc_a', keyId: 'key_a2', kind: 'archive', intervalStart: at, requests: 5, errors: 1, bytesIn: 50, bytesOut: 7_000_000_000 }),
+      )
     events.push(usageEvent({ accountId: 'acc_b', keyId: 'key_b1', instance: 'gw-b', intervalStart: at, requests: 1 + i, errors: 0, bytesIn: 20, bytesOut: 30 }))
   }
   return events
@@ -94,11 +107,11 @@ t.test('usage per key and per hour or day equals the sums of UsageRecorded, with
 t.test('hour rows stay bounded; older hours fold into totals that stay exact', async (t) => {
   const { log, store } = await setup(t, 'key-usage-fold')
   // 80 days, an interval every 5 hours: more than twice the hours kept.
-  const events = usageOver(80 * 24 / 5, 5 * HOUR_MS)
+  const events = usageOver((80 * 24) / 5, 5 * HOUR_MS)
   await log.append(events)
   await new Projector(store, log, { batch: 64 }).catchUp()
 
-  const lastHour = H0 + (80 * 24 / 5 - 1) * 5 * HOUR_MS
+  const lastHour = H0 + ((80 * 24) / 5 - 1) * 5 * HOUR_MS
   const foldedBefore = store.keyUsageFoldedBefore()
   t.equal(foldedBefore, lastHour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS, 'the last KEY_USAGE_HOURS_KEPT hours are kept')
   const hourRows = [...store.keyUsageHours(0, Infinity)]
@@ -150,7 +163,11 @@ t.test('an interval of the hour before, sent after the next hour began, counts i
     t.teardown(() => store.close())
     await new Projector(store, log, { batch }).catchUp()
     t.same(usageReport(store, { by: 'hour' }).rows, expected(events, { by: 'hour' }), `by hour, ${batch} event(s) a transaction`)
-    t.same(store.usageHourly('acc_a', at(1, 0), at(3, 0)).map((r) => r.requests), [5 + 7 + 13, 11 + 17], `the account's calls by hour, ${batch} event(s) a transaction`)
+    t.same(
+      store.usageHourly('acc_a', at(1, 0), at(3, 0)).map((r) => r.requests),
+      [5 + 7 + 13, 11 + 17],
+      `the account's calls by hour, ${batch} event(s) a transaction`,
+    )
     digests.push(stateDigest(store))
   }
   t.equal(new Set(digests).size, 1, 'the same state whatever the transactions')

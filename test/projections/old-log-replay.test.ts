@@ -21,7 +21,10 @@ import { readModelDigest } from './fixtures-v1/read-model-digest.js'
 const here = new URL('./fixtures-v1/', import.meta.url)
 const records = unpack(readFileSync(new URL('log-v1.msgpack', here))) as Array<[string, Uint8Array]>
 const oldAccount = 'acc_1' + '0'.repeat(23)
-const oldAccountEvents = records.map(([, bytes]) => decodeEvent(bytes)).filter((e) => 'accountId' in e && e.accountId === oldAccount && categoryOf(e.type) === 'accounts').map((e) => e.id)
+const oldAccountEvents = records
+  .map(([, bytes]) => decodeEvent(bytes))
+  .filter((e) => 'accountId' in e && e.accountId === oldAccount && categoryOf(e.type) === 'accounts')
+  .map((e) => e.id)
 const expected = JSON.parse(readFileSync(new URL('digest.json', here), 'utf8')) as { events: number; readModel: string }
 
 t.test('the old log in the embedded log', async (t) => {
@@ -34,7 +37,11 @@ t.test('the old log in the embedded log', async (t) => {
   const result = await replay(store, log)
   t.equal(result.events, expected.events)
   t.equal(readModelDigest(store), expected.readModel, 'the read models are what the old version built')
-  t.same((await log.readAccount(oldAccount)).events.map((s) => s.event.id), oldAccountEvents, "an account's own stream holds its old events")
+  t.same(
+    (await log.readAccount(oldAccount)).events.map((s) => s.event.id),
+    oldAccountEvents,
+    "an account's own stream holds its old events",
+  )
 })
 
 t.test('the old log on JetStream, under its old subjects and bytes', async (t) => {
@@ -54,6 +61,10 @@ t.test('the old log on JetStream, under its old subjects and bytes', async (t) =
   t.equal(result.events, expected.events)
   t.equal(readModelDigest(store), expected.readModel, 'the read models are what the old version built')
   const account = await log.readAccount(oldAccount)
-  t.same(account.events.map((s) => s.event.id), oldAccountEvents, "an account's stream includes its events under the old subjects")
+  t.same(
+    account.events.map((s) => s.event.id),
+    oldAccountEvents,
+    "an account's stream includes its events under the old subjects",
+  )
   t.equal(account.version, 0, 'no event on its own subject yet: a first command expects version 0')
 })

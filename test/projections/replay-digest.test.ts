@@ -17,9 +17,14 @@ function history(): TollgateEvent[][] {
     const b = accountWithKey(accountId, '0x' + String(n).repeat(40), T0 + n + 1)
     const usage = [] as TollgateEvent[]
     for (let i = 0; i < 30; i++) {
-      usage.push(usageEvent({ accountId, keyId: a.key.keyId, instance: i % 2 ? 'gw-a' : 'gw-b', intervalStart: T0 + i * 10_000, requests: i + n, bytesOut: 7 * i }))
+      usage.push(
+        usageEvent({ accountId, keyId: a.key.keyId, instance: i % 2 ? 'gw-a' : 'gw-b', intervalStart: T0 + i * 10_000, requests: i + n, bytesOut: 7 * i }),
+      )
     }
-    chunks.push(a.events, usage.slice(0, 15), [b.events[2]!, ev<KeyRevoked>({ type: 'KeyRevoked', accountId, keyId: a.key.keyId, reason: 'regenerated', effectiveAt: T0 + 5 }, T0 + 5)])
+    chunks.push(a.events, usage.slice(0, 15), [
+      b.events[2]!,
+      ev<KeyRevoked>({ type: 'KeyRevoked', accountId, keyId: a.key.keyId, reason: 'regenerated', effectiveAt: T0 + 5 }, T0 + 5),
+    ])
     chunks.push(usage.slice(15), [rateLimitedEvent(accountId, b.key.keyId, T0, 3)])
   }
   return chunks
@@ -114,7 +119,10 @@ t.test('a store built from another log is refused, not silently skipped', async 
   await logA.append(accountWithKey('acc_1', '0x' + '1'.repeat(40)).events)
   await new Projector(store, logA).catchUp()
   await logB.append([usageEvent({ accountId: 'acc_1', keyId: 'k', intervalStart: T0, requests: 1 })])
-  const refused = await new Projector(store, logB).catchUp().then(() => undefined, (e: unknown) => e)
+  const refused = await new Projector(store, logB).catchUp().then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   t.ok(refused instanceof ProjectionAheadOfLog, 'rejects with ProjectionAheadOfLog')
   t.match((refused as Error).message, /seq 3 .* ends at seq 1.*tollgate replay/)
 })

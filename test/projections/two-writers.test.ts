@@ -57,5 +57,8 @@ t.test('two writers of one state folder build what one builds', async (t) => {
   t.equal(two.checkpoint(), total, `both caught up to the log's ${total} events`)
   t.equal(readModelDigest(two), readModelDigest(one), 'the read models are the same as one writer built')
   // The digest covers usage: the 3,000 usage events are in what it hashes.
-  t.ok([...one.entries()].some((e) => e.db === 'usageHourly'), 'the usage read model is not empty')
+  t.ok(
+    [...one.entries()].some((e) => e.db === 'usageHourly'),
+    'the usage read model is not empty',
+  )
 })

@@ -28,10 +28,28 @@ t.test('usage events sum into totals per account, key, network and kind', async 
   const events = []
   let expected = { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0 }
   for (let i = 0; i < 20; i++) {
-    for (const [instance, kind] of [['gw-a', 'full'], ['gw-b', 'archive']] as const) {
-      const u = { accountId: 'acc_a', keyId, instance, kind, intervalStart: T0 + i * 10_000, requests: 10 + i, errors: i % 3, bytesIn: 100 * i, bytesOut: 1000 + i }
+    for (const [instance, kind] of [
+      ['gw-a', 'full'],
+      ['gw-b', 'archive'],
+    ] as const) {
+      const u = {
+        accountId: 'acc_a',
+        keyId,
+        instance,
+        kind,
+        intervalStart: T0 + i * 10_000,
+        requests: 10 + i,
+        errors: i % 3,
+        bytesIn: 100 * i,
+        bytesOut: 1000 + i,
+      }
       events.push(usageEvent(u))
-      expected = { requests: expected.requests + u.requests, errors: expected.errors + u.errors, bytesIn: expected.bytesIn + u.bytesIn, bytesOut: expected.bytesOut + u.bytesOut }
+      expected = {
+        requests: expected.requests + u.requests,
+        errors: expected.errors + u.errors,
+        bytesIn: expected.bytesIn + u.bytesIn,
+        bytesOut: expected.bytesOut + u.bytesOut,
+      }
     }
   }
   events.push(rateLimitedEvent('acc_a', keyId, T0, 5), rateLimitedEvent('acc_a', keyId, T0 + 10_000, 7))
@@ -45,7 +63,10 @@ t.test('usage events sum into totals per account, key, network and kind', async 
   t.equal(store.usageTotals({ accountId: 'acc' }).requests, 0, 'an account id prefix matches no other account')
   t.same(
     store.usageRows({ accountId: 'acc_a' }).map((r) => [r.keyId, r.network, r.kind]),
-    [[keyId, 'eth-1', 'archive'], [keyId, 'eth-1', 'full']],
+    [
+      [keyId, 'eth-1', 'archive'],
+      [keyId, 'eth-1', 'full'],
+    ],
   )
   t.equal(store.checkpoint(), 3 + 43)
 })
@@ -61,7 +82,10 @@ t.test('a duplicate UsageRecorded (same id) is counted once, whether the log ded
 
   // A log past its dedup window (JetStream after a long outage) holds the same fact at two
   // seqs: the projection still counts it once.
-  const last = await projector.apply([{ seq: 2, event: u }, { seq: 3, event: { ...u } }])
+  const last = await projector.apply([
+    { seq: 2, event: u },
+    { seq: 3, event: { ...u } },
+  ])
   t.equal(last, 3)
   t.same(store.usageTotals(), { requests: 42, errors: 0, bytesIn: 0, bytesOut: 9, rateLimited: 0, notifications: 0 })
 })

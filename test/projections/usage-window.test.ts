@@ -39,9 +39,7 @@ const deliver = (events: UsageRecorded[]) => projector.apply(events.map((event) 
 /** Every instance reports the interval that starts now, then the clock moves one interval on. */
 async function tick(): Promise<void> {
   const intervalStart = clock.now()
-  const events = INSTANCES.map((instance, i) =>
-    usageEvent({ accountId: 'acc_a', keyId: 'key_a', instance, intervalStart, requests: 1 + i }),
-  )
+  const events = INSTANCES.map((instance, i) => usageEvent({ accountId: 'acc_a', keyId: 'key_a', instance, intervalStart, requests: 1 + i }))
   await deliver(events)
   sent.push(...events)
   clock.advance(STEP)

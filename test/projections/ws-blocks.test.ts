@@ -18,7 +18,17 @@ function cooldown(keyId: string, until: number, instance: string): WsCooldownSta
 
 function penalty(keyId: string, until: number): WsPenaltyImposed {
   return ev<WsPenaltyImposed>(
-    { type: 'WsPenaltyImposed', accountId: 'acc_w', keyId, network: 'eth-1', instance: 'gw-a', reason: 'ws-bad-messages', until, badMessages: 21, windowMs: 60_000 },
+    {
+      type: 'WsPenaltyImposed',
+      accountId: 'acc_w',
+      keyId,
+      network: 'eth-1',
+      instance: 'gw-a',
+      reason: 'ws-bad-messages',
+      until,
+      badMessages: 21,
+      windowMs: 60_000,
+    },
     until - 300_000,
   )
 }
@@ -43,11 +53,22 @@ t.test('cooldowns and penalties land in the penalties db; the later end wins, in
   await log.append([cooldown(keyId, T0 + 120_000, 'gw-b'), cooldown(keyId, T0 + 60_000, 'gw-a'), penalty(keyId, T0 + 300_000)])
   await projector.catchUp()
   t.same(store.wsBlocks(keyId), { cooldownUntil: T0 + 120_000, penaltyUntil: T0 + 300_000 })
-  t.ok(changed.some((hashes) => hashes.includes(a.key.keyHash)), 'the key is reported changed, so that its actor hears of it')
+  t.ok(
+    changed.some((hashes) => hashes.includes(a.key.keyHash)),
+    'the key is reported changed, so that its actor hears of it',
+  )
 
   const notified = ev<NotificationsRecorded>({
-    type: 'NotificationsRecorded', accountId: 'acc_w', keyId, network: 'eth-1', kind: 'full', instance: 'gw-a',
-    intervalStart: T0, intervalMs: 1000, notifications: 7, bytesOut: 700,
+    type: 'NotificationsRecorded',
+    accountId: 'acc_w',
+    keyId,
+    network: 'eth-1',
+    kind: 'full',
+    instance: 'gw-a',
+    intervalStart: T0,
+    intervalMs: 1000,
+    notifications: 7,
+    bytesOut: 700,
   })
   await log.append([notified, notified])
   await projector.catchUp()

@@ -11,7 +11,15 @@ t.teardown(async () => {
   await Promise.all([a.stop(), b.stop()])
 })
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: a.url, kind: 'full', name: 'a' }, { url: b.url, kind: 'full', name: 'b' }] } },
+  networks: {
+    'eth-1': {
+      chainId: 31337,
+      upstreams: [
+        { url: a.url, kind: 'full', name: 'a' },
+        { url: b.url, kind: 'full', name: 'b' },
+      ],
+    },
+  },
   limits: { upstreamTimeoutMs: 60_000 },
   config: { hedge: { enabled: true, minDelayMs: 50, maxDelayMs: 500 }, health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
 })
@@ -32,7 +40,10 @@ t.test('a read on a hung node is answered by the hedge', async (t) => {
   for (let i = 0; i < 50; i++) t.ok((await read(i)).result, `warm-up ${i}`)
   await a.freeze()
   const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => read(100 + i, AbortSignal.timeout(15_000))))
-  t.ok(answers.every((x) => typeof x.result === 'string'), 'every read answered')
+  t.ok(
+    answers.every((x) => typeof x.result === 'string'),
+    'every read answered',
+  )
   t.ok(pool.hedges.won >= 1, `the second node answered first ${pool.hedges.won} times`)
   a.thaw()
 })

@@ -22,8 +22,8 @@ const tg = await startTestGateway(t, {
 })
 const { apiKey } = await tg.createKey('tier-3')
 const [nodeA] = tg.gateway.upstreams.pool('eth-1')!.nodes()
-const blockNumber = async () => parseInt((await rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { apiKey })).json.result, 16)
-
+const blockNumber = async () =>
+  parseInt((await rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { apiKey })).json.result, 16)
 
 t.test('a node 20 blocks behind is out, and no client reads from it', async (t) => {
   await Promise.all([b.rpc('anvil_mine', ['0x14']), c.rpc('anvil_mine', ['0x14'])])

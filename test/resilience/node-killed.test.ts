@@ -35,7 +35,8 @@ t.test('reads during the kill all succeed', async (t) => {
     for (let i = 0; i < 60; i++) {
       const [method, params] = READS[(c + i) % READS.length]
       const res = await rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: i, method, params }, { apiKey })
-      if (res.status !== 200 || res.json?.error !== undefined || res.json?.result === undefined) failures.push(`${method}: ${res.status} ${res.text.slice(0, 120)}`)
+      if (res.status !== 200 || res.json?.error !== undefined || res.json?.result === undefined)
+        failures.push(`${method}: ${res.status} ${res.text.slice(0, 120)}`)
       answered++
       // The kill lands while the eight clients have calls in flight.
       if (!killed && answered >= 100) {

@@ -34,9 +34,7 @@ t.test('oneOf: exactly one alternative', async (t) => {
 })
 
 t.test('anyOf: the alternative the value was evidently meant for speaks; else the alternatives are named', async (t) => {
-  const check = compileCheck(
-    Type.Union([Strict({ kind: Type.Literal('a'), size: Type.Integer() }), Strict({ kind: Type.Literal('b'), name: Type.String() })]),
-  )
+  const check = compileCheck(Type.Union([Strict({ kind: Type.Literal('a'), size: Type.Integer() }), Strict({ kind: Type.Literal('b'), name: Type.String() })]))
   t.same(problems(check, { kind: 'b', name: 1 }), [{ path: '/name', message: 'must be string' }], 'only the "b" alternative')
   t.same(problems(check, { kind: 'c' }), [{ path: '/', message: 'must be an object with kind "a"; or an object with kind "b"' }])
   const scalars = compileCheck(Type.Union([Type.String(), Type.Array(Type.String())]))

@@ -6,7 +6,10 @@ import { loadPlanCatalog, parsePlanCatalog } from '../../src/plans/catalog.js'
 
 t.test('the default catalog is the sign-up table with the set A limits', async (t) => {
   const catalog = loadPlanCatalog('default')
-  t.same(catalog.plans.map((p) => p.id), ['free-trial', 'tier-1', 'tier-2', 'tier-3', 'private'])
+  t.same(
+    catalog.plans.map((p) => p.id),
+    ['free-trial', 'tier-1', 'tier-2', 'tier-3', 'private'],
+  )
   const rows = catalog.plans.map((p) => {
     const count = 'count' in p.nodes ? p.nodes.count : undefined
     return [p.id, p.priceUsdPerMonth, p.limits.fullRps, p.limits.archiveRps, p.nodes.rule, count]

@@ -221,6 +221,9 @@ t.test('one IP is limited on every API call, with Retry-After', async (t) => {
   t.equal(refused.error.details.limit, 'api')
   const retry = refused.error.details.retryAfterSeconds
   t.ok(retry <= HOUR / 1000 && retry > HOUR / 1000 - 120, `Retry-After is the hour less the time the burst took: ${retry} s`)
-  t.match(refused.error.message, /^Too many calls to the dashboard API from this IP address \(120 at once, then one every 1 h\); try again in (1 h|3[45]\d\d s)\.$/)
+  t.match(
+    refused.error.message,
+    /^Too many calls to the dashboard API from this IP address \(120 at once, then one every 1 h\); try again in (1 h|3[45]\d\d s)\.$/,
+  )
   t.equal((await c.call('GET', '/api/config', undefined, { 'x-forwarded-for': freshIp() })).status, 200, 'another IP is not limited')
 })

@@ -28,7 +28,20 @@ async function normalCall(t: Test, conn: RawConnection): Promise<void> {
   t.same(JSON.parse(answer.body), { jsonrpc: '2.0', id: 7, result: expectedBlock })
 }
 
-const ROUTES = ['/http/eth-1', '/http/nope-9', '/ws/eth-1', '/healthz', '/readyz', '/metrics', '/api/config', '/api/siwe/nonce', '/api/me', '/api/nope', '/', '/no/such/path']
+const ROUTES = [
+  '/http/eth-1',
+  '/http/nope-9',
+  '/ws/eth-1',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/api/config',
+  '/api/siwe/nonce',
+  '/api/me',
+  '/api/nope',
+  '/',
+  '/no/such/path',
+]
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE']
 
 t.test('every method on every route is answered, and the socket serves the next call', async (t) => {
@@ -52,7 +65,11 @@ t.test('every method on every route is answered, and the socket serves the next 
 t.test('the CORS preflight of a browser dApp', async (t) => {
   const conn = await RawConnection.open(port)
   t.teardown(() => conn.destroy())
-  conn.send('OPTIONS', '/http/eth-1', { Origin: 'https://dapp.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,authorization' })
+  conn.send('OPTIONS', '/http/eth-1', {
+    Origin: 'https://dapp.example',
+    'Access-Control-Request-Method': 'POST',
+    'Access-Control-Request-Headers': 'content-type,authorization',
+  })
   const answer = await conn.read()
   t.equal(answer.status, 204)
   t.equal(answer.headers['access-control-allow-origin'], '*')

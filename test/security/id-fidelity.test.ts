@@ -78,7 +78,10 @@ t.test('over WebSocket too', async (t) => {
     ws.send(`{"method":"eth_chainId","params":[],"id":${id},"jsonrpc":"2.0"}`)
     await new Promise((r) => ws.once('message', r))
   }
-  t.same(texts, IDS.map((id) => `{"jsonrpc":"2.0","id":${id},"result":"0x1"}`))
+  t.same(
+    texts,
+    IDS.map((id) => `{"jsonrpc":"2.0","id":${id},"result":"0x1"}`),
+  )
 })
 
 t.test('a string id with bytes that are not UTF-8 is -32600 with id null', async (t) => {
@@ -88,6 +91,9 @@ t.test('a string id with bytes that are not UTF-8 is -32600 with id null', async
   t.same(await res.json(), {
     jsonrpc: '2.0',
     id: null,
-    error: { code: -32600, message: 'Invalid Request: the id is not valid UTF-8, so it cannot be echoed; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8' },
+    error: {
+      code: -32600,
+      message: 'Invalid Request: the id is not valid UTF-8, so it cannot be echoed; JSON text must be UTF-8 (RFC 8259); send the body encoded as UTF-8',
+    },
   })
 })

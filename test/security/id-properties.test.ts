@@ -88,13 +88,21 @@ t.test('through a real gateway', async (t) => {
   const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 1, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } } })
   const { apiKey } = await tg.createKey('tier-3')
   const post = async (body: Uint8Array | string) => {
-    const res = await fetch(`${tg.url('eth-1')}?apikey=${apiKey}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) })
+    const res = await fetch(`${tg.url('eth-1')}?apikey=${apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    })
     return { status: res.status, text: await res.text() }
   }
   const answerFor = (token: string): string =>
     token.length <= MAX_ID_LENGTH
       ? `{"jsonrpc":"2.0","id":${token},"result":"0x1"}`
-      : errorResponseJson('null', -32600, `Invalid Request: the id is ${token.length} characters long, at most ${MAX_ID_LENGTH} are accepted; an id only pairs an answer with its request (a counter or a UUID is enough)`)
+      : errorResponseJson(
+          'null',
+          -32600,
+          `Invalid Request: the id is ${token.length} characters long, at most ${MAX_ID_LENGTH} are accepted; an id only pairs an answer with its request (a counter or a UUID is enough)`,
+        )
 
   await t.test('each answer carries the id byte for byte', async (t) => {
     await fc.assert(

@@ -37,7 +37,10 @@ const gw = await startGatewayProcess(t, {
     ws: { maxConnectionsPerKey: MAX_WS, newConnectionsPerSecond: 100 },
   },
 })
-const created = await runCli(['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'6'.repeat(40)}`, '--plan', 'starter', '--nodes', 'eth-1:full'], env)
+const created = await runCli(
+  ['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'6'.repeat(40)}`, '--plan', 'starter', '--nodes', 'eth-1:full'],
+  env,
+)
 t.equal(created.code, 0, created.stderr)
 const keys: string[] = [created.last.apiKey]
 
@@ -68,7 +71,12 @@ t.test('every key the account had, loaded at once, is served at most the plan ra
   const agent = new Agent({ connections: 4 })
   t.teardown(() => agent.close())
   const call = async (key: string): Promise<number> => {
-    const res = await request(`${gw.url('eth-1')}?apikey=${key}`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' })
+    const res = await request(`${gw.url('eth-1')}?apikey=${key}`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+    })
     await res.body.text()
     return res.statusCode
   }
@@ -92,7 +100,10 @@ t.test('every key the account had, loaded at once, is served at most the plan ra
   const served = statuses.get(200) ?? 0
   // The bucket's burst (one second of the rate) plus the rate over the time the load lasted.
   const allowed = RPS * (seconds + 1)
-  t.ok(served <= allowed * 1.05, `${served} calls served in ${seconds.toFixed(2)} s: at most 1.05 x ${allowed.toFixed(0)} (${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')})`)
+  t.ok(
+    served <= allowed * 1.05,
+    `${served} calls served in ${seconds.toFixed(2)} s: at most 1.05 x ${allowed.toFixed(0)} (${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')})`,
+  )
   t.ok(served >= RPS, 'the live keys are served')
   t.ok((statuses.get(429) ?? 0) > 0, 'the rest is refused as over the rate')
   t.ok((statuses.get(401) ?? 0) > 0, 'keys past the live-keys bound are refused outright')

@@ -98,7 +98,12 @@ async function flood(n: number, send: (conn: RawConnection) => void): Promise<Re
 const CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'
 const post = (conn: RawConnection): void => conn.send('POST', `/http/${randomSlug()}`, { 'Content-Type': 'application/json' }, CALL)
 const upgrade = (conn: RawConnection): void =>
-  conn.send('GET', `/ws/${randomSlug()}`, { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': randomBytes(16).toString('base64'), 'Sec-WebSocket-Version': '13' })
+  conn.send('GET', `/ws/${randomSlug()}`, {
+    Upgrade: 'websocket',
+    Connection: 'Upgrade',
+    'Sec-WebSocket-Key': randomBytes(16).toString('base64'),
+    'Sec-WebSocket-Version': '13',
+  })
 
 t.test('100,000 random network slugs add no series and no memory', async (t) => {
   t.same(await flood(WARMUP, post), { 404: WARMUP }, 'the warm-up: every unknown slug is 404')
@@ -113,12 +118,23 @@ t.test('100,000 random network slugs add no series and no memory', async (t) => 
 
   t.same(tollgateSeries(after), tollgateSeries(before), 'the same tollgate_ series after the flood as before it')
   t.equal(sample(after, 'tollgate_http_responses_total{network="other",status="404"}'), WARMUP + FLOOD, 'every answer counted, under network="other"')
-  t.equal(sample(after, 'tollgate_ws_refused_total{network="other",reason="UNKNOWN_NETWORK"}'), WS_WARMUP + WS_FLOOD, 'every refused upgrade counted, under network="other"')
-  t.same([...new Set([...after.matchAll(/network="([^"]*)"/g)].map((m) => m[1]))].sort(), ['eth-1', 'other'], 'network label values: the configured one and other')
+  t.equal(
+    sample(after, 'tollgate_ws_refused_total{network="other",reason="UNKNOWN_NETWORK"}'),
+    WS_WARMUP + WS_FLOOD,
+    'every refused upgrade counted, under network="other"',
+  )
+  t.same(
+    [...new Set([...after.matchAll(/network="([^"]*)"/g)].map((m) => m[1]))].sort(),
+    ['eth-1', 'other'],
+    'network label values: the configured one and other',
+  )
   const growth = after.length - before.length
   t.ok(growth < MAX_TEXT_GROWTH, `the metrics text grew by ${growth} bytes (${before.length} → ${after.length}), less than ${MAX_TEXT_GROWTH}`)
   const rssGrowth = rssAfter - rssBefore
-  t.ok(rssGrowth < MAX_RSS_GROWTH_MB, `RSS grew by ${rssGrowth.toFixed(1)} MB (${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)}), less than ${MAX_RSS_GROWTH_MB} MB`)
+  t.ok(
+    rssGrowth < MAX_RSS_GROWTH_MB,
+    `RSS grew by ${rssGrowth.toFixed(1)} MB (${rssBefore.toFixed(1)} → ${rssAfter.toFixed(1)}), less than ${MAX_RSS_GROWTH_MB} MB`,
+  )
 })
 
 t.test('/metrics is not on the RPC port', async (t) => {
@@ -152,5 +168,8 @@ t.test('an admin listener beyond loopback without a token refuses to start', asy
   await writeFile(path, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, admin: { listen: { host: '0.0.0.0', port: 0 } }, dataDir, networks }))
   const out = await runCli(['start', '--config', path], { TOLLGATE_SECRET: TEST_SECRET, TOLLGATE_ADMIN_TOKEN: '' })
   t.equal(out.code, 1)
-  t.match(out.stderr, /AdminTokenRequiredError: admin\.listen\.host is "0\.0\.0\.0", which is not a loopback address: \/metrics would be open to the network\. Set TOLLGATE_ADMIN_TOKEN/)
+  t.match(
+    out.stderr,
+    /AdminTokenRequiredError: admin\.listen\.host is "0\.0\.0\.0", which is not a loopback address: \/metrics would be open to the network\. Set TOLLGATE_ADMIN_TOKEN/,
+  )
 })

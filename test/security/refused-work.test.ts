@@ -22,7 +22,10 @@ const gw = await startGatewayProcess(t, {
   },
 })
 const account = async (n: number): Promise<string> => {
-  const out = await runCli(['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${String(n).repeat(40)}`, '--plan', 'starter', '--nodes', 'eth-1:full'], env)
+  const out = await runCli(
+    ['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${String(n).repeat(40)}`, '--plan', 'starter', '--nodes', 'eth-1:full'],
+    env,
+  )
   t.equal(out.code, 0, out.stderr)
   return out.last.apiKey
 }

@@ -31,7 +31,14 @@ t.test('expired sessions are pruned, at most 10 are kept, and a replay gives the
   let n = 0
   const signIn = async (ttlMs: number) => {
     const sessionHash = `${String(++n).padStart(2, '0')}`.padEnd(64, 'f')
-    const { state } = await host.execute(accountId, { type: 'SignIn', wallet, nonce: `nonce-${n}`, sessionHash, expiresAt: clock.now() + ttlMs, now: clock.now() })
+    const { state } = await host.execute(accountId, {
+      type: 'SignIn',
+      wallet,
+      nonce: `nonce-${n}`,
+      sessionHash,
+      expiresAt: clock.now() + ttlMs,
+      now: clock.now(),
+    })
     return { sessionHash, state }
   }
 

@@ -202,7 +202,16 @@ t.test("a contract wallet's check is one eth_call with the gas cap, after the gu
   t.equal(checks, 1)
 
   const stop = new Error('limited')
-  const refusing: SignInDeps = { ...deps, guards: { contractCheck: () => { throw stop }, mayCreateAccount: () => {}, createsAccount: () => {} } }
+  const refusing: SignInDeps = {
+    ...deps,
+    guards: {
+      contractCheck: () => {
+        throw stop
+      },
+      mayCreateAccount: () => {},
+      createsAccount: () => {},
+    },
+  }
   const mark = calls.length
   const err = await signIn(refusing, { message: message({ address: wallet }), signature: '0x' + '55'.repeat(65) }).catch((e: unknown) => e)
   t.equal(err, stop, "the guard's refusal is the answer")
@@ -221,7 +230,11 @@ t.test('a new wallet: the account limit is asked before the signature is checked
   const newcomer = anvilAccount(2)
   const guarded: SignInDeps = {
     ...deps,
-    guards: { contractCheck: () => void steps.push('contract'), mayCreateAccount: () => void steps.push('may'), createsAccount: () => void steps.push('creates') },
+    guards: {
+      contractCheck: () => void steps.push('contract'),
+      mayCreateAccount: () => void steps.push('may'),
+      createsAccount: () => void steps.push('creates'),
+    },
   }
   const text = message({ address: newcomer.address })
   t.equal((await signIn(guarded, { message: text, signature: await newcomer.signMessage({ message: text }) })).created, true)

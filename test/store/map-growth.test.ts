@@ -87,7 +87,11 @@ t.test('the event log, the outbox and the state store grow past their initial ma
   t.equal(await log.lastSeq(), events.length, 'every event is in the log')
   await projector.catchUp()
   t.equal(store.checkpoint(), events.length, 'the state store projected every event')
-  t.equal(store.usageTotals().requests, events.reduce((n, e) => n + e.requests, 0), 'and counted every one, once')
+  t.equal(
+    store.usageTotals().requests,
+    events.reduce((n, e) => n + e.requests, 0),
+    'and counted every one, once',
+  )
   for (const folder of ['log', 'outbox', 'state']) {
     const bytes = dataFileBytes(join(dir, folder))
     t.ok(bytes > 4 * INITIAL_MAP, `${folder}: ${(bytes / MB).toFixed(1)} MB, past the initial 128 KiB map`)

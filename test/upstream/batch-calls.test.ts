@@ -89,6 +89,12 @@ t.test('identical calls of a batch are asked once, each answered with its own id
     { timeoutMs: 5_000 },
   )
   t.equal(wsNode.counters.calls - before, 2, 'two distinct calls sent')
-  t.same(replies.map((r) => JSON.parse(r!.body).id), [1, 'two', 3, 4])
-  t.same(replies.map((r) => JSON.parse(r!.body).result), ['0x7a69', '0x7a69', '31337', '0x7a69'])
+  t.same(
+    replies.map((r) => JSON.parse(r!.body).id),
+    [1, 'two', 3, 4],
+  )
+  t.same(
+    replies.map((r) => JSON.parse(r!.body).result),
+    ['0x7a69', '0x7a69', '31337', '0x7a69'],
+  )
 })

@@ -15,7 +15,10 @@ t.teardown(async () => {
 })
 
 function pool(nodes: UpstreamNodeOptions[]): UpstreamPool {
-  const p = new UpstreamPool('eth-1', nodes.map((n) => new UpstreamNode(n)))
+  const p = new UpstreamPool(
+    'eth-1',
+    nodes.map((n) => new UpstreamNode(n)),
+  )
   closing.push(p)
   return p
 }
@@ -47,7 +50,10 @@ t.test('a killed node fails over to the other node with no failed call (HTTP)', 
   const [nodeA] = p.nodes()
   t.ok(nodeA.counters.failures >= 1, 'the dead node failed calls, which were carried by the other')
   t.notOk(nodeA.healthy(), 'the dead node is out')
-  t.ok(answers.slice(-20).every((id) => id === '0x2'), 'then only the live node answers')
+  t.ok(
+    answers.slice(-20).every((id) => id === '0x2'),
+    'then only the live node answers',
+  )
   await a.restart()
 })
 

@@ -36,7 +36,12 @@ t.teardown(async () => {
 })
 
 t.test('a non-JSON error page is a transport failure', async (t) => {
-  const err = await transport('/html').call(BODY, 2_000).then(() => undefined, (e: unknown) => e)
+  const err = await transport('/html')
+    .call(BODY, 2_000)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    )
   t.type(err, UpstreamTransportError)
   t.match((err as Error).message, /HTTP 502/)
   t.equal((err as UpstreamTransportError).requestSent, true)
@@ -44,13 +49,23 @@ t.test('a non-JSON error page is a transport failure', async (t) => {
 })
 
 t.test('an answer cut off is a transport failure, not an answer', async (t) => {
-  const err = await transport('/truncated').call(BODY, 2_000).then(() => undefined, (e: unknown) => e)
+  const err = await transport('/truncated')
+    .call(BODY, 2_000)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    )
   t.type(err, UpstreamTransportError)
   t.equal((err as UpstreamTransportError).what, 'HTTP 200 with a truncated JSON body (48 bytes, without its closing })')
 })
 
 t.test('an answer over the limit, refused from its Content-Length', async (t) => {
-  const err = await transport('/big', 1_000).call(BODY, 2_000).then(() => undefined, (e: unknown) => e)
+  const err = await transport('/big', 1_000)
+    .call(BODY, 2_000)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    )
   t.type(err, UpstreamAnswerTooLarge)
   t.equal((err as UpstreamAnswerTooLarge).what, 'an answer of 2038 bytes, over the limit of 1000')
   t.equal(await transport('/big', 2_038).call(BODY, 2_000), replies['/big'].body, 'at the limit it is read')
@@ -69,7 +84,10 @@ t.test('no answer within the time-out', async (t) => {
 t.test('connection refused: known not sent', async (t) => {
   const h = new HttpTransport(`http://127.0.0.1:${await freePort()}`)
   transports.push(h)
-  const err = await h.call(BODY, 2_000).then(() => undefined, (e: unknown) => e)
+  const err = await h.call(BODY, 2_000).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   t.type(err, UpstreamTransportError)
   t.notOk(err instanceof UpstreamTimeout)
   t.equal((err as UpstreamTransportError).requestSent, false)

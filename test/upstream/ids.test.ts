@@ -50,9 +50,7 @@ t.test('concurrent calls over one WebSocket each get their own answer', async (t
   const inputs = Array.from({ length: 60 }, (_, i) => '0x' + i.toString(16).padStart(4, '0'))
   const expected = await Promise.all(inputs.map(async (data) => (await anvil.rpc('web3_sha3', [data])).result))
   const before = wsNode.counters.wsCalls
-  const replies = await Promise.all(
-    inputs.map((data, i) => pools.ws.call('full', 'web3_sha3', [data], `"c${i}"`, { timeoutMs: 5_000 })),
-  )
+  const replies = await Promise.all(inputs.map((data, i) => pools.ws.call('full', 'web3_sha3', [data], `"c${i}"`, { timeoutMs: 5_000 })))
   t.equal(wsNode.counters.wsCalls - before, inputs.length, 'all went over the socket')
   replies.forEach((reply, i) => {
     const answer = JSON.parse(reply.body)

@@ -73,9 +73,7 @@ async function sameAsDirect(t: Test, method: string, params: unknown[]): Promise
 }
 
 t.test('read methods of the table', async (t) => {
-  const signed = await direct('eth_signTransaction', [
-    { from, to, value: '0x1', nonce: '0x50', gas: '0x5208', gasPrice: '0x77359400' },
-  ])
+  const signed = await direct('eth_signTransaction', [{ from, to, value: '0x1', nonce: '0x50', gas: '0x5208', gasPrice: '0x77359400' }])
   const calls: [string, unknown[]][] = [
     ['eth_blockNumber', []],
     ['eth_getBalance', [to, 'latest']],
@@ -108,8 +106,11 @@ t.test('read methods of the table', async (t) => {
     ['trace_rawTransaction', [signed, ['trace']]],
   ]
   for (const [method, params] of calls) await sameAsDirect(t, method, params)
-  t.equal(JSON.parse((await pools.ws.call('archive', 'eth_call', [{ to: contract }, 'latest'], '1', { timeoutMs: 5_000 })).body).result,
-    '0x' + '0'.repeat(62) + '2a', 'the contract answers 42')
+  t.equal(
+    JSON.parse((await pools.ws.call('archive', 'eth_call', [{ to: contract }, 'latest'], '1', { timeoutMs: 5_000 })).body).result,
+    '0x' + '0'.repeat(62) + '2a',
+    'the contract answers 42',
+  )
 })
 
 t.test('txpool methods with a pending transaction', async (t) => {

@@ -80,15 +80,24 @@ t.test('random nesting agrees with JSON.parse', async (t) => {
   const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n
   const value = (depth: number): unknown => {
     switch (depth > 3 ? rnd(3) : rnd(6)) {
-      case 0: return rnd(1000)
-      case 1: return ['x"', '}', '{"id":1}', '\\', 'id'][rnd(5)]
-      case 2: return null
-      case 3: return [value(depth + 1), value(depth + 1)]
-      default: return { id: value(depth + 1), [`k${rnd(3)}`]: value(depth + 1) }
+      case 0:
+        return rnd(1000)
+      case 1:
+        return ['x"', '}', '{"id":1}', '\\', 'id'][rnd(5)]
+      case 2:
+        return null
+      case 3:
+        return [value(depth + 1), value(depth + 1)]
+      default:
+        return { id: value(depth + 1), [`k${rnd(3)}`]: value(depth + 1) }
     }
   }
   for (let n = 0; n < 200; n++) {
-    const entries: [string, unknown][] = [['jsonrpc', '2.0'], ['result', value(0)], ['extra', value(0)]]
+    const entries: [string, unknown][] = [
+      ['jsonrpc', '2.0'],
+      ['result', value(0)],
+      ['extra', value(0)],
+    ]
     entries.splice(rnd(4), 0, ['id', rnd(2) ? rnd(100) : `s${rnd(100)}`])
     const text = JSON.stringify(Object.fromEntries(entries), null, rnd(2) ? 1 : undefined)
     const parsed = JSON.parse(text)

@@ -54,9 +54,7 @@ function connect(opts?: { maxMessageBytes?: number }): Promise<{ ws: UpstreamWeb
     })
     ws.addEventListener('close', () => onClosed())
     ws.addEventListener('error', () => reject(new Error('could not connect')))
-    ws.addEventListener('open', () =>
-      resolve({ ws, closed, next: () => new Promise<string>((r) => (queue.length ? r(queue.shift()!) : waiters.push(r))) }),
-    )
+    ws.addEventListener('open', () => resolve({ ws, closed, next: () => new Promise<string>((r) => (queue.length ? r(queue.shift()!) : waiters.push(r))) }))
   })
 }
 

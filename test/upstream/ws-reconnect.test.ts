@@ -30,7 +30,12 @@ t.test('calls pending when the node dies fail at once, then the socket comes bac
   t.equal(node.counters.wsCalls, 1)
   await anvil.freeze()
   // Outcomes taken at once: three rejections in one tick must not count as unhandled.
-  const outcomes = [1, 2, 3].map(() => node.call('eth_blockNumber', [], 30_000).then(() => undefined, (e: unknown) => e))
+  const outcomes = [1, 2, 3].map(() =>
+    node.call('eth_blockNumber', [], 30_000).then(
+      () => undefined,
+      (e: unknown) => e,
+    ),
+  )
   t.equal(ws.pending, 3)
   await anvil.kill()
   for (const outcome of outcomes) {

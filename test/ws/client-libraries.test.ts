@@ -53,9 +53,7 @@ t.test('viem: calls, a block-number subscription and a contract event watch over
   t.ok(numbers[1] > numbers[0], `block numbers rise: ${numbers.join(', ')}`)
 
   const emitter = await deployTransferEmitter(anvil)
-  const logs = collect<any>(1, (push) =>
-    client.watchEvent({ address: emitter.address as `0x${string}`, poll: false, onLogs: (ls) => ls.forEach(push) }),
-  )
+  const logs = collect<any>(1, (push) => client.watchEvent({ address: emitter.address as `0x${string}`, poll: false, onLogs: (ls) => ls.forEach(push) }))
   // The watch subscribes asynchronously: emit once the gateway holds the subscription.
   t.ok(await until(async () => (await metric(tg.gateway.admin, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'logs' })) === 1))
   const tx = await emitter.emit()

@@ -45,7 +45,11 @@ t.test('calls and batches over one connection, ids echoed exactly', async (t) =>
     { jsonrpc: '2.0', id: 'c', method: 'admin_peers', params: [] },
     { jsonrpc: '1.0', id: 'd', method: 'eth_chainId', params: [] },
   ])
-  t.same(batch.map((r: any) => r.id), ['a', 'b', 'c', 'd'], 'answers in request order')
+  t.same(
+    batch.map((r: any) => r.id),
+    ['a', 'b', 'c', 'd'],
+    'answers in request order',
+  )
   t.match(batch[0].result, /^0x/)
   t.equal(batch[1].result, '31337')
   t.equal(batch[2].error.code, -32601)

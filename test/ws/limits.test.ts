@@ -58,7 +58,10 @@ t.test('15 new connections in one second; the 16th starts a 60 s cooldown, held 
   t.match(sixteenth.body.error.message, /16 within a second/)
   clock.advance(30_000)
   const answers = await Promise.all(open.map((c, i) => c.call(call(i))))
-  t.ok(answers.every((a: any) => a.result === '0x7a69'), 'the open connections are not touched by the cooldown')
+  t.ok(
+    answers.every((a: any) => a.result === '0x7a69'),
+    'the open connections are not touched by the cooldown',
+  )
   await Promise.all(open.map((c) => c.close()))
   const during = await tryUpgrade(wsUrl(apiKey))
   t.equal(during.status, 429, 'blocked during the cooldown, connections closed or not')
@@ -70,7 +73,11 @@ t.test('15 new connections in one second; the 16th starts a 60 s cooldown, held 
   const started = events.find((e) => e.type === 'WsCooldownStarted' && e.keyId === keyId)
   t.match(started, { reason: 'ws-connection-rate', connections: 16, windowMs: 1000, network: 'eth-1' })
   const refusals = events.filter((e) => e.type === 'WsLimited' && e.keyId === keyId && e.reason === 'ws-cooldown')
-  t.equal(refusals.reduce((n, e) => n + (e.type === 'WsLimited' ? e.count : 0), 0), 2, 'the two refusals are counted in WsLimited')
+  t.equal(
+    refusals.reduce((n, e) => n + (e.type === 'WsLimited' ? e.count : 0), 0),
+    2,
+    'the two refusals are counted in WsLimited',
+  )
   tg = await startTestGateway(root, { networks, clock, dataDir: tg.dataDir })
   const afterRestart = await tryUpgrade(wsUrl(apiKey))
   t.equal(afterRestart.status, 429, 'still blocked after the restart')
@@ -87,7 +94,10 @@ t.test('500 messages a second plus 10%: 550 served, then -32005, and a flood bey
   const batches = await Promise.all(sizes.map((n, b) => ws.call(Array.from({ length: n }, (_, i) => call(b * 1000 + i)))))
   const served = batches.flat()
   t.equal(served.length, 550)
-  t.ok(served.every((r: any) => r.result === '0x7a69'), 'batches of 550 calls in all, each call counted: all served')
+  t.ok(
+    served.every((r: any) => r.result === '0x7a69'),
+    'batches of 550 calls in all, each call counted: all served',
+  )
   const throttled = await ws.call(call('over'))
   t.equal(throttled.error.code, -32005)
   t.equal(throttled.id, 'over')
@@ -95,13 +105,22 @@ t.test('500 messages a second plus 10%: 550 served, then -32005, and a flood bey
   t.ok(throttled.error.data.retryAfterMs > 0)
   // 499 more throttled answers fill this second's answers; what comes after is not answered.
   const answers = await Promise.all(Array.from({ length: 499 }, (_, i) => ws.call(call(`t${i}`))))
-  t.ok(answers.every((a: any) => a.error?.code === -32005), '500 throttled answers')
+  t.ok(
+    answers.every((a: any) => a.error?.code === -32005),
+    '500 throttled answers',
+  )
   ws.send(call('dropped'))
   // Move the clock only once the gateway has handled (dropped) it, which only its metrics can tell.
-  t.ok(await until(async () => (await metric(tg.gateway.admin, 'tollgate_ws_messages_total', { network: 'eth-1', outcome: 'dropped' })) === 1), 'counted as dropped')
+  t.ok(
+    await until(async () => (await metric(tg.gateway.admin, 'tollgate_ws_messages_total', { network: 'eth-1', outcome: 'dropped' })) === 1),
+    'counted as dropped',
+  )
   clock.advance(1000)
   t.equal((await ws.call(call('next'))).result, '0x7a69', 'a second later, served again')
-  t.notOk(ws.messages.some((m: any) => m.id === 'dropped'), 'the message past the flood bound got no answer')
+  t.notOk(
+    ws.messages.some((m: any) => m.id === 'dropped'),
+    'the message past the flood bound got no answer',
+  )
 })
 
 t.test('20 malformed messages are tolerated; the 21st brings a 5-minute penalty', async (t) => {

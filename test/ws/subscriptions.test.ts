@@ -47,10 +47,17 @@ t.test('many clients on one network: exactly one upstream newHeads subscription'
   const ids = await Promise.all(clients.map((c, i) => subscribe(c, ['newHeads'], i)))
   t.equal(new Set(ids).size, 12, 'twelve distinct ids')
   const heads = await Promise.all(clients.map((c, i) => c.nextNotification(ids[i])))
-  t.ok(heads.every((h) => h !== undefined), 'every client gets the head')
+  t.ok(
+    heads.every((h) => h !== undefined),
+    'every client gets the head',
+  )
   t.equal(new Set(heads.map((h) => h.params.result.hash)).size <= 2, true, 'the same heads')
   t.equal(await newHeadsUpstream(), 1, 'one upstream subscription')
-  t.equal(await metric(base, 'tollgate_ws_upstream_subscribe_calls_total', { network: 'eth-1', kind: 'newHeads' }), before + 1, 'one eth_subscribe sent upstream for twelve clients')
+  t.equal(
+    await metric(base, 'tollgate_ws_upstream_subscribe_calls_total', { network: 'eth-1', kind: 'newHeads' }),
+    before + 1,
+    'one eth_subscribe sent upstream for twelve clients',
+  )
 })
 
 t.test('eth_unsubscribe stops the notifications; closing ends the upstream subscription', async (t) => {
@@ -67,7 +74,11 @@ t.test('eth_unsubscribe stops the notifications; closing ends the upstream subsc
   t.ok(await b.nextNotification(idB), '...two of them')
   t.equal(a.notifications(idA).length, seen, 'and the unsubscribed one none')
   t.same(await a.call({ jsonrpc: '2.0', id: 3, method: 'eth_unsubscribe', params: [idA] }), { jsonrpc: '2.0', id: 3, result: false }, 'a second time: false')
-  t.same(await a.call({ jsonrpc: '2.0', id: 4, method: 'eth_unsubscribe', params: [idB] }), { jsonrpc: '2.0', id: 4, result: false }, "another connection's id: false")
+  t.same(
+    await a.call({ jsonrpc: '2.0', id: 4, method: 'eth_unsubscribe', params: [idB] }),
+    { jsonrpc: '2.0', id: 4, result: false },
+    "another connection's id: false",
+  )
   await b.close()
   t.ok(await until(async () => (await newHeadsUpstream()) === 0), 'no client left: the upstream subscription ends')
 })

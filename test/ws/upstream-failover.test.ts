@@ -84,7 +84,10 @@ t.test('with a single node: it goes down, comes back, and the subscription resum
   const id = (await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })).result
   t.ok(await ws.nextNotification(id), 'a head')
   await solo.kill()
-  t.ok(await until(async () => (await metric(tg2.gateway.admin, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'newHeads' })) === 0), 'the upstream subscription is gone with the node')
+  t.ok(
+    await until(async () => (await metric(tg2.gateway.admin, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'newHeads' })) === 0),
+    'the upstream subscription is gone with the node',
+  )
   await solo.restart()
   const head = await freshHead(ws, id, 30_000)
   t.equal(head?.params.subscription, id, 'heads resume on the same subscription id')

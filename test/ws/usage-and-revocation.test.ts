@@ -24,7 +24,14 @@ t.test('a regenerated key closes its open connections with 1008', async (t) => {
   t.equal((await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })).result, '0x7a69')
   const g = tg.gateway
   await regenerateKey(
-    { log: g.log, store: g.store, catalog: loadPlanCatalog('default'), cipher: KeyCipher.fromSecret(process.env.TOLLGATE_SECRET!), clock: systemClock, projector: g.projector },
+    {
+      log: g.log,
+      store: g.store,
+      catalog: loadPlanCatalog('default'),
+      cipher: KeyCipher.fromSecret(process.env.TOLLGATE_SECRET!),
+      clock: systemClock,
+      projector: g.projector,
+    },
     { accountId },
   )
   const closed = await ws.closed
@@ -48,7 +55,11 @@ t.test('calls and notifications are metered per key', async (t) => {
   t.teardown(() => log.close())
   const events = (await log.read(1, 100_000)).map((s) => s.event)
   const usage = events.filter((e): e is UsageRecorded => e.type === 'UsageRecorded' && e.keyId === keyId)
-  t.equal(usage.reduce((n, e) => n + e.requests, 0), 3, 'eth_subscribe and the two calls of the batch')
+  t.equal(
+    usage.reduce((n, e) => n + e.requests, 0),
+    3,
+    'eth_subscribe and the two calls of the batch',
+  )
   t.ok(usage.reduce((n, e) => n + e.bytesIn, 0) > 0)
   const notes = events.filter((e): e is NotificationsRecorded => e.type === 'NotificationsRecorded' && e.keyId === keyId)
   const count = notes.reduce((n, e) => n + e.notifications, 0)

@@ -30,7 +30,9 @@ export async function accountsCommand(args: string[]): Promise<void> {
   try {
     for (const n of nodes ?? []) {
       if (!ctx.config.networks[n.network]) {
-        throw new UsageError(`tollgate accounts create: --nodes names network ${JSON.stringify(n.network)}, which the config does not have (it has ${Object.keys(ctx.config.networks).join(', ')})`)
+        throw new UsageError(
+          `tollgate accounts create: --nodes names network ${JSON.stringify(n.network)}, which the config does not have (it has ${Object.keys(ctx.config.networks).join(', ')})`,
+        )
       }
     }
     const out = await createAccount(
@@ -42,4 +44,3 @@ export async function accountsCommand(args: string[]): Promise<void> {
     await ctx.close()
   }
 }
-

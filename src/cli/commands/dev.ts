@@ -25,7 +25,13 @@ export const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
  * the endpoint, the key and a curl line that works.
  */
 export async function devCommand(args: string[]): Promise<void> {
-  const v = parseCommandArgs('dev', args, { port: { type: 'string' }, 'admin-port': { type: 'string' }, data: { type: 'string' }, host: { type: 'string' }, fleet: { type: 'boolean' } })
+  const v = parseCommandArgs('dev', args, {
+    port: { type: 'string' },
+    'admin-port': { type: 'string' },
+    data: { type: 'string' },
+    host: { type: 'string' },
+    fleet: { type: 'boolean' },
+  })
   if (v.fleet) return devFleet(v)
   const port = portArg('--port', v.port, 8080)
   // --port 0 (any free port, as the tests run it) takes any free admin port too.
@@ -40,7 +46,15 @@ export async function devCommand(args: string[]): Promise<void> {
     listen: { host: v.host ?? '127.0.0.1', port },
     admin: { listen: { host: '127.0.0.1', port: adminPort } },
     dataDir,
-    networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
+    networks: {
+      'dev-1': {
+        chainId: devnet.chainId,
+        upstreams: [
+          { url: devnet.url, ws: devnet.ws, kind: 'full' },
+          { url: devnet.url, ws: devnet.ws, kind: 'archive' },
+        ],
+      },
+    },
   }
   const config = parseConfig(raw, 'tollgate dev (embedded defaults)')
   // Written out so that the other commands (events, accounts, keys, replay) can be tried on the dev data.
@@ -73,10 +87,14 @@ export async function devCommand(args: string[]): Promise<void> {
       '',
     ].join('\n') + '\n',
   )
-  await runUntilSignal(logger, async () => {
-    await gateway.close()
-    await devnet.stop()
-  }, config.shutdownMs)
+  await runUntilSignal(
+    logger,
+    async () => {
+      await gateway.close()
+      await devnet.stop()
+    },
+    config.shutdownMs,
+  )
 }
 
 /** The key of the demo account (made on the first run, shown again later), through the config's event log. */
@@ -119,7 +137,15 @@ async function devFleet(v: { port?: string; data?: string; host?: string }): Pro
       dataDir: join(dataDir, `gateway-${i + 1}`),
       trustProxy: true,
       events: { nats: nats.urls, stream: 'TOLLGATE', replicas: 3 },
-      networks: { 'dev-1': { chainId: devnet.chainId, upstreams: [{ url: devnet.url, ws: devnet.ws, kind: 'full' }, { url: devnet.url, ws: devnet.ws, kind: 'archive' }] } },
+      networks: {
+        'dev-1': {
+          chainId: devnet.chainId,
+          upstreams: [
+            { url: devnet.url, ws: devnet.ws, kind: 'full' },
+            { url: devnet.url, ws: devnet.ws, kind: 'archive' },
+          ],
+        },
+      },
     })
     const raws = await Promise.all([0, 1, 2].map(rawOf))
     const configs = raws.map((raw, i) => parseConfig(raw, `tollgate dev --fleet (gateway ${i + 1})`))
@@ -135,7 +161,11 @@ async function devFleet(v: { port?: string; data?: string; host?: string }): Pro
       gateways.push(gateway)
     }
     const listen = `${v.host ?? '127.0.0.1'}:${port}`
-    const nginx = await startFleetNginx(join(dataDir, 'nginx'), listen, gateways.map((g) => g.http.replace(/^http:\/\//, '')))
+    const nginx = await startFleetNginx(
+      join(dataDir, 'nginx'),
+      listen,
+      gateways.map((g) => g.http.replace(/^http:\/\//, '')),
+    )
     stops.push(() => nginx.stop())
     const endpoint = `http://${listen}/http/dev-1`
     process.stdout.write(
@@ -162,7 +192,8 @@ async function devFleet(v: { port?: string; data?: string; host?: string }): Pro
 
 function requireNatsServer(): string {
   const binary = findNatsServer()
-  if (binary === undefined) throw new UsageError('tollgate dev --fleet runs a NATS cluster: install nats-server first (apt-get install nats-server nginx-light)')
+  if (binary === undefined)
+    throw new UsageError('tollgate dev --fleet runs a NATS cluster: install nats-server first (apt-get install nats-server nginx-light)')
   return binary
 }
 

@@ -17,8 +17,7 @@ export async function eventsCommand(args: string[]): Promise<void> {
   const from = v.from === undefined ? 1 : Number(v.from)
   if (!Number.isInteger(from) || from < 1) throw new UsageError(`tollgate events: --from must be a sequence number >= 1, got ${JSON.stringify(v.from)}`)
   const log = await openEventLog(config.events, config.dataDir)
-  const write = (line: string): Promise<void> =>
-    new Promise((resolve) => (process.stdout.write(line) ? resolve() : process.stdout.once('drain', resolve)))
+  const write = (line: string): Promise<void> => new Promise((resolve) => (process.stdout.write(line) ? resolve() : process.stdout.once('drain', resolve)))
   try {
     if (!v.follow) {
       let next = from

@@ -15,7 +15,9 @@ export async function fleetCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('fleet', args, { config: { type: 'string' }, json: { type: 'boolean' } })
   const config = loadConfig(required('fleet', 'config', v.config))
   if (config.events.nats === undefined) {
-    throw new UsageError(`tollgate fleet: the config has no events.nats, so its gateway is a fleet of one (instances share limits over NATS); use: ${USAGE_LINE}`)
+    throw new UsageError(
+      `tollgate fleet: the config has no events.nats, so its gateway is a fleet of one (instances share limits over NATS); use: ${USAGE_LINE}`,
+    )
   }
   const heard = new Map<string, Member>()
   let connected = false
@@ -32,8 +34,17 @@ export async function fleetCommand(args: string[]): Promise<void> {
     for (const m of members) process.stdout.write(JSON.stringify(m) + '\n')
     return
   }
-  const rows = [['INSTANCE', 'ADDRESS', 'VERSION', 'STARTED', 'SHARE'], ...members.map((m) => [m.id, m.address, m.version, new Date(m.startedAt).toISOString(), m.share === 1 ? '1' : m.share.toFixed(3)])]
+  const rows = [
+    ['INSTANCE', 'ADDRESS', 'VERSION', 'STARTED', 'SHARE'],
+    ...members.map((m) => [m.id, m.address, m.version, new Date(m.startedAt).toISOString(), m.share === 1 ? '1' : m.share.toFixed(3)]),
+  ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  for (const r of rows) process.stdout.write(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() + '\n')
+  for (const r of rows)
+    process.stdout.write(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd() + '\n',
+    )
   process.stdout.write(`${members.length} instance${members.length === 1 ? '' : 's'} on stream ${config.events.stream}\n`)
 }

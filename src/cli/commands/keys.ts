@@ -7,7 +7,10 @@ import { systemClock } from '../../../actors/runtime/clock.js'
 /** `tollgate keys regenerate --config FILE --account ID [--grace SECONDS]` */
 export async function keysCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args
-  if (sub !== 'regenerate') throw new UsageError(`tollgate keys: unknown subcommand ${JSON.stringify(sub ?? '')}; use: tollgate keys regenerate --config FILE --account ID [--grace SECONDS]`)
+  if (sub !== 'regenerate')
+    throw new UsageError(
+      `tollgate keys: unknown subcommand ${JSON.stringify(sub ?? '')}; use: tollgate keys regenerate --config FILE --account ID [--grace SECONDS]`,
+    )
   const v = parseCommandArgs('keys regenerate', rest, {
     config: { type: 'string' },
     account: { type: 'string' },
@@ -16,7 +19,8 @@ export async function keysCommand(args: string[]): Promise<void> {
   const configPath = required('keys regenerate', 'config', v.config)
   const accountId = required('keys regenerate', 'account', v.account)
   const graceS = v.grace === undefined ? 0 : Number(v.grace)
-  if (!Number.isFinite(graceS) || graceS < 0) throw new UsageError(`tollgate keys regenerate: --grace must be a number of seconds >= 0, got ${JSON.stringify(v.grace)}`)
+  if (!Number.isFinite(graceS) || graceS < 0)
+    throw new UsageError(`tollgate keys regenerate: --grace must be a number of seconds >= 0, got ${JSON.stringify(v.grace)}`)
   const cipher = KeyCipher.fromSecret(secretFromEnv())
   const ctx = await openCommandContext(configPath)
   try {

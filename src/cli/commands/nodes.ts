@@ -26,14 +26,21 @@ export async function nodesCommand(args: string[]): Promise<void> {
   const url = required('nodes attach', 'url', v.url)
   const kind = v.kind ?? 'full'
   if (kind !== 'full' && kind !== 'archive') throw new UsageError(`tollgate nodes attach: --kind must be full or archive, got ${JSON.stringify(kind)}`)
-  if (!/^https?:\/\/\S+$/.test(url) || !URL.canParse(url)) throw new UsageError(`tollgate nodes attach: --url must be an http(s) URL, got ${JSON.stringify(url)}`)
-  if (v.ws !== undefined && (!/^wss?:\/\/\S+$/.test(v.ws) || !URL.canParse(v.ws))) throw new UsageError(`tollgate nodes attach: --ws must be a ws(s) URL, got ${JSON.stringify(v.ws)}`)
+  if (!/^https?:\/\/\S+$/.test(url) || !URL.canParse(url))
+    throw new UsageError(`tollgate nodes attach: --url must be an http(s) URL, got ${JSON.stringify(url)}`)
+  if (v.ws !== undefined && (!/^wss?:\/\/\S+$/.test(v.ws) || !URL.canParse(v.ws)))
+    throw new UsageError(`tollgate nodes attach: --ws must be a ws(s) URL, got ${JSON.stringify(v.ws)}`)
   const ctx = await openCommandContext(configPath)
   try {
     if (!ctx.config.networks[network]) {
-      throw new UsageError(`tollgate nodes attach: --network ${JSON.stringify(network)} is not in the config (it has ${Object.keys(ctx.config.networks).join(', ')})`)
+      throw new UsageError(
+        `tollgate nodes attach: --network ${JSON.stringify(network)} is not in the config (it has ${Object.keys(ctx.config.networks).join(', ')})`,
+      )
     }
-    await attachDedicatedNode({ log: ctx.log, catalog: ctx.catalog, clock: systemClock, projector: ctx.projector }, { accountId, network, kind, url, ws: v.ws ?? null })
+    await attachDedicatedNode(
+      { log: ctx.log, catalog: ctx.catalog, clock: systemClock, projector: ctx.projector },
+      { accountId, network, kind, url, ws: v.ws ?? null },
+    )
     process.stdout.write(JSON.stringify({ accountId, network, kind, url, ws: v.ws ?? null }) + '\n')
   } finally {
     await ctx.close()

@@ -59,7 +59,12 @@ function table(rows: readonly UsageReportRow[], byPeriod: boolean): string {
   const header = [...(byPeriod ? ['period'] : []), ...COLUMNS]
   const cells = rows.map((r) => [
     ...(byPeriod ? [new Date(r.period ?? 0).toISOString().slice(0, 16) + 'Z'] : []),
-    r.accountId, r.keyId, String(r.requests), String(r.errors), String(r.bytesIn), String(r.bytesOut),
+    r.accountId,
+    r.keyId,
+    String(r.requests),
+    String(r.errors),
+    String(r.bytesIn),
+    String(r.bytesOut),
   ])
   if (rows.length === 0) return header.join('  ') + '\n(no usage)\n'
   if (rows.length > 1) {
@@ -68,6 +73,10 @@ function table(rows: readonly UsageReportRow[], byPeriod: boolean): string {
   }
   const numeric = header.length - 4
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
-  const line = (c: readonly string[]) => c.map((cell, i) => (i >= numeric ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join('  ').trimEnd()
+  const line = (c: readonly string[]) =>
+    c
+      .map((cell, i) => (i >= numeric ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
   return [line(header), ...cells.map(line)].join('\n') + '\n'
 }

@@ -4,12 +4,17 @@ import type { AppState } from './state'
 export function renderEndpoints(state: AppState): void {
   const me = state.me
   if (!me) return fill('endpoints', h('p', { class: 'hint' }, 'Connect your wallet to see your endpoints.'))
-  if (!me.plan || !me.key || me.endpoints.length === 0) return fill('endpoints', h('p', { class: 'hint' }, 'Choose a plan: your endpoints appear here with your key.'))
+  if (!me.plan || !me.key || me.endpoints.length === 0)
+    return fill('endpoints', h('p', { class: 'hint' }, 'Choose a plan: your endpoints appear here with your key.'))
   const key = me.key.apiKey
   const shown = state.showKey ? key : masked(key)
   return fill(
     'endpoints',
-    h('p', { class: 'hint' }, 'Send your key as ?apikey= or as the header Authorization: Bearer <key>. Keep it out of code that users can see; use environment variables.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Send your key as ?apikey= or as the header Authorization: Bearer <key>. Keep it out of code that users can see; use environment variables.',
+    ),
     ...me.endpoints.map((e) => {
       const curl = (k: string) =>
         `curl -s ${e.http} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${k}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`

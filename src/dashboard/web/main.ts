@@ -35,7 +35,13 @@ function renderWallet(): void {
           h('span', { class: 'address', title: me.wallet, 'data-field': 'wallet' }, `${me.wallet.slice(0, 6)}…${me.wallet.slice(-4)}`),
           h('button', { type: 'button', class: 'secondary small', onclick: () => actions.signOut() }, 'Sign out'),
         ]
-      : [h('button', { type: 'button', class: 'primary', disabled: busy, 'data-action': 'connect', onclick: () => actions.connect() }, busy ? 'Waiting for your wallet…' : 'Connect wallet')]),
+      : [
+          h(
+            'button',
+            { type: 'button', class: 'primary', disabled: busy, 'data-action': 'connect', onclick: () => actions.connect() },
+            busy ? 'Waiting for your wallet…' : 'Connect wallet',
+          ),
+        ]),
   )
   const notice = document.getElementById('notice')!
   notice.textContent = msg?.text ?? ''
@@ -77,7 +83,8 @@ const actions: Actions = {
   render,
   connect: () =>
     busy('signin', async () => {
-      if (!hasWallet()) throw new WalletFailure('No browser wallet found: install one (MetaMask, Rabby, Coinbase Wallet…) or open this page in your wallet app’s browser.')
+      if (!hasWallet())
+        throw new WalletFailure('No browser wallet found: install one (MetaMask, Rabby, Coinbase Wallet…) or open this page in your wallet app’s browser.')
       const address = await connectWallet()
       const served = state.config!.networks.map((n) => n.chainId)
       const walletChain = await walletChainId()
@@ -104,7 +111,9 @@ const actions: Actions = {
   choosePlan: (planId) =>
     busy(`plans:${planId}`, async () => {
       const where = `plans:${planId}`
-      const out = (await api.post<{ invoice?: Invoice; activated?: boolean; requested?: boolean }>('/api/plans', { planId, nodes: state.choices.get(planId) ?? [] })).data
+      const out = (
+        await api.post<{ invoice?: Invoice; activated?: boolean; requested?: boolean }>('/api/plans', { planId, nodes: state.choices.get(planId) ?? [] })
+      ).data
       if (out.activated) {
         await loadMe()
         say(state, where, 'Your plan is active: your key is under My Subscription.', 'ok')
@@ -130,7 +139,12 @@ const actions: Actions = {
     busy('key', async () => {
       await api.post('/api/keys/regenerate', { graceSeconds })
       await loadMe()
-      say(state, 'key', graceSeconds === 0 ? 'New key issued; the old one no longer works.' : 'New key issued; the old one keeps working for the time you chose.', 'ok')
+      say(
+        state,
+        'key',
+        graceSeconds === 0 ? 'New key issued; the old one no longer works.' : 'New key issued; the old one keeps working for the time you chose.',
+        'ok',
+      )
     }),
   saveDomains: (text) =>
     busy('domains', async () => {

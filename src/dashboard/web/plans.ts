@@ -37,10 +37,11 @@ export function renderPlans(state: AppState, actions: Actions): void {
   const config = state.config
   if (!config) return fill('plans', h('p', {}, 'Loading the plans…'))
   const me = state.me
-  const intro = me
-    ? null
-    : h('p', { class: 'hint' }, 'Connect your wallet to choose a plan. Your account is your wallet address: no e-mail, no password.')
-  const unavailable = config.payments === null ? h('p', { class: 'msg info', 'data-msg': 'payments' }, 'Paid plans are unavailable on this gateway: it has no payment settings. The free trial works.') : null
+  const intro = me ? null : h('p', { class: 'hint' }, 'Connect your wallet to choose a plan. Your account is your wallet address: no e-mail, no password.')
+  const unavailable =
+    config.payments === null
+      ? h('p', { class: 'msg info', 'data-msg': 'payments' }, 'Paid plans are unavailable on this gateway: it has no payment settings. The free trial works.')
+      : null
   fill('plans', intro, unavailable, h('div', { class: 'cards' }, ...config.plans.map((plan) => planCard(state, actions, plan))))
 }
 
@@ -93,7 +94,9 @@ function nodeChoice(state: AppState, actions: Actions, plan: Plan): HTMLElement 
   const count = plan.nodes.count ?? 1
   // The nodes of the running plan, until the user changes them (a renewal keeps them).
   const chosen = state.choices.get(plan.id) ?? (state.me?.plan?.id === plan.id ? state.me.nodes : [])
-  const options = state.config!.networks.flatMap((n) => n.kinds.filter((k) => k === 'full' || plan.limits.archiveRps !== 0).map((kind) => ({ network: n.slug, kind })))
+  const options = state.config!.networks.flatMap((n) =>
+    n.kinds.filter((k) => k === 'full' || plan.limits.archiveRps !== 0).map((kind) => ({ network: n.slug, kind })),
+  )
   const isChosen = (o: { network: string; kind: string }) => chosen.some((c) => c.network === o.network && c.kind === o.kind)
   return h(
     'fieldset',
@@ -101,7 +104,13 @@ function nodeChoice(state: AppState, actions: Actions, plan: Plan): HTMLElement 
     h('legend', {}, `Choose ${count === 1 ? 'your node' : `up to ${count} nodes`}`),
     ...options.map((o) => {
       const id = `node-${plan.id}-${o.network}-${o.kind}`
-      const box = h('input', { type: 'checkbox', id, checked: isChosen(o), disabled: !isChosen(o) && chosen.length >= count, 'data-node': `${o.network}:${o.kind}` })
+      const box = h('input', {
+        type: 'checkbox',
+        id,
+        checked: isChosen(o),
+        disabled: !isChosen(o) && chosen.length >= count,
+        'data-node': `${o.network}:${o.kind}`,
+      })
       box.addEventListener('change', () => {
         const next = chosen.filter((c) => !(c.network === o.network && c.kind === o.kind))
         if (box.checked) next.push(o)

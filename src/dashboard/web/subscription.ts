@@ -14,11 +14,21 @@ export function renderSubscription(state: AppState, actions: Actions): void {
   const me = state.me
   if (!me) return fill('subscription', h('p', { class: 'hint' }, 'Connect your wallet to see your plan and your API key.'))
   const plan = me.plan
-  const status = !plan ? 'No plan yet: choose one under Plans.' : plan.active ? (plan.endsAt ? `Active until ${date(plan.endsAt)}` : 'Active') : `Ended on ${date(plan.endsAt!)}: renew it under Plans`
+  const status = !plan
+    ? 'No plan yet: choose one under Plans.'
+    : plan.active
+      ? plan.endsAt
+        ? `Active until ${date(plan.endsAt)}`
+        : 'Active'
+      : `Ended on ${date(plan.endsAt!)}: renew it under Plans`
   const nodes = me.nodes.length > 0 ? me.nodes.map((n) => `${n.network} ${n.kind}`).join(', ') : plan ? 'All the plan includes' : '—'
   const key = me.key
   const graceSelect = h('select', { id: 'grace', 'aria-describedby': 'grace-help' }, ...GRACE_CHOICES.map(([s, text]) => h('option', { value: s }, text)))
-  const domains = h('textarea', { id: 'domains', rows: 3, placeholder: 'app.example.com\n*.example.org', 'aria-describedby': 'domains-help', spellcheck: 'false' }, (key?.domains ?? []).join('\n'))
+  const domains = h(
+    'textarea',
+    { id: 'domains', rows: 3, placeholder: 'app.example.com\n*.example.org', 'aria-describedby': 'domains-help', spellcheck: 'false' },
+    (key?.domains ?? []).join('\n'),
+  )
   fill(
     'subscription',
     h(
@@ -41,20 +51,53 @@ export function renderSubscription(state: AppState, actions: Actions): void {
           h(
             'div',
             { class: 'line' },
-            h('code', { class: 'key', 'data-field': 'api-key', 'data-key': state.showKey ? key.apiKey : null }, state.showKey ? key.apiKey : masked(key.apiKey)),
-            h('button', { type: 'button', class: 'secondary small', 'aria-pressed': state.showKey ? 'true' : 'false', onclick: () => ((state.showKey = !state.showKey), actions.render()) }, state.showKey ? 'Hide' : 'Show'),
+            h(
+              'code',
+              { class: 'key', 'data-field': 'api-key', 'data-key': state.showKey ? key.apiKey : null },
+              state.showKey ? key.apiKey : masked(key.apiKey),
+            ),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary small',
+                'aria-pressed': state.showKey ? 'true' : 'false',
+                onclick: () => ((state.showKey = !state.showKey), actions.render()),
+              },
+              state.showKey ? 'Hide' : 'Show',
+            ),
             copyButton(key.apiKey, 'Copy the API key'),
           ),
           h('p', { class: 'hint' }, `Issued ${date(key.issuedAt)}.`),
-          me.previousKey ? h('p', { class: 'msg info', 'data-field': 'previous-key' }, `Your previous key (…${me.previousKey.ending}) keeps working until ${date(me.previousKey.worksUntil)}.`) : null,
+          me.previousKey
+            ? h(
+                'p',
+                { class: 'msg info', 'data-field': 'previous-key' },
+                `Your previous key (…${me.previousKey.ending}) keeps working until ${date(me.previousKey.worksUntil)}.`,
+              )
+            : null,
           h('h3', {}, 'Regenerate'),
-          h('p', { class: 'hint', id: 'grace-help' }, 'A new key is issued. If the old one leaked, stop it now; for a planned rotation, give your apps time to switch.'),
+          h(
+            'p',
+            { class: 'hint', id: 'grace-help' },
+            'A new key is issued. If the old one leaked, stop it now; for a planned rotation, give your apps time to switch.',
+          ),
           h(
             'div',
             { class: 'line wrap' },
             h('label', { for: 'grace', class: 'sr-only' }, 'When the old key stops'),
             graceSelect,
-            h('button', { type: 'button', class: 'danger', disabled: state.busy.has('key'), 'data-action': 'regenerate', onclick: () => actions.regenerate(Number(graceSelect.value)) }, 'Regenerate key'),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                disabled: state.busy.has('key'),
+                'data-action': 'regenerate',
+                onclick: () => actions.regenerate(Number(graceSelect.value)),
+              },
+              'Regenerate key',
+            ),
           ),
           messageOf(state, 'key'),
           h('h3', {}, 'Allowed domains'),
@@ -65,7 +108,17 @@ export function renderSubscription(state: AppState, actions: Actions): void {
             { class: 'hint', id: 'domains-help' },
             'For keys used in web pages: calls from other sites’ pages are refused (the Origin or Referer header is checked). This does not stop programs outside a browser, which can send any header they like: keep your key secret anyway.',
           ),
-          h('button', { type: 'button', class: 'secondary', disabled: state.busy.has('domains'), 'data-action': 'save-domains', onclick: () => actions.saveDomains(domains.value) }, 'Save domains'),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              disabled: state.busy.has('domains'),
+              'data-action': 'save-domains',
+              onclick: () => actions.saveDomains(domains.value),
+            },
+            'Save domains',
+          ),
           messageOf(state, 'domains'),
         )
       : h('p', { class: 'hint' }, 'You have no API key yet: it is issued when a plan starts.'),
@@ -86,7 +139,18 @@ function invoices(state: AppState): HTMLElement {
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Date'), h('th', { scope: 'col' }, 'Plan'), h('th', { scope: 'col' }, 'Amount'), h('th', { scope: 'col' }, 'Status'))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Date'),
+          h('th', { scope: 'col' }, 'Plan'),
+          h('th', { scope: 'col' }, 'Amount'),
+          h('th', { scope: 'col' }, 'Status'),
+        ),
+      ),
       h(
         'tbody',
         {},

@@ -27,7 +27,13 @@ export function renderUsage(state: AppState): void {
       const n = s.requests[i]
       if (n === 0) return
       const top = y(base + n)
-      bars.push(svg('rect', { x: left + i * barW + 1, y: top, width: Math.max(1, barW - 2), height: y(base) - top, fill: COLORS[k % COLORS.length] }, svg('title', {}, `${label(usage.from + i * usage.hourMs)}: ${n} calls (${s.network} ${s.kind})`)))
+      bars.push(
+        svg(
+          'rect',
+          { x: left + i * barW + 1, y: top, width: Math.max(1, barW - 2), height: y(base) - top, fill: COLORS[k % COLORS.length] },
+          svg('title', {}, `${label(usage.from + i * usage.hourMs)}: ${n} calls (${s.network} ${s.kind})`),
+        ),
+      )
       base += n
     })
   }
@@ -49,7 +55,9 @@ export function renderUsage(state: AppState): void {
     h(
       'p',
       { id: 'usage-summary', 'data-field': 'usage-total' },
-      sum === 0 ? `0 calls in the last ${hours} hours: calls made with your key appear here within seconds.` : `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, per hour by network and node kind.`,
+      sum === 0
+        ? `0 calls in the last ${hours} hours: calls made with your key appear here within seconds.`
+        : `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, per hour by network and node kind.`,
     ),
     chart,
     h('ul', { class: 'legend' }, ...usage.series.map((s, k) => h('li', {}, h('span', { class: `swatch c${k % COLORS.length}` }), `${s.network} ${s.kind}`))),
@@ -61,7 +69,13 @@ export function renderUsage(state: AppState): void {
         'table',
         {},
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Hour'), ...usage.series.map((s) => h('th', { scope: 'col' }, `${s.network} ${s.kind}`)))),
-        h('tbody', {}, ...totals.map((_, i) => h('tr', {}, h('th', { scope: 'row' }, label(usage.from + i * usage.hourMs)), ...usage.series.map((s) => h('td', {}, s.requests[i]))))),
+        h(
+          'tbody',
+          {},
+          ...totals.map((_, i) =>
+            h('tr', {}, h('th', { scope: 'row' }, label(usage.from + i * usage.hourMs)), ...usage.series.map((s) => h('td', {}, s.requests[i]))),
+          ),
+        ),
       ),
     ),
   )

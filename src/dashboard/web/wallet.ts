@@ -23,7 +23,8 @@ export function hasWallet(): boolean {
 }
 
 function provider(): Eip1193 {
-  if (!window.ethereum) throw new WalletFailure('No browser wallet found: install one (MetaMask, Rabby, Coinbase Wallet…) or open this page in your wallet app’s browser.')
+  if (!window.ethereum)
+    throw new WalletFailure('No browser wallet found: install one (MetaMask, Rabby, Coinbase Wallet…) or open this page in your wallet app’s browser.')
   return window.ethereum
 }
 

@@ -7,7 +7,19 @@ import type { StateStore } from '../../../src/store/state-store.js'
  * bookkeeping (claims, ids already counted, the checkpoint): those may change shape from one
  * version to the next while what users see must not.
  */
-const READ_MODEL = new Set(['keys', 'keyIds', 'accounts', 'wallets', 'usage', 'penalties', 'sessions', 'invoices', 'invoicesByAccount', 'privateNodes', 'usageHourly'])
+const READ_MODEL = new Set([
+  'keys',
+  'keyIds',
+  'accounts',
+  'wallets',
+  'usage',
+  'penalties',
+  'sessions',
+  'invoices',
+  'invoicesByAccount',
+  'privateNodes',
+  'usageHourly',
+])
 
 export function readModelDigest(store: StateStore): string {
   const hash = createHash('sha256')
