@@ -65,9 +65,9 @@ async function compare(): Promise<void> {
   log(`machine: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)}, commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}`)
   // `--workers` asks for the workers scenario beside what --only names (issue 13: --only small --workers 1,2).
   const wanted = (name: string): boolean => !opts.only || opts.only.includes(name) || (name === 'workers' && opts.workersAsked)
-  const onlyWorkers = opts.only !== undefined && opts.only.every((name) => name === 'workers')
+  const onlyWorkers = opts.only?.every((name) => name === 'workers')
   // The slowloris scenario alone needs only the gateway and nginx: idle targets beside them would only take memory and timers.
-  const onlySlowloris = opts.only !== undefined && opts.only.every((name) => name === 'slowloris')
+  const onlySlowloris = opts.only?.every((name) => name === 'slowloris')
   const which = onlyWorkers ? 'stub-only' : onlySlowloris ? 'gateway-and-nginx' : opts.quick ? 'quick' : 'all'
   log(onlyWorkers ? 'starting the stub…' : 'starting the stub and the targets, each in its own process…')
   const set = await startTargets({ baseline: opts.baseline, which })

@@ -90,7 +90,16 @@ async function openMany(url: string, n: number, parallel = 200): Promise<WebSock
 }
 
 async function closeAll(sockets: WebSocket[]): Promise<void> {
-  await Promise.all(sockets.map((ws) => new Promise<void>((r) => (ws.readyState === WebSocket.CLOSED ? r() : (ws.once('close', () => r()), ws.terminate())))))
+  await Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<void>((r) => {
+          if (ws.readyState === WebSocket.CLOSED) return r()
+          ws.once('close', () => r())
+          ws.terminate()
+        }),
+    ),
+  )
 }
 
 /** Answers per second with `connections` sockets keeping `window` eth_chainId calls in flight. */
@@ -225,7 +234,16 @@ async function main(): Promise<void> {
     writeFileSync(join(ROOT, 'bench', 'results', 'ws-latest.json'), JSON.stringify(results, null, 2) + '\n')
   } finally {
     // The gateway stops on SIGTERM (and writes its profile): wait for it.
-    await Promise.all(children.map((c) => new Promise<void>((r) => (c.exitCode !== null ? r() : (c.once('exit', () => r()), c.kill('SIGTERM'))))))
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((r) => {
+            if (c.exitCode !== null) return r()
+            c.once('exit', () => r())
+            c.kill('SIGTERM')
+          }),
+      ),
+    )
     rmSync(dir, { recursive: true, force: true })
   }
 }

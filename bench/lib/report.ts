@@ -23,7 +23,7 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
   const rps = (s: string, a: string, b: string, name: string, goal?: { min?: number; text: string }): void => {
     const x = find(rows, s, a)
     const y = find(rows, s, b)
-    if (!x || !y || !y.rps) return
+    if (!x || !y?.rps) return
     const value = round(x.rps / y.rps)
     out.push({ scenario: s, name, value, ...(goal ? { goal: goal.text, met: value >= (goal.min ?? 0) } : {}) })
   }
@@ -41,7 +41,7 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
   for (const s of ['small', 'small-distinct']) {
     const metered = find(rows, s, 'gateway')
     const unmetered = find(rows, s, 'gateway-no-metering')
-    if (metered && unmetered && unmetered.rps) {
+    if (metered && unmetered?.rps) {
       const cost = round(1 - metered.rps / unmetered.rps, 3)
       out.push({ scenario: s, name: 'metering cost (1 - metered / unmetered throughput)', value: cost, goal: '<= 0.10', met: cost <= 0.1 })
     }

@@ -1,5 +1,5 @@
 import { decodeEvent, EventDecodeError } from './codec.js'
-import type { StoredEvent } from './types.js'
+import type { StoredEvent, TollgateEvent } from './types.js'
 
 /** First size of a batch's buffer; it doubles as events come (an event is ~250 bytes). */
 const INITIAL_BYTES = 256 * 1024
@@ -88,7 +88,7 @@ export class EventBatch implements Iterable<StoredEvent> {
     for (let i = 0; i < this.#count; i++) {
       const end = this.#ends[i]!
       const seq = this.#seqs[i]!
-      let event
+      let event: TollgateEvent
       try {
         event = decodeEvent(bytes.subarray(start, end))
       } catch (err) {

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client'
-import { NetworkLabels } from '../metrics/labels.js'
+import type { NetworkLabels } from '../metrics/labels.js'
 
 type Child = Counter.Internal
 

@@ -75,6 +75,7 @@ export async function verifyTransfer(rpc: ChainRpc, expect: TransferExpectation)
   if (unused.length === 0) throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
   const enough = unused.find((l) => BigInt(l.data) >= expect.minAmount)
   if (enough === undefined) {
+    // biome-ignore lint/complexity/useMathMinMax: BigInt values, which Math.max refuses
     const largest = unused.map((l) => BigInt(l.data)).reduce((a, b) => (a > b ? a : b))
     throw new PaymentError(
       'TOO_SMALL',

@@ -117,7 +117,7 @@ export function checkRequest(value: unknown, text?: string, start = 0, end = 0):
   }
   const req = value as Record<string, unknown>
   let idJson: string | undefined
-  if (Object.prototype.hasOwnProperty.call(req, 'id')) {
+  if (Object.hasOwn(req, 'id')) {
     const id = req.id
     if (id !== null && typeof id !== 'string' && typeof id !== 'number') return invalid('null', 'Invalid Request: "id" must be a string, a number or null')
     idJson = text === undefined ? (JSON.stringify(id) ?? 'null') : rawId(text, start, end, id)

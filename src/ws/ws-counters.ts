@@ -68,7 +68,15 @@ export class WsCounters {
       help: string,
       labelNames: L[],
       each: (s: SubscriptionHubStats, emit: Emit<L>) => void,
-    ): void => scraped(registry, type, { name, help, labelNames, read: (emit) => hubs().forEach((s) => each(s, emit)) })
+    ): void =>
+      scraped(registry, type, {
+        name,
+        help,
+        labelNames,
+        read: (emit) => {
+          for (const s of hubs()) each(s, emit)
+        },
+      })
     const byKind = (counts: Record<string, number>, network: string, emit: Emit<'network' | 'kind'>): void => {
       for (const [kind, n] of Object.entries(counts)) emit({ network, kind }, n)
     }

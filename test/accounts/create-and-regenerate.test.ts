@@ -125,7 +125,7 @@ t.test('a store that another projector follows sees the commands: new key within
   let onChange = () => {}
   const projector = new Projector(gatewayStore, log, {
     onApplied: (c) => {
-      c.keyHashes.forEach((h) => touched.add(h))
+      for (const h of c.keyHashes) touched.add(h)
       onChange()
     },
   })

@@ -59,7 +59,9 @@ t.test('delete forgets without the passivate hook; forEach visits all', async (t
   registry.get('b')
   t.ok(registry.delete('a'))
   const keys: string[] = []
-  registry.forEach((_, key) => keys.push(key))
+  registry.forEach((_, key) => {
+    keys.push(key)
+  })
   t.same(keys, ['b'])
   t.same(passivated, [])
 })

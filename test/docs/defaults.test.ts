@@ -61,7 +61,7 @@ t.test('a default is found only beside its own field and in its own value', asyn
 })
 
 t.test('the example of docs/configuration.md is a valid configuration that states the defaults', async (t) => {
-  const example = /^```json\n([^]*?)\n```$/m.exec(read('configuration.md'))?.[1]
+  const example = /^```json\n([\s\S]*?)\n```$/m.exec(read('configuration.md'))?.[1]
   t.ok(example, 'docs/configuration.md opens with a JSON example')
   const config = parseConfig(JSON.parse(example ?? '{}'), 'the example')
   const defaults = parseConfig({ networks: config.networks })

@@ -9,7 +9,7 @@ const DOCS = readdirSync(join(ROOT, 'docs'))
 const PAGES = ['README.md', 'SECURITY.md', ...DOCS]
 
 /** Fenced code blocks: they hold text that only looks like links and headings. */
-const FENCED = /^(```|~~~)[^]*?^\1$/gm
+const FENCED = /^(```|~~~)[\s\S]*?^\1$/gm
 
 /** Markdown without its code: fenced blocks and inline code spans. */
 function withoutCode(markdown: string): string {

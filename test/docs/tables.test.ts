@@ -33,7 +33,7 @@ t.test('the config table has a row with the default of every field that has one'
       if (child.properties !== undefined) visit(child, field)
       else if (child.default !== undefined) {
         fields++
-        t.match(table, new RegExp(`^\\| \`${escape(field)}\` \\| [^|]+ \\| \`${escape(JSON.stringify(child.default))}\` \\|`, 'm'), field)
+        t.match(table, new RegExp(`^\\| \`${escapeRegex(field)}\` \\| [^|]+ \\| \`${escapeRegex(JSON.stringify(child.default))}\` \\|`, 'm'), field)
       }
     }
   }
@@ -67,6 +67,6 @@ t.test('the config table: types, required fields, maps, arrays and cells that wo
   )
 })
 
-function escape(text: string): string {
+function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }

@@ -227,7 +227,17 @@ function runReadAllSuite(withLog: WithLog): void {
 
     const middle: StoredEvent[] = []
     const sizesMiddle: number[] = []
-    t.equal(await log.readAll(100, (batch) => void (middle.push(...batch), sizesMiddle.push(batch.length)), { to: 7000, batch: 3000 }), 7000)
+    t.equal(
+      await log.readAll(
+        100,
+        (batch) => {
+          middle.push(...batch)
+          sizesMiddle.push(batch.length)
+        },
+        { to: 7000, batch: 3000 },
+      ),
+      7000,
+    )
     t.same(sizesMiddle, [3000, 3000, 901], 'from 100 to 7000')
     t.same(seqsOf(middle), range(100, 7000))
     t.equal(await log.readAll(12_349, () => void t.fail('nothing after the end')), 12_348, 'from past the end: nothing, from - 1')

@@ -24,9 +24,6 @@ export interface StartNatsOptions {
   storeDir?: string
 }
 
-/** Longest wait for "Server is ready": JetStream recovers its streams before it says so. */
-const READY_TIMEOUT_MS = 15_000
-
 /**
  * Start nats-server (`-js -a 127.0.0.1 -p <free port> -sd <dir>`) and resolve once it is ready
  * to accept clients with JetStream enabled.

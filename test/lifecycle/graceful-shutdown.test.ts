@@ -51,7 +51,9 @@ t.test('SIGTERM drains: calls in flight and calls on kept-alive sockets are answ
   // Three kept-alive connections, each used once: one will carry a call in flight, one a call
   // sent during the drain, one stays idle.
   const conns = await Promise.all([RawConnection.open(port), RawConnection.open(port), RawConnection.open(port), RawConnection.open(port)])
-  t.teardown(() => conns.forEach((c) => c.destroy()))
+  t.teardown(() => {
+    for (const c of conns) c.destroy()
+  })
   const [inFlight, duringDrain, idle, probe] = conns
   for (const [i, c] of conns.entries()) {
     c.send('POST', path, json, call(i))

@@ -131,7 +131,9 @@ t.test('500 slowloris sockets (headers a byte a second) do not stop normal calls
   const head = 'POST /http/eth-1 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ' + 'a'.repeat(200)
   const sockets: RawConnection[] = []
   for (let i = 0; i < 500; i++) sockets.push(await rawConnect(port))
-  t.teardown(() => sockets.forEach((s) => s.socket.destroy()))
+  t.teardown(() => {
+    for (const s of sockets) s.socket.destroy()
+  })
   let sent = 0
   const drip = setInterval(() => {
     for (const s of sockets) s.write(head[sent % head.length])

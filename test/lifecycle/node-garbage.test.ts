@@ -18,7 +18,11 @@ class LogLines extends Writable {
       if (text === '') continue
       const line = JSON.parse(text)
       this.lines.push(line)
-      this.#waiters = this.#waiters.filter((w) => (w.test(line) ? (w.resolve(line), false) : true))
+      this.#waiters = this.#waiters.filter((w) => {
+        if (!w.test(line)) return true
+        w.resolve(line)
+        return false
+      })
     }
     done()
   }
@@ -26,7 +30,13 @@ class LogLines extends Writable {
   next(test: (line: any) => boolean, withinMs = 5_000): Promise<any> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(undefined), withinMs)
-      this.#waiters.push({ test, resolve: (line) => (clearTimeout(timer), resolve(line)) })
+      this.#waiters.push({
+        test,
+        resolve: (line) => {
+          clearTimeout(timer)
+          resolve(line)
+        },
+      })
     })
   }
 }
@@ -175,7 +185,7 @@ t.test('an answer over the size limit is not tried on another node: it would be 
   garbage.mode = 'huge'
   const anvilCalls = stats('mix-1', 'anvil').calls
   const huge = garbage.answered.huge
-  let res
+  let res: Awaited<ReturnType<typeof call>> | undefined
   let n = 0
   // Until the garbage node is asked first (round-robin: within two calls).
   while (n < 2 && garbage.answered.huge === huge) res = await call('mix-1', `huge-${n++}`)

@@ -62,7 +62,10 @@ export function renderSubscription(state: AppState, actions: Actions): void {
                 type: 'button',
                 class: 'secondary small',
                 'aria-pressed': state.showKey ? 'true' : 'false',
-                onclick: () => ((state.showKey = !state.showKey), actions.render()),
+                onclick: () => {
+                  state.showKey = !state.showKey
+                  actions.render()
+                },
               },
               state.showKey ? 'Hide' : 'Show',
             ),

@@ -10,7 +10,10 @@ export function renderUsage(state: AppState): void {
   if (!usage) return fill('usage', h('p', {}, 'Loading usage…'))
   const hours = usage.hours
   const totals = new Array<number>(hours).fill(0)
-  for (const s of usage.series) s.requests.forEach((n, i) => (totals[i] += n))
+  for (const s of usage.series)
+    s.requests.forEach((n, i) => {
+      totals[i] += n
+    })
   const sum = totals.reduce((a, b) => a + b, 0)
   const max = Math.max(1, ...totals)
   const width = 720
