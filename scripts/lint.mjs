@@ -37,9 +37,9 @@ for (const file of walk('src')) {
 {
   const entries = new Set(['src/cli/commands/start.ts', 'src/cli/commands/dev.ts'])
   for (const file of walk('src')) {
-    if (entries.has(file) || file === 'src/gateway/gateway.ts') continue
-    if (/from\s+['"][^'"]*gateway\/gateway\.js['"]|from\s+['"]\.\/gateway\.js['"]/.test(readFileSync(file, 'utf8')) && file.startsWith('src/')) {
-      findings.push(`${file}: imports the composition root src/gateway/gateway.ts (only ${[...entries].join(' and ')} may)`)
+    if (entries.has(file) || file.startsWith('src/main/')) continue
+    if (/from\s+['"][^'"]*main\/start-gateway\.js['"]/.test(readFileSync(file, 'utf8'))) {
+      findings.push(`${file}: imports the composition root src/main/start-gateway.ts (only ${[...entries].join(' and ')} may)`)
     }
   }
 }

@@ -10,6 +10,7 @@
  * `{"ready":true,"port":N,"apiKey":"…"}`. SIGTERM closes the gateway and exits 0, so that
  * `--cpu-prof` writes its profile.
  */
+import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -34,7 +35,7 @@ const opts = JSON.parse(process.argv[2] ?? '{}') as GatewayTargetOptions
 const root = resolve(opts.srcRoot ?? join(import.meta.dirname, '..', '..'))
 const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(root, path)).href) as Promise<T>
 
-type GatewayModule = typeof import('../../src/gateway/gateway.js')
+type GatewayModule = typeof import('../../src/main/start-gateway.js')
 type ConfigModule = typeof import('../../src/config/load.js')
 type AccountsModule = typeof import('../../src/accounts/commands.js')
 type CipherModule = typeof import('../../src/keys/key-cipher.js')
@@ -43,7 +44,8 @@ type ClockModule = typeof import('../../actors/runtime/clock.js')
 type ConfigSchemaModule = typeof import('../../schemas/config.js')
 
 const [{ startGateway }, { parseConfig }, { createAccount }, { KeyCipher }, { loadPlanCatalog }, { systemClock }, { configSchema }] = await Promise.all([
-  load<GatewayModule>('src/gateway/gateway.ts'),
+  // The composition root moved to src/main/ after 3889d7d; a baseline commit may have it in src/gateway/.
+  load<GatewayModule>(existsSync(join(root, 'src/main/start-gateway.ts')) ? 'src/main/start-gateway.ts' : 'src/gateway/gateway.ts'),
   load<ConfigModule>('src/config/load.ts'),
   load<AccountsModule>('src/accounts/commands.ts'),
   load<CipherModule>('src/keys/key-cipher.ts'),

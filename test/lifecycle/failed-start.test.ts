@@ -9,7 +9,7 @@ import { startNats } from '../helpers/nats-server.js'
 import { freePort } from '../helpers/free-port.js'
 import { connectionsTo, filesHeldUnder } from '../helpers/own-resources.js'
 import { parseConfig } from '../../src/config/load.js'
-import { startGateway } from '../../src/gateway/gateway.js'
+import { startGateway } from '../../src/main/start-gateway.js'
 
 // A start whose last step fails (the admin port is taken) must leave nothing open: not the RPC
 // port it had bound, not the LMDB environments (state, outbox, cache), not the NATS connection.
