@@ -276,6 +276,26 @@ export class RpcDispatcher {
           })
         }),
       )
+      // What the cache holds is answered at once, without the async path of a call each.
+      const calls = this.deps.calls
+      if (calls !== undefined && alone.length > 0) {
+        let kept = 0
+        for (const x of alone) {
+          const hit = x.r.local
+            ? undefined
+            : calls.cachedNow({
+                network: ctx.network,
+                pool: ctx.pool,
+                kind: x.r.kind,
+                method: x.r.call.method,
+                params: x.r.call.params,
+                idJson: x.r.call.idJson ?? 'null',
+              })
+          if (hit === undefined) alone[kept++] = x
+          else record(x.index, x.r, forwarded(hit, false))
+        }
+        alone.length = kept
+      }
       // Bounded fan-out: a batch of 100 heavy calls must not take every upstream slot at once.
       let next = 0
       const worker = async (): Promise<void> => {

@@ -95,3 +95,28 @@ t.test('another gateway on the same cache folder hits what the first stored', as
   t.match(metrics, /tollgate_cache_hits_total 1\b/)
   t.match(metrics, /tollgate_cache_entries [1-9]/)
 })
+
+t.test('in a batch, cached calls are answered from the cache with their ids, the others upstream, in order', async (t) => {
+  const cachedBlock = hex(finalized - 20)
+  await call('eth_getBlockByNumber', [cachedBlock, false], 'warm')
+  await tg.gateway.cache!.flushed()
+  const before = node.counters.calls
+  const batch = [
+    { jsonrpc: '2.0', id: 'c1', method: 'eth_getBlockByNumber', params: [cachedBlock, false] },
+    { jsonrpc: '2.0', id: 'u1', method: 'eth_blockNumber', params: [] },
+    { jsonrpc: '2.0', id: 'BIG', method: 'eth_getBlockByNumber', params: [cachedBlock, false] },
+    { jsonrpc: '2.0', id: 'u2', method: 'eth_gasPrice', params: [] },
+  ]
+  // Sent as text: a number above 2^53 must reach the gateway as written.
+  const res = await rpc(tg.url('eth-1'), JSON.stringify(batch).replace('"BIG"', '12345678901234567890'), { apiKey })
+  t.same(
+    res.json.map((a: { id: unknown }) => a.id),
+    ['c1', 'u1', 12345678901234567890, 'u2'],
+    'the answers in request order, each with its own id',
+  )
+  t.match(res.text, /"id":12345678901234567890,/, 'a large numeric id comes back as sent, from the cache too')
+  const expected = (await anvil.rpc('eth_getBlockByNumber', [cachedBlock, false])).result
+  t.same(res.json[0].result, expected)
+  t.same(res.json[2].result, expected)
+  t.ok(node.counters.calls - before <= 2, `the two uncached calls went upstream (${node.counters.calls - before} upstream calls), the cached ones did not`)
+})
