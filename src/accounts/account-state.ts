@@ -1,5 +1,5 @@
 import type { Entitlement, PlanEnded, TollgateEvent } from '../events/types.js'
-import type { InvoicePayment } from '../store/records.js'
+import { paymentOf, type InvoicePayment } from '../store/records.js'
 import { sessionsEndedBySignIn } from '../siwe/sessions.js'
 
 /**
@@ -155,14 +155,7 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       const transfer = transferKey(event.network, event.txHash, event.logIndex)
       if (invoice === undefined || invoice.paid !== null || state.transfers.has(transfer)) return state
       state.transfers.add(transfer)
-      invoice.paid = {
-        txHash: event.txHash.toLowerCase(),
-        logIndex: event.logIndex,
-        amount: event.amount,
-        blockNumber: event.blockNumber,
-        paidAt: event.time,
-        attempt: event.attempt,
-      }
+      invoice.paid = paymentOf(event)
       return state
     }
     case 'PaymentUnmatched':

@@ -63,8 +63,6 @@ export class Fleet {
    * so that it never grows on a view in which the others have not yet told what they opened.
    */
   readonly #grants = new Map<string, { granted: number; since: number }>()
-  /** When each other instance was last heard from (a heartbeat or a limits message). */
-  readonly #heardAt = new Map<string, number>()
   #timers: NodeJS.Timeout[] = []
   #share = 1
   /** Until then, a rejoined instance keeps its cut-off share: it has not heard everyone yet. */
@@ -122,7 +120,7 @@ export class Fleet {
     }
     // Less than granted: the others opened more meanwhile. More: only on a view that has heard
     // every instance since this grant was made or last told (else they may have opened unseen).
-    if (now < grant.granted || peers.every((m) => (this.#heardAt.get(m.id) ?? 0) > grant.since)) {
+    if (now < grant.granted || peers.every((m) => this.#membership.lastHeard(m.id) > grant.since)) {
       if (now > grant.granted) grant.since = at
       grant.granted = now
     }
@@ -196,14 +194,13 @@ export class Fleet {
       this.#selfHeardAt = this.#opts.clock.now()
       return
     }
-    this.#heardAt.set(member.id, this.#opts.clock.now())
     if (this.#membership.heard(member)) this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
   }
 
   #received(message: LimitsMessage): void {
     const from = message.from
     if (from === this.#membership.self.id) return
-    this.#heardAt.set(from, this.#opts.clock.now())
+    this.#membership.heardFrom(from)
     for (const [accountId, full, archive, messages, connects, open, cooldownUntil, penaltyUntil] of message.entries) {
       if (full + archive + messages + connects > 0 || cooldownUntil > 0 || penaltyUntil > 0) {
         this.#opts.keys.consumedElsewhere(accountId, { full, archive, messages, connects, cooldownUntil, penaltyUntil })
@@ -220,7 +217,6 @@ export class Fleet {
   }
 
   #left(id: string): void {
-    this.#heardAt.delete(id)
     for (const [accountId, byInstance] of this.#othersOpen) {
       byInstance.delete(id)
       if (byInstance.size === 0) this.#othersOpen.delete(accountId)

@@ -41,6 +41,17 @@ export class Membership {
     return !known
   }
 
+  /** Any other message from a live instance (its limits): it is alive, heard now. */
+  heardFrom(id: string): void {
+    const peer = this.#peers.get(id)
+    if (peer !== undefined) peer.heardAt = this.#clock.now()
+  }
+
+  /** When a live instance was last heard from (0: not live). */
+  lastHeard(id: string): number {
+    return this.#peers.get(id)?.heardAt ?? 0
+  }
+
   /** Drop the silent; returns the ids dropped. */
   prune(): string[] {
     const now = this.#clock.now()

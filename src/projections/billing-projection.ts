@@ -1,5 +1,6 @@
 import type { TollgateEvent } from '../events/types.js'
 import type { StateWriter } from '../store/state-writer.js'
+import { paymentOf } from '../store/records.js'
 import { sessionsEndedBySignIn } from '../siwe/sessions.js'
 import { unhandledEvent, type Projection } from './projection.js'
 
@@ -59,17 +60,7 @@ export const billingProjection: Projection = {
       case 'PaymentConfirmed': {
         const invoice = writer.invoice(event.invoiceId)
         if (invoice === undefined || invoice.accountId !== event.accountId || invoice.paid !== null) return
-        writer.putInvoice({
-          ...invoice,
-          paid: {
-            txHash: event.txHash.toLowerCase(),
-            logIndex: event.logIndex,
-            amount: event.amount,
-            blockNumber: event.blockNumber,
-            paidAt: event.time,
-            attempt: event.attempt,
-          },
-        })
+        writer.putInvoice({ ...invoice, paid: paymentOf(event) })
         writer.putClaim(claimKeys.pendingActivation(event.accountId), { by: event.invoiceId, at: event.time })
         return
       }

@@ -1,4 +1,4 @@
-import type { Entitlement, NodeKind } from '../events/types.js'
+import type { Entitlement, NodeKind, PaymentConfirmed } from '../events/types.js'
 
 /**
  * The records the projections keep in LMDB (msgpack values). They are derived from the event log
@@ -134,6 +134,18 @@ export interface InvoicePayment {
   /** When the payment was confirmed: the paid period starts here. */
   paidAt: number
   attempt: string
+}
+
+/** The payment a PaymentConfirmed records (the account decider and the billing projection both keep it). */
+export function paymentOf(event: PaymentConfirmed): InvoicePayment {
+  return {
+    txHash: event.txHash.toLowerCase(),
+    logIndex: event.logIndex,
+    amount: event.amount,
+    blockNumber: event.blockNumber,
+    paidAt: event.time,
+    attempt: event.attempt,
+  }
 }
 
 /** An invoice of a paid plan (InvoiceCreated, then PaymentConfirmed, then the plan activated). */

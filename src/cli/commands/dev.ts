@@ -46,15 +46,7 @@ export async function devCommand(args: string[]): Promise<void> {
     listen: { host: v.host ?? '127.0.0.1', port },
     admin: { listen: { host: '127.0.0.1', port: adminPort } },
     dataDir,
-    networks: {
-      'dev-1': {
-        chainId: devnet.chainId,
-        upstreams: [
-          { url: devnet.url, ws: devnet.ws, kind: 'full' },
-          { url: devnet.url, ws: devnet.ws, kind: 'archive' },
-        ],
-      },
-    },
+    networks: devNetworks(devnet),
   }
   const config = parseConfig(raw, 'tollgate dev (embedded defaults)')
   // Written out so that the other commands (events, accounts, keys, replay) can be tried on the dev data.
@@ -137,15 +129,7 @@ async function devFleet(v: { port?: string; data?: string; host?: string }): Pro
       dataDir: join(dataDir, `gateway-${i + 1}`),
       trustProxy: true,
       events: { nats: nats.urls, stream: 'TOLLGATE', replicas: 3 },
-      networks: {
-        'dev-1': {
-          chainId: devnet.chainId,
-          upstreams: [
-            { url: devnet.url, ws: devnet.ws, kind: 'full' },
-            { url: devnet.url, ws: devnet.ws, kind: 'archive' },
-          ],
-        },
-      },
+      networks: devNetworks(devnet),
     })
     const raws = await Promise.all([0, 1, 2].map(rawOf))
     const configs = raws.map((raw, i) => parseConfig(raw, `tollgate dev --fleet (gateway ${i + 1})`))
@@ -206,6 +190,19 @@ async function retryFor<T>(withinMs: number, attempt: () => Promise<T>): Promise
       if (Date.now() > deadline) throw err
       await new Promise((r) => setTimeout(r, 500))
     }
+  }
+}
+
+/** The `dev-1` network: the local anvil, serving as its full and its archive node. */
+function devNetworks(devnet: { chainId: number; url: string; ws: string }) {
+  return {
+    'dev-1': {
+      chainId: devnet.chainId,
+      upstreams: [
+        { url: devnet.url, ws: devnet.ws, kind: 'full' },
+        { url: devnet.url, ws: devnet.ws, kind: 'archive' },
+      ],
+    },
   }
 }
 
