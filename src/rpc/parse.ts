@@ -14,6 +14,8 @@ import {
   skipWhitespace,
   type Span,
 } from './json-scan.js'
+import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH, deeperThan } from './request-bounds.js'
+import { readCommonLayout } from './common-layout.js'
 
 /**
  * JSON-RPC 2.0 request parsing and checking, as the spec and JSON-RPC 2.0 say. A batch is checked
@@ -25,20 +27,7 @@ import {
  * as `"A"`).
  */
 
-/**
- * The longest id accepted, as sent (its JSON text, quotes included). An id only pairs an answer
- * with its request; without a bound a client could make every error answer (and every log line
- * that quotes one) as large as its body.
- */
-export const MAX_ID_LENGTH = 256
-
-/**
- * How deep `params` may nest. No Ethereum method needs more than about ten levels
- * (eth_simulateV1 with state overrides); without a bound, params nested 100,000 deep reached the
- * upstream call, whose JSON.stringify overflowed the stack: the call failed as if the node had
- * (502), and counted against the node's health.
- */
-export const MAX_PARAMS_DEPTH = 64
+export { MAX_ID_LENGTH, MAX_PARAMS_DEPTH } from './request-bounds.js'
 
 /** A call that passed the checks. `idJson` is the request id as JSON text, echoed exactly. */
 export interface RpcCall {
@@ -81,6 +70,14 @@ export function parseRpcBytes(bytes: Uint8Array): ParsedBody {
 
 /** Parse a request body already decoded from valid UTF-8. Never throws. */
 export function parseRpcBody(text: string): ParsedBody {
+  // The layout every client library writes is read without JSON.parse of the whole body.
+  const common = readCommonLayout(text)
+  if (common !== undefined) return 'single' in common ? { kind: 'single', entry: common.single } : { kind: 'batch', entries: common.batch }
+  return parseAnyLayout(text)
+}
+
+/** parseRpcBody for any JSON text: JSON.parse, then each call checked and its id found as sent. */
+export function parseAnyLayout(text: string): ParsedBody {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -241,18 +238,6 @@ function skipWhitespaceBack(text: string, i: number): number {
     i--
   }
   return i
-}
-
-/** Whether `value` holds objects or arrays more than `levels` deep (itself counted). */
-function deeperThan(value: unknown, levels: number): boolean {
-  if (value === null || typeof value !== 'object') return false
-  if (levels === 0) return true
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (deeperThan(value[i], levels - 1)) return true
-    return false
-  }
-  for (const k in value) if (deeperThan((value as Record<string, unknown>)[k], levels - 1)) return true
-  return false
 }
 
 /**
