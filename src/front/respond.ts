@@ -36,9 +36,15 @@ const STATUS_TEXT: Record<number, string> = {
   504: '504 Gateway Timeout',
 }
 
+/**
+ * A body in pieces (a node's answer with the client's id spliced into its head): sent one after
+ * the other, joined only to compress it.
+ */
+export type BodyChunks = readonly Buffer[]
+
 export interface Reply {
   status: number
-  body: string | Buffer | null
+  body: string | Buffer | BodyChunks | null
   contentType?: string
   headers?: Readonly<Record<string, string>>
   /** Close the connection after answering (a body we refused to read is still on the wire). */
@@ -51,8 +57,8 @@ export interface Reply {
  * other clients.
  */
 export function sendReply(res: HttpResponse, state: ResponseState, reply: Reply, acceptGzip: boolean): void {
-  if (reply.body !== null && acceptGzip && reply.body.length >= GZIP_MIN_BYTES) {
-    const body = reply.body
+  if (reply.body !== null && acceptGzip && lengthOf(reply.body) >= GZIP_MIN_BYTES) {
+    const body = Array.isArray(reply.body) ? Buffer.concat(reply.body) : (reply.body as string | Buffer)
     compress(body).then(
       (zipped) => write(res, state, reply, zipped, true),
       () => write(res, state, reply, body, false),
@@ -86,7 +92,7 @@ async function compress(body: string | Buffer): Promise<Buffer> {
   }
 }
 
-function write(res: HttpResponse, state: ResponseState, reply: Reply, body: string | Buffer | null, gzipped: boolean): void {
+function write(res: HttpResponse, state: ResponseState, reply: Reply, body: string | Buffer | BodyChunks | null, gzipped: boolean): void {
   if (state.aborted || state.done) return
   state.done = true
   // While the front end drains, every answer closes its connection: the client's next call
@@ -104,13 +110,13 @@ function write(res: HttpResponse, state: ResponseState, reply: Reply, body: stri
       // 2^63, and any length leaves the answer waiting for that many bytes, so uWS aborts the
       // process as if the handler had returned without answering. A 204 has no Content-Length
       // (RFC 9110 §8.6); a HEAD has the length of the body a GET would get, written by hand.
-      if (body !== null) res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length))
+      if (body !== null) res.writeHeader('Content-Length', String(typeof body === 'string' ? Buffer.byteLength(body) : lengthOf(body)))
       if (close) res.writeHeader('Connection', 'close')
       res.endWithoutBody()
-    } else if (typeof body !== 'string' && body.length >= STREAM_MIN_BYTES && !close) {
-      streaming = streamBody(res, state, body)
+    } else if (typeof body !== 'string' && lengthOf(body) >= STREAM_MIN_BYTES && !close) {
+      streaming = streamBody(res, state, Array.isArray(body) ? body : [body as Buffer])
     } else {
-      res.end(body, close)
+      res.end(Array.isArray(body) ? Buffer.concat(body) : (body as string | Buffer), close)
     }
   })
   if (!streaming) state.exchanges.ended(state)
@@ -123,17 +129,42 @@ function write(res: HttpResponse, state: ResponseState, reply: Reply, body: stri
  */
 const STREAM_MIN_BYTES = 64 * 1024
 
-/** Send `body` as far as the socket takes it; true while the rest waits for the socket to drain. */
-function streamBody(res: HttpResponse, state: ResponseState, body: Buffer): boolean {
-  const total = body.length
+/**
+ * Send the chunks as far as the socket takes them; true while the rest waits for the socket to
+ * drain. Inside the cork of the headers, the first chunk joins them in uWS's buffer and the next
+ * one goes out with them in one system call.
+ */
+function streamBody(res: HttpResponse, state: ResponseState, chunks: BodyChunks): boolean {
+  const total = lengthOf(chunks)
   const start = res.getWriteOffset()
-  const [ok, done] = res.tryEnd(body, total)
-  if (ok || done) return false
+  // The chunk being sent, and the body offset where it begins.
+  let k = 0
+  let from = 0
+  /** Send from body offset `sent` on; whether the socket took everything. */
+  const sendFrom = (sent: number): boolean => {
+    while (k < chunks.length && from + chunks[k].length <= sent) from += chunks[k++].length
+    while (k < chunks.length) {
+      const [ok, done] = res.tryEnd(sent === from ? chunks[k] : chunks[k].subarray(sent - from), total)
+      if (done) return true
+      if (!ok) return false
+      from += chunks[k++].length
+      sent = from
+    }
+    return true
+  }
+  if (sendFrom(0)) return false
   res.onWritable((offset) => {
     if (state.aborted) return true
-    const [sent, finished] = res.tryEnd(body.subarray(offset - start), total)
+    const finished = sendFrom(offset - start)
     if (finished) state.exchanges.ended(state)
-    return sent
+    return finished
   })
   return true
+}
+
+function lengthOf(body: string | Buffer | BodyChunks): number {
+  if (!Array.isArray(body)) return (body as string | Buffer).length
+  let n = 0
+  for (const c of body) n += c.length
+  return n
 }

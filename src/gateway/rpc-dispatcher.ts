@@ -1,5 +1,6 @@
 import type { NodeKind } from '../events/types.js'
 import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
+import { byteLength, type ByteChunks } from '../upstream/splice-id.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { MethodRule } from '../rpc/method-policy.js'
@@ -22,10 +23,11 @@ export interface RpcAnswer {
   readonly body: string | null
   headers?: Readonly<Record<string, string>>
   /**
-   * The same body as UTF-8 bytes, when it is a node's answer kept as bytes: send these (a 1 MB
-   * answer is then never decoded and encoded again); `body` decodes them when first read.
+   * The same body as UTF-8 bytes, when it is a node's answer kept as bytes: send these, chunk
+   * after chunk (a 1 MB answer is then never decoded, encoded or joined again); `body` decodes
+   * them when first read.
    */
-  readonly bytes?: Buffer
+  readonly bytes?: ByteChunks
   /**
    * Calls answered with a protocol error (-32700, -32600, -32601, -32602), by the gateway or by
    * the node: malformed or unsupported messages, which the WebSocket penalty counts.
@@ -130,8 +132,8 @@ interface Forwarded {
   malformed: boolean
   /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
   cache?: 'hit' | 'miss'
-  /** The answer as bytes, when the node's bytes were kept (see UpstreamReply.bytes). */
-  readonly bytes?: Buffer
+  /** The answer as bytes, when the node's bytes were kept (see bytesOf). */
+  readonly bytes?: ByteChunks
 }
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
@@ -494,7 +496,7 @@ function forwarded(reply: CallOutcome, malformed: boolean): Forwarded {
 
 /** Bytes out for usage: the bytes when kept, else the text's length. */
 function sizeOf(out: Forwarded): number {
-  return out.bytes !== undefined ? out.bytes.length : out.body.length
+  return out.bytes !== undefined ? byteLength(out.bytes) : out.body.length
 }
 
 /** Only the WebSocket penalty needs to know, and only error answers (small) can say so. */

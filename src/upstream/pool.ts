@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
-import { spliceId, spliceIdBytes } from './splice-id.js'
+import { joined, spliceId, spliceIdBytes, type ByteChunks } from './splice-id.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {
@@ -272,13 +272,13 @@ export class UpstreamPool {
  * a reply to change it (in-flight sharing splices another client's id into a copy) makes a new
  * object, which has no entry here: its text is what counts, and stale bytes are never sent.
  */
-const keptBytes = new WeakMap<UpstreamReply, Buffer>()
+const keptBytes = new WeakMap<UpstreamReply, ByteChunks>()
 
 /**
  * The bytes of an answer, when `reply` is the pool's own object for an answer kept as bytes: a
  * front end sends these as they are (a 1 MB answer is never decoded and encoded again).
  */
-export function bytesOf(reply: UpstreamReply): Buffer | undefined {
+export function bytesOf(reply: UpstreamReply): ByteChunks | undefined {
   return keptBytes.get(reply)
 }
 
@@ -292,11 +292,11 @@ export function withClientId(reply: UpstreamReply, clientIdJson: string): Upstre
   return { ...reply, body: spliceId(reply.body, clientIdJson) }
 }
 
-function bytesReply(bytes: Buffer, node: string, kind: NodeKind, isError: boolean): UpstreamReply {
+function bytesReply(bytes: ByteChunks, node: string, kind: NodeKind, isError: boolean): UpstreamReply {
   let body: string | undefined
   const reply: UpstreamReply = {
     get body() {
-      return (body ??= bytes.toString('utf8'))
+      return (body ??= joined(bytes).toString('utf8'))
     },
     node,
     kind,

@@ -179,17 +179,47 @@ export function readResponseHeadBytes(bytes: Buffer): ResponseHead & { span?: Sp
 }
 
 /**
- * spliceId on bytes: the node's answer with its top-level id replaced by the client's, as bytes
- * (one copy; no decoding, no re-encoding). Falls back to spliceId on the decoded text for layouts
- * the head reader does not know.
+ * An answer as the pieces it is made of (a spliced head, then the node's bytes as they came),
+ * sent to the client one after the other: a 1 MB answer given to sixteen clients is never copied
+ * for each of them, only its first bytes are.
  */
-export function spliceIdBytes(bytes: Buffer, clientIdJson: string): Buffer {
-  const prefix = bytes.toString('latin1', 0, Math.min(bytes.length, HEAD_PREFIX_BYTES))
+export type ByteChunks = readonly Buffer[]
+
+/** The bytes of all the chunks. */
+export function byteLength(chunks: ByteChunks): number {
+  let n = 0
+  for (const c of chunks) n += c.length
+  return n
+}
+
+/** The chunks as one buffer (one copy, none for a single chunk): for what must read the answer whole. */
+export function joined(chunks: ByteChunks): Buffer {
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks as Buffer[])
+}
+
+/**
+ * spliceId on bytes: the node's answer with its top-level id replaced by the client's, as chunks:
+ * a new head (the bytes before the id, the client's id, and the rest of the first
+ * HEAD_PREFIX_BYTES, so that the head alone can be spliced again) followed by the node's own bytes,
+ * not copied. Falls back to spliceId on the decoded text for layouts the head reader does not know.
+ */
+export function spliceIdBytes(bytes: Buffer | ByteChunks, clientIdJson: string): Buffer[] {
+  const chunks = Buffer.isBuffer(bytes) ? [bytes] : bytes
+  const spliced = spliceHead(chunks[0], clientIdJson)
+  if (spliced !== undefined) return chunks.length === 1 ? spliced : [...spliced, ...chunks.slice(1)]
+  // The id not within the first chunk (a first socket read of a few bytes): read joined.
+  const whole = joined(chunks)
+  return (chunks.length > 1 ? spliceHead(whole, clientIdJson) : undefined) ?? [Buffer.from(spliceId(whole.toString('utf8'), clientIdJson), 'utf8')]
+}
+
+/** The first chunk spliced, when its first bytes show the id in a common layout: [new head, the rest of the chunk]. */
+function spliceHead(first: Buffer, clientIdJson: string): Buffer[] | undefined {
+  const prefixEnd = Math.min(first.length, HEAD_PREFIX_BYTES)
+  const prefix = first.toString('latin1', 0, prefixEnd)
   const span = fastIdSpan(prefix)
-  if (span !== undefined && isAscii(prefix, span)) {
-    return Buffer.concat([bytes.subarray(0, span.start), Buffer.from(clientIdJson, 'utf8'), bytes.subarray(span.end)])
-  }
-  return Buffer.from(spliceId(bytes.toString('utf8'), clientIdJson), 'utf8')
+  if (span === undefined || !isAscii(prefix, span)) return undefined
+  const head = Buffer.concat([first.subarray(0, span.start), Buffer.from(clientIdJson, 'utf8'), first.subarray(span.end, prefixEnd)])
+  return prefixEnd < first.length ? [head, first.subarray(prefixEnd)] : [head]
 }
 
 /** How much of an answer the byte-level head reader looks at (an id of ours is a few digits). */

@@ -16,6 +16,15 @@ app.get('/plain', (res) => {
   const state = exchanges.begin(res)
   setTimeout(() => sendReply(res, state, { status: 200, body }, false), 1)
 })
+// As the gateway sends a node's answer: a small new head, then the node's bytes in socket reads.
+const chunks = [
+  Buffer.from(body.subarray(0, 40)),
+  ...Array.from({ length: Math.ceil((body.length - 40) / 65536) }, (_, i) => body.subarray(40 + i * 65536, 40 + (i + 1) * 65536)),
+]
+app.get('/chunks', (res) => {
+  const state = exchanges.begin(res)
+  setTimeout(() => sendReply(res, state, { status: 200, body: chunks }, false), 1)
+})
 app.get('/gzip', (res) => {
   const state = exchanges.begin(res)
   sendReply(res, state, { status: 200, body }, true)
@@ -61,6 +70,13 @@ function slowGet(path: string, extraHeaders = ''): Promise<{ head: string; body:
 
 t.test('an 8 MB body reaches a slow reader intact', async (t) => {
   const r = await slowGet('/plain')
+  t.match(r.head, /^HTTP\/1\.1 200 OK/)
+  t.equal(r.body.length, body.length)
+  t.ok(r.body.equals(body), 'every byte, in order')
+})
+
+t.test('the same body in chunks reaches a slow reader intact', async (t) => {
+  const r = await slowGet('/chunks')
   t.match(r.head, /^HTTP\/1\.1 200 OK/)
   t.equal(r.body.length, body.length)
   t.ok(r.body.equals(body), 'every byte, in order')
