@@ -56,12 +56,15 @@ const BY_HASH: Readonly<Record<string, (result: unknown) => number | undefined>>
   trace_transaction: firstItemField('blockNumber'),
 }
 
+/** The rule of answers that never change: one object, not one per call (a batch asks per call). */
+const ALWAYS: CacheRule = Object.freeze({ final: 'always' })
+
 /**
  * How to tell whether a call's answer is final, or undefined when it never is (tags such as
  * latest, pending, safe and finalized move; filters, transactions, the pool, gas prices change).
  */
 export function cacheRuleFor(method: string, params: unknown): CacheRule | undefined {
-  if (method === 'eth_chainId') return { final: 'always' }
+  if (method === 'eth_chainId') return ALWAYS
   const p = Array.isArray(params) ? params : undefined
   if (p === undefined) return undefined
   if (BY_BLOCK_NUMBER.has(method)) return blockRule(p[0])

@@ -9,7 +9,7 @@ import type { Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
-import { route, saysStatePruned } from './router.js'
+import { route, saysStatePruned, type RouteContext } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
 import type { UpstreamCaller } from './upstream-caller.js'
@@ -177,7 +177,7 @@ export class RpcDispatcher {
 
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
     if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), malformed: 1 }
-    const routed = this.#route(ctx, entry)
+    const routed = this.#route(ctx, entry, this.#routeContext(ctx))
     if ('refused' in routed) {
       const malformed = routed.malformed ? 1 : 0
       if (entry.idJson === undefined) return { status: 204, body: null, malformed }
@@ -215,6 +215,8 @@ export class RpcDispatcher {
     let malformed = 0
     const parts = new Array<string | undefined>(entries.length)
     const routed: Array<{ index: number; r: Routed }> = []
+    // What routing reads of the key, the nodes and the head: once for the batch, not per call.
+    const routeContext = this.#routeContext(ctx)
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]
       if (isInvalid(entry)) {
@@ -222,7 +224,7 @@ export class RpcDispatcher {
         malformed++
         continue
       }
-      const r = this.#route(ctx, entry)
+      const r = this.#route(ctx, entry, routeContext)
       if ('refused' in r) {
         parts[i] = entry.idJson === undefined ? undefined : r.body
         if (r.malformed) malformed++
@@ -324,19 +326,24 @@ export class RpcDispatcher {
     return { status: 200, body: `[${answered.join(',')}]`, malformed }
   }
 
-  /** The node kind for a call, or the answer that refuses it. */
-  #route(ctx: DispatchContext, call: RpcCall): Routed | Refused {
-    const idJson = call.idJson ?? 'null'
-    const rule = ctx.policy.methodRule(call.method)
-    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
-    const r = route(call.method, rule.spec, call.params, {
+  /** What routing needs to know of the key, the network's nodes and its head, now. */
+  #routeContext(ctx: DispatchContext): RouteContext {
+    return {
       access: ctx.access,
       healthy: { full: ctx.pool.hasHealthy('full'), archive: ctx.pool.hasHealthy('archive') },
       hasArchive: ctx.pool.hasKind('archive'),
       head: this.deps.heads.head(ctx.network),
       windowBlocks: this.deps.windowBlocks,
       planName: ctx.key.plan?.name ?? 'current',
-    })
+    }
+  }
+
+  /** The node kind for a call, or the answer that refuses it. */
+  #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext): Routed | Refused {
+    const idJson = call.idJson ?? 'null'
+    const rule = ctx.policy.methodRule(call.method)
+    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
+    const r = route(call.method, rule.spec, call.params, routeContext)
     if ('refuse' in r) {
       const spec = ERRORS[r.refuse]
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }

@@ -5,7 +5,7 @@ import { HttpTransport } from './http-transport.js'
 import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
 import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
-import { batchText, WsTransport, type WsTransportOptions } from './ws-transport.js'
+import { batchText, WsTransport, type BatchCall, type WsTransportOptions } from './ws-transport.js'
 
 export interface UpstreamNodeOptions {
   name: string
@@ -148,7 +148,7 @@ export class UpstreamNode {
    * then sends those calls one by one.
    * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
    */
-  async callBatch(calls: ReadonlyArray<{ method: string; params: unknown }>, timeoutMs: number): Promise<Array<NodeReply | undefined>> {
+  async callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<Array<NodeReply | undefined>> {
     this.#health.begin()
     this.counters.calls += calls.length
     this.#inFlight += calls.length

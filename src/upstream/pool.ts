@@ -145,9 +145,13 @@ export class UpstreamPool {
     const index: number[] = []
     const copies: number[][] = []
     const seen = new Map<string, number>()
+    // The params' JSON, written once: the key here, and the upstream batch's text.
+    const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
     for (let i = 0; i < calls.length; i++) {
-      if (NOT_SAFE_TO_REPEAT.has(calls[i].method)) continue
-      const key = `${calls[i].method}\0${JSON.stringify(calls[i].params ?? [])}`
+      const { method, params, clientIdJson } = calls[i]
+      if (NOT_SAFE_TO_REPEAT.has(method)) continue
+      const paramsJson = JSON.stringify(params ?? [])
+      const key = `${method}\0${paramsJson}`
       const k = seen.get(key)
       if (k !== undefined) {
         copies[k].push(i)
@@ -156,9 +160,9 @@ export class UpstreamPool {
       seen.set(key, index.length)
       index.push(i)
       copies.push([])
+      sent.push({ method, params, paramsJson, clientIdJson })
     }
     if (index.length === 0) return out
-    const sent = index.map((i) => calls[i])
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
     let lastFailure: UpstreamTransportError | undefined

@@ -131,7 +131,7 @@ export class WsTransport {
    * node's answer text (an array, or whatever the node sent back for the batch) and the first id.
    * @throws UpstreamTransportError / UpstreamTimeout as call()
    */
-  callBatch(calls: ReadonlyArray<{ method: string; params: unknown }>, timeoutMs: number): Promise<{ text: string; firstId: number }> {
+  callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<{ text: string; firstId: number }> {
     const ws = this.#ws
     if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
       return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
@@ -327,12 +327,20 @@ export class WsTransport {
   }
 }
 
+/** A call of an upstream batch; `paramsJson`, when given, is its params already written as JSON. */
+export interface BatchCall {
+  readonly method: string
+  readonly params: unknown
+  readonly paramsJson?: string
+}
+
 /** The JSON text of calls as a batch with consecutive ids from `firstId`. */
-export function batchText(calls: ReadonlyArray<{ method: string; params: unknown }>, firstId: number): string {
+export function batchText(calls: ReadonlyArray<BatchCall>, firstId: number): string {
   let text = '['
   for (let i = 0; i < calls.length; i++) {
     if (i > 0) text += ','
-    text += `{"jsonrpc":"2.0","id":${firstId + i},"method":${JSON.stringify(calls[i].method)},"params":${JSON.stringify(calls[i].params ?? [])}}`
+    const c = calls[i]
+    text += `{"jsonrpc":"2.0","id":${firstId + i},"method":${JSON.stringify(c.method)},"params":${c.paramsJson ?? JSON.stringify(c.params ?? [])}}`
   }
   return text + ']'
 }
