@@ -1,4 +1,5 @@
 import { spliceId } from '../upstream/splice-id.js'
+import { paramsJson } from '../rpc/params-json.js'
 
 /** What an in-flight call resolves with: at least a body carrying some client's id. */
 export interface SharedAnswer {
@@ -59,5 +60,5 @@ export class InflightCalls<T extends SharedAnswer> {
 
 /** The key that makes two calls identical. */
 export function inflightKey(network: string, kind: string, method: string, params: unknown): string {
-  return `${network}|${kind}|${method}|${JSON.stringify(params ?? [])}`
+  return `${network}|${kind}|${method}|${paramsJson(params)}`
 }

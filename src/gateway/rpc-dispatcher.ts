@@ -136,6 +136,8 @@ interface Forwarded {
   readonly bytes?: ByteChunks
 }
 
+const NODE_KINDS: readonly NodeKind[] = ['full', 'archive']
+
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -252,34 +254,40 @@ export class RpcDispatcher {
       // the filter), what the upstream caller treats specially, calls the node's answer skipped,
       // and answers of pruned state (retried on an archive node).
       const alone: typeof routed = []
-      await Promise.all(
-        (['full', 'archive'] as const).map(async (kind) => {
-          const group: typeof routed = []
-          for (const x of routed) {
-            if (x.r.kind !== kind) continue
-            // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
-            // transactions, filters) goes through it, call by call.
-            if (!x.r.local && x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) group.push(x)
-            else alone.push(x)
-          }
-          if (group.length < 2) return void alone.push(...group)
-          let replies: Array<UpstreamReply | undefined>
-          try {
-            const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, clientIdJson: x.r.call.idJson ?? 'null' }))
-            replies = await ctx.pool.callBatch(kind, calls, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
-          } catch (err) {
-            // One failure of one upstream batch: one error (and one log line) for all its calls.
-            const e = this.#upstreamError(ctx, err, [...new Set(group.map((x) => x.r.call.method))].join(','), group.length)
-            for (const x of group) record(x.index, x.r, failed(e, x.r))
-            return
-          }
-          group.forEach((x, k) => {
-            const reply = replies[k]
-            if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
-            else record(x.index, x.r, forwarded(reply, malformedAnswer(ctx, reply)))
-          })
-        }),
-      )
+      const groups: Record<NodeKind, typeof routed> = { full: [], archive: [] }
+      for (const x of routed) {
+        // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
+        // transactions, filters) goes through it, call by call.
+        if (!x.r.local && x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) groups[x.r.kind].push(x)
+        else alone.push(x)
+      }
+      const sendGroup = async (kind: NodeKind, group: typeof routed): Promise<void> => {
+        let replies: Array<UpstreamReply | undefined>
+        try {
+          const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, clientIdJson: x.r.call.idJson ?? 'null' }))
+          replies = await ctx.pool.callBatch(kind, calls, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
+        } catch (err) {
+          // One failure of one upstream batch: one error (and one log line) for all its calls.
+          const e = this.#upstreamError(ctx, err, [...new Set(group.map((x) => x.r.call.method))].join(','), group.length)
+          for (const x of group) record(x.index, x.r, failed(e, x.r))
+          return
+        }
+        for (let k = 0; k < group.length; k++) {
+          const x = group[k]
+          const reply = replies[k]
+          if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
+          else record(x.index, x.r, forwarded(reply, malformedAnswer(ctx, reply)))
+        }
+      }
+      // Most batches use one node kind: one upstream batch awaited, no Promise.all around it.
+      const sending: Promise<void>[] = []
+      for (const kind of NODE_KINDS) {
+        const group = groups[kind]
+        if (group.length >= 2) sending.push(sendGroup(kind, group))
+        else if (group.length === 1) alone.push(group[0])
+      }
+      if (sending.length === 1) await sending[0]
+      else if (sending.length > 1) await Promise.all(sending)
       // What the cache holds is answered at once, without the async path of a call each.
       const calls = this.deps.calls
       if (calls !== undefined && alone.length > 0) {

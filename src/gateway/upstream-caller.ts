@@ -10,6 +10,7 @@ import { GetLogs } from '../heavy/get-logs.js'
 import type { GetLogsLimits } from '../heavy/logs-range.js'
 import { TransactionSender } from '../upstream/send-transaction.js'
 import { InflightCalls, inflightKey } from './inflight.js'
+import { paramsJson } from '../rpc/params-json.js'
 
 /** One call routed to a node kind, on its way upstream. */
 export interface UpstreamCall {
@@ -104,7 +105,7 @@ export class UpstreamCaller {
     if (spec?.filter !== undefined || spec?.path !== undefined) return undefined
     const rule = cacheRuleFor(c.method, c.params)
     if (rule === undefined || !mayBeFinal(rule, this.opts.finalized?.(c.network))) return undefined
-    const hit = cache.get(c.network, cache.generation(c.network), `${c.kind}\0${c.method}\0${JSON.stringify(c.params ?? [])}`)
+    const hit = cache.get(c.network, cache.generation(c.network), `${c.kind}\0${c.method}\0${paramsJson(c.params)}`)
     return hit === undefined ? undefined : { body: spliceId(hit, c.idJson), node: 'cache', kind: c.kind, isError: false, cache: 'hit' }
   }
 
@@ -118,7 +119,7 @@ export class UpstreamCaller {
     if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return Object.assign(await this.#shared(c, () => this.#send(c)), { cache: 'miss' as const })
     const generation = cache.generation(c.network)
     // By node kind too: what a full node answered is not served as an archive node's answer.
-    const callText = `${c.kind}\0${c.method}\0${JSON.stringify(c.params ?? [])}`
+    const callText = `${c.kind}\0${c.method}\0${paramsJson(c.params)}`
     const hit = cache.get(c.network, generation, callText)
     if (hit !== undefined) return { body: spliceId(hit, c.idJson), node: 'cache', kind: c.kind, isError: false, cache: 'hit' }
     const reply = await this.#shared(c, async () => {

@@ -6,6 +6,7 @@ import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
 import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
 import { batchText, WsTransport, type BatchCall, type WsTransportOptions } from './ws-transport.js'
+import { paramsJson } from '../rpc/params-json.js'
 
 export interface UpstreamNodeOptions {
   name: string
@@ -116,7 +117,7 @@ export class UpstreamNode {
       } else {
         this.counters.httpCalls++
         const id = this.#nextId++
-        bytes = await this.http.callBytes(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`, timeoutMs)
+        bytes = await this.http.callBytes(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson(params)}}`, timeoutMs)
       }
       // Small answers become text at once: splicing a short string costs less than byte buffers
       // (the bench's small calls measured it); large ones stay bytes all the way to the client.

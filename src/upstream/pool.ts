@@ -3,6 +3,7 @@ import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
 import { joined, spliceId, spliceIdBytes, type ByteChunks } from './splice-id.js'
+import { paramsJson } from '../rpc/params-json.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {
@@ -150,8 +151,8 @@ export class UpstreamPool {
     for (let i = 0; i < calls.length; i++) {
       const { method, params, clientIdJson } = calls[i]
       if (NOT_SAFE_TO_REPEAT.has(method)) continue
-      const paramsJson = JSON.stringify(params ?? [])
-      const key = `${method}\0${paramsJson}`
+      const json = paramsJson(params)
+      const key = `${method}\0${json}`
       const k = seen.get(key)
       if (k !== undefined) {
         copies[k].push(i)
@@ -160,7 +161,7 @@ export class UpstreamPool {
       seen.set(key, index.length)
       index.push(i)
       copies.push([])
-      sent.push({ method, params, paramsJson, clientIdJson })
+      sent.push({ method, params, paramsJson: json, clientIdJson })
     }
     if (index.length === 0) return out
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)

@@ -2,6 +2,7 @@ import { UpstreamWebSocket as WebSocket, type MessageEvent } from './ws-client.j
 import { DEFAULT_MAX_UPSTREAM_BYTES, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from './errors.js'
 import { batchHeadId, readResponseHeadBytes } from './splice-id.js'
 import { answerShape, describeShape, sampleOf } from './answer-shape.js'
+import { paramsJson } from '../rpc/params-json.js'
 
 export interface WsTransportOptions {
   /** Name used in errors (default: host:port of the URL). */
@@ -114,7 +115,7 @@ export class WsTransport {
       return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
     }
     const id = this.#nextId++
-    const text = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params ?? [])}}`
+    const text = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson(params)}}`
     return new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id)
@@ -340,7 +341,7 @@ export function batchText(calls: ReadonlyArray<BatchCall>, firstId: number): str
   for (let i = 0; i < calls.length; i++) {
     if (i > 0) text += ','
     const c = calls[i]
-    text += `{"jsonrpc":"2.0","id":${firstId + i},"method":${JSON.stringify(c.method)},"params":${c.paramsJson ?? JSON.stringify(c.params ?? [])}}`
+    text += `{"jsonrpc":"2.0","id":${firstId + i},"method":${JSON.stringify(c.method)},"params":${c.paramsJson ?? paramsJson(c.params)}}`
   }
   return text + ']'
 }
