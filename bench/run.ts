@@ -16,7 +16,8 @@ import { runEventLog } from './lib/event-log-scenario.js'
 import { runWorkersScenario } from './lib/workers-scenario.js'
 import { runSlowlorisScenario } from './lib/slowloris-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
-import { runToEnd } from './lib/processes.js'
+import { runNodeJson, runToEnd } from './lib/processes.js'
+import type { WsLoadResult } from './load/ws-load.js'
 import { machine } from './lib/machine.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
 import type { BenchContext } from './lib/context.js'
@@ -37,16 +38,26 @@ async function profile(): Promise<void> {
   rmSync(dir, { recursive: true, force: true })
   const set = await startTargets({ which: 'gateway-only', gatewayNodeFlags: ['--cpu-prof', '--cpu-prof-dir', dir] })
   const gw = set.targets.get('gateway')!
-  // --only picks what to profile: small (default), small-distinct, large, large-gzip or batch.
+  // --only picks what to profile: small (default), small-distinct, large, large-gzip, batch or ws.
   const scenario = opts.only?.[0] ?? 'small'
   const body = scenario === 'batch' ? bodies.batch : scenario.startsWith('large') ? bodies.large : bodies.small
   const headers = scenario === 'large-gzip' ? { 'Accept-Encoding': 'gzip' } : undefined
   const connections = scenario.startsWith('large') ? 16 : opts.connections
   const script = scenario === 'small-distinct' ? ('distinct' as const) : undefined
+  // ws: the WebSocket scenario's load (16 sockets, 4 calls in flight each) from its own process.
+  const load = (durationS: number) =>
+    scenario === 'ws'
+      ? runNodeJson<WsLoadResult>(join(import.meta.dirname, 'load', 'ws-load.ts'), {
+          url: gw.ws,
+          method: 'eth_blockNumber',
+          durationMs: durationS * 1000,
+          warmupMs: 200,
+        })
+      : runWrk(wrk, { url: gw.http, bodyFile: body, durationS, connections, headers, script })
   try {
     log(`profile: ${scenario} on the gateway for ${opts.durationS} s (after ${opts.warmupS} s of warm-up)`)
-    if (opts.warmupS > 0) await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.warmupS, connections, headers, script })
-    const r = await runWrk(wrk, { url: gw.http, bodyFile: body, durationS: opts.durationS, connections, headers, script })
+    if (opts.warmupS > 0) await load(opts.warmupS)
+    const r = await load(opts.durationS)
     log(`profile: ${r.rps} req/s under the profiler`)
   } finally {
     await set.stopAll()
