@@ -15,6 +15,7 @@ import { runFixedRate, runGzipIsolation } from './lib/latency-scenarios.js'
 import { runEventLog } from './lib/event-log-scenario.js'
 import { runWorkersScenario } from './lib/workers-scenario.js'
 import { runSlowlorisScenario } from './lib/slowloris-scenario.js'
+import { runPinnedLatency } from './lib/pinned-latency-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
 import { runNodeJson, runToEnd } from './lib/processes.js'
 import type { WsLoadResult } from './load/ws-load.js'
@@ -77,9 +78,9 @@ async function compare(): Promise<void> {
   // `--workers` asks for the workers scenario beside what --only names (issue 13: --only small --workers 1,2).
   const wanted = (name: string): boolean => !opts.only || opts.only.includes(name) || (name === 'workers' && opts.workersAsked)
   const onlyWorkers = opts.only?.every((name) => name === 'workers')
-  // The slowloris scenario alone needs only the gateway and nginx: idle targets beside them would only take memory and timers.
-  const onlySlowloris = opts.only?.every((name) => name === 'slowloris')
-  const which = onlyWorkers ? 'stub-only' : onlySlowloris ? 'gateway-and-nginx' : opts.quick ? 'quick' : 'all'
+  // The slowloris and pinned-latency scenarios alone need only the gateway and nginx: idle targets beside them would only take memory and timers.
+  const onlyGatewayAndNginx = opts.only?.every((name) => name === 'slowloris' || name === 'pinned-latency')
+  const which = onlyWorkers ? 'stub-only' : onlyGatewayAndNginx ? 'gateway-and-nginx' : opts.quick ? 'quick' : 'all'
   log(onlyWorkers ? 'starting the stub…' : 'starting the stub and the targets, each in its own process…')
   const set = await startTargets({ baseline: opts.baseline, which })
   const ctx: BenchContext = { opts, set, wrk, notes: [...set.notes], log }
@@ -108,6 +109,7 @@ async function compare(): Promise<void> {
       }
       return max ? runFixedRate(ctx, bodies.small, max) : []
     })
+    await attempt('pinned-latency', () => runPinnedLatency(ctx, bodies))
     await attempt('gzip-isolation', () => runGzipIsolation(ctx, bodies))
     await attempt('slowloris', () => runSlowlorisScenario(ctx, bodies.small))
     await attempt('event-log', () => runEventLog(ctx))

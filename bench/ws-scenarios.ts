@@ -4,37 +4,74 @@
  *  1. messages per second: pipelined eth_chainId over a few connections (A B A B rounds);
  *  2. memory per idle connection with N connections open (RSS growth / N, gateway vs the stub,
  *     a bare uWS server);
- *  3. time for one head to reach N subscribers (p50, p99, max of arrival − the stub's send time).
- * The gateway runs as `tollgate start` in its own process, the stub in another, the clients here.
- * It stands alone (the bench harness of bench/run.ts is built on another branch) and writes
- * bench/results/ws-latest.json.
+ *  3. time for one head to reach N subscribers (p50, p99, max of arrival − the stub's send time),
+ *     the N sockets spread over K client processes (bench/load/ws-subscribers.ts), for each K of
+ *     --client-processes: one process reading 10,000 sockets in turn times itself as much as the
+ *     server (K = 1 keeps that mode for comparison).
+ * The gateway runs as `tollgate start` in its own process, the stub (bench/ws-stub-node.ts, which
+ * sends a head every --head-ms) in another, the clients here and in the subscriber processes.
+ * Apart from bench/run.ts: it needs the WebSocket stub with heads and the gateway's WebSocket
+ * limits raised. Writes bench/results/ws-scenarios.json (or NAME.json with --results NAME).
  *
- * Run: node --import tsx bench/ws-scenarios.ts [--quick] [--connections 10000] [--seconds 5] [--rounds 3] [--profile] [--only messages|memory|fanout]
- * (--profile: the gateway writes a CPU profile to bench/results/profiles/ when it stops.)
+ * Run: npm run bench:ws -- [--quick] [--connections 10000] [--client-processes 1,4] [--seconds 5] [--rounds 3]
+ *        [--heads 10] [--head-ms 500] [--only messages,memory,fanout] [--profile] [--results NAME]
+ * (--profile: the gateway runs under --cpu-prof; its top costs go to bench/results/profile-ws-<scenarios>.txt.)
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
 import WebSocket from 'ws'
+import { fanOut, type FanOutResult } from './lib/ws-fanout.js'
+import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
+import { machine } from './lib/machine.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i < 0 ? fallback : Number(process.argv[i + 1])
-}
-const quick = process.argv.includes('--quick')
-const N = arg('connections', quick ? 1000 : 10_000)
-const SECONDS = arg('seconds', quick ? 2 : 5)
-const ROUNDS = arg('rounds', quick ? 1 : 3)
-const HEADS = quick ? 4 : 10
-const onlyAt = process.argv.indexOf('--only')
-const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
-const runs = (scenario: string) => only === undefined || only === scenario
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    connections: { type: 'string' },
+    seconds: { type: 'string' },
+    rounds: { type: 'string' },
+    heads: { type: 'string' },
+    'head-ms': { type: 'string' },
+    'client-processes': { type: 'string' },
+    only: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    results: { type: 'string' },
+  },
+})
+const quick = flags.quick === true
+const N = Number(flags.connections ?? (quick ? 1000 : 10_000))
+const SECONDS = Number(flags.seconds ?? (quick ? 2 : 5))
+const ROUNDS = Number(flags.rounds ?? (quick ? 1 : 3))
+const HEADS = Number(flags.heads ?? (quick ? 4 : 10))
+const HEAD_MS = Number(flags['head-ms'] ?? 500)
+/** Four by default on this 2-core machine: 2,500 sockets each, and the processes still fit beside the server. */
+const CLIENT_PROCESSES = (flags['client-processes'] ?? '4').split(',').map(Number)
+const only = flags.only?.split(',')
+const RESULTS = flags.results ?? 'ws-scenarios'
+if (CLIENT_PROCESSES.some((k) => !Number.isInteger(k) || k < 1 || k > N))
+  throw new Error(`--client-processes ${flags['client-processes']}: counts from 1 to --connections, comma-separated (1,4)`)
+if (!/^[\w.-]+$/.test(RESULTS)) throw new Error(`--results ${RESULTS}: a file name without a folder`)
+const runs = (scenario: string) => only === undefined || only.includes(scenario)
 const now = (): number => performance.timeOrigin + performance.now()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100)
+
+/**
+ * The gateway and the stub each hold all N connections (and the memory scenario's clients are in
+ * this process): every one is a file descriptor. Children inherit this process's limit, and an
+ * unprivileged process cannot raise it past its hard limit: refuse before opening thousands.
+ */
+function checkOpenFiles(): void {
+  const m = /Max open files\s+(\d+|unlimited)/.exec(readFileSync('/proc/self/limits', 'utf8'))
+  const limit = m === null || m[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(m[1])
+  if (N + 1_000 > limit) throw new Error(`--connections ${N} needs more open files than this shell allows (${limit}): raise it first (ulimit -n ${N + 1_000})`)
+}
 
 /** Spawn a Node child with tsx; resolve with it and the first stdout/stderr line `match` accepts. */
 function start(
@@ -136,40 +173,28 @@ async function memoryPerConnection(url: string, pid: number, n: number): Promise
   return (after - before) / n
 }
 
-/** Delivery time of `heads` heads to `n` newHeads subscribers of `url`, in ms. */
-async function fanOut(url: string, n: number, heads: number): Promise<{ p50: number; p99: number; max: number; delivered: number }> {
-  const sockets = await openMany(url, n)
-  const latencies: number[] = []
-  let subscribed = 0
-  const done = new Promise<void>((resolve) => {
-    for (const ws of sockets) {
-      let seen = 0
-      ws.on('message', (data) => {
-        const text = data.toString()
-        if (!text.includes('eth_subscription')) {
-          subscribed++
-          return
-        }
-        const sentAt = Number(/"sentAt":([0-9.]+)/.exec(text)?.[1])
-        // The first head may have been sent before every client subscribed: it is not timed.
-        if (subscribed === n && ++seen <= heads) latencies.push(now() - sentAt)
-        if (latencies.length === n * heads) resolve()
-      })
-      ws.send('{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}')
-    }
-  })
-  await Promise.race([done, sleep(30_000 + heads * 2_000)])
-  await closeAll(sockets)
-  latencies.sort((a, b) => a - b)
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN
-  return { p50: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? NaN, delivered: latencies.length }
-}
-
 async function main(): Promise<void> {
+  checkOpenFiles()
   const children: ChildProcess[] = []
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-ws-bench-'))
+  const profileDir = join(ROOT, 'bench', 'results', 'profile', 'ws')
+  if (flags.profile) rmSync(profileDir, { recursive: true, force: true })
+  const fanouts: Array<{ target: 'gateway' | 'stub'; loadAtStart: number[] } & FanOutResult> = []
+  const results: Record<string, unknown> = {
+    machine: await machine(),
+    options: {
+      connections: N,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      heads: HEADS,
+      headMs: HEAD_MS,
+      clientProcesses: CLIENT_PROCESSES,
+      only,
+      profile: flags.profile,
+    },
+  }
   try {
-    const stub = await start(['bench/ws-stub-node.ts', '--head-ms', '500'], {}, (l) => JSON.parse(l).port)
+    const stub = await start(['bench/ws-stub-node.ts', '--head-ms', String(HEAD_MS)], {}, (l) => JSON.parse(l).port)
     children.push(stub.child)
     const stubUrl = `ws://127.0.0.1:${stub.found}`
     const config = {
@@ -190,7 +215,7 @@ async function main(): Promise<void> {
         const line = JSON.parse(l)
         return line.msg === 'ready' ? line.ws : undefined
       },
-      process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir', join(ROOT, 'bench', 'results', 'profiles')] : [],
+      flags.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
     )
     children.push(gw.child)
     const account = await start(
@@ -199,7 +224,6 @@ async function main(): Promise<void> {
       (l) => JSON.parse(l).apiKey,
     )
     const gwUrl = `${gw.found}/ws/eth-1?apikey=${account.found}`
-    const results: Record<string, unknown> = { date: new Date().toISOString(), connections: N, seconds: SECONDS, rounds: ROUNDS }
 
     const direct: number[] = []
     const gateway: number[] = []
@@ -214,24 +238,46 @@ async function main(): Promise<void> {
     const memStub = runs('memory') ? await memoryPerConnection(stubUrl, stub.child.pid!, N) : NaN
     results.bytesPerIdleConnection = { stub: memStub, gateway: memGw, ratio: memGw / memStub }
 
-    const none = { p50: NaN, p99: NaN, max: NaN, delivered: 0 }
-    const fanGw = runs('fanout') ? await fanOut(gwUrl, N, HEADS) : none
-    const fanStub = runs('fanout') ? await fanOut(stubUrl, N, HEADS) : none
-    results.headToSubscribersMs = { stub: fanStub, gateway: fanGw, p99Ratio: fanGw.p99 / fanStub.p99 }
+    // For each count of client processes, the gateway then the stub (the stub's fan-out is the floor).
+    for (const clientProcesses of runs('fanout') ? CLIENT_PROCESSES : []) {
+      for (const [target, url, serverPid] of [
+        ['gateway', gwUrl, gw.child.pid!],
+        ['stub', stubUrl, stub.child.pid!],
+      ] as const) {
+        const loadAtStart = load()
+        process.stderr.write(
+          `[ws] fan-out: one head to ${N} subscribers of the ${target}, from ${clientProcesses} client process(es); load ${JSON.stringify(loadAtStart)}\n`,
+        )
+        fanouts.push({ target, loadAtStart, ...(await fanOut({ url, subscribers: N, clientProcesses, heads: HEADS, headMs: HEAD_MS, serverPid })) })
+      }
+    }
+    results.headToSubscribers = fanouts
 
     const f = (x: number, d = 0) => x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
     console.log(`WebSocket scenarios (${N} connections, ${ROUNDS} rounds of ${SECONDS} s; baseline: the stub node served directly)`)
     console.log(`| scenario | stub | gateway | gateway / stub |`)
     console.log(`|---|---|---|---|`)
-    console.log(
-      `| messages/s (8 connections × 64 in flight, median) | ${f(median(direct))} | ${f(median(gateway))} | ${f(median(gateway) / median(direct), 2)} |`,
-    )
-    console.log(`| RSS per idle connection (bytes) | ${f(memStub)} | ${f(memGw)} | ${f(memGw / memStub, 2)} |`)
-    console.log(`| one head to ${N} subscribers, p50 ms | ${f(fanStub.p50, 1)} | ${f(fanGw.p50, 1)} | ${f(fanGw.p50 / fanStub.p50, 2)} |`)
-    console.log(`| one head to ${N} subscribers, p99 ms | ${f(fanStub.p99, 1)} | ${f(fanGw.p99, 1)} | ${f(fanGw.p99 / fanStub.p99, 2)} |`)
-    console.log(`| deliveries timed (of ${N * HEADS}) | ${fanStub.delivered} | ${fanGw.delivered} | |`)
-    mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true })
-    writeFileSync(join(ROOT, 'bench', 'results', 'ws-latest.json'), JSON.stringify(results, null, 2) + '\n')
+    if (runs('messages')) {
+      console.log(
+        `| messages/s (8 connections × 64 in flight, median) | ${f(median(direct))} | ${f(median(gateway))} | ${f(median(gateway) / median(direct), 2)} |`,
+      )
+    }
+    if (runs('memory')) console.log(`| RSS per idle connection (bytes), ${N} connections | ${f(memStub)} | ${f(memGw)} | ${f(memGw / memStub, 2)} |`)
+    for (const k of runs('fanout') ? CLIENT_PROCESSES : []) {
+      const gwRun = fanouts.find((x) => x.target === 'gateway' && x.clientProcesses === k)!
+      const stubRun = fanouts.find((x) => x.target === 'stub' && x.clientProcesses === k)!
+      const row = (what: string, pick: (r: FanOutResult) => number, d = 1) =>
+        console.log(
+          `| one head to ${N} subscribers, ${k} client process(es): ${what} | ${f(pick(stubRun), d)} | ${f(pick(gwRun), d)} | ${f(pick(gwRun) / pick(stubRun), 2)} |`,
+        )
+      row('p50 ms', (r) => r.p50Ms)
+      row('p99 ms', (r) => r.p99Ms)
+      row('max ms', (r) => r.maxMs)
+      row('to the last subscriber, median over heads, ms', (r) => r.lastSubscriberMedianMs)
+      row('server CPU ms per head', (r) => r.serverCpuMsPerHead)
+      row('client processes CPU ms per head', (r) => r.clientsCpuMsPerHead)
+      console.log(`| deliveries timed, ${k} client process(es) (of ${N * HEADS}) | ${stubRun.delivered} | ${gwRun.delivered} | |`)
+    }
   } finally {
     // The gateway stops on SIGTERM (and writes its profile): wait for it.
     await Promise.all(
@@ -245,6 +291,25 @@ async function main(): Promise<void> {
       ),
     )
     rmSync(dir, { recursive: true, force: true })
+  }
+  results.loadavgAtEnd = load()
+  console.log(
+    `load average ${JSON.stringify((results.machine as { loadavgAtStart: number[] }).loadavgAtStart)} at the start, ${JSON.stringify(results.loadavgAtEnd)} at the end`,
+  )
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true })
+  writeFileSync(join(ROOT, 'bench', 'results', `${RESULTS}.json`), JSON.stringify(results, null, 2) + '\n')
+  if (flags.profile) {
+    // The main thread's profile is the largest (the loader thread idles).
+    const files = readdirSync(profileDir).filter((x) => x.endsWith('.cpuprofile'))
+    const largest = files.map((x) => join(profileDir, x)).sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0]
+    // Only while heads were timed (the gateway's fan-outs), when there were any: not the start-up nor the 10,000 handshakes.
+    const windows = fanouts.filter((x) => x.target === 'gateway').map((x): [number, number] => [x.timedFromUs, x.timedToUs])
+    const text =
+      (windows.length ? `while the heads were timed (${windows.length} fan-out(s))\n` : '') +
+      formatProfile(summariseProfile(largest, 30, windows.length ? windows : undefined))
+    const out = join(ROOT, 'bench', 'results', `profile-ws-${(only ?? ['all']).join('-')}.txt`)
+    writeFileSync(out, text + '\n')
+    console.log(`\ngateway profile (${largest}):\n${text}`)
   }
 }
 

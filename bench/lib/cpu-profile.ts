@@ -47,15 +47,27 @@ function shortUrl(url: string): string {
   return url.replace(/^file:\/\//, '')
 }
 
-export function summariseProfile(path: string, top = 25): ProfileSummary {
+/**
+ * Self time by function and by file. With `windows` ([from, to] in µs of the profile's clock, which
+ * on Linux is CLOCK_MONOTONIC, what `process.hrtime` reads in any process), only the samples
+ * inside them count: the stretch of a run that was measured, not its start-up.
+ */
+export function summariseProfile(path: string, top = 25, windows?: Array<[number, number]>): ProfileSummary {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const selfUs = new Map<number, number>()
+  const inside = (us: number): boolean => windows === undefined || windows.some(([from, to]) => us >= from && us <= to)
+  let atUs = profile.startTime
+  let totalUs = 0
   for (let i = 0; i < profile.samples.length; i++) {
+    const delta = profile.timeDeltas[i] ?? 0
+    atUs += delta
+    if (!inside(atUs)) continue
+    totalUs += delta
     const id = profile.samples[i]
-    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0))
+    selfUs.set(id, (selfUs.get(id) ?? 0) + delta)
   }
-  const totalUs = profile.endTime - profile.startTime
+  if (windows === undefined) totalUs = profile.endTime - profile.startTime
   const fn = new Map<string, number>()
   const file = new Map<string, number>()
   for (const [id, us] of selfUs) {
@@ -69,7 +81,7 @@ export function summariseProfile(path: string, top = 25): ProfileSummary {
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([name, us]) => ({ name, selfMs: Math.round(us / 100) / 10, percent: Math.round((1000 * us) / totalUs) / 10 }))
+      .map(([name, us]) => ({ name, selfMs: Math.round(us / 100) / 10, percent: Math.round((1000 * us) / Math.max(1, totalUs)) / 10 }))
   return { totalMs: Math.round(totalUs / 1000), byFunction: lines(fn), byFile: lines(file) }
 }
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { interleave, measure, summarise, type LoadFigures, type Row } from './measure.js'
-import { runNodeJson } from './processes.js'
+import { lastJsonLine, nodeScriptArgs, runToEnd } from './processes.js'
+import { onCpu } from './cpu-pinning.js'
 import { runWrk } from './wrk.js'
 import type { BenchContext } from './context.js'
 import type { Target } from './targets.js'
@@ -8,9 +9,13 @@ import type { OpenLoopResult } from '../load/open-loop.js'
 
 const OPEN_LOOP = join(import.meta.dirname, '..', 'load', 'open-loop.ts')
 
-/** bench/load/open-loop.ts in its own process: `rate` requests a second of `bodyFile` to the target, after `warmupS` unmeasured. */
-export function openLoop(t: Target, bodyFile: string, rate: number, durationS: number, warmupS: number): Promise<OpenLoopResult> {
-  return runNodeJson<OpenLoopResult>(OPEN_LOOP, { url: t.http, bodyFile, rate, durationMs: durationS * 1000, warmupMs: warmupS * 1000, connections: 100 })
+/**
+ * bench/load/open-loop.ts in its own process: `rate` requests a second of `bodyFile` to the
+ * target, after `warmupS` unmeasured; on CPU `cpu` only (taskset), when given.
+ */
+export async function openLoop(t: Target, bodyFile: string, rate: number, durationS: number, warmupS: number, cpu?: string): Promise<OpenLoopResult> {
+  const arg = { url: t.http, bodyFile, rate, durationMs: durationS * 1000, warmupMs: warmupS * 1000, connections: 100 }
+  return lastJsonLine<OpenLoopResult>(await runToEnd(...onCpu(cpu, process.execPath, nodeScriptArgs(OPEN_LOOP, arg))))
 }
 
 /** An open-loop result as a row's figures: every request not answered 2xx counts as an error. */

@@ -36,8 +36,10 @@ const USAGE = `npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup 
   --quick        one round of 1 s per target, no warm-up (under a minute); a smoke run, not figures
   --rounds       rounds per scenario, targets interleaved (default 3)
   --duration     seconds per measurement (default 5)
-  --only         scenarios: small, small-distinct, large, large-gzip, batch, ws, workers, fixed-rate, gzip-isolation, slowloris,
-                 event-log
+  --only         scenarios: small, small-distinct, large, large-gzip, batch, ws, workers, fixed-rate, pinned-latency,
+                 gzip-isolation, slowloris, event-log
+                 (pinned-latency: nginx, then the gateway, alone on CPU 0, the load and the stub on CPU 1; needs taskset
+                 and 2 CPUs, skipped with a note otherwise)
   --workers      the workers scenario's counts of gateway processes (default 1,2): \`tollgate start\` with \`workers: N\`;
                  given, the scenario runs even if --only leaves it out (--only small --workers 1,2)
   --pin          load (default, when taskset exists): wrk and the stub on the last CPU during the workers scenario;

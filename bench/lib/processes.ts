@@ -23,7 +23,7 @@ process.once('exit', () => {
 
 /** `node --import tsx <script> <json>` (plus node flags), ready when it prints `{"ready":true,…}`. */
 export function startNodeScript<T>(name: string, script: string, arg: unknown, nodeFlags: string[] = []): Promise<Started<T>> {
-  return startReady<T>(name, process.execPath, [...nodeFlags, '--import', 'tsx', script, JSON.stringify(arg)])
+  return startReady<T>(name, process.execPath, nodeScriptArgs(script, arg, nodeFlags))
 }
 
 /** When a started process counts as ready, and how long to wait for it. */
@@ -192,7 +192,16 @@ export function sampleRss(pids: number[]): { stop(): number[] } {
 
 /** Run `node --import tsx <script> <json>` to its end and parse the last line it printed as JSON. */
 export async function runNodeJson<T>(script: string, arg: unknown, nodeFlags: string[] = []): Promise<T> {
-  const out = await runToEnd(process.execPath, [...nodeFlags, '--import', 'tsx', script, JSON.stringify(arg)])
+  return lastJsonLine<T>(await runToEnd(process.execPath, nodeScriptArgs(script, arg, nodeFlags)))
+}
+
+/** The arguments of `node` that run `script` with tsx and its JSON argument. */
+export function nodeScriptArgs(script: string, arg: unknown, nodeFlags: string[] = []): string[] {
+  return [...nodeFlags, '--import', 'tsx', script, JSON.stringify(arg)]
+}
+
+/** The last line of a process's output, parsed as JSON (the load generators print their result last). */
+export function lastJsonLine<T>(out: string): T {
   const lines = out.trim().split('\n')
   return JSON.parse(lines[lines.length - 1]) as T
 }

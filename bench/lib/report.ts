@@ -1,5 +1,6 @@
 import type { Row } from './measure.js'
 import { SLOWLORIS_P95_GOAL_US, SLOWLORIS_ROWS, SLOWLORIS_SOCKETS } from './slowloris-scenario.js'
+import { PINNED_ROWS, PINNED_SHARE } from './pinned-latency-scenario.js'
 
 /** A comparison within one scenario of one run. */
 export interface Ratio {
@@ -109,6 +110,17 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
     out.push({ scenario: 'slowloris', name: `${target}: p95 with ${SLOWLORIS_SOCKETS} slowloris sockets, µs`, value: p95(dripped), ...goal })
     out.push({ scenario: 'slowloris', name: `${target}: p95 with / without`, value: round(p95(dripped) / p95(alone)) })
     out.push({ scenario: 'slowloris', name: `${target}: p99 with / without`, value: round(dripped.p99Us / alone.p99Us) })
+  }
+  // Pinned latency (issue 14): each alone on one core, the gateway's p99 at the same offered rate as nginx's.
+  rps(PINNED_ROWS.max, 'gateway', 'nginx', 'gateway / nginx, each alone on one core (wrk on the other)')
+  const pinnedGw = find(rows, PINNED_ROWS.latency, 'gateway')
+  const pinnedNginx = find(rows, PINNED_ROWS.latency, 'nginx')
+  if (pinnedGw && pinnedNginx) {
+    const name = `gateway p99 / nginx p99 at ${PINNED_SHARE}% of nginx's pinned max`
+    const due = round(pinnedGw.p99Us / pinnedNginx.p99Us)
+    out.push({ scenario: 'pinned-latency', name: `${name} (from due time)`, value: due, goal: '<= 1 (issue 14)', met: pinnedGw.p99Us <= pinnedNginx.p99Us })
+    const sent = (r: Row): number => r.extra?.serviceP99Us ?? Number.NaN
+    out.push({ scenario: 'pinned-latency', name: `${name} (from actual send)`, value: round(sent(pinnedGw) / sent(pinnedNginx)) })
   }
   return out
 }

@@ -9,11 +9,11 @@ import { checkTarget, httpScenarios, wrkLoad, type Bodies } from './http-scenari
 import { cpuMs, runToEnd, startReady, type Started } from './processes.js'
 import type { BenchContext } from './context.js'
 import type { Target } from './targets.js'
+import { pin, whyNoPinning } from './cpu-pinning.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 const CATALOG = join(ROOT, 'bench', 'targets', 'bench-plans.json')
-const TASKSET = '/usr/bin/taskset'
 /** tsx compiles the sources in every process it starts (the supervisor and each worker): slow on a loaded machine. */
 const START_TIMEOUT_MS = 120_000
 
@@ -44,10 +44,9 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
   const stub = ctx.set.targets.get('stub')!
   const small = httpScenarios(ctx, bodies).find((s) => s.name === 'small')!
   const cores = cpuList().length
-  const loadCpu = ctx.opts.pin === 'load' && cores >= 2 && existsSync(TASKSET) ? String(cores - 1) : undefined
-  if (ctx.opts.pin === 'load' && loadCpu === undefined) {
-    ctx.notes.push(`workers: nothing pinned (${cores < 2 ? 'one CPU' : 'taskset not found: apt-get install -y util-linux'})`)
-  }
+  const noPinning = whyNoPinning()
+  const loadCpu = ctx.opts.pin === 'load' && noPinning === undefined ? String(cores - 1) : undefined
+  if (ctx.opts.pin === 'load' && noPinning !== undefined) ctx.notes.push(`workers: nothing pinned (${noPinning})`)
   const loadAtStart = Math.round(loadavg()[0] * 100) / 100
   const pinned = loadCpu === undefined ? 'nothing pinned' : `wrk and the stub pinned to CPU ${loadCpu} (taskset), the gateway's processes on any CPU`
   const restoreStub = loadCpu === undefined ? undefined : await pin(ctx.set.stubPid, loadCpu)
@@ -153,14 +152,6 @@ async function startWorkers(count: number, stub: Target): Promise<WorkersGateway
     await rm(dataDir, { recursive: true, force: true })
     throw err
   }
-}
-
-/** Every thread of `pid` on `cpu`; resolves with a function that puts its former CPUs back. */
-async function pin(pid: number, cpu: string): Promise<() => Promise<void>> {
-  // "pid 123's current affinity list: 0,1"
-  const before = (await runToEnd(TASKSET, ['-pc', String(pid)])).trim().split(': ').pop()!
-  await runToEnd(TASKSET, ['-a', '-pc', cpu, String(pid)])
-  return async () => void (await runToEnd(TASKSET, ['-a', '-pc', before, String(pid)]).catch(() => ''))
 }
 
 /** The calls each worker answered (its tollgate_http_responses_total, from its admin listener), or "?" if it did not say. */
