@@ -76,6 +76,8 @@ export class WsSession implements SubscriptionSink {
   #closeCause: WsCloseCause | undefined
   /** eth_subscribe calls waiting for the node: they count towards the per-connection limit too. */
   #subscribing = 0
+  /** Messages waiting for the end of this loop turn (see send); undefined when none. */
+  #queued: string[] | undefined
 
   constructor(admitted: Admitted, hub: SubscriptionHub, ip: string, deps: WsSessionDeps) {
     this.key = admitted.key
@@ -129,7 +131,8 @@ export class WsSession implements SubscriptionSink {
     }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(
       (answer) => {
-        if (answer.body !== null) this.send(answer.body)
+        // Sent at the end of this loop turn with the connection's other answers of the turn.
+        if (answer.body !== null) this.send(answer.body, true)
         // Only now does the client know these ids: notifications held for them may follow.
         for (const id of local.created) this.#arm(id)
         if (answer.malformed) this.#noteBad(answer.malformed)
@@ -159,19 +162,54 @@ export class WsSession implements SubscriptionSink {
    * the gateway's memory, and silently skipping its notifications would leave it believing it
    * saw every block. The bound is checked before each send, so one large answer to a client
    * with an empty buffer always goes out whole.
+   *
+   * `later`: queue it, to go out at the end of this event-loop turn with the connection's other
+   * messages of the turn, in one write (see OutgoingTurn). A client with several calls in flight
+   * has its answers resolved together when the node's answers arrive together (in-flight sharing
+   * resolves every copy of a call at once): one system call per message was the largest cost of
+   * a WebSocket call (bench/README.md). A message sent while others wait joins them, in order.
    */
-  send(text: string): boolean {
+  send(text: string, later = false): boolean {
+    if (this.#closed || this.#socket === undefined) return false
+    if (this.#queued !== undefined) {
+      this.#queued.push(text)
+      return true
+    }
+    if (later) {
+      this.#queued = [text]
+      outgoing.add(this)
+      return true
+    }
+    return this.#write([text])
+  }
+
+  /** Write what waits for the end of the turn (OutgoingTurn calls it; end() too, before closing). */
+  flush(): void {
+    const queued = this.#queued
+    if (queued === undefined) return
+    this.#queued = undefined
+    this.#write(queued)
+  }
+
+  /** Write messages in one cork (one system call), the slow-consumer bound checked before each. */
+  #write(texts: readonly string[]): boolean {
     const socket = this.#socket
     if (this.#closed || socket === undefined) return false
-    const buffered = socket.getBufferedAmount()
-    if (buffered > this.#deps.config.maxBufferedBytes) {
-      this.end(CLOSE.POLICY, `Slow consumer: over ${this.#deps.config.maxBufferedBytes} bytes unread; read faster`, 'slow-consumer')
-      return false
-    }
+    const max = this.#deps.config.maxBufferedBytes
     let status = 1
     socket.cork(() => {
-      status = socket.send(text, false)
+      for (let i = 0; i < texts.length && status !== 2; i++) {
+        if (socket.getBufferedAmount() > max) {
+          status = 3
+          break
+        }
+        status = socket.send(texts[i], false)
+      }
     })
+    if (status === 3) {
+      this.end(CLOSE.POLICY, `Slow consumer: over ${max} bytes unread; read faster`, 'slow-consumer')
+      return false
+    }
     // 2: dropped by uWS's own backpressure ceiling (set far above ours; a safety net).
     if (status === 2) {
       this.end(CLOSE.POLICY, 'Slow consumer: message dropped; read faster', 'slow-consumer')
@@ -182,6 +220,9 @@ export class WsSession implements SubscriptionSink {
 
   /** Close with a code and a reason (uWS then calls closed() at once). */
   end(code: number, reason: string, cause: WsCloseCause): void {
+    if (this.#closed || this.#socket === undefined) return
+    // Answers already decided go first (a shutdown's 1001 follows the answers of the calls it waited for).
+    if (cause !== 'slow-consumer') this.flush()
     if (this.#closed || this.#socket === undefined) return
     this.#closeCause = cause
     // A close reason is at most 123 bytes (RFC 6455, 5.5).
@@ -195,6 +236,7 @@ export class WsSession implements SubscriptionSink {
   closed(code = 1000): void {
     if (this.#closed) return
     this.#closed = true
+    this.#queued = undefined
     if (this.#closeCause === undefined && code === 1006) this.#closeCause = 'idle-or-error'
     for (const id of this.#subs.keys()) this.#hub.unsubscribe(id, this)
     this.#subs.clear()
@@ -345,3 +387,28 @@ function errorsFor(parsed: ParsedBody, code: number, message: string, data: unkn
     }
   }
 }
+
+/**
+ * The sessions with messages waiting, written once per event-loop turn: setImmediate runs after
+ * the turn's I/O callbacks (uWS's and the upstream sockets') and the promise reactions they
+ * started, so every answer decided in the turn goes out in it, each connection's in one write.
+ */
+class OutgoingTurn {
+  readonly #sessions = new Set<WsSession>()
+  #scheduled = false
+
+  add(session: WsSession): void {
+    this.#sessions.add(session)
+    if (this.#scheduled) return
+    this.#scheduled = true
+    setImmediate(this.#flush)
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false
+    for (const session of this.#sessions) session.flush()
+    this.#sessions.clear()
+  }
+}
+
+const outgoing = new OutgoingTurn()
