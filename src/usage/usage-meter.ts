@@ -40,6 +40,8 @@ const FLUSH_AFTER_BOUNDARY_MS = 2
 export class UsageMeter {
   readonly #opts: UsageMeterOptions
   #buckets = new Map<string, Bucket>()
+  /** The bucket last counted into; forgotten when a flush takes buckets out. */
+  #last: Bucket | undefined
   #timer: NodeJS.Timeout | undefined
 
   constructor(opts: UsageMeterOptions) {
@@ -92,6 +94,7 @@ export class UsageMeter {
     for (const [k, b] of this.#buckets) {
       if (!all && b.intervalStart >= current) continue
       this.#buckets.delete(k)
+      if (this.#last === b) this.#last = undefined
       const head = {
         accountId: b.accountId,
         keyId: b.keyId,
@@ -122,6 +125,10 @@ export class UsageMeter {
 
   #bucket(accountId: string, keyId: string, network: string, kind: NodeKind): Bucket {
     const start = this.#intervalStart(this.#opts.clock.now())
+    // The bucket of the last call, when this one is the same key, network, kind and interval (a
+    // client's calls come in runs): no key string built and looked up per call.
+    const last = this.#last
+    if (last !== undefined && last.keyId === keyId && last.network === network && last.kind === kind && last.intervalStart === start) return last
     const k = `${keyId}|${network}|${kind}|${start}`
     let b = this.#buckets.get(k)
     if (!b) {
@@ -141,6 +148,7 @@ export class UsageMeter {
       }
       this.#buckets.set(k, b)
     }
+    this.#last = b
     return b
   }
 }
