@@ -20,6 +20,10 @@ export type Route =
   /** The call cannot be served for this key: `code` says which registry error answers it. */
   | { refuse: 'METHOD_NOT_FOUND' | 'ARCHIVE_REQUIRED'; message: string }
 
+/** The two routes, one object each: routing runs per call (fifty times for a batch of fifty). */
+const TO_FULL: Route = Object.freeze({ kind: 'full' })
+const TO_ARCHIVE: Route = Object.freeze({ kind: 'archive' })
+
 /**
  * Route one call to a node kind: trace_* and state older than the full nodes' window go to
  * archive nodes (or get a clear refusal when the key has none); everything else goes to full
@@ -31,21 +35,21 @@ export function route(method: string, spec: MethodSpec, params: unknown, ctx: Ro
     if (ctx.access.archive && !ctx.hasArchive) {
       return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${method} needs an archive node, and this network has none` }
     }
-    if (ctx.access.archive) return { kind: 'archive' }
+    if (ctx.access.archive) return TO_ARCHIVE
     const ns = method.slice(0, method.indexOf('_'))
     return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${ns}_* needs an archive node; the ${ctx.planName} plan has none on this network` }
   }
   const block = spec.block ? oldestBlockOf(spec, params) : undefined
   // A network without archive nodes: its full nodes are all there is (they may keep more than the window).
   if (block !== undefined && ctx.head !== undefined && ctx.head - block > ctx.windowBlocks && ctx.hasArchive) {
-    if (ctx.access.archive) return { kind: 'archive' }
+    if (ctx.access.archive) return TO_ARCHIVE
     return {
       refuse: 'ARCHIVE_REQUIRED',
       message: `State at block ${block} is older than the ${ctx.windowBlocks} blocks full nodes keep (head ${ctx.head}); the ${ctx.planName} plan has no archive access on this network: query a recent block, or choose a plan with archive nodes`,
     }
   }
-  if (ctx.access.full && (ctx.healthy.full || !ctx.access.archive || !ctx.healthy.archive)) return { kind: 'full' }
-  return { kind: 'archive' }
+  if (ctx.access.full && (ctx.healthy.full || !ctx.access.archive || !ctx.healthy.archive)) return TO_FULL
+  return TO_ARCHIVE
 }
 
 /**

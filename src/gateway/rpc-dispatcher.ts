@@ -262,20 +262,21 @@ export class RpcDispatcher {
         else alone.push(x)
       }
       const sendGroup = async (kind: NodeKind, group: typeof routed): Promise<void> => {
-        let replies: Array<UpstreamReply | undefined>
-        try {
-          const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, clientIdJson: x.r.call.idJson ?? 'null' }))
-          replies = await ctx.pool.callBatch(kind, calls, { timeoutMs: this.deps.limits.upstreamTimeoutMs })
-        } catch (err) {
-          // One failure of one upstream batch: one error (and one log line) for all its calls.
-          const e = this.#upstreamError(ctx, err, [...new Set(group.map((x) => x.r.call.method))].join(','), group.length)
-          for (const x of group) record(x.index, x.r, failed(e, x.r))
-          return
-        }
+        const replies = await this.#sendGroup(ctx, kind, group)
+        // One failure of one upstream batch: one error (and one log line) for all its calls.
+        const errors = new Map<Error, GatewayError>()
         for (let k = 0; k < group.length; k++) {
           const x = group[k]
           const reply = replies[k]
-          if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
+          if (reply instanceof Error) {
+            let e = errors.get(reply)
+            if (e === undefined) {
+              const hit = group.filter((_, j) => replies[j] === reply)
+              e = this.#upstreamError(ctx, reply, [...new Set(hit.map((y) => y.r.call.method))].join(','), hit.length)
+              errors.set(reply, e)
+            }
+            record(x.index, x.r, failed(e, x.r))
+          } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
           else record(x.index, x.r, forwarded(reply, malformedAnswer(ctx, reply)))
         }
       }
@@ -332,6 +333,26 @@ export class RpcDispatcher {
     // A batch of notifications only is answered with nothing (JSON-RPC 2.0, section 6).
     if (answered.length === 0) return { status: 204, body: null, malformed }
     return { status: 200, body: `[${answered.join(',')}]`, malformed }
+  }
+
+  /**
+   * A batch's calls of one node kind that go as they are: through the upstream caller (shared in
+   * flight with other requests, the rest as one upstream batch), else straight to the pool as one
+   * upstream batch. Per call: the answer, undefined (send it alone), or the failure that answered it.
+   */
+  async #sendGroup(ctx: DispatchContext, kind: NodeKind, group: ReadonlyArray<{ r: Routed }>): Promise<Array<UpstreamReply | Error | undefined>> {
+    const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, idJson: x.r.call.idJson ?? 'null' }))
+    if (this.deps.calls !== undefined) return this.deps.calls.batch(ctx.network, ctx.pool, kind, calls)
+    try {
+      return await ctx.pool.callBatch(
+        kind,
+        calls.map((c) => ({ method: c.method, params: c.params, clientIdJson: c.idJson })),
+        { timeoutMs: this.deps.limits.upstreamTimeoutMs },
+      )
+    } catch (err) {
+      const e = err instanceof Error ? err : new Error(String(err))
+      return calls.map(() => e)
+    }
   }
 
   /** What routing needs to know of the key, the network's nodes and its head, now. */

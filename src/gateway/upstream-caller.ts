@@ -25,6 +25,13 @@ export interface UpstreamCall {
   readonly node?: string
 }
 
+/** A call of a client batch for UpstreamCaller.batch: its method, params and the client's id as JSON text. */
+export interface BatchedCall {
+  readonly method: string
+  readonly params: unknown
+  readonly idJson: string
+}
+
 /** The answer, and whether it came from the cache (`X-Tollgate-Cache`); undefined: not cacheable. */
 export interface UpstreamCallerOptions {
   /** Time-out of one attempt of an ordinary call (limits.upstreamTimeoutMs). */
@@ -74,6 +81,79 @@ export class UpstreamCaller {
     if (spec?.filter !== undefined || spec?.heavy === true || spec?.path !== undefined) return false
     if (this.opts.heavy.methodTimeoutMs[method] !== undefined) return false
     return this.opts.cache === undefined || cacheRuleFor(method, params) === undefined
+  }
+
+  /**
+   * Calls of a client batch that go to `kind` as they are (sentAsIs), each shared in flight as a
+   * single call is: one identical to a call in flight (another client's, alone or in a batch)
+   * joins it; identical calls of the batch are asked once; the rest go to one node as ONE upstream
+   * batch, each registered in flight while it runs so that other requests can join it. Fifty
+   * clients sending batches that hold the same eth_blockNumber cost the node one call, not fifty
+   * upstream batches.
+   * @returns per call: the node's answer with the call's id, or the failure that answered it
+   */
+  async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<UpstreamReply | Error>> {
+    const out = new Array<UpstreamReply | Error>(calls.length)
+    /** The first call of each distinct key, and its copies in the batch. */
+    const firsts: number[] = []
+    const copies: number[][] = []
+    const keys = new Map<string, number>()
+    const waiting: Promise<UpstreamReply>[] = []
+    // The calls of the upstream batch, and how each one's waiters are answered.
+    const sent: Array<{ method: string; params: unknown; clientIdJson: string }> = []
+    const settle: Array<{ resolve: (r: UpstreamReply | Promise<UpstreamReply>) => void; reject: (e: unknown) => void }> = []
+    for (let i = 0; i < calls.length; i++) {
+      const { method, params, idJson } = calls[i]
+      const key = inflightKey(network, kind, method, params)
+      const k = keys.get(key)
+      if (k !== undefined) {
+        copies[k].push(i)
+        continue
+      }
+      keys.set(key, firsts.length)
+      firsts.push(i)
+      copies.push([])
+      let owned = false
+      waiting.push(
+        this.inflight.run(key, idJson, () => {
+          owned = true
+          return new Promise<UpstreamReply>((resolve, reject) => settle.push({ resolve, reject }))
+        }),
+      )
+      if (owned) sent.push({ method, params, clientIdJson: idJson })
+    }
+    if (sent.length === 1) {
+      const c = sent[0]
+      settle[0].resolve(this.#send({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }))
+    } else if (sent.length > 1) {
+      pool.callBatch(kind, sent, { timeoutMs: this.opts.timeoutMs }).then(
+        (replies) => {
+          for (let k = 0; k < sent.length; k++) {
+            const reply = replies[k]
+            // A call the node's answer did not cover goes again on its own (its waiters wait for it).
+            if (reply !== undefined) settle[k].resolve(reply)
+            else {
+              const c = sent[k]
+              settle[k].resolve(this.#send({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }))
+            }
+          }
+        },
+        (err: unknown) => {
+          for (const s of settle) s.reject(err)
+        },
+      )
+    }
+    for (let k = 0; k < firsts.length; k++) {
+      let outcome: UpstreamReply | Error
+      try {
+        outcome = await waiting[k]
+      } catch (err) {
+        outcome = err instanceof Error ? err : new Error(String(err))
+      }
+      out[firsts[k]] = outcome
+      for (const i of copies[k]) out[i] = outcome instanceof Error ? outcome : withClientId(outcome, calls[i].idJson)
+    }
+    return out
   }
 
   // Not async: each path returns its own promise (one promise fewer per call).

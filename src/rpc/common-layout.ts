@@ -1,4 +1,5 @@
 import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH, deeperThan } from './request-bounds.js'
+import { METHODS } from './method-table.js'
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipNested, skipWhitespace } from './json-scan.js'
 
 /**
@@ -85,7 +86,7 @@ function readCall(text: string): CommonCall | undefined {
     } else if (member === METHOD) {
       end = plainStringEnd(text, from)
       if (end < 0 || end === from + 2) return undefined
-      method = text.slice(from + 1, end - 1)
+      method = methodName(text, from + 1, end - 1)
     } else if (member === ID) {
       end = idEnd(text, from)
       if (end < 0 || end - from > MAX_ID_LENGTH) return undefined
@@ -116,6 +117,40 @@ function readCall(text: string): CommonCall | undefined {
   at = i + 1
   if ((seen & (JSONRPC | METHOD)) !== (JSONRPC | METHOD)) return undefined
   return { method, params, idJson }
+}
+
+/**
+ * The method names of the method table, by a hash of their characters: a name read from a body is
+ * the table's own string when it is one of them. A slice of the body would be a new string whose
+ * every use as a key (the method table, the method rules, the cache's rules) first hashes it, or
+ * looks it up in V8's table of internalized strings; the table's strings are internalized already.
+ */
+const KNOWN_METHODS = new Map<number, string>()
+for (const name of Object.keys(METHODS)) {
+  const h = hashOf(name, 0, name.length)
+  if (!KNOWN_METHODS.has(h)) KNOWN_METHODS.set(h, name)
+}
+
+function hashOf(text: string, from: number, to: number): number {
+  let h = to - from
+  for (let i = from; i < to; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) | 0
+  return h
+}
+
+/** The characters of `text` from `from` to `to` as a string: the method table's own when it holds that name. */
+function methodName(text: string, from: number, to: number): string {
+  const known = KNOWN_METHODS.get(hashOf(text, from, to))
+  if (known !== undefined && known.length === to - from) {
+    let same = true
+    for (let i = 0; i < known.length; i++) {
+      if (known.charCodeAt(i) !== text.charCodeAt(from + i)) {
+        same = false
+        break
+      }
+    }
+    if (same) return known
+  }
+  return text.slice(from, to)
 }
 
 /** `"2.0"` at `i`. */

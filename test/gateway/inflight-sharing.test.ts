@@ -52,3 +52,41 @@ t.test('different params are different calls', async (t) => {
   t.equal(node.counters.calls - before, 2)
   t.ok(replies.every((r) => r.json.result === '0x0'))
 })
+
+t.test('calls inside batches are shared in flight with other requests, and answered with their own ids', async (t) => {
+  const before = node.counters.calls
+  const shared = inflight.shared
+  await anvil.freeze()
+  // A single call first, then three batches that each hold the same call twice and one call of their own.
+  const single = rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 'single', method: 'eth_getBlockByNumber', params: ['latest', false] }, { apiKey })
+  t.ok(await until(() => inflight.size === 1), 'the single call is in flight')
+  const batches = Promise.all(
+    [0, 1, 2].map((b) =>
+      rpc(
+        tg.url('eth-1'),
+        [
+          { jsonrpc: '2.0', id: `${b}-a`, method: 'eth_getBlockByNumber', params: ['latest', false] },
+          { jsonrpc: '2.0', id: `${b}-b`, method: 'eth_getBalance', params: [`0x${String(b + 1).repeat(40)}`, 'latest'] },
+          { jsonrpc: '2.0', id: `${b}-c`, method: 'eth_getBlockByNumber', params: ['latest', false] },
+        ],
+        { apiKey },
+      ),
+    ),
+  )
+  // Each batch's first copy joins the single call; its second copy is its own first's copy.
+  t.ok(await until(() => inflight.shared - shared === 3 && inflight.size === 4), 'the batches joined the single call; their own calls are in flight')
+  anvil.thaw()
+  const [first, replies] = await Promise.all([single, batches])
+  t.equal(first.json.id, 'single')
+  t.equal(node.counters.calls - before, 4, 'one upstream call for the seven identical calls, one for each balance')
+  for (const [b, reply] of replies.entries()) {
+    const answers = reply.json as Array<{ id: string; result: unknown }>
+    t.same(
+      answers.map((a) => a.id),
+      [`${b}-a`, `${b}-b`, `${b}-c`],
+      `batch ${b}: every call answered with its own id, in order`,
+    )
+    t.equal((answers[0].result as { hash: string }).hash, first.json.result.hash, `batch ${b}: the shared answer`)
+    t.equal(answers[1].result, '0x0')
+  }
+})
