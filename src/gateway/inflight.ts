@@ -62,3 +62,8 @@ export class InflightCalls<T extends SharedAnswer> {
 export function inflightKey(network: string, kind: string, method: string, params: unknown): string {
   return `${network}|${kind}|${method}|${paramsJson(params)}`
 }
+
+/** inflightKey, for params already written as JSON. */
+export function inflightKeyOf(network: string, kind: string, method: string, paramsJsonText: string): string {
+  return `${network}|${kind}|${method}|${paramsJsonText}`
+}

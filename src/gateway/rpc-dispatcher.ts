@@ -16,6 +16,8 @@ import type { UpstreamCaller } from './upstream-caller.js'
 import type { CallOutcome } from './call-outcome.js'
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
+import { spliceId } from '../upstream/splice-id.js'
+import { paramsJson } from '../rpc/params-json.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -111,6 +113,10 @@ interface Routed {
   readonly kind: NodeKind
   /** Answered by ctx.local, not by a node. */
   readonly local: boolean
+  /** Its place in the batch (0 for a call alone). */
+  readonly index: number
+  /** Its params as JSON (paramsJson): written once, for the keys that make calls alike and the upstream text. */
+  readonly paramsJson: string
 }
 
 /** A call refused before forwarding: its answer, and whether it was malformed or unsupported. */
@@ -216,7 +222,13 @@ export class RpcDispatcher {
     }
     let malformed = 0
     const parts = new Array<string | undefined>(entries.length)
-    const routed: Array<{ index: number; r: Routed }> = []
+    const routed: Routed[] = []
+    // Identical reads of the batch (same method and params; not subscriptions, filter calls or
+    // transactions) are routed, looked up and sent once; every copy still counts (rate, usage) and
+    // is answered with its own id. Clients batch what their parts ask, and parts ask alike
+    // (eth_chainId, eth_blockNumber, the same balance): a copy costs an id splice, not a call's work.
+    let firsts: Map<string, Routed> | undefined
+    const copies: Array<{ of: Routed; index: number; idJson: string | undefined }> = []
     // What routing reads of the key, the nodes and the head: once for the batch, not per call.
     const routeContext = this.#routeContext(ctx)
     for (let i = 0; i < entries.length; i++) {
@@ -226,42 +238,53 @@ export class RpcDispatcher {
         malformed++
         continue
       }
-      const r = this.#route(ctx, entry, routeContext)
+      const r = this.#route(ctx, entry, routeContext, i)
       if ('refused' in r) {
         parts[i] = entry.idJson === undefined ? undefined : r.body
         if (r.malformed) malformed++
-      } else routed.push({ index: i, r })
+        continue
+      }
+      if (!r.local && r.spec.filter === undefined && r.spec.path !== 'send') {
+        const key = r.paramsJson === '[]' ? r.call.method : `${r.call.method}\0${r.paramsJson}`
+        firsts ??= new Map()
+        const first = firsts.get(key)
+        if (first !== undefined && first.kind === r.kind) {
+          copies.push({ of: first, index: i, idJson: entry.idJson })
+          continue
+        }
+        firsts.set(key, r)
+      }
+      routed.push(r)
     }
     if (routed.length > 0) {
-      const admission = this.#admit(
-        ctx,
-        routed.map((x) => x.r),
-      )
+      const admission = this.#admit(ctx, routed, copies)
       if (admission.answer) return admission.answer
       if (admission.delayMs > 0) await sleep(admission.delayMs)
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
-      const record = (index: number, r: Routed, out: Forwarded): void => {
+      const outcomes = copies.length > 0 ? new Array<Forwarded | undefined>(entries.length) : undefined
+      const record = (r: Routed, out: Forwarded): void => {
         const s = served[out.kind]
         s.n++
         if (out.isError) s.errors++
         if (out.malformed) malformed++
         s.bytes += sizeOf(out)
-        if (r.call.idJson !== undefined) parts[index] = out.body
+        if (r.call.idJson !== undefined) parts[r.index] = out.body
+        if (outcomes !== undefined) outcomes[r.index] = out
       }
       // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
       // not one per call: the profile's largest cost). What it leaves goes call by call below,
       // through #forward: local calls (subscriptions), filter calls (pinned to the node that holds
       // the filter), what the upstream caller treats specially, calls the node's answer skipped,
       // and answers of pruned state (retried on an archive node).
-      const alone: typeof routed = []
-      const groups: Record<NodeKind, typeof routed> = { full: [], archive: [] }
-      for (const x of routed) {
+      const alone: Routed[] = []
+      const groups: Record<NodeKind, Routed[]> = { full: [], archive: [] }
+      for (const r of routed) {
         // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
         // transactions, filters) goes through it, call by call.
-        if (!x.r.local && x.r.spec.filter === undefined && (this.deps.calls?.sentAsIs(x.r.call.method, x.r.call.params) ?? true)) groups[x.r.kind].push(x)
-        else alone.push(x)
+        if (!r.local && r.spec.filter === undefined && (this.deps.calls?.sentAsIs(r.call.method, r.call.params) ?? true)) groups[r.kind].push(r)
+        else alone.push(r)
       }
-      const sendGroup = async (kind: NodeKind, group: typeof routed): Promise<void> => {
+      const sendGroup = async (kind: NodeKind, group: Routed[]): Promise<void> => {
         const replies = await this.#sendGroup(ctx, kind, group)
         // One failure of one upstream batch: one error (and one log line) for all its calls.
         const errors = new Map<Error, GatewayError>()
@@ -272,12 +295,12 @@ export class RpcDispatcher {
             let e = errors.get(reply)
             if (e === undefined) {
               const hit = group.filter((_, j) => replies[j] === reply)
-              e = this.#upstreamError(ctx, reply, [...new Set(hit.map((y) => y.r.call.method))].join(','), hit.length)
+              e = this.#upstreamError(ctx, reply, [...new Set(hit.map((y) => y.call.method))].join(','), hit.length)
               errors.set(reply, e)
             }
-            record(x.index, x.r, failed(e, x.r))
+            record(x, failed(e, x))
           } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
-          else record(x.index, x.r, forwarded(reply, malformedAnswer(ctx, reply)))
+          else record(x, forwarded(reply, malformedAnswer(ctx, reply)))
         }
       }
       // Most batches use one node kind: one upstream batch awaited, no Promise.all around it.
@@ -293,19 +316,10 @@ export class RpcDispatcher {
       const calls = this.deps.calls
       if (calls !== undefined && alone.length > 0) {
         let kept = 0
-        for (const x of alone) {
-          const hit = x.r.local
-            ? undefined
-            : calls.cachedNow({
-                network: ctx.network,
-                pool: ctx.pool,
-                kind: x.r.kind,
-                method: x.r.call.method,
-                params: x.r.call.params,
-                idJson: x.r.call.idJson ?? 'null',
-              })
-          if (hit === undefined) alone[kept++] = x
-          else record(x.index, x.r, forwarded(hit, false))
+        for (const r of alone) {
+          const hit = r.local ? undefined : calls.cachedNow(ctx.network, r.kind, r.call.method, r.call.params, r.call.idJson ?? 'null')
+          if (hit === undefined) alone[kept++] = r
+          else record(r, forwarded(hit, false))
         }
         alone.length = kept
       }
@@ -313,13 +327,23 @@ export class RpcDispatcher {
       let next = 0
       const worker = async (): Promise<void> => {
         while (next < alone.length) {
-          const { index, r } = alone[next++]
-          record(index, r, await this.#forward(ctx, r))
+          const r = alone[next++]
+          record(r, await this.#forward(ctx, r))
         }
       }
       const workers: Promise<void>[] = []
       for (let w = 0; w < Math.min(this.deps.limits.batchConcurrency, alone.length); w++) workers.push(worker())
       await Promise.all(workers)
+      for (const c of copies) {
+        const out = outcomes![c.of.index]!
+        const body = spliceId(out.body, c.idJson ?? 'null')
+        const s = served[out.kind]
+        s.n++
+        if (out.isError) s.errors++
+        if (out.malformed) malformed++
+        s.bytes += body.length
+        if (c.idJson !== undefined) parts[c.index] = body
+      }
       let first = true
       for (const kind of ['full', 'archive'] as const) {
         const s = served[kind]
@@ -340,18 +364,17 @@ export class RpcDispatcher {
    * flight with other requests, the rest as one upstream batch), else straight to the pool as one
    * upstream batch. Per call: the answer, undefined (send it alone), or the failure that answered it.
    */
-  async #sendGroup(ctx: DispatchContext, kind: NodeKind, group: ReadonlyArray<{ r: Routed }>): Promise<Array<UpstreamReply | Error | undefined>> {
-    const calls = group.map((x) => ({ method: x.r.call.method, params: x.r.call.params, idJson: x.r.call.idJson ?? 'null' }))
-    if (this.deps.calls !== undefined) return this.deps.calls.batch(ctx.network, ctx.pool, kind, calls)
+  async #sendGroup(ctx: DispatchContext, kind: NodeKind, group: readonly Routed[]): Promise<Array<UpstreamReply | Error | undefined>> {
+    if (this.deps.calls !== undefined) return this.deps.calls.batch(ctx.network, ctx.pool, kind, group)
     try {
       return await ctx.pool.callBatch(
         kind,
-        calls.map((c) => ({ method: c.method, params: c.params, clientIdJson: c.idJson })),
+        group.map((r) => ({ method: r.call.method, params: r.call.params, paramsJson: r.paramsJson, clientIdJson: r.call.idJson ?? 'null' })),
         { timeoutMs: this.deps.limits.upstreamTimeoutMs },
       )
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err))
-      return calls.map(() => e)
+      return group.map(() => e)
     }
   }
 
@@ -368,7 +391,7 @@ export class RpcDispatcher {
   }
 
   /** The node kind for a call, or the answer that refuses it. */
-  #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext): Routed | Refused {
+  #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index = 0): Routed | Refused {
     const idJson = call.idJson ?? 'null'
     const rule = ctx.policy.methodRule(call.method)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
@@ -377,11 +400,11 @@ export class RpcDispatcher {
       const spec = ERRORS[r.refuse]
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
-    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true }
+    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true, index, paramsJson: paramsJson(call.params) }
   }
 
   /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */
-  #admit(ctx: DispatchContext, routed: readonly Routed[]): { answer?: RpcAnswer; delayMs: number } {
+  #admit(ctx: DispatchContext, routed: readonly Routed[], copies: ReadonlyArray<{ of: Routed }> = []): { answer?: RpcAnswer; delayMs: number } {
     // WebSocket messages were admitted by the session, against the key's message limit; which
     // node kinds the key may use was checked call by call by the router.
     if (!ctx.policy.admitsEachCall) return { delayMs: 0 }
@@ -389,6 +412,10 @@ export class RpcDispatcher {
     let archive = 0
     for (const r of routed) {
       if (r.kind === 'full') full++
+      else archive++
+    }
+    for (const c of copies) {
+      if (c.of.kind === 'full') full++
       else archive++
     }
     let delayMs = 0

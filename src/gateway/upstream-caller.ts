@@ -9,7 +9,7 @@ import type { ImmutableCache } from '../cache/immutable-cache.js'
 import { GetLogs } from '../heavy/get-logs.js'
 import type { GetLogsLimits } from '../heavy/logs-range.js'
 import { TransactionSender } from '../upstream/send-transaction.js'
-import { InflightCalls, inflightKey } from './inflight.js'
+import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
 import { paramsJson } from '../rpc/params-json.js'
 
 /** One call routed to a node kind, on its way upstream. */
@@ -25,11 +25,10 @@ export interface UpstreamCall {
   readonly node?: string
 }
 
-/** A call of a client batch for UpstreamCaller.batch: its method, params and the client's id as JSON text. */
+/** A call of a client batch for UpstreamCaller.batch, with its params already written as JSON. */
 export interface BatchedCall {
-  readonly method: string
-  readonly params: unknown
-  readonly idJson: string
+  readonly call: { readonly method: string; readonly params: unknown; readonly idJson: string | undefined }
+  readonly paramsJson: string
 }
 
 /** The answer, and whether it came from the cache (`X-Tollgate-Cache`); undefined: not cacheable. */
@@ -100,11 +99,12 @@ export class UpstreamCaller {
     const keys = new Map<string, number>()
     const waiting: Promise<UpstreamReply>[] = []
     // The calls of the upstream batch, and how each one's waiters are answered.
-    const sent: Array<{ method: string; params: unknown; clientIdJson: string }> = []
+    const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
     const settle: Array<{ resolve: (r: UpstreamReply | Promise<UpstreamReply>) => void; reject: (e: unknown) => void }> = []
     for (let i = 0; i < calls.length; i++) {
-      const { method, params, idJson } = calls[i]
-      const key = inflightKey(network, kind, method, params)
+      const { method, params } = calls[i].call
+      const idJson = calls[i].call.idJson ?? 'null'
+      const key = inflightKeyOf(network, kind, method, calls[i].paramsJson)
       const k = keys.get(key)
       if (k !== undefined) {
         copies[k].push(i)
@@ -120,7 +120,7 @@ export class UpstreamCaller {
           return new Promise<UpstreamReply>((resolve, reject) => settle.push({ resolve, reject }))
         }),
       )
-      if (owned) sent.push({ method, params, clientIdJson: idJson })
+      if (owned) sent.push({ method, params, paramsJson: calls[i].paramsJson, clientIdJson: idJson })
     }
     if (sent.length === 1) {
       const c = sent[0]
@@ -151,7 +151,7 @@ export class UpstreamCaller {
         outcome = err instanceof Error ? err : new Error(String(err))
       }
       out[firsts[k]] = outcome
-      for (const i of copies[k]) out[i] = outcome instanceof Error ? outcome : withClientId(outcome, calls[i].idJson)
+      for (const i of copies[k]) out[i] = outcome instanceof Error ? outcome : withClientId(outcome, calls[i].call.idJson ?? 'null')
     }
     return out
   }
@@ -178,15 +178,15 @@ export class UpstreamCaller {
    * A batch serves its cached calls with this before anything goes upstream: the async path per
    * call cost more than the lookup itself.
    */
-  cachedNow(c: UpstreamCall): CallOutcome | undefined {
+  cachedNow(network: string, kind: NodeKind, method: string, params: unknown, idJson: string): CallOutcome | undefined {
     const cache = this.opts.cache
-    if (cache === undefined || c.node !== undefined) return undefined
-    const spec = METHODS[c.method]
+    if (cache === undefined) return undefined
+    const spec = METHODS[method]
     if (spec?.filter !== undefined || spec?.path !== undefined) return undefined
-    const rule = cacheRuleFor(c.method, c.params)
-    if (rule === undefined || !mayBeFinal(rule, this.opts.finalized?.(c.network))) return undefined
-    const hit = cache.get(c.network, cache.generation(c.network), `${c.kind}\0${c.method}\0${paramsJson(c.params)}`)
-    return hit === undefined ? undefined : { body: spliceId(hit, c.idJson), node: 'cache', kind: c.kind, isError: false, cache: 'hit' }
+    const rule = cacheRuleFor(method, params)
+    if (rule === undefined || !mayBeFinal(rule, this.opts.finalized?.(network))) return undefined
+    const hit = cache.get(network, cache.generation(network), `${kind}\0${method}\0${paramsJson(params)}`)
+    return hit === undefined ? undefined : { body: spliceId(hit, idJson), node: 'cache', kind, isError: false, cache: 'hit' }
   }
 
   /** From the cache when final and stored; else shared in flight, and stored when final. */

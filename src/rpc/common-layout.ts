@@ -31,6 +31,12 @@ const ID = 2
 const METHOD = 4
 const PARAMS = 8
 
+/**
+ * The params `[]` of every call that has them (eth_blockNumber, eth_chainId…): one array, frozen,
+ * rather than one per call. Params are never changed once parsed.
+ */
+const NO_PARAMS: readonly unknown[] = Object.freeze([])
+
 /** Where the reader is in the text: one cursor for the module, the request path never re-enters it. */
 let at = 0
 
@@ -95,7 +101,7 @@ function readCall(text: string): CommonCall | undefined {
       const open = text.charCodeAt(from)
       if (open !== OPEN_BRACKET && open !== OPEN_BRACE) return undefined
       if (open === OPEN_BRACKET && text.charCodeAt(from + 1) === CLOSE_BRACKET) {
-        params = []
+        params = NO_PARAMS
         end = from + 2
       } else {
         end = skipNested(text, from)

@@ -137,7 +137,7 @@ export class UpstreamPool {
    */
   async callBatch(
     kind: NodeKind,
-    calls: ReadonlyArray<{ method: string; params: unknown; clientIdJson: string }>,
+    calls: ReadonlyArray<{ method: string; params: unknown; paramsJson?: string; clientIdJson: string }>,
     opts: PoolCallOptions,
   ): Promise<Array<UpstreamReply | undefined>> {
     const out = new Array<UpstreamReply | undefined>(calls.length)
@@ -151,7 +151,7 @@ export class UpstreamPool {
     for (let i = 0; i < calls.length; i++) {
       const { method, params, clientIdJson } = calls[i]
       if (NOT_SAFE_TO_REPEAT.has(method)) continue
-      const json = paramsJson(params)
+      const json = calls[i].paramsJson ?? paramsJson(params)
       const key = `${method}\0${json}`
       const k = seen.get(key)
       if (k !== undefined) {

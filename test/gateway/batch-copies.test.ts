@@ -1,0 +1,55 @@
+import t from 'tap'
+import { startAnvil } from '../helpers/anvil.js'
+import { rpc, startTestGateway } from '../helpers/gateway.js'
+
+// Identical reads of one batch are asked once and each copy answered with its own id; calls that
+// change something on the node (a filter made, a transaction) are never merged.
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const tg = await startTestGateway(t, {
+  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
+  config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
+})
+const { apiKey } = await tg.createKey('tier-3')
+const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
+const address = `0x${'7'.repeat(40)}`
+
+t.test('copies of a read are asked once, each answered with its own id', async (t) => {
+  const before = node.counters.calls
+  const reply = await rpc(
+    tg.url('eth-1'),
+    [
+      { jsonrpc: '2.0', id: 'a', method: 'eth_getBalance', params: [address, 'latest'] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_blockNumber', params: [] },
+      { jsonrpc: '2.0', id: 'b', method: 'eth_getBalance', params: [address, 'latest'] },
+      { jsonrpc: '2.0', method: 'eth_getBalance', params: [address, 'latest'] },
+      { jsonrpc: '2.0', id: null, method: 'eth_getBalance', params: [address, 'latest'] },
+    ],
+    { apiKey },
+  )
+  const answers = reply.json as Array<{ id: unknown; result: unknown }>
+  t.same(
+    answers.map((a) => a.id),
+    ['a', 2, 'b', null],
+    'every call with an id answered with its own, in order; the notification not answered',
+  )
+  t.equal(answers[0].result, '0x0')
+  t.equal(answers[2].result, '0x0')
+  t.equal(answers[3].result, '0x0')
+  t.equal(node.counters.calls - before, 2, 'one upstream call for the four balances, one for the block number')
+})
+
+t.test('filters made in one batch are separate filters', async (t) => {
+  const reply = await rpc(
+    tg.url('eth-1'),
+    [
+      { jsonrpc: '2.0', id: 1, method: 'eth_newBlockFilter', params: [] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_newBlockFilter', params: [] },
+    ],
+    { apiKey },
+  )
+  const [first, second] = reply.json as Array<{ id: number; result: string }>
+  t.match(first.result, /^0x[0-9a-f]+$/)
+  t.match(second.result, /^0x[0-9a-f]+$/)
+  t.not(first.result, second.result, 'two filters')
+})
