@@ -16,7 +16,7 @@ export interface SharedAnswer {
  * const reply = await inflight.run(`eth-1|full|eth_getBlockByNumber|["0x10",false]`, '7', () => pool.call(…))
  */
 export class InflightCalls<T extends SharedAnswer> {
-  readonly #pending = new Map<string, Promise<T>>()
+  readonly #pending = new Map<string, Promise<T> | BatchSlot<T>>()
   readonly #withId: (answer: T, idJson: string) => T
 
   /**
@@ -38,7 +38,12 @@ export class InflightCalls<T extends SharedAnswer> {
     const running = this.#pending.get(key)
     if (running !== undefined) {
       this.shared++
-      return running.then((answer) => this.#withId(answer, idJson))
+      if (running instanceof Promise) return running.then((answer) => this.#withId(answer, idJson))
+      // A call of an upstream batch: its answer, or (the node's answer skipped it) a call of our own.
+      return running.answers.then((all) => {
+        const answer = all[running.index]
+        return answer === undefined ? send() : this.#withId(answer, idJson)
+      })
     }
     const call = send()
     this.#pending.set(key, call)
@@ -52,10 +57,37 @@ export class InflightCalls<T extends SharedAnswer> {
     return call
   }
 
+  /** An identical call is in flight: run() would join it. */
+  has(key: string): boolean {
+    return this.#pending.has(key)
+  }
+
+  /**
+   * The calls of one upstream batch, in flight under their keys until `answers` settles (one
+   * entry and one reaction for the batch, not a promise per call: a batch of 50 distinct calls
+   * paid more for its promises than for the call). A key already in flight keeps its call.
+   */
+  shareBatch(keys: readonly string[], answers: Promise<ReadonlyArray<T | undefined>>): void {
+    for (let i = 0; i < keys.length; i++) if (!this.#pending.has(keys[i])) this.#pending.set(keys[i], { answers, index: i })
+    const done = (): void => {
+      for (const key of keys) {
+        const entry = this.#pending.get(key)
+        if (entry !== undefined && !(entry instanceof Promise) && entry.answers === answers) this.#pending.delete(key)
+      }
+    }
+    answers.then(done, done)
+  }
+
   /** Distinct calls in flight now. */
   get size(): number {
     return this.#pending.size
   }
+}
+
+/** A call in flight as part of an upstream batch: the batch's answers and its place in them. */
+interface BatchSlot<T> {
+  readonly answers: Promise<ReadonlyArray<T | undefined>>
+  readonly index: number
 }
 
 /** The key that makes two calls identical. */

@@ -83,75 +83,59 @@ export class UpstreamCaller {
   }
 
   /**
-   * Calls of a client batch that go to `kind` as they are (sentAsIs), each shared in flight as a
-   * single call is: one identical to a call in flight (another client's, alone or in a batch)
-   * joins it; identical calls of the batch are asked once; the rest go to one node as ONE upstream
-   * batch, each registered in flight while it runs so that other requests can join it. Fifty
-   * clients sending batches that hold the same eth_blockNumber cost the node one call, not fifty
-   * upstream batches.
-   * @returns per call: the node's answer with the call's id, or the failure that answered it
+   * Calls of a client batch that go to `kind` as they are (sentAsIs), shared in flight as single
+   * calls are: one identical to a call in flight (another client's, alone or in a batch) joins it;
+   * the rest go to one node as ONE upstream batch, whose calls are in flight under their keys until
+   * it answers, so that other requests join them. Fifty clients sending batches that hold the same
+   * eth_blockNumber cost the node one call. The batch's own copies were merged by the dispatcher.
+   * @returns per call: the node's answer with the call's id, undefined (the node's answer did not
+   *   cover it: send it alone), or the failure that answered it
    */
-  async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<UpstreamReply | Error>> {
-    const out = new Array<UpstreamReply | Error>(calls.length)
-    /** The first call of each distinct key, and its copies in the batch. */
-    const firsts: number[] = []
-    const copies: number[][] = []
-    const keys = new Map<string, number>()
-    const waiting: Promise<UpstreamReply>[] = []
-    // The calls of the upstream batch, and how each one's waiters are answered.
+  async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<UpstreamReply | Error | undefined>> {
+    const out = new Array<UpstreamReply | Error | undefined>(calls.length)
+    const joined: Array<{ index: number; answer: Promise<UpstreamReply> }> = []
     const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
-    const settle: Array<{ resolve: (r: UpstreamReply | Promise<UpstreamReply>) => void; reject: (e: unknown) => void }> = []
+    const sentIndex: number[] = []
+    const sentKeys: string[] = []
     for (let i = 0; i < calls.length; i++) {
-      const { method, params } = calls[i].call
-      const idJson = calls[i].call.idJson ?? 'null'
-      const key = inflightKeyOf(network, kind, method, calls[i].paramsJson)
-      const k = keys.get(key)
-      if (k !== undefined) {
-        copies[k].push(i)
+      const { call, paramsJson: pj } = calls[i]
+      const idJson = call.idJson ?? 'null'
+      const key = inflightKeyOf(network, kind, call.method, pj)
+      if (this.inflight.has(key)) {
+        const c: UpstreamCall = { network, pool, kind, method: call.method, params: call.params, idJson }
+        joined.push({ index: i, answer: this.inflight.run(key, idJson, () => this.#send(c)) })
         continue
       }
-      keys.set(key, firsts.length)
-      firsts.push(i)
-      copies.push([])
-      let owned = false
-      waiting.push(
-        this.inflight.run(key, idJson, () => {
-          owned = true
-          return new Promise<UpstreamReply>((resolve, reject) => settle.push({ resolve, reject }))
-        }),
-      )
-      if (owned) sent.push({ method, params, paramsJson: calls[i].paramsJson, clientIdJson: idJson })
+      sent.push({ method: call.method, params: call.params, paramsJson: pj, clientIdJson: idJson })
+      sentIndex.push(i)
+      sentKeys.push(key)
     }
     if (sent.length === 1) {
+      // One call is sent as one (no batch around it), shared in flight as any single call.
       const c = sent[0]
-      settle[0].resolve(this.#send({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }))
+      joined.push({
+        index: sentIndex[0],
+        answer: this.#shared({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }, () =>
+          this.#send({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }),
+        ),
+      })
     } else if (sent.length > 1) {
-      pool.callBatch(kind, sent, { timeoutMs: this.opts.timeoutMs }).then(
-        (replies) => {
-          for (let k = 0; k < sent.length; k++) {
-            const reply = replies[k]
-            // A call the node's answer did not cover goes again on its own (its waiters wait for it).
-            if (reply !== undefined) settle[k].resolve(reply)
-            else {
-              const c = sent[k]
-              settle[k].resolve(this.#send({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }))
-            }
-          }
-        },
-        (err: unknown) => {
-          for (const s of settle) s.reject(err)
-        },
-      )
-    }
-    for (let k = 0; k < firsts.length; k++) {
-      let outcome: UpstreamReply | Error
+      const answers = pool.callBatch(kind, sent, { timeoutMs: this.opts.timeoutMs })
+      this.inflight.shareBatch(sentKeys, answers)
       try {
-        outcome = await waiting[k]
+        const replies = await answers
+        for (let k = 0; k < sent.length; k++) out[sentIndex[k]] = replies[k]
       } catch (err) {
-        outcome = err instanceof Error ? err : new Error(String(err))
+        const e = err instanceof Error ? err : new Error(String(err))
+        for (const i of sentIndex) out[i] = e
       }
-      out[firsts[k]] = outcome
-      for (const i of copies[k]) out[i] = outcome instanceof Error ? outcome : withClientId(outcome, calls[i].call.idJson ?? 'null')
+    }
+    for (const { index, answer } of joined) {
+      try {
+        out[index] = await answer
+      } catch (err) {
+        out[index] = err instanceof Error ? err : new Error(String(err))
+      }
     }
     return out
   }

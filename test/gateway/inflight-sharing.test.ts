@@ -90,3 +90,29 @@ t.test('calls inside batches are shared in flight with other requests, and answe
     t.equal(answers[1].result, '0x0')
   }
 })
+
+t.test('a single call joins the identical call of another request upstream batch', async (t) => {
+  const before = node.counters.calls
+  const shared = inflight.shared
+  await anvil.freeze()
+  const [x, y] = [`0x${'8'.repeat(40)}`, `0x${'9'.repeat(40)}`]
+  const batch = rpc(
+    tg.url('eth-1'),
+    [
+      { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [x, 'latest'] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_getBalance', params: [y, 'latest'] },
+    ],
+    { apiKey },
+  )
+  t.ok(await until(() => inflight.size === 2), 'both calls of the upstream batch are in flight')
+  const single = rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 'alone', method: 'eth_getBalance', params: [y, 'latest'] }, { apiKey })
+  t.ok(await until(() => inflight.shared - shared === 1), 'the single call waits on the batch')
+  anvil.thaw()
+  const [b, s] = await Promise.all([batch, single])
+  t.same(
+    (b.json as Array<{ id: number }>).map((a) => a.id),
+    [1, 2],
+  )
+  t.same(s.json, { jsonrpc: '2.0', id: 'alone', result: '0x0' }, 'its own id, the node answer')
+  t.equal(node.counters.calls - before, 2, 'the two calls of the upstream batch, nothing more')
+})
