@@ -39,12 +39,13 @@ async function profile(): Promise<void> {
   rmSync(dir, { recursive: true, force: true })
   const set = await startTargets({ which: 'gateway-only', gatewayNodeFlags: ['--cpu-prof', '--cpu-prof-dir', dir] })
   const gw = set.targets.get('gateway')!
-  // --only picks what to profile: small (default), small-distinct, large, large-gzip, batch or ws.
+  // --only picks what to profile: small (default), small-distinct, large, large-gzip, batch, batch-distinct or ws.
   const scenario = opts.only?.[0] ?? 'small'
-  const body = scenario === 'batch' ? bodies.batch : scenario.startsWith('large') ? bodies.large : bodies.small
+  const body =
+    scenario === 'batch' ? bodies.batch : scenario === 'batch-distinct' ? bodies.batchDistinct : scenario.startsWith('large') ? bodies.large : bodies.small
   const headers = scenario === 'large-gzip' ? { 'Accept-Encoding': 'gzip' } : undefined
   const connections = scenario.startsWith('large') ? 16 : opts.connections
-  const script = scenario === 'small-distinct' ? ('distinct' as const) : undefined
+  const script = scenario === 'small-distinct' ? ('distinct' as const) : scenario === 'batch-distinct' ? ('batch-distinct' as const) : undefined
   // ws: the WebSocket scenario's load (16 sockets, 4 calls in flight each) from its own process.
   const load = (durationS: number) =>
     scenario === 'ws'

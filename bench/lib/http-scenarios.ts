@@ -17,8 +17,8 @@ export interface HttpScenario {
   headers?: Record<string, string>
   targets: string[]
   connections: number
-  /** bench/load/distinct.lua: eth_getBalance over 1000 addresses instead of the body file. */
-  script?: 'distinct'
+  /** A wrk script that makes the bodies (bench/load/distinct.lua, batch-distinct.lua) instead of the body file. */
+  script?: 'distinct' | 'batch-distinct'
   /** What a correct answer looks like: checked once per target before measuring. */
   check: (res: { status: number; encoding: string | null; text: string }) => string | undefined
 }
@@ -85,6 +85,16 @@ export function requestBodies(dir: string): Bodies {
       'batch.json',
       Array.from({ length: 50 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: i % 2 ? 'eth_chainId' : 'eth_blockNumber', params: [] })),
     ),
+    // The check before measuring; wrk's batch-distinct.lua makes the bodies it sends.
+    batchDistinct: write(
+      'batch-distinct.json',
+      Array.from({ length: 50 }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'eth_getBalance',
+        params: [`0x${(i + 1).toString(16).padStart(40, '0')}`, 'latest'],
+      })),
+    ),
   }
 }
 
@@ -94,6 +104,7 @@ export interface Bodies {
   distinct: string
   large: string
   batch: string
+  batchDistinct: string
 }
 
 export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[] {
@@ -140,6 +151,23 @@ export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[]
       name: 'batch',
       what: 'a batch of 50 calls per request',
       bodyFile: bodies.batch,
+      targets: ['stub', 'nginx', 'node-proxy', ...gw, ...gwHttp],
+      connections: ctx.opts.connections,
+      check: (r) => {
+        const bad = okResult(r)
+        if (bad) return bad
+        const n = (JSON.parse(r.text) as unknown[]).length
+        return n === 50 ? undefined : `${n} answers for 50 calls`
+      },
+    },
+    {
+      // The batch above is 25 eth_blockNumber and 25 eth_chainId: the gateway answers its copies
+      // from one call each (and eth_chainId from the cache) where nginx has the node answer all 50.
+      // Here no two calls are alike: every target's node answers 50 calls per request.
+      name: 'batch-distinct',
+      what: 'a batch of 50 eth_getBalance of different addresses per request, no two calls alike in a batch or in flight',
+      bodyFile: bodies.batchDistinct,
+      script: 'batch-distinct',
       targets: ['stub', 'nginx', 'node-proxy', ...gw, ...gwHttp],
       connections: ctx.opts.connections,
       check: (r) => {

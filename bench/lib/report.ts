@@ -28,9 +28,12 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
     const value = round(x.rps / y.rps)
     out.push({ scenario: s, name, value, ...(goal ? { goal: goal.text, met: value >= (goal.min ?? 0) } : {}) })
   }
-  for (const s of ['small', 'small-distinct', 'large', 'large-gzip', 'batch', 'ws']) {
+  // Issue 14: at least nginx's throughput on each of its six scenarios (issue 3 asked 0.6x of small
+  // calls). batch-distinct, added beside them, is reported without a verdict.
+  const issue14 = new Set(['small', 'small-distinct', 'large', 'large-gzip', 'batch', 'ws'])
+  for (const s of ['small', 'small-distinct', 'large', 'large-gzip', 'batch', 'batch-distinct', 'ws']) {
     const isSmall = s === 'small' || s === 'small-distinct'
-    rps(s, 'gateway', 'nginx', 'gateway / nginx', isSmall ? { min: 0.6, text: '>= 0.6' } : undefined)
+    rps(s, 'gateway', 'nginx', 'gateway / nginx', issue14.has(s) ? { min: 1, text: '>= 1.0 (issue 14)' } : undefined)
     rps(s, 'gateway', 'node-proxy', 'gateway / plain Node proxy', isSmall ? { min: 2, text: '>= 2' } : undefined)
     rps(s, 'gateway', 'stub', 'gateway / stub directly')
     if (baseline) {
@@ -44,7 +47,7 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
     const unmetered = find(rows, s, 'gateway-no-metering')
     if (metered && unmetered?.rps) {
       const cost = round(1 - metered.rps / unmetered.rps, 3)
-      out.push({ scenario: s, name: 'metering cost (1 - metered / unmetered throughput)', value: cost, goal: '<= 0.10', met: cost <= 0.1 })
+      out.push({ scenario: s, name: 'metering cost (1 - metered / unmetered throughput)', value: cost, goal: '<= 0.05 (issue 14)', met: cost <= 0.05 })
     }
   }
   // Workers: N gateway processes against one, same run. Issue 14 asks >= 1.5x for 2 workers where the
@@ -176,7 +179,7 @@ export function formatMarkdown(r: RunResult): string {
         `| ${x.scenario} | ${x.target} | ${fmt(x.rps)} | ${fmtMs(x.p50Us)} | ${fmtMs(x.p99Us)} | ${fmt(x.cpuUsPerReq, 1)} | ${fmt(x.peakRssMiB, 0)} | ${x.errors} |`,
     ),
     '',
-    '| scenario | ratio | value | issue 3 target |',
+    '| scenario | ratio | value | target |',
     '|---|---|---:|---|',
     ...r.ratios.map((x) => `| ${x.scenario} | ${x.name} | ${x.value} | ${x.goal ? `${x.goal}: **${x.met ? 'met' : 'missed'}**` : ''} |`),
   ]

@@ -18,7 +18,11 @@ export function findWrk(): string | undefined {
   return ['/usr/bin/wrk', '/usr/local/bin/wrk'].find((p) => existsSync(p))
 }
 
-const SCRIPTS = { post: join(import.meta.dirname, '..', 'load', 'post.lua'), distinct: join(import.meta.dirname, '..', 'load', 'distinct.lua') }
+const SCRIPTS = {
+  post: join(import.meta.dirname, '..', 'load', 'post.lua'),
+  distinct: join(import.meta.dirname, '..', 'load', 'distinct.lua'),
+  'batch-distinct': join(import.meta.dirname, '..', 'load', 'batch-distinct.lua'),
+}
 
 /**
  * wrk in its own process, POSTing the body file; one thread (the machine has 2 cores: the other
