@@ -112,6 +112,13 @@ export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[]
   const gwHttp = ['gateway-http-upstream', ...(ctx.opts.baseline ? [`gateway-http-upstream@${ctx.opts.baseline}`] : [])]
   const okResult = (r: { status: number; text: string }): string | undefined =>
     r.status !== 200 ? `HTTP ${r.status}: ${r.text.slice(0, 120)}` : r.text.includes('"result"') ? undefined : `no result: ${r.text.slice(0, 120)}`
+  /** A batch's answer: 50 answers for its 50 calls. */
+  const fiftyAnswers = (r: { status: number; text: string }): string | undefined => {
+    const bad = okResult(r)
+    if (bad) return bad
+    const n = (JSON.parse(r.text) as unknown[]).length
+    return n === 50 ? undefined : `${n} answers for 50 calls`
+  }
   return [
     {
       name: 'small',
@@ -153,12 +160,7 @@ export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[]
       bodyFile: bodies.batch,
       targets: ['stub', 'nginx', 'node-proxy', ...gw, ...gwHttp],
       connections: ctx.opts.connections,
-      check: (r) => {
-        const bad = okResult(r)
-        if (bad) return bad
-        const n = (JSON.parse(r.text) as unknown[]).length
-        return n === 50 ? undefined : `${n} answers for 50 calls`
-      },
+      check: fiftyAnswers,
     },
     {
       // The batch above is 25 eth_blockNumber and 25 eth_chainId: the gateway answers its copies
@@ -170,12 +172,7 @@ export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[]
       script: 'batch-distinct',
       targets: ['stub', 'nginx', 'node-proxy', ...gw, ...gwHttp],
       connections: ctx.opts.connections,
-      check: (r) => {
-        const bad = okResult(r)
-        if (bad) return bad
-        const n = (JSON.parse(r.text) as unknown[]).length
-        return n === 50 ? undefined : `${n} answers for 50 calls`
-      },
+      check: fiftyAnswers,
     },
   ]
 }
