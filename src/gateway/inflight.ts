@@ -92,7 +92,7 @@ interface BatchSlot<T> {
 
 /** The key that makes two calls identical. */
 export function inflightKey(network: string, kind: string, method: string, params: unknown): string {
-  return `${network}|${kind}|${method}|${paramsJson(params)}`
+  return inflightKeyOf(network, kind, method, paramsJson(params))
 }
 
 /** inflightKey, for params already written as JSON. */

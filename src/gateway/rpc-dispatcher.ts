@@ -12,7 +12,7 @@ import type { LimitsConfig } from '../config/types.js'
 import { route, saysStatePruned, type RouteContext } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
-import type { UpstreamCaller } from './upstream-caller.js'
+import { sendAsOneBatch, type UpstreamCaller } from './upstream-caller.js'
 import type { CallOutcome } from './call-outcome.js'
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
@@ -245,10 +245,11 @@ export class RpcDispatcher {
         continue
       }
       if (!r.local && r.spec.filter === undefined && r.spec.path !== 'send') {
+        // No kind in the key: the batch has one route context, so identical calls route alike.
         const key = r.paramsJson === '[]' ? r.call.method : `${r.call.method}\0${r.paramsJson}`
         firsts ??= new Map()
         const first = firsts.get(key)
-        if (first !== undefined && first.kind === r.kind) {
+        if (first !== undefined) {
           copies.push({ of: first, index: i, idJson: entry.idJson })
           continue
         }
@@ -364,18 +365,9 @@ export class RpcDispatcher {
    * flight with other requests, the rest as one upstream batch), else straight to the pool as one
    * upstream batch. Per call: the answer, undefined (send it alone), or the failure that answered it.
    */
-  async #sendGroup(ctx: DispatchContext, kind: NodeKind, group: readonly Routed[]): Promise<Array<UpstreamReply | Error | undefined>> {
+  #sendGroup(ctx: DispatchContext, kind: NodeKind, group: readonly Routed[]): Promise<Array<UpstreamReply | Error | undefined>> {
     if (this.deps.calls !== undefined) return this.deps.calls.batch(ctx.network, ctx.pool, kind, group)
-    try {
-      return await ctx.pool.callBatch(
-        kind,
-        group.map((r) => ({ method: r.call.method, params: r.call.params, paramsJson: r.paramsJson, clientIdJson: r.call.idJson ?? 'null' })),
-        { timeoutMs: this.deps.limits.upstreamTimeoutMs },
-      )
-    } catch (err) {
-      const e = err instanceof Error ? err : new Error(String(err))
-      return group.map(() => e)
-    }
+    return sendAsOneBatch(ctx.pool, kind, group, this.deps.limits.upstreamTimeoutMs)
   }
 
   /** What routing needs to know of the key, the network's nodes and its head, now. */

@@ -99,22 +99,11 @@ export class UpstreamCaller {
    *   cover it: send it alone), or the failure that answered it
    */
   async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<UpstreamReply | Error | undefined>> {
+    // Many distinct calls: an in-flight key each (a string of the params, hashed, looked up, set
+    // and deleted) cost a batch of 50 distinct eth_getBalance a fifth of its throughput (bench
+    // batch-distinct), for calls that rarely meet their twin in flight. As they are.
+    if (calls.length > SHARED_BATCH_MAX) return sendAsOneBatch(pool, kind, calls, this.opts.timeoutMs)
     const out = new Array<UpstreamReply | Error | undefined>(calls.length)
-    if (calls.length > SHARED_BATCH_MAX) {
-      // Many distinct calls: an in-flight key each (a string of the params, hashed, looked up,
-      // set and deleted) cost a batch of 50 distinct eth_getBalance a fifth of its throughput
-      // (bench batch-distinct), for calls that rarely meet their twin in flight. As they are.
-      try {
-        return await pool.callBatch(
-          kind,
-          calls.map((c) => ({ method: c.call.method, params: c.call.params, paramsJson: c.paramsJson, clientIdJson: c.call.idJson ?? 'null' })),
-          { timeoutMs: this.opts.timeoutMs },
-        )
-      } catch (err) {
-        const e = err instanceof Error ? err : new Error(String(err))
-        return calls.map(() => e)
-      }
-    }
     const joined: Array<{ index: number; answer: Promise<UpstreamReply> }> = []
     const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
     const sentIndex: number[] = []
@@ -134,13 +123,8 @@ export class UpstreamCaller {
     }
     if (sent.length === 1) {
       // One call is sent as one (no batch around it), shared in flight as any single call.
-      const c = sent[0]
-      joined.push({
-        index: sentIndex[0],
-        answer: this.#shared({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }, () =>
-          this.#send({ network, pool, kind, method: c.method, params: c.params, idJson: c.clientIdJson }),
-        ),
-      })
+      const c: UpstreamCall = { network, pool, kind, method: sent[0].method, params: sent[0].params, idJson: sent[0].clientIdJson }
+      joined.push({ index: sentIndex[0], answer: this.#shared(c, () => this.#send(c)) })
     } else if (sent.length > 1) {
       const answers = pool.callBatch(kind, sent, { timeoutMs: this.opts.timeoutMs })
       this.inflight.shareBatch(sentKeys, answers)
@@ -148,7 +132,7 @@ export class UpstreamCaller {
         const replies = await answers
         for (let k = 0; k < sent.length; k++) out[sentIndex[k]] = replies[k]
       } catch (err) {
-        const e = err instanceof Error ? err : new Error(String(err))
+        const e = asError(err)
         for (const i of sentIndex) out[i] = e
       }
     }
@@ -156,7 +140,7 @@ export class UpstreamCaller {
       try {
         out[index] = await answer
       } catch (err) {
-        out[index] = err instanceof Error ? err : new Error(String(err))
+        out[index] = asError(err)
       }
     }
     return out
@@ -286,4 +270,30 @@ export class UpstreamCaller {
       return undefined
     }
   }
+}
+
+/**
+ * Calls of a client batch to one node as ONE upstream batch, nothing shared in flight: per call
+ * the answer, undefined (the node's answer did not cover it), or the failure of the whole batch.
+ */
+export async function sendAsOneBatch(
+  pool: UpstreamPool,
+  kind: NodeKind,
+  calls: ReadonlyArray<BatchedCall>,
+  timeoutMs: number,
+): Promise<Array<UpstreamReply | Error | undefined>> {
+  try {
+    return await pool.callBatch(
+      kind,
+      calls.map((c) => ({ method: c.call.method, params: c.call.params, paramsJson: c.paramsJson, clientIdJson: c.call.idJson ?? 'null' })),
+      { timeoutMs },
+    )
+  } catch (err) {
+    const e = asError(err)
+    return calls.map(() => e)
+  }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err))
 }
