@@ -24,6 +24,8 @@ export interface CommonCall {
   readonly method: string
   readonly params: unknown
   readonly idJson: string | undefined
+  /** The params as the client wrote them (see RpcCall.paramsJson); undefined without params. */
+  readonly paramsJson: string | undefined
 }
 
 const JSONRPC = 1
@@ -75,6 +77,7 @@ function readCall(text: string): CommonCall | undefined {
   let method = ''
   let params: unknown
   let idJson: string | undefined
+  let paramsText: string | undefined
   // A local cursor: the module's is read once and written once (a module binding costs a check per use).
   let i = skipWhitespace(text, at + 1)
   for (;;) {
@@ -102,12 +105,14 @@ function readCall(text: string): CommonCall | undefined {
       if (open !== OPEN_BRACKET && open !== OPEN_BRACE) return undefined
       if (open === OPEN_BRACKET && text.charCodeAt(from + 1) === CLOSE_BRACKET) {
         params = NO_PARAMS
+        paramsText = '[]'
         end = from + 2
       } else {
         end = skipNested(text, from)
         if (end < 0) return undefined
+        paramsText = text.slice(from, end)
         try {
-          params = JSON.parse(text.slice(from, end))
+          params = JSON.parse(paramsText)
         } catch {
           return undefined
         }
@@ -122,7 +127,7 @@ function readCall(text: string): CommonCall | undefined {
   }
   at = i + 1
   if ((seen & (JSONRPC | METHOD)) !== (JSONRPC | METHOD)) return undefined
-  return { method, params, idJson }
+  return { method, params, idJson, paramsJson: paramsText }
 }
 
 /**

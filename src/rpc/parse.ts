@@ -35,6 +35,15 @@ export interface RpcCall {
   readonly params: unknown
   /** undefined: a notification (no id member): forwarded, never answered. */
   readonly idJson: string | undefined
+  /**
+   * The params as the client wrote them, when the body was read in the common layout: valid JSON
+   * (they parsed), sent upstream and used in the keys that make calls alike as they are, instead
+   * of JSON.stringify of the parsed value once more (a batch of 50 distinct calls paid it per
+   * call). Text with other spacing than JSON.stringify's only makes a key that another spacing of
+   * the same params does not meet: a share missed, never a wrong answer. undefined: written with
+   * paramsJson() where needed.
+   */
+  readonly paramsJson?: string | undefined
 }
 
 /** A batch entry that failed the checks: answered with this error, never forwarded. */
@@ -137,7 +146,7 @@ export function checkRequest(value: unknown, text?: string, start = 0, end = 0):
   if (params !== undefined && deeperThan(params, MAX_PARAMS_DEPTH)) {
     return invalid(replyId, `Invalid Request: "params" are nested more than ${MAX_PARAMS_DEPTH} levels deep; no method takes that`)
   }
-  return { method: req.method, params, idJson }
+  return { method: req.method, params, idJson, paramsJson: undefined }
 }
 
 function invalid(idJson: string, message: string): RpcInvalid {
