@@ -3,7 +3,6 @@ import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
 import { joined, spliceId, spliceIdBytes, type ByteChunks } from './splice-id.js'
-import { paramsJson } from '../rpc/params-json.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {
@@ -141,29 +140,18 @@ export class UpstreamPool {
     opts: PoolCallOptions,
   ): Promise<Array<UpstreamReply | undefined>> {
     const out = new Array<UpstreamReply | undefined>(calls.length)
-    // Identical calls of one batch (same method and params) are asked once, as in-flight sharing
-    // does for separate requests; every copy gets its own client id.
-    const index: number[] = []
-    const copies: number[][] = []
-    const seen = new Map<string, number>()
-    // The params' JSON, written once: the key here, and the upstream batch's text.
-    const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
+    // Identical calls of a client batch were merged by the dispatcher (the one place that decides
+    // which calls are alike): what comes here is sent as it is, but for what must not be repeated.
+    let index: number[] | undefined
+    let sent = calls
     for (let i = 0; i < calls.length; i++) {
-      const { method, params, clientIdJson } = calls[i]
-      if (NOT_SAFE_TO_REPEAT.has(method)) continue
-      const json = calls[i].paramsJson ?? paramsJson(params)
-      const key = `${method}\0${json}`
-      const k = seen.get(key)
-      if (k !== undefined) {
-        copies[k].push(i)
-        continue
-      }
-      seen.set(key, index.length)
-      index.push(i)
-      copies.push([])
-      sent.push({ method, params, paramsJson: json, clientIdJson })
+      if (!NOT_SAFE_TO_REPEAT.has(calls[i].method)) continue
+      index = []
+      for (let k = 0; k < calls.length; k++) if (!NOT_SAFE_TO_REPEAT.has(calls[k].method)) index.push(k)
+      sent = index.map((k) => calls[k])
+      break
     }
-    if (index.length === 0) return out
+    if (sent.length === 0) return out
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
     let lastFailure: UpstreamTransportError | undefined
@@ -177,9 +165,8 @@ export class UpstreamPool {
         const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left))
         for (let k = 0; k < replies.length; k++) {
           const r = replies[k]
-          if (r === undefined) continue
-          out[index[k]] = { body: spliceId(r.text, sent[k].clientIdJson), node: node.name, kind, isError: r.isError }
-          for (const i of copies[k]) out[i] = { body: spliceId(r.text, calls[i].clientIdJson), node: node.name, kind, isError: r.isError }
+          if (r !== undefined)
+            out[index === undefined ? k : index[k]] = { body: spliceId(r.text, sent[k].clientIdJson), node: node.name, kind, isError: r.isError }
         }
         return out
       } catch (err) {

@@ -76,7 +76,9 @@ t.test('an answer given to another client carries its id, and a changed copy nev
   }
 })
 
-t.test('identical calls of a batch are asked once, each answered with its own id', async (t) => {
+// Merging a batch's identical calls is the dispatcher's (test/gateway/batch-copies.test.ts): the
+// pool sends what it is given, and each call keeps its own id.
+t.test('identical calls given to the pool are each answered with its own id', async (t) => {
   const before = wsNode.counters.calls
   const replies = await pools.ws.callBatch(
     'full',
@@ -88,7 +90,7 @@ t.test('identical calls of a batch are asked once, each answered with its own id
     ],
     { timeoutMs: 5_000 },
   )
-  t.equal(wsNode.counters.calls - before, 2, 'two distinct calls sent')
+  t.equal(wsNode.counters.calls - before, 4, 'the four calls sent as given')
   t.same(
     replies.map((r) => JSON.parse(r!.body).id),
     [1, 'two', 3, 4],
