@@ -72,7 +72,9 @@ for (const [how, readThreadFrom] of [
     const read = await log.readAll(
       1,
       async (batch) => {
-        for await (const c of jsm.consumers.list(names.stream)) consumersDuring.add(c.name)
+        // A listing can hold a null entry for a consumer going away while it is listed (seen on a
+        // slow machine): only the named ones count.
+        for await (const c of jsm.consumers.list(names.stream)) if (c !== null) consumersDuring.add(c.name)
         t.equal(batch.length, 1000)
       },
       { batch: 1000 },

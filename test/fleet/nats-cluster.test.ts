@@ -32,7 +32,14 @@ const { gateways, stream } = await startFleet(t, {
 
 /** Sum of UsageRecorded.requests of `keyId` in the stream (read by the command line); throws on an event stored twice. */
 async function usageOf(keyId: string): Promise<number> {
-  const out = await runCli(['events', '--config', gateways[0]!.configPath], env)
+  // The command can find the cluster still electing a stream leader after the restarts (it then
+  // exits with an error and prints nothing, seen on a slow machine): asked again, as an operator would.
+  let out = await runCli(['events', '--config', gateways[0]!.configPath], env)
+  for (let attempt = 1; out.code !== 0 && attempt < 4; attempt++) {
+    await new Promise((r) => setTimeout(r, 1_000))
+    out = await runCli(['events', '--config', gateways[0]!.configPath], env)
+  }
+  if (out.code !== 0) throw new Error(`tollgate events failed 4 times (exit ${out.code}): ${out.stderr.slice(-2000)}`)
   const ids = new Set<string>()
   let sum = 0
   for (const line of out.stdout.trim().split('\n')) {
