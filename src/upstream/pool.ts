@@ -142,15 +142,9 @@ export class UpstreamPool {
     const out = new Array<UpstreamReply | undefined>(calls.length)
     // Identical calls of a client batch were merged by the dispatcher (the one place that decides
     // which calls are alike): what comes here is sent as it is, but for what must not be repeated.
-    let index: number[] | undefined
-    let sent = calls
-    for (let i = 0; i < calls.length; i++) {
-      if (!NOT_SAFE_TO_REPEAT.has(calls[i].method)) continue
-      index = []
-      for (let k = 0; k < calls.length; k++) if (!NOT_SAFE_TO_REPEAT.has(calls[k].method)) index.push(k)
-      sent = index.map((k) => calls[k])
-      break
-    }
+    // index: where each sent call stands in `calls`; undefined when every call is sent.
+    const index = calls.some((c) => NOT_SAFE_TO_REPEAT.has(c.method)) ? calls.flatMap((c, i) => (NOT_SAFE_TO_REPEAT.has(c.method) ? [] : [i])) : undefined
+    const sent = index === undefined ? calls : index.map((i) => calls[i])
     if (sent.length === 0) return out
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
