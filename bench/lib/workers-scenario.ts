@@ -8,11 +8,10 @@ import { interleave, measure, summarise, type LoadFigures, type Row } from './me
 import { checkTarget, httpScenarios, wrkLoad, type Bodies } from './http-scenarios.js'
 import { cpuMs, runToEnd, startReady, type Started } from './processes.js'
 import type { BenchContext } from './context.js'
-import type { Target } from './targets.js'
+import { compiledGateway, type Target } from './targets.js'
 import { pin, whyNoPinning } from './cpu-pinning.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 const CATALOG = join(ROOT, 'bench', 'targets', 'bench-plans.json')
 /** tsx compiles the sources in every process it starts (the supervisor and each worker): slow on a loaded machine. */
 const START_TIMEOUT_MS = 120_000
@@ -53,7 +52,9 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
   const gateways: WorkersGateway[] = []
   try {
     // One at a time: each is several processes compiling the sources; together they would fight for the cores.
-    for (const count of ctx.opts.workers) gateways.push(await startWorkers(count, stub))
+    // The command line compiled by tsc, as bin/tollgate.js runs it (not through tsx: see compiledGateway).
+    const main = join(await compiledGateway(), 'src', 'cli', 'main.js')
+    for (const count of ctx.opts.workers) gateways.push(await startWorkers(main, count, stub))
     const targets: Target[] = []
     for (const g of gateways) {
       const bad = await checkTarget(g.target, small)
@@ -104,7 +105,7 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
 }
 
 /** A fresh data folder with a key in its event log, then `tollgate start` with `workers: count` on a free port. */
-async function startWorkers(count: number, stub: Target): Promise<WorkersGateway> {
+async function startWorkers(main: string, count: number, stub: Target): Promise<WorkersGateway> {
   const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-bench-workers-'))
   try {
     const port = await freePort()
@@ -125,10 +126,10 @@ async function startWorkers(count: number, stub: Target): Promise<WorkersGateway
     // Before the workers start: each projects the embedded log into its own folder before it serves.
     const wallet = `0x${randomBytes(20).toString('hex')}`
     const account = ['accounts', 'create', '--config', configPath, '--wallet', wallet, '--plan', 'bench']
-    const made = await runToEnd(process.execPath, ['--import', 'tsx', MAIN, ...account], env)
+    const made = await runToEnd(process.execPath, [main, ...account], env)
     const { apiKey } = JSON.parse(made.trim().split('\n').pop()!) as { apiKey: string }
     const workers = new Map<number, { pid: number; admin: string }>()
-    const args = ['--import', 'tsx', MAIN, 'start', '--config', configPath]
+    const args = [main, 'start', '--config', configPath]
     const started = await startReady<Record<string, unknown>>(`workers-${count}`, process.execPath, args, {
       env,
       timeoutMs: START_TIMEOUT_MS,

@@ -105,7 +105,7 @@ export async function runWsLoad(o: WsLoadOptions): Promise<WsLoadResult> {
       return frame(prefix + id + '}')
     }
     const onData = (d: Buffer): void => {
-      let buf = pending.length === 0 ? d : Buffer.concat([pending, d])
+      const buf = pending.length === 0 ? d : Buffer.concat([pending, d])
       let at = 0
       const out: Buffer[] = []
       while (buf.length - at >= 2) {

@@ -33,7 +33,9 @@ export interface GatewayTargetOptions {
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as GatewayTargetOptions
 const root = resolve(opts.srcRoot ?? join(import.meta.dirname, '..', '..'))
-const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(root, path)).href) as Promise<T>
+// A folder compiled by tsc (as `tollgate start` runs, from dist/) holds .js where a checkout holds .ts.
+const compiled = existsSync(join(root, 'src', 'config', 'load.js'))
+const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(root, compiled ? path.replace(/\.ts$/, '.js') : path)).href) as Promise<T>
 
 type GatewayModule = typeof import('../../src/main/start-gateway.js')
 type ConfigModule = typeof import('../../src/config/load.js')
@@ -45,7 +47,11 @@ type ConfigSchemaModule = typeof import('../../schemas/config.js')
 
 const [{ startGateway }, { parseConfig }, { createAccount }, { KeyCipher }, { loadPlanCatalog }, { systemClock }, { configSchema }] = await Promise.all([
   // The composition root moved to src/main/ after 3889d7d; a baseline commit may have it in src/gateway/.
-  load<GatewayModule>(existsSync(join(root, 'src/main/start-gateway.ts')) ? 'src/main/start-gateway.ts' : 'src/gateway/gateway.ts'),
+  load<GatewayModule>(
+    existsSync(join(root, 'src/main/start-gateway.ts')) || existsSync(join(root, 'src/main/start-gateway.js'))
+      ? 'src/main/start-gateway.ts'
+      : 'src/gateway/gateway.ts',
+  ),
   load<ConfigModule>('src/config/load.ts'),
   load<AccountsModule>('src/accounts/commands.ts'),
   load<CipherModule>('src/keys/key-cipher.ts'),
