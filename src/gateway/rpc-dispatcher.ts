@@ -17,7 +17,7 @@ import type { CallOutcome } from './call-outcome.js'
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
 import { spliceId } from '../upstream/splice-id.js'
-import { paramsJson } from '../rpc/params-json.js'
+import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
 export interface RpcAnswer {
@@ -392,7 +392,7 @@ export class RpcDispatcher {
       const spec = ERRORS[r.refuse]
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
-    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true, index, paramsJson: call.paramsJson ?? paramsJson(call.params) }
+    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true, index, paramsJson: call.paramsJson === undefined ? paramsJson(call.params) : rememberParamsJson(call.params, call.paramsJson) }
   }
 
   /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */

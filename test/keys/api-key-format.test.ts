@@ -74,3 +74,26 @@ t.test('crc32 gives the IEEE 802.3 checksum, for ASCII and for other UTF-8 text 
     t.equal(crc32(text), zlibCrc32(Buffer.from(text, 'utf8')), `the same as zlib for ${JSON.stringify(text)}`)
   }
 })
+
+t.test('the one-pass check agrees with the definition (prefix, 38 base62 characters, the CRC-32 of the first 35 in 6 base62 digits)', async (t) => {
+  const { crc32 } = await import('../../src/keys/crc32.js')
+  const { encodeBase62 } = await import('../../src/keys/base62.js')
+  const definition = (s: string): boolean =>
+    /^tg_[0-9A-Za-z]{38}$/.test(s) && encodeBase62(BigInt(crc32(s.slice(0, 35))), 6) === s.slice(35)
+  // Well-formed keys, and strings that differ from one in a place the check reads: a character
+  // of the checksum replaced by another digit or by a character outside the alphabet (ASCII and not).
+  const odd = ['_', '-', ' ', '/', 'é', 'ſ', '\u0000', '\u017f', '🔑'.slice(0, 1)]
+  let agreed = 0
+  let wellFormed = 0
+  for (let i = 0; i < 400; i++) {
+    const { key } = generateApiKey()
+    const at = 3 + (i % 38)
+    const by = i % 3 === 0 ? odd[i % odd.length]! : BASE62_ALPHABET[(i * 7) % 62]!
+    for (const s of [key, key.slice(0, at) + by + key.slice(at + 1), key.slice(0, 35) + key.slice(35).split('').reverse().join('')]) {
+      t.equal(isWellFormedApiKey(s), definition(s), JSON.stringify(s))
+      agreed++
+      if (definition(s)) wellFormed++
+    }
+  }
+  t.ok(wellFormed >= 400, `${wellFormed} of ${agreed} strings were well-formed keys (every generated one)`)
+})
