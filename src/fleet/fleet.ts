@@ -149,9 +149,10 @@ export class Fleet {
       if (!this.#reachable) {
         this.#reachable = true
         this.#settlingUntil = now + this.#opts.heartbeatMs * 1.5
+        this.#membership.restartSilence()
       }
       if (this.#share < 1 && now >= this.#settlingUntil) this.#setShare(1)
-      for (const id of this.#membership.prune()) this.#left(id)
+      for (const id of this.#membership.prune(this.#selfHeardAt)) this.#left(id)
       if (this.#share === 1) this.#membership.noteSeen()
     }
     bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share }))

@@ -52,12 +52,28 @@ export class Membership {
     return this.#peers.get(id)?.heardAt ?? 0
   }
 
-  /** Drop the silent; returns the ids dropped. */
-  prune(): string[] {
+  /**
+   * This instance hears the fleet again after being cut off: what it did not hear meanwhile was its
+   * own deafness, not the others' silence, so their silence counts from now. Pruned at once, they
+   * would leave it a fleet of one until their next heartbeats came, and a cut in that moment would
+   * take every key's whole limit (the share of a fleet of one).
+   */
+  restartSilence(): void {
     const now = this.#clock.now()
+    for (const peer of this.#peers.values()) peer.heardAt = now
+  }
+
+  /**
+   * Drop the silent; returns the ids dropped. Silence is counted up to `heardUntil`, the last moment
+   * this instance is known to have heard the fleet (its own heartbeat came back), not up to now: when
+   * its link stalls, the others fall silent a little before it misses its own heartbeat, and dropping
+   * them in that moment would leave it a fleet of one, whose share, once it notices the cut, is
+   * every key's whole limit.
+   */
+  prune(heardUntil: number): string[] {
     const dropped: string[] = []
     for (const [id, peer] of this.#peers) {
-      if (now - peer.heardAt > this.#silentMs) {
+      if (heardUntil - peer.heardAt > this.#silentMs) {
         this.#peers.delete(id)
         dropped.push(id)
       }

@@ -15,15 +15,18 @@ const ACCOUNT = 'acc_1'
 class HeldChannel implements FleetChannel {
   readonly subjects = { members: 'm', limits: 'l' }
   connected = true
+  /** The link stalls without a reset: nothing goes out or comes in, and the client still thinks it is connected. */
+  stalled = false
   readonly #handlers = new Map<string, ((d: Uint8Array) => void)[]>()
   constructor(private readonly hub: Hub) {}
   publish(subject: string, data: Uint8Array): void {
-    this.hub.queue.push({ subject, data })
+    if (!this.stalled) this.hub.queue.push({ subject, data })
   }
   subscribe(subject: string, on: (d: Uint8Array) => void): void {
     this.#handlers.set(subject, [...(this.#handlers.get(subject) ?? []), on])
   }
   receive(subject: string, data: Uint8Array): void {
+    if (this.stalled) return
     for (const h of this.#handlers.get(subject) ?? []) h(data)
   }
   async close(): Promise<void> {}
@@ -67,6 +70,7 @@ function fleetOf(n: number) {
     const bus = new HeldChannel(hub)
     hub.channels.push(bus)
     const keys = new OpenCounts()
+    const shares: number[] = []
     const fleet = new Fleet({
       bus,
       keys,
@@ -75,8 +79,9 @@ function fleetOf(n: number) {
       syncMs: 50,
       heartbeatMs: 1_000,
       silentMs: 3_000,
+      onShare: (share) => shares.push(share),
     })
-    return { fleet, keys }
+    return { fleet, keys, bus, shares }
   })
   for (const { fleet } of instances) fleet.start()
   hub.deliver() // everyone's first heartbeat: a fleet of n
@@ -138,4 +143,47 @@ t.test('a key whose clients all reach one instance gets the whole limit as the o
     opened += f.open(0, 50)
   }
   t.equal(f.instances[0]!.keys.open, MAX, 'all 50, after rounds of heartbeats')
+})
+
+t.test('an instance cut off again just after rejoining still takes a third: the others it heard late still count', async (t) => {
+  const f = fleetOf(3)
+  const cut = f.instances[2]!
+  /** A second: the instances given beat, and what they published arrives. */
+  const second = (beating: number[]) => {
+    f.clock.advance(1_000)
+    for (const i of beating) f.instances[i]!.fleet.heartbeat()
+    f.hub.deliver()
+  }
+  second([0, 1, 2])
+  cut.bus.stalled = true
+  for (let s = 0; s < 5; s++) second([0, 1, 2])
+  t.same(cut.shares, [1 / 3], 'cut off: a third of each limit')
+  // Back: it hears itself at once, but the others' next heartbeats are late (a loaded machine).
+  cut.bus.stalled = false
+  for (let s = 0; s < 4; s++) second([2])
+  t.same(cut.shares, [1 / 3, 1], 'back: the whole, shared limit after settling')
+  // Cut again before the others were heard: the fleet it last saw is still three.
+  cut.bus.stalled = true
+  for (let s = 0; s < 5; s++) second([0, 1, 2])
+  t.same(cut.shares, [1 / 3, 1, 1 / 3], 'cut off again: a third, not the whole limit of a fleet of one')
+})
+
+t.test('a link that stalls between the heartbeats of the others and its own: the instance takes a third, not the whole', async (t) => {
+  const f = fleetOf(3)
+  const cut = f.instances[2]!
+  // The others beat 0.9 s before it: when its link stalls, they fall silent 0.9 s before it does.
+  const second = () => {
+    f.clock.advance(100)
+    f.instances[0]!.fleet.heartbeat()
+    f.instances[1]!.fleet.heartbeat()
+    f.hub.deliver()
+    f.clock.advance(900)
+    cut.fleet.heartbeat()
+    f.hub.deliver()
+  }
+  for (let s = 0; s < 3; s++) second()
+  cut.bus.stalled = true
+  for (let s = 0; s < 6; s++) second()
+  t.same(cut.shares, [1 / 3], 'cut off: a third of each limit, the fleet it last heard')
+  t.equal(cut.fleet.members().length, 3, 'the others are kept while it cannot hear them')
 })

@@ -98,10 +98,10 @@ t.test('60 WebSocket connections of one key, round robin over 3 instances: at mo
   const open = tries.filter((r): r is PromiseFulfilledResult<WsClient> => r.status === 'fulfilled').map((r) => r.value)
   t.teardown(() => Promise.all(open.map((c) => c.close())))
   t.ok(open.length <= MAX_WS * 1.05, `${open.length} of 60 opened: at most ${MAX_WS} x 1.05`)
-  t.ok(open.length >= MAX_WS * 0.9, `${open.length} of 60 opened: the key's connections are not starved`)
-  // On a loaded machine the burst may open fewer than the key's 50: an instance's part grows only
-  // once it has heard the others. Topped up, instance after instance, until a whole round opens
-  // nothing more; the key still holds at most its 50.
+  // The burst opens each instance's third at once, and more only as the instances hear each
+  // other: on a loaded machine that is fewer than the key's 50 (42 and 45 of them were seen). Topped
+  // up, instance after instance, until a whole round opens nothing more; then the key has its 50,
+  // and still no more.
   // A round that opens nothing may still come before an instance heard the others (its part
   // grows only then: a full run had it stop at 49 and the "one more" below open the 50th), so
   // the top-up ends only after two quiet rounds a heartbeat and more apart.
@@ -121,6 +121,7 @@ t.test('60 WebSocket connections of one key, round robin over 3 instances: at mo
     else if (++quiet >= 2) break
   }
   t.ok(open.length <= MAX_WS * 1.05, `${open.length} open after topping up: at most ${MAX_WS} x 1.05`)
+  t.ok(open.length >= MAX_WS * 0.96, `${open.length} open after topping up: the key's connections are not starved`)
   // One more, on each instance, once they have told each other their counts (10 sync intervals):
   // refused, and told why.
   await new Promise((r) => setTimeout(r, 500))
