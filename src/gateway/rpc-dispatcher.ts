@@ -392,7 +392,14 @@ export class RpcDispatcher {
       const spec = ERRORS[r.refuse]
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
-    return { call, spec: rule.spec, kind: r.kind, local: rule.local === true, index, paramsJson: call.paramsJson === undefined ? paramsJson(call.params) : rememberParamsJson(call.params, call.paramsJson) }
+    return {
+      call,
+      spec: rule.spec,
+      kind: r.kind,
+      local: rule.local === true,
+      index,
+      paramsJson: call.paramsJson === undefined ? paramsJson(call.params) : rememberParamsJson(call.params, call.paramsJson),
+    }
   }
 
   /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */
