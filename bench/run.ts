@@ -16,6 +16,7 @@ import { runEventLog } from './lib/event-log-scenario.js'
 import { runWorkersScenario } from './lib/workers-scenario.js'
 import { runSlowlorisScenario } from './lib/slowloris-scenario.js'
 import { runPinnedLatency } from './lib/pinned-latency-scenario.js'
+import { runMeteringScenario } from './lib/metering-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
 import { runNodeJson, runToEnd } from './lib/processes.js'
 import type { WsLoadResult } from './load/ws-load.js'
@@ -100,6 +101,7 @@ async function compare(): Promise<void> {
   }
   try {
     for (const s of httpScenarios(ctx, bodies)) await attempt(s.name, () => runHttpScenario(ctx, s))
+    await attempt('metering', () => runMeteringScenario(ctx, bodies))
     await attempt('workers', () => runWorkersScenario(ctx, bodies))
     await attempt('ws', () => runWsScenario(ctx))
     await attempt('fixed-rate', async () => {

@@ -36,8 +36,9 @@ const USAGE = `npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup 
   --quick        one round of 1 s per target, no warm-up (under a minute); a smoke run, not figures
   --rounds       rounds per scenario, targets interleaved (default 3)
   --duration     seconds per measurement (default 5)
-  --only         scenarios: small, small-distinct, large, large-gzip, batch, batch-distinct, ws, workers, fixed-rate, pinned-latency,
-                 gzip-isolation, slowloris, event-log
+  --only         scenarios: small, small-distinct, large, large-gzip, batch, batch-distinct, metering, ws, workers, fixed-rate,
+                 pinned-latency, gzip-isolation, slowloris, event-log
+                 (metering: the gateway with and without usage metering loaded at once, the CPU per call metering adds)
                  (pinned-latency: nginx, then the gateway, alone on CPU 0, the load and the stub on CPU 1; needs taskset
                  and 2 CPUs, skipped with a note otherwise)
   --workers      the workers scenario's counts of gateway processes (default 1,2): \`tollgate start\` with \`workers: N\`;

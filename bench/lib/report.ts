@@ -45,9 +45,19 @@ export function computeRatios(rows: Row[], baseline?: string): Ratio[] {
   for (const s of ['small', 'small-distinct']) {
     const metered = find(rows, s, 'gateway')
     const unmetered = find(rows, s, 'gateway-no-metering')
-    if (metered && unmetered?.rps) {
-      const cost = round(1 - metered.rps / unmetered.rps, 3)
-      out.push({ scenario: s, name: 'metering cost (1 - metered / unmetered throughput)', value: cost, goal: '<= 0.05 (issue 14)', met: cost <= 0.05 })
+    // Rounds run one after the other: shown, not judged (the machine drifts more than 5% between them).
+    if (metered && unmetered?.rps)
+      out.push({ scenario: s, name: 'metering cost (1 - metered / unmetered throughput, sequential rounds)', value: round(1 - metered.rps / unmetered.rps, 3) })
+    // Judged from the metering scenario (distinct calls): both loaded at once, the median of each round's own ratio.
+    const cost = find(rows, `metering-${s}`, 'gateway')?.extra?.meteringCost
+    if (cost !== undefined) {
+      out.push({
+        scenario: `metering-${s}`,
+        name: 'metering cost (CPU per call it adds, both loaded at once)',
+        value: round(cost, 3),
+        goal: '<= 0.05 (issue 14)',
+        met: cost <= 0.05,
+      })
     }
   }
   // Workers: N gateway processes against one, same run. Issue 14 asks >= 1.5x for 2 workers where the
