@@ -1,7 +1,7 @@
 -- wrk script: POST batches of 50 eth_getBalance calls, every call of every batch for another
 -- address (200 batches in turn, 10,000 addresses): no two calls alike in a batch nor in flight, so
 -- neither a batch's copies nor in-flight sharing help; the node answers 50 calls per request for
--- every target. Prints one JSON line of results at the end, as post.lua does.
+-- every target. Prints one JSON line of results at the end, as report.lua writes it.
 local requests = {}
 local n = 200
 local i = 0
@@ -22,10 +22,5 @@ function request()
   return requests[i]
 end
 
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'BENCH_JSON {"requests":%d,"durationUs":%d,"bytes":%d,"connectErrors":%d,"readErrors":%d,"writeErrors":%d,"statusErrors":%d,"timeouts":%d,"p50Us":%d,"p90Us":%d,"p99Us":%d,"p999Us":%d,"maxUs":%d,"meanUs":%.1f}\n',
-    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean))
-end
+-- The results line, shared by the scripts: report.lua beside this one.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "report.lua")

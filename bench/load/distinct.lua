@@ -1,6 +1,6 @@
 -- wrk script: POST eth_getBalance for one of 1000 different addresses in turn, so that no two
 -- calls in flight are the same (a gateway that shares identical calls in flight gets no help).
--- Prints one JSON line of results at the end, as post.lua does.
+-- Prints one JSON line of results at the end, as report.lua writes it.
 local requests = {}
 local n = 1000
 local i = 0
@@ -17,10 +17,5 @@ function request()
   return requests[i]
 end
 
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'BENCH_JSON {"requests":%d,"durationUs":%d,"bytes":%d,"connectErrors":%d,"readErrors":%d,"writeErrors":%d,"statusErrors":%d,"timeouts":%d,"p50Us":%d,"p90Us":%d,"p99Us":%d,"p999Us":%d,"maxUs":%d,"meanUs":%.1f}\n',
-    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean))
-end
+-- The results line, shared by the scripts: report.lua beside this one.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "report.lua")

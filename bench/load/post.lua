@@ -6,10 +6,5 @@ wrk.body = f:read("*a")
 f:close()
 wrk.headers["Content-Type"] = "application/json"
 
-function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format(
-    'BENCH_JSON {"requests":%d,"durationUs":%d,"bytes":%d,"connectErrors":%d,"readErrors":%d,"writeErrors":%d,"statusErrors":%d,"timeouts":%d,"p50Us":%d,"p90Us":%d,"p99Us":%d,"p999Us":%d,"maxUs":%d,"meanUs":%.1f}\n',
-    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max, latency.mean))
-end
+-- The results line, shared by the scripts: report.lua beside this one.
+dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "report.lua")
