@@ -22,6 +22,8 @@ export class Membership {
   readonly #silentMs: number
   readonly #peers = new Map<string, { member: Member; heardAt: number }>()
   #lastSeenCount = 1
+  /** Silence counts from here at the earliest: when this instance last rejoined (restartSilence). */
+  #silenceFrom = 0
 
   constructor(self: Member, clock: Clock, silentMs: number) {
     this.#self = self
@@ -56,11 +58,11 @@ export class Membership {
    * This instance hears the fleet again after being cut off: what it did not hear meanwhile was its
    * own deafness, not the others' silence, so their silence counts from now. Pruned at once, they
    * would leave it a fleet of one until their next heartbeats came, and a cut in that moment would
-   * take every key's whole limit (the share of a fleet of one).
+   * take every key's whole limit (the share of a fleet of one). When each was last heard stays
+   * true: the connection grants ask whether the others were heard since a grant was made.
    */
   restartSilence(): void {
-    const now = this.#clock.now()
-    for (const peer of this.#peers.values()) peer.heardAt = now
+    this.#silenceFrom = this.#clock.now()
   }
 
   /**
@@ -73,7 +75,7 @@ export class Membership {
   prune(heardUntil: number): string[] {
     const dropped: string[] = []
     for (const [id, peer] of this.#peers) {
-      if (heardUntil - peer.heardAt > this.#silentMs) {
+      if (heardUntil - Math.max(peer.heardAt, this.#silenceFrom) > this.#silentMs) {
         this.#peers.delete(id)
         dropped.push(id)
       }

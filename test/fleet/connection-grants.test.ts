@@ -187,3 +187,26 @@ t.test('a link that stalls between the heartbeats of the others and its own: the
   t.same(cut.shares, [1 / 3], 'cut off: a third of each limit, the fleet it last heard')
   t.equal(cut.fleet.members().length, 3, 'the others are kept while it cannot hear them')
 })
+
+t.test('a rejoined instance grows no grant on the others before it has heard them again', async (t) => {
+  const f = fleetOf(3)
+  const cut = f.instances[2]!
+  const second = (beating: number[]) => {
+    f.clock.advance(1_000)
+    for (const i of beating) f.instances[i]!.fleet.heartbeat()
+    f.hub.deliver()
+  }
+  second([0, 1, 2])
+  f.clock.advance(10)
+  t.equal(f.open(2, 50), 16, 'its part (16, 17 and 17 for the three), granted after it last heard the others')
+  cut.bus.stalled = true
+  for (let s = 0; s < 5; s++) second([0, 1, 2])
+  // Back, hearing itself; the others' heartbeats are late: what they opened meanwhile is unknown.
+  cut.bus.stalled = false
+  for (let s = 0; s < 4; s++) second([2])
+  t.same(cut.shares, [1 / 3, 1], 'back in the fleet')
+  t.equal(f.open(2, 50), 0, 'no more than its grant: the others have not been heard since it was made')
+  second([0, 1, 2])
+  second([0, 1, 2])
+  t.ok(f.open(2, 50) > 0, 'more once the others are heard again')
+})
