@@ -135,16 +135,19 @@ export class EmbeddedLog implements EventLog {
 
   async read(from: number, limit: number): Promise<StoredEvent[]> {
     this.#assertOpen()
+    this.#latestSnapshot()
     return this.#readNow(from, limit)
   }
 
   async lastSeq(): Promise<number> {
     this.#assertOpen()
+    this.#latestSnapshot()
     return this.#lastSeqNow()
   }
 
   async readAll(from: number, onBatch: (batch: EventBatch) => Promise<void> | void, opts: ReadAllOptions = {}): Promise<number> {
     this.#assertOpen()
+    this.#latestSnapshot()
     const to = opts.to ?? this.#lastSeqNow()
     const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
     let next = Math.max(1, from)
@@ -164,7 +167,10 @@ export class EmbeddedLog implements EventLog {
     const loop = new FollowLoop({
       from,
       onBatch,
-      read: async (next) => this.#readNow(next, FOLLOW_BATCH),
+      read: async (next) => {
+        this.#latestSnapshot()
+        return this.#readNow(next, FOLLOW_BATCH)
+      },
       // Other processes' appends are only seen by looking: a short poll when idle.
       idleWaitMs: POLL_MS,
     })
@@ -185,6 +191,16 @@ export class EmbeddedLog implements EventLog {
       out.push({ seq: key, event: decodeEvent(value) })
     }
     return out
+  }
+
+  /**
+   * Read from the latest committed snapshot. lmdb-js renews its read transaction after this
+   * instance's own writes and on a new event turn, but not after another instance's or process's
+   * write: read in the same turn as such an append (a test awaiting it, then asking) it could
+   * still see the log without it, and "another instance sees appends at once" failed on CI.
+   */
+  #latestSnapshot(): void {
+    this.#env.resetReadTxn()
   }
 
   #lastSeqNow(): number {
