@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { mkdtemp, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -43,10 +43,26 @@ const BENCH = join(ROOT, 'bench')
  * our node_modules, and `dist/` from `tsc -p tsconfig.build.json`; returns that `dist/` folder.
  * Until session 8 the benchmark ran the sources through tsx, whose esbuild transform wraps every
  * function made at run time in a `__name` call (keepNames): 10% of a distinct call's CPU that a
- * user's gateway never spends.
+ * user's gateway never spends. Compiled once per run and tree (the targets and the workers
+ * scenario share it); the folders are removed when the run exits.
  */
-export async function compiledGateway(ref?: string): Promise<string> {
+export function compiledGateway(ref?: string): Promise<string> {
+  const key = ref ?? ''
+  let compiled = compiledTrees.get(key)
+  if (compiled === undefined) compiledTrees.set(key, (compiled = compile(ref)))
+  return compiled
+}
+
+const compiledTrees = new Map<string, Promise<string>>()
+const compiledDirs: string[] = []
+process.once('exit', () => {
+  // rmSync unlinks the node_modules symlink; it does not follow it.
+  for (const dir of compiledDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+async function compile(ref: string | undefined): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), ref ? 'tollgate-bench-baseline-' : 'tollgate-bench-gateway-'))
+  compiledDirs.push(dir)
   const files = 'src actors schemas package.json tsconfig.json tsconfig.build.json'
   const from = ref
     ? `git -C '${ROOT}' archive '${ref.replace(/'/g, '')}' ${files}`

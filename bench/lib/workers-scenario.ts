@@ -13,7 +13,7 @@ import { pin, whyNoPinning } from './cpu-pinning.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const CATALOG = join(ROOT, 'bench', 'targets', 'bench-plans.json')
-/** tsx compiles the sources in every process it starts (the supervisor and each worker): slow on a loaded machine. */
+/** The supervisor and each worker load the compiled sources and open LMDB: slow on a loaded machine. */
 const START_TIMEOUT_MS = 120_000
 
 /** `tollgate start` with `workers: N`, as an operator runs it. */
@@ -51,9 +51,9 @@ export async function runWorkersScenario(ctx: BenchContext, bodies: Bodies): Pro
   const restoreStub = loadCpu === undefined ? undefined : await pin(ctx.set.stubPid, loadCpu)
   const gateways: WorkersGateway[] = []
   try {
-    // One at a time: each is several processes compiling the sources; together they would fight for the cores.
     // The command line compiled by tsc, as bin/tollgate.js runs it (not through tsx: see compiledGateway).
     const main = join(await compiledGateway(), 'src', 'cli', 'main.js')
+    // One at a time: each is several processes starting; together they would fight for the cores.
     for (const count of ctx.opts.workers) gateways.push(await startWorkers(main, count, stub))
     const targets: Target[] = []
     for (const g of gateways) {

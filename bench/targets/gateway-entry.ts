@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url'
 import { answerControlCommands } from './control.js'
 
 export interface GatewayTargetOptions {
-  /** Folder holding src/ and actors/ (default: this checkout). */
+  /** Folder holding src/ and actors/, as sources or compiled by tsc (default: this checkout's sources). */
   srcRoot?: string
   stubHttp: string
   /** The stub's WebSocket URL; absent: the node is reached over HTTP only. */
@@ -35,7 +35,9 @@ const opts = JSON.parse(process.argv[2] ?? '{}') as GatewayTargetOptions
 const root = resolve(opts.srcRoot ?? join(import.meta.dirname, '..', '..'))
 // A folder compiled by tsc (as `tollgate start` runs, from dist/) holds .js where a checkout holds .ts.
 const compiled = existsSync(join(root, 'src', 'config', 'load.js'))
-const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(root, compiled ? path.replace(/\.ts$/, '.js') : path)).href) as Promise<T>
+/** A source file of `root` by its .ts path: its .js in a compiled folder. */
+const file = (path: string): string => join(root, compiled ? path.replace(/\.ts$/, '.js') : path)
+const load = <T>(path: string): Promise<T> => import(pathToFileURL(file(path)).href) as Promise<T>
 
 type GatewayModule = typeof import('../../src/main/start-gateway.js')
 type ConfigModule = typeof import('../../src/config/load.js')
@@ -47,11 +49,7 @@ type ConfigSchemaModule = typeof import('../../schemas/config.js')
 
 const [{ startGateway }, { parseConfig }, { createAccount }, { KeyCipher }, { loadPlanCatalog }, { systemClock }, { configSchema }] = await Promise.all([
   // The composition root moved to src/main/ after 3889d7d; a baseline commit may have it in src/gateway/.
-  load<GatewayModule>(
-    existsSync(join(root, 'src/main/start-gateway.ts')) || existsSync(join(root, 'src/main/start-gateway.js'))
-      ? 'src/main/start-gateway.ts'
-      : 'src/gateway/gateway.ts',
-  ),
+  load<GatewayModule>(existsSync(file('src/main/start-gateway.ts')) ? 'src/main/start-gateway.ts' : 'src/gateway/gateway.ts'),
   load<ConfigModule>('src/config/load.ts'),
   load<AccountsModule>('src/accounts/commands.ts'),
   load<CipherModule>('src/keys/key-cipher.ts'),
