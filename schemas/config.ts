@@ -49,6 +49,12 @@ const upstreamSchema = Strict(
     ),
     kind: NodeKind({ description: 'Full node, or archive node (historical state, trace_*).' }),
     name: Type.Optional(Type.String({ minLength: 1, description: 'Name for logs and metrics; default: host:port of url.' })),
+    coalesce: Type.Optional(
+      Type.Boolean({
+        description:
+          'Over HTTP, single calls that arrive together are sent as one JSON-RPC batch of up to 20 (default true); false: one request per call, for a node that bills or limits batches apart.',
+      }),
+    ),
   },
   { description: 'One node behind the gateway.' },
 )

@@ -6,7 +6,7 @@ import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
 import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
 import { batchText, WsTransport, type BatchCall, type WsTransportOptions } from './ws-transport.js'
-import { paramsJson } from '../rpc/params-json.js'
+import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
 
 export interface UpstreamNodeOptions {
   name: string
@@ -21,6 +21,11 @@ export interface UpstreamNodeOptions {
   pipelining?: number
   health?: NodeHealthOptions
   ws?: Omit<WsTransportOptions, 'name'>
+  /**
+   * Single calls over HTTP in one turn of the event loop go as one JSON-RPC batch (default true;
+   * see CallCoalescer); false: one request per call. Options for tests.
+   */
+  coalesce?: boolean | CallCoalescerOptions
   /** Largest answer read from the node, in bytes (limits.maxUpstreamBytes; default 32 MiB). */
   maxAnswerBytes?: number
   /**
@@ -75,6 +80,8 @@ export class UpstreamNode {
   readonly url: string
   readonly http: HttpTransport
   readonly ws?: WsTransport
+  /** Carries the calls that go over HTTP (alone or several in one batch). */
+  readonly #coalescer: CallCoalescer
   readonly counters: NodeCounters = { calls: 0, failures: 0, wsCalls: 0, httpCalls: 0 }
   /** Head block at the head monitor's last poll (undefined before the first answer). */
   head: number | undefined
@@ -95,6 +102,7 @@ export class UpstreamNode {
       this.ws = new WsTransport(opts.wsUrl, { maxMessageBytes: opts.maxAnswerBytes, ...opts.ws, name: opts.name })
       if (opts.onFailure) this.ws.onGarbage = (err) => opts.onFailure!(err, undefined)
     }
+    this.#coalescer = new CallCoalescer(this.http, opts.coalesce === false ? { maxCalls: 1 } : opts.coalesce === true ? {} : opts.coalesce)
     this.#health = new NodeHealth(opts.health)
     this.#onFailure = opts.onFailure
     this.#onDuration = opts.onDuration
@@ -110,23 +118,22 @@ export class UpstreamNode {
     this.#inFlight++
     const started = performance.now()
     try {
-      let bytes: Buffer
+      let answer: Buffer | string
       if (this.ws?.canSend()) {
         this.counters.wsCalls++
-        bytes = await this.ws.callBytes(method, params, timeoutMs)
+        answer = await this.ws.callBytes(method, params, timeoutMs)
       } else {
         this.counters.httpCalls++
-        const id = this.#nextId++
-        bytes = await this.http.callBytes(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson(params)}}`, timeoutMs)
+        answer = await this.#coalescer.call(method, params, timeoutMs)
       }
       // Small answers become text at once: splicing a short string costs less than byte buffers
       // (the bench's small calls measured it); large ones stay bytes all the way to the client.
       let reply: NodeReply
-      if (bytes.length < KEEP_BYTES_MIN) {
-        const text = bytes.toString('utf8')
+      if (typeof answer === 'string' || answer.length < KEEP_BYTES_MIN) {
+        const text = typeof answer === 'string' ? answer : answer.toString('utf8')
         reply = { text, isError: readHead(this.name, text).isError }
       } else {
-        reply = new BytesReply(bytes, readHead(this.name, bytes).isError)
+        reply = new BytesReply(answer, readHead(this.name, answer).isError)
       }
       const ms = performance.now() - started
       this.latency.record(ms)

@@ -71,6 +71,7 @@ export class Upstreams {
           kind: u.kind,
           url: u.url,
           wsUrl: u.ws,
+          coalesce: u.coalesce,
           connections: opts.connections,
           pipelining: opts.pipelining,
           health: { ...opts.health, clock: opts.health?.clock ?? opts.clock },

@@ -12,12 +12,31 @@ export interface CountingProxy {
   readonly counts: ReadonlyMap<string, number>
   /** Calls of `method` forwarded so far (0 when none). */
   count(method: string): number
+  /** HTTP requests received, each as the number of calls in it: 1 for a single call, n for a batch of n. */
+  readonly requests: number[]
+  /**
+   * Answer a batch as a node that refuses batches does: one JSON-RPC error object, nothing
+   * forwarded (single calls still are). Off at the start.
+   */
+  refuseBatches: boolean
   close(): Promise<void>
 }
 
 export async function startCountingProxy(target: { url: string }): Promise<CountingProxy> {
   const counts = new Map<string, number>()
+  const requests: number[] = []
   const sockets = new Set<Socket>()
+  const proxy: CountingProxy = {
+    url: '',
+    counts,
+    count: (method) => counts.get(method) ?? 0,
+    requests,
+    refuseBatches: false,
+    async close() {
+      for (const s of sockets) s.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -25,6 +44,13 @@ export async function startCountingProxy(target: { url: string }): Promise<Count
       const body = Buffer.concat(chunks).toString('utf8')
       try {
         const parsed = JSON.parse(body) as unknown
+        requests.push(Array.isArray(parsed) ? parsed.length : 1)
+        if (Array.isArray(parsed) && proxy.refuseBatches) {
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch requests are not supported"}}')
+          return
+        }
         for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
           const method = (call as { method?: unknown } | null)?.method
           if (typeof method === 'string') counts.set(method, (counts.get(method) ?? 0) + 1)
@@ -48,13 +74,6 @@ export async function startCountingProxy(target: { url: string }): Promise<Count
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const address = server.address()
   if (address === null || typeof address === 'string') throw new Error('proxy did not bind')
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    counts,
-    count: (method) => counts.get(method) ?? 0,
-    async close() {
-      for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-    },
-  }
+  proxy.url = `http://127.0.0.1:${address.port}`
+  return proxy
 }

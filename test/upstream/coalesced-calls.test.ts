@@ -1,0 +1,197 @@
+import t from 'tap'
+import { rawRpc, startAnvil } from '../helpers/anvil.js'
+import { startCountingProxy } from '../helpers/counting-proxy.js'
+import { freePort } from '../helpers/free-port.js'
+import { UpstreamNode } from '../../src/upstream/node.js'
+import { UpstreamPool } from '../../src/upstream/pool.js'
+
+// Single calls to a node reached over HTTP only, made in one turn of the event loop, go to the
+// node as ONE JSON-RPC batch (src/upstream/call-coalescer.ts); each client must still get exactly
+// what the node answers that call alone, with its own id. A counting proxy in front of a real
+// anvil says how many HTTP requests, of how many calls each, reached the node.
+
+const anvil = await startAnvil()
+const proxy = await startCountingProxy(anvil)
+t.teardown(async () => {
+  await proxy.close()
+  await anvil.stop()
+})
+
+/** An HTTP-only pool of one node behind the proxy. */
+function poolOf(coalesce?: ConstructorParameters<typeof UpstreamNode>[0]['coalesce'], extra: Partial<ConstructorParameters<typeof UpstreamNode>[0]> = {}) {
+  const node = new UpstreamNode({ name: 'http-only', kind: 'full', url: proxy.url, coalesce, ...extra })
+  return { node, pool: new UpstreamPool('eth-1', [node]) }
+}
+
+const address = (i: number) => `0x${(i * 7919).toString(16).padStart(40, '0')}`
+// Funded accounts answer a balance other than 0x0: the answers differ call by call.
+const funded = ((await anvil.rpc('eth_accounts')).result as string[]).slice(0, 3)
+const calls = [
+  ...funded.map((a, i) => ({ method: 'eth_getBalance', params: [a, 'latest'], id: `${i + 1}` })),
+  { method: 'eth_getBalance', params: [address(5), 'latest'], id: '"five"' },
+  { method: 'eth_chainId', params: [], id: 'null' },
+  { method: 'eth_getBalance', params: ['not an address'], id: '7' },
+]
+/** What the node answers each call alone, with the client's id. */
+const alone = await Promise.all(
+  calls.map(async (c) => {
+    const text = await rawRpc(anvil.url, JSON.stringify({ jsonrpc: '2.0', id: 0, method: c.method, params: c.params }))
+    return { ...JSON.parse(text), id: JSON.parse(c.id) }
+  }),
+)
+
+t.test('calls made together go as one batch, and each gets what the node answers it alone', async (t) => {
+  const { node, pool } = poolOf()
+  t.teardown(() => pool.close())
+  const before = proxy.requests.length
+  const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  t.same(proxy.requests.slice(before), [calls.length], 'one HTTP request carried every call')
+  t.same(
+    replies.map((r) => JSON.parse(r.body)),
+    alone,
+    "each answer is the node's own, with the client's id",
+  )
+  t.same(
+    replies.map((r) => r.isError),
+    [false, false, false, false, false, true],
+    "the node's error is flagged on its own call only",
+  )
+  t.equal(node.counters.httpCalls, calls.length, 'each call counted')
+})
+
+t.test('a call alone in its turn goes alone', async (t) => {
+  const { pool } = poolOf()
+  t.teardown(() => pool.close())
+  const before = proxy.requests.length
+  const first = await pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 5_000 })
+  const second = await pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 })
+  t.same(proxy.requests.slice(before), [1, 1], 'two single requests')
+  t.equal(JSON.parse(first.body).result, '0x7a69')
+  t.equal(JSON.parse(second.body).id, 2)
+})
+
+t.test('a transaction and heavy calls never wait for a batch', async (t) => {
+  const { pool } = poolOf()
+  t.teardown(() => pool.close())
+  const before = proxy.requests.length
+  const replies = await Promise.all([
+    pool.call('full', 'eth_sendRawTransaction', ['0x00'], '1', { timeoutMs: 5_000 }),
+    pool.call('full', 'eth_getLogs', [{ fromBlock: '0x0', toBlock: '0x0' }], '2', { timeoutMs: 5_000 }),
+    pool.call('full', 'eth_getBlockReceipts', ['0x0'], '3', { timeoutMs: 5_000 }),
+    pool.call('full', 'eth_chainId', [], '4', { timeoutMs: 5_000 }),
+    pool.call('full', 'eth_blockNumber', [], '5', { timeoutMs: 5_000 }),
+  ])
+  t.same(proxy.requests.slice(before).sort(), [1, 1, 1, 2], 'the transaction, eth_getLogs and eth_getBlockReceipts alone; the two light calls together')
+  t.equal(replies[0].isError, true, "the node's answer to a malformed transaction")
+  t.same(JSON.parse(replies[1].body).result, [])
+  t.equal(JSON.parse(replies[3].body).result, '0x7a69')
+})
+
+t.test('more calls than a batch holds go in batches of at most maxCalls', async (t) => {
+  const { pool } = poolOf({ maxCalls: 4 })
+  t.teardown(() => pool.close())
+  const before = proxy.requests.length
+  const replies = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => pool.call('full', 'eth_getBalance', [address(i), 'latest'], `${i}`, { timeoutMs: 5_000 })),
+  )
+  t.same(proxy.requests.slice(before), [4, 4, 2])
+  t.same(
+    replies.map((r) => JSON.parse(r.body).id),
+    Array.from({ length: 10 }, (_, i) => i),
+  )
+})
+
+t.test('coalesce: false sends every call alone', async (t) => {
+  const { pool } = poolOf(false)
+  t.teardown(() => pool.close())
+  const before = proxy.requests.length
+  await Promise.all([1, 2, 3].map((i) => pool.call('full', 'eth_getBalance', [address(i), 'latest'], `${i}`, { timeoutMs: 5_000 })))
+  t.same(proxy.requests.slice(before), [1, 1, 1])
+})
+
+t.test('a node that refuses batches gets each call alone, and single calls for a while', async (t) => {
+  let now = 1_000_000
+  const { pool } = poolOf({ refusedForMs: 60_000, now: () => now })
+  t.teardown(() => {
+    proxy.refuseBatches = false
+    return pool.close()
+  })
+  proxy.refuseBatches = true
+  const ask = () => Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  let before = proxy.requests.length
+  const replies = await ask()
+  t.same(
+    replies.map((r) => JSON.parse(r.body)),
+    alone,
+    'every call answered as the node answers it alone',
+  )
+  t.same(proxy.requests.slice(before), [calls.length, ...calls.map(() => 1)], 'the refused batch, then each call alone')
+  before = proxy.requests.length
+  now += 59_000
+  await ask()
+  t.same(
+    proxy.requests.slice(before),
+    calls.map(() => 1),
+    'within the minute: single calls, no batch tried',
+  )
+  proxy.refuseBatches = false
+  before = proxy.requests.length
+  now += 2_000
+  t.same(
+    (await ask()).map((r) => JSON.parse(r.body)),
+    alone,
+  )
+  t.same(proxy.requests.slice(before), [calls.length], 'after it: a batch again')
+})
+
+t.test('a batch whose answer is over the size limit is sent again call by call', async (t) => {
+  // Each balance answer is ~60 bytes: six of them are over 200, one is not.
+  const { pool } = poolOf(undefined, { maxAnswerBytes: 200 })
+  t.teardown(() => pool.close())
+  const before = proxy.requests.length
+  const replies = await Promise.all(calls.slice(0, 6).map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  t.same(
+    replies.map((r) => JSON.parse(r.body)),
+    alone.slice(0, 6),
+  )
+  t.same(proxy.requests.slice(before), [6, 1, 1, 1, 1, 1, 1])
+})
+
+t.test('when the batch fails on one node, each of its calls fails over to another', async (t) => {
+  const refused = new UpstreamNode({ name: 'refused', kind: 'full', url: `http://127.0.0.1:${await freePort()}` })
+  const good = new UpstreamNode({ name: 'good', kind: 'full', url: proxy.url })
+  const pool = new UpstreamPool('eth-1', [refused, good])
+  t.teardown(() => pool.close())
+  const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  t.same(
+    replies.map((r) => JSON.parse(r.body)),
+    alone,
+  )
+  t.same(
+    replies.map((r) => r.node),
+    calls.map(() => 'good'),
+  )
+  // Round-robin sends half the calls to each node first: those on the refused one failed together.
+  t.ok(refused.counters.calls >= 2, `several calls went to the refused node first (${refused.counters.calls})`)
+  t.equal(refused.counters.failures, refused.counters.calls, 'each of them counted its failure there')
+})
+
+t.test('a call with less time than its batch times out on its own', async (t) => {
+  // A hung node: the batch of the two is never answered.
+  await anvil.freeze()
+  t.teardown(() => anvil.thaw())
+  const { pool } = poolOf()
+  t.teardown(() => pool.close())
+  const order: string[] = []
+  const failure = (label: string) => (err: unknown) => {
+    order.push(label)
+    return err
+  }
+  const [short, long] = await Promise.all([
+    pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 300, deadlineMs: 300 }).catch(failure('short')),
+    pool.call('full', 'eth_blockNumber', [], '2', { timeoutMs: 1_500, deadlineMs: 1_500 }).catch(failure('long')),
+  ])
+  t.same(order, ['short', 'long'], 'the short call did not wait for the batch')
+  t.match(short, { name: 'UpstreamTimeout', timeoutMs: 300 })
+  t.match(long, { name: 'UpstreamTimeout', timeoutMs: 1_500 })
+})
