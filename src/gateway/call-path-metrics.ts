@@ -41,6 +41,13 @@ export function registerCallPathMetrics(
 
   perNode('counter', 'tollgate_upstream_calls_total', 'Calls sent to each node since start', (s) => s.calls)
   perNode('counter', 'tollgate_upstream_failures_total', 'Transport failures and time-outs of each node since start', (s) => s.failures)
+  perNode(
+    'counter',
+    'tollgate_upstream_coalesced_batches_total',
+    'Batches in which single calls that arrived together went to each node over HTTP',
+    (s) => s.coalescedBatches,
+  )
+  perNode('counter', 'tollgate_upstream_coalesced_calls_total', 'Single calls sent to each node inside such batches', (s) => s.coalescedCalls)
   perNode('gauge', 'tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out', (s) => (s.healthy ? 1 : 0))
   perNode('gauge', 'tollgate_upstream_in_flight', 'Calls waiting for each node now', (s) => s.inFlight)
   perNode('gauge', 'tollgate_upstream_lag_blocks', 'Blocks each node is behind the best node of its network', (s) => s.lag)

@@ -83,6 +83,10 @@ export class UpstreamNode {
   /** Carries the calls that go over HTTP (alone or several in one batch). */
   readonly #coalescer: CallCoalescer
   readonly counters: NodeCounters = { calls: 0, failures: 0, wsCalls: 0, httpCalls: 0 }
+  /** Batches of single calls sent over HTTP and the calls they carried (for /metrics). */
+  get coalesced(): Readonly<{ batches: number; batchedCalls: number }> {
+    return this.#coalescer.counters
+  }
   /** Head block at the head monitor's last poll (undefined before the first answer). */
   head: number | undefined
   readonly #health: NodeHealth

@@ -32,6 +32,9 @@ export interface UpstreamNodeStats {
   failures: number
   wsCalls: number
   httpCalls: number
+  /** Batches of single calls sent over HTTP (see CallCoalescer), and the calls they carried. */
+  coalescedBatches: number
+  coalescedCalls: number
   /** Calls may be sent to it now. */
   healthy: boolean
   /** Its WebSocket is open (false when it has none). */
@@ -113,6 +116,8 @@ export class Upstreams {
           node: node.name,
           kind: node.kind,
           ...node.counters,
+          coalescedBatches: node.coalesced.batches,
+          coalescedCalls: node.coalesced.batchedCalls,
           healthy: node.healthy(),
           wsOpen: node.ws?.isOpen() ?? false,
           inFlight: node.inFlight(),

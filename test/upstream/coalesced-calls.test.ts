@@ -57,6 +57,7 @@ t.test('calls made together go as one batch, and each gets what the node answers
     "the node's error is flagged on its own call only",
   )
   t.equal(node.counters.httpCalls, calls.length, 'each call counted')
+  t.same(node.coalesced, { batches: 1, batchedCalls: calls.length }, 'for /metrics: one batch of them all')
 })
 
 t.test('a call alone in its turn goes alone', async (t) => {
