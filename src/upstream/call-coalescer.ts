@@ -1,6 +1,6 @@
 import { METHODS } from '../rpc/method-table.js'
 import { paramsJson } from '../rpc/params-json.js'
-import { UpstreamAnswerTooLarge, UpstreamTimeout } from './errors.js'
+import { isUpstreamFailure, UpstreamAnswerTooLarge, UpstreamTimeout } from './errors.js'
 import type { HttpTransport } from './http-transport.js'
 import { readResponseHead, splitBatch } from './splice-id.js'
 import { batchText } from './ws-transport.js'
@@ -91,7 +91,9 @@ export class CallCoalescer {
     }
   }
 
-  #alone(method: string, params: unknown, timeoutMs: number): Promise<Buffer> {
+  // async: a call that cannot be written (params JSON.stringify refuses) rejects; from the
+  // end-of-turn callback a synchronous throw would be an uncaught exception.
+  async #alone(method: string, params: unknown, timeoutMs: number): Promise<Buffer> {
     return this.#http.callBytes(`{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(method)},"params":${paramsJson(params)}}`, timeoutMs)
   }
 
@@ -122,8 +124,10 @@ export class CallCoalescer {
     } catch (err) {
       for (let i = 0; i < calls.length; i++) {
         const c = calls[i]
-        // Over the size limit together, each may be under it alone (the client asked for no more).
-        if (err instanceof UpstreamAnswerTooLarge) settle(i, () => this.#alone(c.method, c.params, c.timeoutMs).then(c.resolve, c.reject))
+        // Over the size limit together, each may be under it alone (the client asked for no more);
+        // a batch that could not be written (one call's params) leaves each call to fail or not alone.
+        if (err instanceof UpstreamAnswerTooLarge || !isUpstreamFailure(err))
+          settle(i, () => this.#alone(c.method, c.params, c.timeoutMs).then(c.resolve, c.reject))
         else settle(i, () => c.reject(err))
       }
       return

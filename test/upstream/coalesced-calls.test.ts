@@ -196,3 +196,17 @@ t.test('a call with less time than its batch times out on its own', async (t) =>
   t.match(short, { name: 'UpstreamTimeout', timeoutMs: 300 })
   t.match(long, { name: 'UpstreamTimeout', timeoutMs: 1_500 })
 })
+
+t.test('a call whose params cannot be written fails alone, in a batch or not', async (t) => {
+  const { pool } = poolOf()
+  t.teardown(() => pool.close())
+  // A BigInt has no JSON: only a caller inside the gateway could pass one, never a client.
+  const [bad, good] = await Promise.allSettled([
+    pool.call('full', 'eth_getBalance', [10n, 'latest'], '1', { timeoutMs: 5_000 }),
+    pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 }),
+  ])
+  t.match(bad, { status: 'rejected', reason: { name: 'TypeError' } })
+  t.match(good, { status: 'fulfilled', value: { body: '{"jsonrpc":"2.0","id":2,"result":"0x7a69"}' } })
+  const alone = await pool.call('full', 'eth_getBalance', [10n, 'latest'], '3', { timeoutMs: 5_000 }).catch((err: Error) => err)
+  t.match(alone, { name: 'TypeError' }, 'alone in its turn: a rejection, not an uncaught exception')
+})
