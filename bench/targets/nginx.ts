@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises'
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startListening, type Started } from '../lib/processes.js'
@@ -86,10 +86,22 @@ export async function startNginx(binary: string, port: number, stubPort: number,
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-nginx-'))
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi', 'logs']) await mkdir(join(dir, sub))
   await writeFile(join(dir, 'nginx.conf'), nginxConfig(dir, port, stubPort, keys))
-  return startListening(
+  // Its folder (config, temp files, logs) goes with it: runs no longer leave one in /tmp each.
+  const removeDir = () => rm(dir, { recursive: true, force: true })
+  const nginx = await startListening(
     'nginx',
     binary,
     ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', 'daemon off; master_process off;'],
     port,
-  )
+  ).catch(async (err: unknown) => {
+    await removeDir()
+    throw err
+  })
+  return {
+    ...nginx,
+    async stop() {
+      await nginx.stop()
+      await removeDir()
+    },
+  }
 }
