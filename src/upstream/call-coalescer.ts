@@ -10,7 +10,7 @@ export interface CallCoalescerOptions {
   maxCalls?: number
   /** How long a node that answered a batch with something else than an array gets single calls (default 60 s). */
   refusedForMs?: number
-  /** Milliseconds now (a fake clock in tests). */
+  /** Milliseconds now, for the refusal's minute and a call's time left (a fake clock in tests). */
   now?: () => number
 }
 
@@ -118,6 +118,14 @@ export class CallCoalescer {
       clearTimeout(timers[i])
       how()
     }
+    // A call sent again alone gets what is left of its time, not all of it again: the pool's
+    // deadline for the call counts on each attempt ending within the time it was given.
+    const sentAt = this.#now()
+    const again = (c: Waiting): void => {
+      const left = c.timeoutMs - (this.#now() - sentAt)
+      if (left <= 0) c.reject(new UpstreamTimeout({ node: this.#http.name, timeoutMs: c.timeoutMs }))
+      else this.#alone(c.method, c.params, left).then(c.resolve, c.reject)
+    }
     let answer: string
     try {
       answer = await this.#http.call(batchText(calls, 1), timeoutMs)
@@ -126,8 +134,7 @@ export class CallCoalescer {
         const c = calls[i]
         // Over the size limit together, each may be under it alone (the client asked for no more);
         // a batch that could not be written (one call's params) leaves each call to fail or not alone.
-        if (err instanceof UpstreamAnswerTooLarge || !isUpstreamFailure(err))
-          settle(i, () => this.#alone(c.method, c.params, c.timeoutMs).then(c.resolve, c.reject))
+        if (err instanceof UpstreamAnswerTooLarge || !isUpstreamFailure(err)) settle(i, () => again(c))
         else settle(i, () => c.reject(err))
       }
       return
@@ -147,7 +154,7 @@ export class CallCoalescer {
     for (let i = 0; i < calls.length; i++) {
       const c = calls[i]
       const text = answers[i]
-      settle(i, text !== undefined ? () => c.resolve(text) : () => this.#alone(c.method, c.params, c.timeoutMs).then(c.resolve, c.reject))
+      settle(i, text !== undefined ? () => c.resolve(text) : () => again(c))
     }
   }
 }

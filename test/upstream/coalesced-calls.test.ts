@@ -210,3 +210,25 @@ t.test('a call whose params cannot be written fails alone, in a batch or not', a
   const alone = await pool.call('full', 'eth_getBalance', [10n, 'latest'], '3', { timeoutMs: 5_000 }).catch((err: Error) => err)
   t.match(alone, { name: 'TypeError' }, 'alone in its turn: a rejection, not an uncaught exception')
 })
+
+t.test('a call sent again alone after its batch gets only the time it has left', async (t) => {
+  // A fake clock that moves 3 s each time it is read: the batch is sent at one reading, and its
+  // refused answer is read two readings later, 6 s after: past the calls' 5 s.
+  let now = 0
+  const { pool } = poolOf({ now: () => (now += 3_000) })
+  t.teardown(() => {
+    proxy.refuseBatches = false
+    return pool.close()
+  })
+  proxy.refuseBatches = true
+  const before = proxy.requests.length
+  const results = await Promise.allSettled([
+    pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 5_000, deadlineMs: 5_000 }),
+    pool.call('full', 'eth_blockNumber', [], '2', { timeoutMs: 5_000, deadlineMs: 5_000 }),
+  ])
+  t.match(results, [
+    { status: 'rejected', reason: { name: 'UpstreamTimeout', timeoutMs: 5_000 } },
+    { status: 'rejected', reason: { name: 'UpstreamTimeout', timeoutMs: 5_000 } },
+  ])
+  t.same(proxy.requests.slice(before), [2], 'the refused batch only: no call sent again without time left')
+})
