@@ -1,9 +1,8 @@
 import { METHODS } from '../rpc/method-table.js'
-import { paramsJson } from '../rpc/params-json.js'
 import { isUpstreamFailure, UpstreamAnswerTooLarge, UpstreamTimeout } from './errors.js'
 import type { HttpTransport } from './http-transport.js'
 import { readResponseHead, splitBatch } from './splice-id.js'
-import { batchText } from './ws-transport.js'
+import { batchText, callText } from './ws-transport.js'
 
 export interface CallCoalescerOptions {
   /** Most calls in one upstream batch (default 20): a batch answers when its slowest call does. 1: every call alone. */
@@ -94,7 +93,7 @@ export class CallCoalescer {
   // async: a call that cannot be written (params JSON.stringify refuses) rejects; from the
   // end-of-turn callback a synchronous throw would be an uncaught exception.
   async #alone(method: string, params: unknown, timeoutMs: number): Promise<Buffer> {
-    return this.#http.callBytes(`{"jsonrpc":"2.0","id":1,"method":${JSON.stringify(method)},"params":${paramsJson(params)}}`, timeoutMs)
+    return this.#http.callBytes(callText(1, method, params), timeoutMs)
   }
 
   async #send(calls: Waiting[]): Promise<void> {

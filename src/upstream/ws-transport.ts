@@ -115,7 +115,7 @@ export class WsTransport {
       return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
     }
     const id = this.#nextId++
-    const text = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson(params)}}`
+    const text = callText(id, method, params)
     return new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id)
@@ -335,13 +335,18 @@ export interface BatchCall {
   readonly paramsJson?: string
 }
 
+/** The JSON text of one call with our id (its params' JSON when already written). */
+export function callText(id: number, method: string, params: unknown, json?: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${json ?? paramsJson(params)}}`
+}
+
 /** The JSON text of calls as a batch with consecutive ids from `firstId`. */
 export function batchText(calls: ReadonlyArray<BatchCall>, firstId: number): string {
   let text = '['
   for (let i = 0; i < calls.length; i++) {
     if (i > 0) text += ','
     const c = calls[i]
-    text += `{"jsonrpc":"2.0","id":${firstId + i},"method":${JSON.stringify(c.method)},"params":${c.paramsJson ?? paramsJson(c.params)}}`
+    text += callText(firstId + i, c.method, c.params, c.paramsJson)
   }
   return text + ']'
 }

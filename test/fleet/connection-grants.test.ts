@@ -98,7 +98,13 @@ function fleetOf(n: number) {
     for (const x of instances) x.fleet.sync()
     clock.advance(10)
   }
-  return { clock, hub, instances, open, sync }
+  /** A second passes: the instances given beat, and what they published arrives. */
+  const second = (beating: number[]) => {
+    clock.advance(1_000)
+    for (const i of beating) instances[i]!.fleet.heartbeat()
+    hub.deliver()
+  }
+  return { clock, hub, instances, open, sync, second }
 }
 
 t.test('three instances that each see nothing of the others open 17, 17 and 16', async (t) => {
@@ -148,12 +154,7 @@ t.test('a key whose clients all reach one instance gets the whole limit as the o
 t.test('an instance cut off again just after rejoining still takes a third: the others it heard late still count', async (t) => {
   const f = fleetOf(3)
   const cut = f.instances[2]!
-  /** A second: the instances given beat, and what they published arrives. */
-  const second = (beating: number[]) => {
-    f.clock.advance(1_000)
-    for (const i of beating) f.instances[i]!.fleet.heartbeat()
-    f.hub.deliver()
-  }
+  const second = f.second
   second([0, 1, 2])
   cut.bus.stalled = true
   for (let s = 0; s < 5; s++) second([0, 1, 2])
@@ -191,11 +192,7 @@ t.test('a link that stalls between the heartbeats of the others and its own: the
 t.test('a rejoined instance grows no grant on the others before it has heard them again', async (t) => {
   const f = fleetOf(3)
   const cut = f.instances[2]!
-  const second = (beating: number[]) => {
-    f.clock.advance(1_000)
-    for (const i of beating) f.instances[i]!.fleet.heartbeat()
-    f.hub.deliver()
-  }
+  const second = f.second
   second([0, 1, 2])
   f.clock.advance(10)
   t.equal(f.open(2, 50), 16, 'its part (16, 17 and 17 for the three), granted after it last heard the others')
