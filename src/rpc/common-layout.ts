@@ -107,6 +107,9 @@ function readCall(text: string): CommonCall | undefined {
         params = NO_PARAMS
         paramsText = '[]'
         end = from + 2
+      } else if (open === OPEN_BRACKET && (params = flatParams(text, from)) !== undefined) {
+        end = flatEnd
+        paramsText = text.slice(from, end)
       } else {
         end = skipNested(text, from)
         if (end < 0) return undefined
@@ -130,6 +133,48 @@ function readCall(text: string): CommonCall | undefined {
   return { method, params, idJson, paramsJson: paramsText }
 }
 
+/** Where the array flatParams read ends (after its `]`). */
+let flatEnd = 0
+
+/**
+ * Params that are a flat array of plain strings and the literals true, false and null
+ * (`["0x…","latest"]`, `["0x…",false]`: the params of most calls), read without JSON.parse: in a
+ * batch of 50 eth_getBalance, JSON.parse and the depth check of each call's params were half of
+ * reading the body. Anything else (a number, an object, an escape, a control character) answers
+ * undefined, and the params are parsed as before; for what it reads, the value is the one
+ * JSON.parse gives (a test compares them on generated bodies). Leaves the index after `]` in flatEnd.
+ */
+function flatParams(text: string, from: number): unknown[] | undefined {
+  const out: unknown[] = []
+  let i = skipWhitespace(text, from + 1)
+  for (;;) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      const end = plainStringEnd(text, i)
+      if (end < 0) return undefined
+      out.push(text.slice(i + 1, end - 1))
+      i = end
+    } else if (c === 0x74 /* t */ && text.startsWith('true', i)) {
+      out.push(true)
+      i += 4
+    } else if (c === 0x66 /* f */ && text.startsWith('false', i)) {
+      out.push(false)
+      i += 5
+    } else if (c === 0x6e /* n */ && text.startsWith('null', i)) {
+      out.push(null)
+      i += 4
+    } else return undefined
+    i = skipWhitespace(text, i)
+    const next = text.charCodeAt(i)
+    if (next === CLOSE_BRACKET) {
+      flatEnd = i + 1
+      return out
+    }
+    if (next !== COMMA) return undefined
+    i = skipWhitespace(text, i + 1)
+  }
+}
+
 /**
  * The method names of the method table, by a hash of their characters: a name read from a body is
  * the table's own string when it is one of them. A slice of the body would be a new string whose
@@ -148,8 +193,28 @@ function hashOf(text: string, from: number, to: number): number {
   return h
 }
 
-/** The characters of `text` from `from` to `to` as a string: the method table's own when it holds that name. */
+/**
+ * The table's method name read last: the calls of a batch mostly share theirs (50 eth_getBalance).
+ * Only the table's own strings are kept: a name sliced from a body would keep the body alive.
+ */
+let lastMethod = ''
+
+/**
+ * The characters of `text` from `from` to `to` as a string: the method table's own when it holds
+ * that name. The name read last is compared first, which costs less than hashing the name again
+ * (15% of reading a batch of 50 calls of one method).
+ */
 function methodName(text: string, from: number, to: number): string {
+  const last = lastMethod
+  if (last.length === to - from) {
+    let k = 0
+    while (k < last.length && last.charCodeAt(k) === text.charCodeAt(from + k)) k++
+    if (k === last.length) return last
+  }
+  return tableName(text, from, to)
+}
+
+function tableName(text: string, from: number, to: number): string {
   const known = KNOWN_METHODS.get(hashOf(text, from, to))
   if (known !== undefined && known.length === to - from) {
     let same = true
@@ -159,7 +224,7 @@ function methodName(text: string, from: number, to: number): string {
         break
       }
     }
-    if (same) return known
+    if (same) return (lastMethod = known)
   }
   return text.slice(from, to)
 }

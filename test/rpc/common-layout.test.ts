@@ -33,7 +33,29 @@ const params = fc.oneof(
     `${'['.repeat(70)}${']'.repeat(70)}`,
     '["0x1", "latest"]',
     '[{"to":"0x00","data":"0x"},"latest"]',
+    // Flat arrays of strings and literals are read without JSON.parse: these and their near misses.
+    '["0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045","latest"]',
+    '[ "0x1" ,true,false , null ]',
+    '["é🙂", ""]',
+    '["a\\"b"]',
+    '["\\u0041"]',
+    '["a\tb"]',
+    '["x", 1]',
+    '["x",]',
+    '["x" "y"]',
+    '[truex]',
+    '[nul]',
+    '["x"',
   ),
+  fc
+    .array(
+      fc.oneof(
+        fc.string({ maxLength: 8 }).map((x) => JSON.stringify(x)),
+        fc.constantFrom('true', 'false', 'null', 'trueish'),
+      ),
+      { maxLength: 4 },
+    )
+    .map((items) => `[${items.join(',')}]`),
   fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify([v])),
   fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ v })),
 )
