@@ -1,6 +1,7 @@
 import { request } from 'node:http'
 import { createHash, randomBytes, randomFillSync } from 'node:crypto'
 import type { Socket } from 'node:net'
+import { endianness } from 'node:os'
 
 /**
  * A minimal RFC 6455 WebSocket client for the gateway's upstream sockets: text messages, ping,
@@ -50,11 +51,19 @@ function nextMask(): Buffer {
   return maskPool.subarray(maskOffset - 4, maskOffset)
 }
 
+/** Payloads from this size on are masked a 32-bit word at a time when aligned (see encodeFrame). */
+const WORD_MASK_MIN = 64
+const LITTLE_ENDIAN = endianness() === 'LE'
+
 /** One client frame (clients must mask): header, masking key, masked payload, in one buffer. */
 function encodeFrame(opcode: number, payload: Buffer): Buffer {
   const len = payload.length
   const head = len < 126 ? 2 : len < 65536 ? 4 : 10
-  const frame = Buffer.allocUnsafe(head + 4 + len)
+  // A payload that will be masked by words starts on a 4-byte boundary: Node's buffers start on
+  // an 8-byte one, so a header of 2 or 10 bytes (and the 4 of the key) is moved 2 bytes in.
+  const pad = len >= WORD_MASK_MIN && head !== 4 ? 2 : 0
+  const whole = Buffer.allocUnsafe(pad + head + 4 + len)
+  const frame = pad === 0 ? whole : whole.subarray(pad)
   frame[0] = 0x80 | opcode
   if (head === 2) frame[1] = 0x80 | len
   else if (head === 4) {
@@ -72,6 +81,20 @@ function encodeFrame(opcode: number, payload: Buffer): Buffer {
   const m3 = mask[3]
   const off = head + 4
   let i = 0
+  if (len >= WORD_MASK_MIN && ((frame.byteOffset + off) & 3) === 0) {
+    // Four bytes at a time: a byte at a time, masking the 3 KB frame of a batch of 50 calls was
+    // 5% of the batch's CPU (and a 1 MB eth_call would take milliseconds).
+    payload.copy(frame, off)
+    const words = len >>> 2
+    const view = new Int32Array(frame.buffer, frame.byteOffset + off, words)
+    const m = LITTLE_ENDIAN ? m0 | (m1 << 8) | (m2 << 16) | (m3 << 24) : (m0 << 24) | (m1 << 16) | (m2 << 8) | m3
+    for (let w = 0; w < words; w++) view[w] ^= m
+    i = words << 2
+    if (i < len) frame[off + i] ^= m0
+    if (i + 1 < len) frame[off + i + 1] ^= m1
+    if (i + 2 < len) frame[off + i + 2] ^= m2
+    return frame
+  }
   for (; i + 3 < len; i += 4) {
     frame[off + i] = payload[i] ^ m0
     frame[off + i + 1] = payload[i + 1] ^ m1
