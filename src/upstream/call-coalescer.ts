@@ -1,7 +1,7 @@
 import { METHODS } from '../rpc/method-table.js'
 import { isUpstreamFailure, UpstreamAnswerTooLarge, UpstreamTimeout } from './errors.js'
 import type { HttpTransport } from './http-transport.js'
-import { readResponseHead, splitBatch } from './splice-id.js'
+import { splitBatchHeads } from './splice-id.js'
 import { batchText, callText } from './ws-transport.js'
 
 export interface CallCoalescerOptions {
@@ -138,18 +138,11 @@ export class CallCoalescer {
       }
       return
     }
-    const elements = splitBatch(answer)
+    const elements = splitBatchHeads(answer)
     if (elements === undefined) this.#refusedUntil = this.#now() + this.#refusedForMs
     const answers = new Array<string | undefined>(calls.length)
-    for (const text of elements ?? []) {
-      let id: number | string | null
-      try {
-        id = readResponseHead(text).id
-      } catch {
-        continue // an unreadable element: its call goes again alone
-      }
-      if (typeof id === 'number' && id >= 1 && id <= calls.length) answers[id - 1] = text
-    }
+    // An unreadable element is left out: its call goes again alone.
+    for (const { id, text } of elements ?? []) if (typeof id === 'number' && id >= 1 && id <= calls.length) answers[id - 1] = text
     for (let i = 0; i < calls.length; i++) {
       const c = calls[i]
       const text = answers[i]

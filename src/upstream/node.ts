@@ -4,7 +4,8 @@ import { NodeHealth, type NodeHealthOptions, type OutReason } from './health.js'
 import { HttpTransport } from './http-transport.js'
 import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
-import { readResponseHead, readResponseHeadBytes, splitBatch } from './splice-id.js'
+import { readResponseHead, readResponseHeadBytes, splitBatchHeads } from './splice-id.js'
+import type { Span } from '../rpc/json-scan.js'
 import { batchText, WsTransport, type BatchCall, type WsTransportOptions } from './ws-transport.js'
 import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
 
@@ -44,6 +45,8 @@ export interface NodeReply {
   isError: boolean
   /** The answer as the node sent it, when the transport kept the bytes (one call, not a batch). */
   readonly bytes?: Buffer
+  /** Where our id lies in `text`, when the transport already found it (an element of a batch answer). */
+  readonly idSpan?: Span
 }
 
 /** Answers at least this large are kept as bytes (see BytesReply); smaller ones become text. */
@@ -176,15 +179,10 @@ export class UpstreamNode {
         answer = { text: await this.http.call(batchText(calls, firstId), timeoutMs), firstId }
       }
       const out = new Array<NodeReply | undefined>(calls.length)
-      for (const text of splitBatch(answer.text) ?? []) {
-        let head: { id: number | string | null; isError: boolean }
-        try {
-          head = readResponseHead(text)
-        } catch {
-          continue // an unreadable element: its call goes again on its own
-        }
-        const index = typeof head.id === 'number' ? head.id - answer.firstId : -1
-        if (index >= 0 && index < calls.length) out[index] = { text, isError: head.isError }
+      // An unreadable element is left out: its call goes again on its own.
+      for (const item of splitBatchHeads(answer.text) ?? []) {
+        const index = typeof item.id === 'number' ? item.id - answer.firstId : -1
+        if (index >= 0 && index < calls.length) out[index] = { text: item.text, isError: item.isError, idSpan: item.idSpan }
       }
       this.#health.succeeded()
       return out

@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
-import { joined, spliceId, spliceIdBytes, type ByteChunks } from './splice-id.js'
+import { joined, spliceId, spliceIdAt, spliceIdBytes, type ByteChunks } from './splice-id.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {
@@ -160,7 +160,12 @@ export class UpstreamPool {
         for (let k = 0; k < replies.length; k++) {
           const r = replies[k]
           if (r !== undefined)
-            out[index === undefined ? k : index[k]] = { body: spliceId(r.text, sent[k].clientIdJson), node: node.name, kind, isError: r.isError }
+            out[index === undefined ? k : index[k]] = {
+              body: r.idSpan === undefined ? spliceId(r.text, sent[k].clientIdJson) : spliceIdAt(r.text, r.idSpan, sent[k].clientIdJson),
+              node: node.name,
+              kind,
+              isError: r.isError,
+            }
         }
         return out
       } catch (err) {

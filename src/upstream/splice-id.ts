@@ -144,6 +144,69 @@ export function splitBatch(text: string): string[] | undefined {
   return arrayItemSpans(text, skipWhitespace(text, 0))?.map((span) => text.slice(span.start, span.end))
 }
 
+/** One element of a node's batch answer: its text, its head, and where its id lies in that text. */
+export interface BatchAnswerItem {
+  readonly text: string
+  readonly id: number | string | null
+  readonly isError: boolean
+  /** Where the id's value lies in `text` (for spliceIdAt); undefined when the head was read the general way. */
+  readonly idSpan?: Span
+}
+
+/**
+ * splitBatch and readResponseHead of each element, in one pass: each head is read where the
+ * element lies in the node's whole text, without a copy of it to read, when it has the layout
+ * nodes write with our ids, `{"jsonrpc":"2.0","id":<1 to 15 digits>,"result":` or `,"error":`
+ * (reading 50 heads from their copies was half the cost of taking a batch answer apart); any
+ * other element is read by readResponseHead. An element whose head cannot be read is left out:
+ * its call is then sent again on its own. Undefined when the text is not an array.
+ */
+export function splitBatchHeads(text: string): BatchAnswerItem[] | undefined {
+  const spans = arrayItemSpans(text, skipWhitespace(text, 0))
+  if (spans === undefined) return undefined
+  const items: BatchAnswerItem[] = []
+  for (let k = 0; k < spans.length; k++) {
+    const { start, end } = spans[k]
+    const item = text.slice(start, end)
+    if (text.startsWith(HEAD_JSONRPC_FIRST, start)) {
+      const from = start + HEAD_JSONRPC_FIRST.length
+      let i = from
+      let c = text.charCodeAt(i)
+      let id = 0
+      // An integer without a sign or leading zero, short enough to be exact: the ids we send.
+      if (c >= 0x31 && c <= 0x39) {
+        do {
+          id = id * 10 + (c - 0x30)
+          c = text.charCodeAt(++i)
+        } while (c >= 0x30 && c <= 0x39)
+        if (i - from <= 15) {
+          const idSpan = { start: from - start, end: i - start }
+          if (text.startsWith(',"result":', i)) {
+            items.push({ text: item, id, isError: false, idSpan })
+            continue
+          }
+          if (text.startsWith(',"error":', i)) {
+            items.push({ text: item, id, isError: true, idSpan })
+            continue
+          }
+        }
+      }
+    }
+    try {
+      const head = readResponseHead(item)
+      items.push({ text: item, id: head.id, isError: head.isError })
+    } catch {
+      // Unreadable: left out.
+    }
+  }
+  return items
+}
+
+/** spliceId where the id's span is already known (splitBatchHeads): the text with `clientIdJson` in place of the id. */
+export function spliceIdAt(text: string, idSpan: Span, clientIdJson: string): string {
+  return text.slice(0, idSpan.start) + clientIdJson + text.slice(idSpan.end)
+}
+
 /** The id of the first element of a batch answer (the WebSocket transport routes the whole batch by it). */
 export function batchHeadId(text: string): number | string | null | undefined {
   let i = skipWhitespace(text, 0)

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { readResponseHead, spliceId } from '../../src/upstream/splice-id.js'
+import fc from 'fast-check'
+import { readResponseHead, spliceId, spliceIdAt, splitBatch, splitBatchHeads } from '../../src/upstream/splice-id.js'
 import { MalformedResponse } from '../../src/upstream/errors.js'
 
 /** What a correct splice must equal, computed the slow way (only valid for compact input). */
@@ -104,4 +105,56 @@ t.test('random nesting agrees with JSON.parse', async (t) => {
     t.same(readResponseHead(text), { id: parsed.id, isError: false }, text)
     t.same(JSON.parse(spliceId(text, '"c"')), { ...parsed, id: 'c' }, text)
   }
+})
+
+t.test('a batch answer taken apart in one pass reads as splitBatch and readResponseHead do', async (t) => {
+  // The layouts nodes write (and near misses of the one read without a copy: other ids, members
+  // in another order, spaces), each element then given a client id by its known span.
+  const id = fc.oneof(
+    fc.integer({ min: 1, max: 2 ** 40 }).map(String),
+    fc.constantFrom('0', '-1', '01', '1.5', '1e3', 'null', '"7"', '1234567890123456789', '2'),
+  )
+  const element = fc.tuple(id, fc.constantFrom('result', 'error'), fc.jsonValue({ maxDepth: 2 }), fc.nat(4)).map(([i, member, value, layout]) => {
+    const v = JSON.stringify(value) ?? 'null'
+    switch (layout) {
+      case 0:
+        return `{"id":${i},"jsonrpc":"2.0","${member}":${v}}`
+      case 1:
+        return `{"jsonrpc":"2.0", "id":${i}, "${member}":${v}}`
+      case 2:
+        return `{"jsonrpc":"2.0","${member}":${v},"id":${i}}`
+      default:
+        return `{"jsonrpc":"2.0","id":${i},"${member}":${v}}`
+    }
+  })
+  const answer = fc.tuple(fc.array(fc.oneof(element, fc.constantFrom('{"jsonrpc":"2.0","id":', '1', '{}')), { maxLength: 6 }), fc.constantFrom('', ' ', '\n'))
+  let fast = 0
+  fc.assert(
+    fc.property(answer, ([elements, gap]) => {
+      const text = `[${gap}${elements.join(`,${gap}`)}${gap}]`
+      const items = splitBatchHeads(text)
+      const general = splitBatch(text)
+      if (general === undefined) return t.equal(items, undefined, text)
+      const expected = general.flatMap((el) => {
+        try {
+          const head = readResponseHead(el)
+          return [{ text: el, id: head.id, isError: head.isError }]
+        } catch {
+          return []
+        }
+      })
+      t.strictSame(
+        items?.map(({ text, id, isError }) => ({ text, id, isError })),
+        expected,
+        text,
+      )
+      for (const item of items ?? []) {
+        if (item.idSpan === undefined) continue
+        fast++
+        t.equal(spliceIdAt(item.text, item.idSpan, '"c"'), spliceId(item.text, '"c"'), item.text)
+      }
+    }),
+    { numRuns: 1500 },
+  )
+  t.ok(fast > 150, `${fast} elements read without a copy`)
 })
