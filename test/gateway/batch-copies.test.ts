@@ -39,6 +39,32 @@ t.test('copies of a read are asked once, each answered with its own id', async (
   t.equal(node.counters.calls - before, 2, 'one upstream call for the four balances, one for the block number')
 })
 
+t.test('calls with the same params and another method are not copies', async (t) => {
+  const before = node.counters.calls
+  const reply = await rpc(
+    tg.url('eth-1'),
+    [
+      { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [address, 'latest'] },
+      { jsonrpc: '2.0', id: 2, method: 'eth_getCode', params: [address, 'latest'] },
+      { jsonrpc: '2.0', id: 3, method: 'eth_getTransactionCount', params: [address, 'latest'] },
+      { jsonrpc: '2.0', id: 4, method: 'eth_getCode', params: [address, 'latest'] },
+    ],
+    { apiKey },
+  )
+  const answers = reply.json as Array<{ id: unknown; result: unknown }>
+  t.same(
+    answers.map((a) => [a.id, a.result]),
+    [
+      [1, '0x0'],
+      [2, '0x'],
+      [3, '0x0'],
+      [4, '0x'],
+    ],
+    'each method answered as itself; the second eth_getCode as the first',
+  )
+  t.equal(node.counters.calls - before, 3, 'three upstream calls: one per method')
+})
+
 t.test('filters made in one batch are separate filters', async (t) => {
   const reply = await rpc(
     tg.url('eth-1'),
