@@ -1,0 +1,144 @@
+/**
+ * Paired before/after: this tree's gateway and another commit's, loaded AT ONCE (each with its own
+ * load generator, one stub for both), round after round, the CPU per request of each from /proc.
+ * Where one gateway after the other (`npm run bench -- --baseline REF`) compares moments of a
+ * shared machine that drift by ±10–15%, both here meet the same moment; the ratio of each round is
+ * what counts. The gateway started second did better on this machine whichever build it was, so
+ * the whole run is done twice, in both start orders, and each order's median is reported.
+ *
+ * Run: npm run bench:paired -- --baseline REF [--only distinct|small|batch-distinct|ws] [--rounds 6] [--duration 6]
+ * Prints one line per round and the medians; writes bench/results/paired-<scenario>.json.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { compiledGateway } from './lib/targets.js'
+import { cpuMs, runNodeJson, startNodeScript, type Started } from './lib/processes.js'
+import { findWrk, runWrk } from './lib/wrk.js'
+import { requestBodies } from './lib/http-scenarios.js'
+import { median } from './lib/measure.js'
+import type { WsLoadResult } from './load/ws-load.js'
+
+const { values } = parseArgs({
+  options: {
+    baseline: { type: 'string' },
+    only: { type: 'string', default: 'distinct' },
+    rounds: { type: 'string', default: '6' },
+    duration: { type: 'string', default: '6' },
+  },
+})
+const SCENARIOS = ['distinct', 'small', 'batch-distinct', 'ws'] as const
+type Scenario = (typeof SCENARIOS)[number]
+const scenario = values.only as Scenario
+if (values.baseline === undefined || !SCENARIOS.includes(scenario)) {
+  process.stderr.write(`usage: npm run bench:paired -- --baseline REF [--only ${SCENARIOS.join('|')}] [--rounds N] [--duration S]\n`)
+  process.exit(2)
+}
+const baseline = values.baseline
+const rounds = Number(values.rounds)
+const durationS = Number(values.duration)
+const wrk = findWrk()
+if (scenario !== 'ws' && wrk === undefined) throw new Error('bench:paired needs wrk (apt-get install -y wrk)')
+
+const BENCH = import.meta.dirname
+const bodies = requestBodies(mkdtempSync(join(tmpdir(), 'tollgate-paired-')))
+const log = (line: string): void => void process.stdout.write(`[paired] ${line}\n`)
+
+interface Gateway {
+  name: 'this tree' | string
+  process: Started<{ port: number; apiKey: string }>
+  http: string
+  ws: string
+}
+
+/** One load of `durationS` on a gateway: requests, and its CPU per request over that time. */
+async function load(g: Gateway, seconds: number): Promise<{ requests: number; rps: number; cpuUs: number }> {
+  const cpu0 = cpuMs(g.process.pid)
+  let requests: number
+  let rps: number
+  if (scenario === 'ws') {
+    const r = await runNodeJson<WsLoadResult>(join(BENCH, 'load', 'ws-load.ts'), {
+      url: g.ws,
+      method: 'eth_blockNumber',
+      durationMs: seconds * 1000,
+      warmupMs: 200,
+    })
+    ;({ requests, rps } = r)
+  } else {
+    const body = scenario === 'small' ? bodies.small : scenario === 'distinct' ? bodies.distinct : bodies.batchDistinct
+    const script = scenario === 'small' ? 'post' : scenario
+    const r = await runWrk(wrk!, { url: g.http, bodyFile: body, durationS: seconds, connections: scenario === 'batch-distinct' ? 16 : 50, script })
+    ;({ requests, rps } = r)
+  }
+  return { requests, rps, cpuUs: ((cpuMs(g.process.pid) - cpu0) * 1000) / requests }
+}
+
+/** Both gateways started in this order, loaded at once for each round: the ratio after / before of each round. */
+async function runOrder(order: Array<'before' | 'after'>): Promise<{ ratios: number[]; rpsRatios: number[] }> {
+  const stub = await startNodeScript<{ port: number }>('stub', join(BENCH, 'stub', 'stub-upstream.ts'), 0)
+  const started: Started[] = [stub]
+  try {
+    const catalog = join(BENCH, 'targets', 'bench-plans.json')
+    const stubHttp = `http://127.0.0.1:${stub.info.port}/`
+    const stubWs = `ws://127.0.0.1:${stub.info.port}/`
+    const gateways = new Map<'before' | 'after', Gateway>()
+    for (const which of order) {
+      const srcRoot = await compiledGateway(which === 'before' ? baseline : undefined)
+      const p = await startNodeScript<{ port: number; apiKey: string }>(which, join(BENCH, 'targets', 'gateway-entry.ts'), {
+        stubHttp,
+        stubWs,
+        catalog,
+        srcRoot,
+      })
+      started.push(p)
+      const base = `127.0.0.1:${p.info.port}`
+      gateways.set(which, {
+        name: which,
+        process: p,
+        http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`,
+        ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`,
+      })
+    }
+    const inOrder = order.map((w) => gateways.get(w)!)
+    await Promise.all(inOrder.map((g) => load(g, 2))) // warm-up
+    const ratios: number[] = []
+    const rpsRatios: number[] = []
+    for (let r = 0; r < rounds; r++) {
+      const figures = await Promise.all(inOrder.map((g) => load(g, durationS)))
+      const by = new Map(order.map((w, i) => [w, figures[i]]))
+      const before = by.get('before')!
+      const after = by.get('after')!
+      ratios.push(after.cpuUs / before.cpuUs)
+      rpsRatios.push(after.rps / before.rps)
+      log(
+        `${order.join(' started, then ')} started; round ${r + 1}: CPU ${before.cpuUs.toFixed(1)} -> ${after.cpuUs.toFixed(1)} us/req (${(after.cpuUs / before.cpuUs).toFixed(3)}x), ` +
+          `${before.rps} -> ${after.rps} req/s`,
+      )
+    }
+    return { ratios, rpsRatios }
+  } finally {
+    await Promise.all(started.map((p) => p.stop()))
+  }
+}
+
+log(`${scenario}: ${baseline} (before) and this tree (after), loaded at once, ${rounds} rounds of ${durationS} s, in both start orders`)
+const first = await runOrder(['before', 'after'])
+const second = await runOrder(['after', 'before'])
+const summary = {
+  scenario,
+  baseline,
+  rounds,
+  durationS,
+  cpuRatio: { afterStartedSecond: median(first.ratios), afterStartedFirst: median(second.ratios) },
+  rpsRatio: { afterStartedSecond: median(first.rpsRatios), afterStartedFirst: median(second.rpsRatios) },
+  perRound: { afterStartedSecond: first, afterStartedFirst: second },
+}
+log(
+  `CPU per request after / before, medians of the rounds: ${summary.cpuRatio.afterStartedSecond.toFixed(3)}x (this tree started second), ` +
+    `${summary.cpuRatio.afterStartedFirst.toFixed(3)}x (started first); req/s ${summary.rpsRatio.afterStartedSecond.toFixed(3)}x, ${summary.rpsRatio.afterStartedFirst.toFixed(3)}x`,
+)
+const out = join(BENCH, 'results', `paired-${scenario}.json`)
+writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`)
+log(`written ${out}`)
+process.exit(0)
