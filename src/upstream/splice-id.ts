@@ -59,12 +59,8 @@ export function spliceId(responseText: string, clientIdJson: string): string {
  */
 export function readResponseHead(responseText: string): ResponseHead {
   const fast = fastIdSpan(responseText)
-  if (fast !== undefined) {
-    let after = fast.end
-    if (responseText.startsWith(JSONRPC_MEMBER, after)) after += JSONRPC_MEMBER.length
-    if (responseText.startsWith(',"result":', after)) return { id: idValue(responseText, fast), isError: false }
-    if (responseText.startsWith(',"error":', after)) return { id: idValue(responseText, fast), isError: true }
-  }
+  const isError = fast === undefined ? undefined : errorAfterId(responseText, fast.end)
+  if (isError !== undefined) return { id: idValue(responseText, fast!), isError }
   const scan = scanTopLevel(responseText)
   if (scan !== undefined) {
     return {
@@ -87,11 +83,15 @@ export function resultArrayItems(responseText: string): Span[] | undefined {
   return arrayItemSpans(responseText, span.start)
 }
 
-/** The common layouts, `{"jsonrpc":"2.0","id":<v>,` and `{"id":<v>,`, checked in the first bytes. */
-function fastIdSpan(text: string): Span | undefined {
+/**
+ * The common layouts, `{"jsonrpc":"2.0","id":<v>,` and `{"id":<v>,`, checked in the first bytes of
+ * the object whose `{` is at `at` (0: the text is the answer; an element of a batch answer is read
+ * where it lies in the whole answer). The span is in `text`'s positions.
+ */
+function fastIdSpan(text: string, at = 0): Span | undefined {
   let start: number
-  if (text.startsWith(HEAD_JSONRPC_FIRST)) start = HEAD_JSONRPC_FIRST.length
-  else if (text.startsWith(HEAD_ID_FIRST)) start = HEAD_ID_FIRST.length
+  if (text.startsWith(HEAD_JSONRPC_FIRST, at)) start = at + HEAD_JSONRPC_FIRST.length
+  else if (text.startsWith(HEAD_ID_FIRST, at)) start = at + HEAD_ID_FIRST.length
   else return undefined
   const first = text.charCodeAt(start)
   let end: number
@@ -105,7 +105,29 @@ function fastIdSpan(text: string): Span | undefined {
   return next === COMMA || next === CLOSE_BRACE ? { start, end } : undefined
 }
 
+/**
+ * After an id found by fastIdSpan, the member the common layouts put next (past a `"jsonrpc"`
+ * member): `result` (false), `error` (true); undefined for any other, which the full scan reads.
+ */
+function errorAfterId(text: string, idEnd: number): boolean | undefined {
+  const after = text.startsWith(JSONRPC_MEMBER, idEnd) ? idEnd + JSONRPC_MEMBER.length : idEnd
+  if (text.startsWith(',"result":', after)) return false
+  if (text.startsWith(',"error":', after)) return true
+  return undefined
+}
+
 function idValue(text: string, span: Span): number | string | null {
+  // Digits only, few enough to be exact (the ids we send): read where they lie, no copy to parse.
+  if (span.end > span.start && span.end - span.start <= 15) {
+    let id = 0
+    let i = span.start
+    for (; i < span.end; i++) {
+      const c = text.charCodeAt(i)
+      if (c < 0x30 || c > 0x39) break
+      id = id * 10 + (c - 0x30)
+    }
+    if (i === span.end) return id
+  }
   const raw = text.slice(span.start, span.end)
   if (text.charCodeAt(span.start) !== QUOTE && raw !== 'null') {
     const n = Number(raw)
@@ -154,12 +176,12 @@ export interface BatchAnswerItem {
 }
 
 /**
- * splitBatch and readResponseHead of each element, in one pass: each head is read where the
- * element lies in the node's whole text, without a copy of it to read, when it has the layout
- * nodes write with our ids, `{"jsonrpc":"2.0","id":<1 to 15 digits>,"result":` or `,"error":`
- * (reading 50 heads from their copies was half the cost of taking a batch answer apart); any
- * other element is read by readResponseHead. An element whose head cannot be read is left out:
- * its call is then sent again on its own. Undefined when the text is not an array.
+ * splitBatch and readResponseHead of each element, in one pass: each head in the common layouts
+ * is read where the element lies in the node's whole text, without a copy of it to read (reading
+ * 50 heads from their copies was half the cost of taking a batch answer apart), and its id's span
+ * kept for spliceIdAt; any other element is read by readResponseHead. An element whose head
+ * cannot be read is left out: its call is then sent again on its own. Undefined when the text is
+ * not an array.
  */
 export function splitBatchHeads(text: string): BatchAnswerItem[] | undefined {
   const spans = arrayItemSpans(text, skipWhitespace(text, 0))
@@ -168,29 +190,11 @@ export function splitBatchHeads(text: string): BatchAnswerItem[] | undefined {
   for (let k = 0; k < spans.length; k++) {
     const { start, end } = spans[k]
     const item = text.slice(start, end)
-    if (text.startsWith(HEAD_JSONRPC_FIRST, start)) {
-      const from = start + HEAD_JSONRPC_FIRST.length
-      let i = from
-      let c = text.charCodeAt(i)
-      let id = 0
-      // An integer without a sign or leading zero, short enough to be exact: the ids we send.
-      if (c >= 0x31 && c <= 0x39) {
-        do {
-          id = id * 10 + (c - 0x30)
-          c = text.charCodeAt(++i)
-        } while (c >= 0x30 && c <= 0x39)
-        if (i - from <= 15) {
-          const idSpan = { start: from - start, end: i - start }
-          if (text.startsWith(',"result":', i)) {
-            items.push({ text: item, id, isError: false, idSpan })
-            continue
-          }
-          if (text.startsWith(',"error":', i)) {
-            items.push({ text: item, id, isError: true, idSpan })
-            continue
-          }
-        }
-      }
+    const fast = fastIdSpan(text, start)
+    const isError = fast === undefined ? undefined : errorAfterId(text, fast.end)
+    if (isError !== undefined) {
+      items.push({ text: item, id: idValue(text, fast!), isError, idSpan: { start: fast!.start - start, end: fast!.end - start } })
+      continue
     }
     try {
       const head = readResponseHead(item)
@@ -232,12 +236,8 @@ export function readResponseHeadBytes(bytes: Buffer): ResponseHead & { span?: Sp
   // JSON structure is ASCII, and bytes of multi-byte characters (>= 0x80) can never look like it.
   const prefix = bytes.toString('latin1', 0, Math.min(bytes.length, HEAD_PREFIX_BYTES))
   const span = fastIdSpan(prefix)
-  if (span !== undefined && isAscii(prefix, span)) {
-    let after = span.end
-    if (prefix.startsWith(JSONRPC_MEMBER, after)) after += JSONRPC_MEMBER.length
-    if (prefix.startsWith(',"result":', after)) return { id: idValue(prefix, span), isError: false, span }
-    if (prefix.startsWith(',"error":', after)) return { id: idValue(prefix, span), isError: true, span }
-  }
+  const isError = span === undefined || !isAscii(prefix, span) ? undefined : errorAfterId(prefix, span.end)
+  if (isError !== undefined) return { id: idValue(prefix, span!), isError, span }
   return readResponseHead(bytes.toString('utf8'))
 }
 
