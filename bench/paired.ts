@@ -13,12 +13,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { compiledGateway } from './lib/targets.js'
-import { cpuMs, runNodeJson, startNodeScript, type Started } from './lib/processes.js'
+import { compiledGateway, startGatewayTarget, type Target } from './lib/targets.js'
+import { cpuMs, startNodeScript, type Started } from './lib/processes.js'
 import { findWrk, runWrk } from './lib/wrk.js'
-import { requestBodies } from './lib/http-scenarios.js'
+import { requestBodies, wsLoad } from './lib/http-scenarios.js'
 import { median } from './lib/measure.js'
-import type { WsLoadResult } from './load/ws-load.js'
 
 const { values } = parseArgs({
   options: {
@@ -45,33 +44,16 @@ const BENCH = import.meta.dirname
 const bodies = requestBodies(mkdtempSync(join(tmpdir(), 'tollgate-paired-')))
 const log = (line: string): void => void process.stdout.write(`[paired] ${line}\n`)
 
-interface Gateway {
-  name: 'this tree' | string
-  process: Started<{ port: number; apiKey: string }>
-  http: string
-  ws: string
-}
-
-/** One load of `durationS` on a gateway: requests, and its CPU per request over that time. */
-async function load(g: Gateway, seconds: number): Promise<{ requests: number; rps: number; cpuUs: number }> {
-  const cpu0 = cpuMs(g.process.pid)
-  let requests: number
-  let rps: number
-  if (scenario === 'ws') {
-    const r = await runNodeJson<WsLoadResult>(join(BENCH, 'load', 'ws-load.ts'), {
-      url: g.ws,
-      method: 'eth_blockNumber',
-      durationMs: seconds * 1000,
-      warmupMs: 200,
-    })
-    ;({ requests, rps } = r)
-  } else {
-    const body = scenario === 'small' ? bodies.small : scenario === 'distinct' ? bodies.distinct : bodies.batchDistinct
-    const script = scenario === 'small' ? 'post' : scenario
-    const r = await runWrk(wrk!, { url: g.http, bodyFile: body, durationS: seconds, connections: scenario === 'batch-distinct' ? 16 : 50, script })
-    ;({ requests, rps } = r)
-  }
-  return { requests, rps, cpuUs: ((cpuMs(g.process.pid) - cpu0) * 1000) / requests }
+/** One load of `seconds` on a gateway: requests, and its CPU per request over that time. */
+async function load(g: Target, seconds: number): Promise<{ requests: number; rps: number; cpuUs: number }> {
+  const cpu0 = cpuMs(g.pid)
+  const body = scenario === 'small' ? bodies.small : scenario === 'distinct' ? bodies.distinct : bodies.batchDistinct
+  const connections = scenario === 'batch-distinct' ? 16 : 50
+  const { requests, rps } =
+    scenario === 'ws'
+      ? await wsLoad(g.ws!, seconds)
+      : await runWrk(wrk!, { url: g.http, bodyFile: body, durationS: seconds, connections, script: scenario === 'small' ? 'post' : scenario })
+  return { requests, rps, cpuUs: ((cpuMs(g.pid) - cpu0) * 1000) / requests }
 }
 
 /** Both gateways started in this order, loaded at once for each round: the ratio after / before of each round. */
@@ -82,23 +64,13 @@ async function runOrder(order: Array<'before' | 'after'>): Promise<{ ratios: num
     const catalog = join(BENCH, 'targets', 'bench-plans.json')
     const stubHttp = `http://127.0.0.1:${stub.info.port}/`
     const stubWs = `ws://127.0.0.1:${stub.info.port}/`
-    const gateways = new Map<'before' | 'after', Gateway>()
+    const gateways = new Map<'before' | 'after', Target>()
     for (const which of order) {
       const srcRoot = await compiledGateway(which === 'before' ? baseline : undefined)
-      const p = await startNodeScript<{ port: number; apiKey: string }>(which, join(BENCH, 'targets', 'gateway-entry.ts'), {
-        stubHttp,
-        stubWs,
-        catalog,
-        srcRoot,
-      })
+      const label = which === 'before' ? `Tollgate at ${baseline}` : 'Tollgate, this tree'
+      const { process: p, target } = await startGatewayTarget(which, label, { stubHttp, stubWs, catalog, srcRoot })
       started.push(p)
-      const base = `127.0.0.1:${p.info.port}`
-      gateways.set(which, {
-        name: which,
-        process: p,
-        http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`,
-        ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`,
-      })
+      gateways.set(which, target)
     }
     const inOrder = order.map((w) => gateways.get(w)!)
     await Promise.all(inOrder.map((g) => load(g, 2))) // warm-up

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { parseBenchOptions } from './lib/options.js'
 import { startTargets } from './lib/targets.js'
 import { findWrk, runWrk } from './lib/wrk.js'
-import { httpScenarios, requestBodies, runHttpScenario, runWsScenario } from './lib/http-scenarios.js'
+import { httpScenarios, requestBodies, runHttpScenario, runWsScenario, wsLoad } from './lib/http-scenarios.js'
 import { runFixedRate, runGzipIsolation } from './lib/latency-scenarios.js'
 import { runEventLog } from './lib/event-log-scenario.js'
 import { runWorkersScenario } from './lib/workers-scenario.js'
@@ -18,8 +18,7 @@ import { runSlowlorisScenario } from './lib/slowloris-scenario.js'
 import { runPinnedLatency } from './lib/pinned-latency-scenario.js'
 import { runMeteringScenario } from './lib/metering-scenario.js'
 import { computeRatios, formatMarkdown, formatTable } from './lib/report.js'
-import { runNodeJson, runToEnd } from './lib/processes.js'
-import type { WsLoadResult } from './load/ws-load.js'
+import { runToEnd } from './lib/processes.js'
 import { machine } from './lib/machine.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
 import type { BenchContext } from './lib/context.js'
@@ -49,14 +48,7 @@ async function profile(): Promise<void> {
   const script = scenario === 'small-distinct' ? ('distinct' as const) : scenario === 'batch-distinct' ? ('batch-distinct' as const) : undefined
   // ws: the WebSocket scenario's load (16 sockets, 4 calls in flight each) from its own process.
   const load = (durationS: number) =>
-    scenario === 'ws'
-      ? runNodeJson<WsLoadResult>(join(import.meta.dirname, 'load', 'ws-load.ts'), {
-          url: gw.ws,
-          method: 'eth_blockNumber',
-          durationMs: durationS * 1000,
-          warmupMs: 200,
-        })
-      : runWrk(wrk, { url: gw.http, bodyFile: body, durationS, connections, headers, script })
+    scenario === 'ws' ? wsLoad(gw.ws!, durationS) : runWrk(wrk, { url: gw.http, bodyFile: body, durationS, connections, headers, script })
   try {
     log(`profile: ${scenario} on the gateway for ${opts.durationS} s (after ${opts.warmupS} s of warm-up)`)
     if (opts.warmupS > 0) await load(opts.warmupS)

@@ -179,6 +179,16 @@ export function httpScenarios(ctx: BenchContext, bodies: Bodies): HttpScenario[]
   ]
 }
 
+/** The WebSocket scenario's load on `url` for `durationS`: eth_blockNumber, 16 sockets × 4 in flight, from its own process. */
+export function wsLoad(url: string, durationS: number): Promise<WsLoadResult> {
+  return runNodeJson<WsLoadResult>(join(import.meta.dirname, '..', 'load', 'ws-load.ts'), {
+    url,
+    method: 'eth_blockNumber',
+    durationMs: durationS * 1000,
+    warmupMs: 200,
+  })
+}
+
 /** WebSocket request/response, closed loop; a target whose /ws answers 404 is skipped with a note. */
 export async function runWsScenario(ctx: BenchContext): Promise<Row[]> {
   const rows: Row[] = []
@@ -198,9 +208,8 @@ export async function runWsScenario(ctx: BenchContext): Promise<Row[]> {
     targets.push(t)
   }
   ctx.log(`ws: eth_blockNumber over WebSocket, 16 sockets × 4 in flight — ${targets.map((t) => t.id).join(', ')}`)
-  const script = join(import.meta.dirname, '..', 'load', 'ws-load.ts')
   const load = (t: Target, durationS: number) => async (): Promise<LoadFigures> => {
-    const r = await runNodeJson<WsLoadResult>(script, { url: t.ws, method: 'eth_blockNumber', durationMs: durationS * 1000, warmupMs: 200 })
+    const r = await wsLoad(t.ws!, durationS)
     return { requests: r.requests, rps: r.rps, p50Us: r.p50Us, p99Us: r.p99Us, errors: r.errors }
   }
   try {

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { findNginx, startNginx } from '../targets/nginx.js'
 import { freePort } from '../../test/helpers/free-port.js'
 import { runToEnd, startNodeScript, type Started } from './processes.js'
+import type { GatewayTargetOptions } from '../targets/gateway-entry.js'
 
 /** One thing a scenario can send load to. */
 export interface Target {
@@ -80,6 +81,26 @@ async function compile(ref: string | undefined): Promise<string> {
   return out
 }
 
+/** One gateway as a target, in its own process (bench/targets/gateway-entry.ts): its key is in its URLs. */
+export async function startGatewayTarget(
+  id: string,
+  label: string,
+  arg: GatewayTargetOptions,
+  flags?: string[],
+): Promise<{ process: Started<{ port: number; apiKey: string }>; target: Target }> {
+  const p = await startNodeScript<{ port: number; apiKey: string }>(id, join(BENCH, 'targets', 'gateway-entry.ts'), arg, flags)
+  const base = `127.0.0.1:${p.info.port}`
+  const target: Target = {
+    id,
+    label,
+    pid: p.pid,
+    http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`,
+    ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`,
+    ask: p.ask,
+  }
+  return { process: p, target }
+}
+
 /**
  * Start the stub and every target, each in its own process: nginx (when installed), the plain
  * Node proxy, and gateways (everything on; metering off; HTTP-only upstream; a baseline commit).
@@ -107,7 +128,7 @@ export async function startTargets(opts: {
     const catalog = join(BENCH, 'targets', 'bench-plans.json')
 
     const srcRoot = await compiledGateway()
-    const gateways: Array<{ id: string; label: string; arg: Record<string, unknown>; flags?: string[] }> = [
+    const gateways: Array<{ id: string; label: string; arg: GatewayTargetOptions; flags?: string[] }> = [
       { id: 'gateway', label: 'Tollgate (auth, KeyActor, metering; WS upstream)', arg: { stubHttp, stubWs, catalog, srcRoot }, flags: opts.gatewayNodeFlags },
     ]
     if (opts.which !== 'gateway-only' && opts.which !== 'gateway-and-nginx') {
@@ -125,18 +146,10 @@ export async function startTargets(opts: {
     // One at a time: each opens LMDB and catches up; in parallel they would fight for 2 cores.
     const keys: string[] = []
     for (const g of gateways) {
-      const p = await startNodeScript<{ port: number; apiKey: string }>(g.id, join(BENCH, 'targets', 'gateway-entry.ts'), g.arg, g.flags)
+      const { process: p, target } = await startGatewayTarget(g.id, g.label, g.arg, g.flags)
       started.push(p)
       keys.push(p.info.apiKey)
-      const base = `127.0.0.1:${p.info.port}`
-      targets.set(g.id, {
-        id: g.id,
-        label: g.label,
-        pid: p.pid,
-        http: `http://${base}/http/eth-1?apikey=${p.info.apiKey}`,
-        ws: `ws://${base}/ws/eth-1?apikey=${p.info.apiKey}`,
-        ask: p.ask,
-      })
+      targets.set(g.id, target)
     }
     if (opts.which === 'gateway-only') return { targets, stubPid: stub.pid, notes, stopAll }
 
