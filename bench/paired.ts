@@ -6,8 +6,9 @@
  * what counts. The gateway started second did better on this machine whichever build it was, so
  * the whole run is done twice, in both start orders, and each order's median is reported.
  *
- * Run: npm run bench:paired -- --baseline REF [--only distinct|small|batch-distinct|ws] [--rounds 6] [--duration 6]
- * Prints one line per round and the medians; writes bench/results/paired-<scenario>.json.
+ * Run: npm run bench:paired -- --baseline REF [--only distinct|small|batch-distinct|ws] [--rounds 6] [--duration 6] [--results NAME]
+ * Prints one line per round and the medians; writes bench/results/<NAME>.json (default paired-<scenario>:
+ * a run to try something names its own file, so that the committed figures are not overwritten).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -25,13 +26,14 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'distinct' },
     rounds: { type: 'string', default: '6' },
     duration: { type: 'string', default: '6' },
+    results: { type: 'string' },
   },
 })
 const SCENARIOS = ['distinct', 'small', 'batch-distinct', 'ws'] as const
 type Scenario = (typeof SCENARIOS)[number]
 const scenario = values.only as Scenario
 if (values.baseline === undefined || !SCENARIOS.includes(scenario)) {
-  process.stderr.write(`usage: npm run bench:paired -- --baseline REF [--only ${SCENARIOS.join('|')}] [--rounds N] [--duration S]\n`)
+  process.stderr.write(`usage: npm run bench:paired -- --baseline REF [--only ${SCENARIOS.join('|')}] [--rounds N] [--duration S] [--results NAME]\n`)
   process.exit(2)
 }
 const baseline = values.baseline
@@ -110,7 +112,7 @@ log(
   `CPU per request after / before, medians of the rounds: ${summary.cpuRatio.afterStartedSecond.toFixed(3)}x (this tree started second), ` +
     `${summary.cpuRatio.afterStartedFirst.toFixed(3)}x (started first); req/s ${summary.rpsRatio.afterStartedSecond.toFixed(3)}x, ${summary.rpsRatio.afterStartedFirst.toFixed(3)}x`,
 )
-const out = join(BENCH, 'results', `paired-${scenario}.json`)
+const out = join(BENCH, 'results', `${values.results ?? `paired-${scenario}`}.json`)
 writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`)
 log(`written ${out}`)
 process.exit(0)

@@ -158,9 +158,10 @@ function parseObject(text: string): Record<string, unknown> {
 }
 
 /**
- * The elements of a batch answer (a JSON array) as the node's own text, without parsing them:
- * each is then read with readResponseHead and given the client's id with spliceId.
+ * The elements of a batch answer (a JSON array) as the node's own text, without parsing them.
  * Undefined when the text is not an array (a node may answer a whole batch with one error object).
+ * The request path uses splitBatchHeads, which also reads each head; this plain split is what its
+ * test holds it to.
  */
 export function splitBatch(text: string): string[] | undefined {
   return arrayItemSpans(text, skipWhitespace(text, 0))?.map((span) => text.slice(span.start, span.end))
