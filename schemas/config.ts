@@ -175,7 +175,7 @@ export const configSchema = withDefaultsOptional(
           ...wsKeyLimitsSchema.properties,
           maxMessageBytes: PositiveInteger({
             default: 1048576,
-            description: 'Largest message a client may send; beyond it the connection is closed with 1009.',
+            description: 'Largest message a client may send; a frame over it is refused at its header and the connection closed without a close frame (1006). It is also what one connection can make the gateway hold for an unfinished message.',
           }),
           maxBufferedBytes: PositiveInteger({
             default: 4194304,

@@ -11,7 +11,7 @@ import type { IpDirectory } from '../gateway/ip-directory.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { Subscriptions } from './subscriptions.js'
-import type { WsCounters } from './ws-counters.js'
+import type { WsCloseCause, WsCounters } from './ws-counters.js'
 import type { WsDecisions } from './ws-decisions.js'
 import { CLOSE, WsSession, type WsUserData } from './ws-session.js'
 
@@ -37,16 +37,17 @@ export interface WsServerDeps {
 }
 
 /**
- * uWS refuses (without a close frame) any message over maxPayloadLength, so it is set above
- * ws.maxMessageBytes: messages between the two get the 1009 close docs/websocket.md promises, and this
- * bound is what one connection can make uWS buffer for a message before we see it. At least
- * 16 MiB, so that a client that sends a few megabytes too many (a 10 MB frame) is told why with
- * 1009 rather than cut off; uWS reads a frame's length before its payload and refuses a frame
- * over the bound at once, so a larger claim costs nothing.
+ * uWS reads a frame's length before its payload. A frame (or the fragments of one message) over
+ * maxPayloadLength is refused there, before any of it is buffered: uWS closes the TCP connection
+ * at once, without a close frame (the client sees 1006; the close handler gets "Received too big
+ * message", counted as message-too-big). The bound is the message limit itself: uWS buffers an
+ * unfinished message in native memory that JavaScript never sees, and with a larger bound 40
+ * connections each holding 14 MiB of an unfinished 15 MiB frame pinned half a gigabyte. With it,
+ * what one connection can make the process hold is ws.maxMessageBytes, and what the process holds
+ * is that times the open connections (bounded per key, ws.maxConnectionsPerKey). uWS gives no
+ * way to write a 1009 close frame from that point (it closes the socket inside its parser), so
+ * the bound and the 1009 of a message that arrived whole cannot both be had: the bound wins.
  */
-const HARD_MESSAGE_FACTOR = 4
-const HARD_MESSAGE_MIN_BYTES = 16 * 1024 * 1024
-
 /** uWS's own backpressure ceiling: far above ws.maxBufferedBytes, so that our close frame still fits. */
 const HARD_BACKPRESSURE_FACTOR = 16
 
@@ -78,7 +79,7 @@ export class WsServer {
     const { config } = this.#deps
     app.ws<WsUserData>('/ws/:network', {
       compression: uws.DISABLED,
-      maxPayloadLength: Math.max(config.maxMessageBytes * HARD_MESSAGE_FACTOR, HARD_MESSAGE_MIN_BYTES),
+      maxPayloadLength: config.maxMessageBytes,
       maxBackpressure: config.maxBufferedBytes * HARD_BACKPRESSURE_FACTOR,
       closeOnBackpressureLimit: 0,
       // Pings are sent when a connection is quiet; one that answers nothing (half-open, or a
@@ -99,10 +100,10 @@ export class WsServer {
           this.#deps.onError(err)
         }
       },
-      close: (ws, code) => {
+      close: (ws, code, message) => {
         const { session } = ws.getUserData()
         this.#sessions.delete(session)
-        session.closed(code)
+        session.closed(code, uwsCloseCause(code, message))
       },
     })
     // A GET without `Upgrade: websocket` (a browser tab, a health probe) reaches these.
@@ -196,4 +197,13 @@ function refuse(res: HttpResponse, exchanges: Exchanges, network: string, counte
   counters.refused(network, e.code)
   const state = exchanges.begin(res)
   sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), headers: e.headers }, false)
+}
+
+/** Why uWS closed a connection by itself (1006 with its reason), in the words of /metrics. */
+function uwsCloseCause(code: number, message: ArrayBuffer): WsCloseCause | undefined {
+  if (code !== 1006 || message.byteLength === 0) return undefined
+  const reason = Buffer.from(message).toString('latin1')
+  if (reason === 'Received too big message') return 'message-too-big'
+  if (reason === 'Received invalid UTF-8') return 'invalid-utf8'
+  return undefined
 }

@@ -40,8 +40,6 @@ export interface WsSessionDeps {
 export const CLOSE = Object.freeze({
   /** Policy violation: a slow consumer, or a key that stopped being valid. */
   POLICY: 1008,
-  /** A message over ws.maxMessageBytes. */
-  TOO_BIG: 1009,
   /** The gateway is shutting down. */
   GOING_AWAY: 1001,
 })
@@ -104,11 +102,8 @@ export class WsSession implements SubscriptionSink {
   /** A message from the client. `data` is valid only until this returns (uWS neuters it). */
   message(data: ArrayBuffer): void {
     if (this.#closed) return
+    // No larger than ws.maxMessageBytes: uWS refuses a larger one at its header (ws-server.ts).
     const bytes = data.byteLength
-    const { config } = this.#deps
-    if (bytes > config.maxMessageBytes) {
-      return this.end(CLOSE.TOO_BIG, `Message too big: ${bytes} bytes, at most ${config.maxMessageBytes}`, 'message-too-big')
-    }
     if (!this.readmit()) return
     // Parsing copies what it keeps out of uWS's buffer before anything asynchronous happens.
     // A text frame is valid UTF-8 (uWS checks); a binary one is checked here.
@@ -233,11 +228,11 @@ export class WsSession implements SubscriptionSink {
    * The connection is gone (uWS close handler): end its subscriptions and free its slot. `code`
    * 1006 without a close of ours: the peer vanished, or stayed silent past idleTimeout.
    */
-  closed(code = 1000): void {
+  closed(code = 1000, uwsCause?: WsCloseCause): void {
     if (this.#closed) return
     this.#closed = true
     this.#queued = undefined
-    if (this.#closeCause === undefined && code === 1006) this.#closeCause = 'idle-or-error'
+    if (this.#closeCause === undefined && code === 1006) this.#closeCause = uwsCause ?? 'idle-or-error'
     for (const id of this.#subs.keys()) this.#hub.unsubscribe(id, this)
     this.#subs.clear()
     this.key.actor.ws({ type: 'WsDisconnect' })

@@ -44,12 +44,13 @@ function open(): Promise<{ ws: WebSocket; closed: Promise<{ code: number; reason
   })
 }
 
-t.test('a 10 MB frame closes its connection with 1009; others are served', async (t) => {
+t.test('a 10 MB frame is refused at its header, before any of it is read; others are served', async (t) => {
   const c = await open()
   c.ws.send(Buffer.alloc(10 * 1024 * 1024, 0x20), { binary: false })
   const [closed] = await Promise.all([c.closed, served(t, 'during the attack')])
-  t.equal(closed.code, 1009)
-  t.equal(closed.reason, 'Message too big: 10485760 bytes, at most 1048576')
+  // uWS closes the socket inside its frame parser, without a close frame: the client sees 1006.
+  t.equal(closed.code, 1006)
+  t.same(c.messages, [], 'nothing was answered for it')
   await served(t, 'after it')
 })
 

@@ -145,11 +145,11 @@ t.test('20 malformed messages are tolerated; the 21st brings a 5-minute penalty'
   tg = await startTestGateway(root, { networks, clock, dataDir: tg.dataDir })
 })
 
-t.test('a message over the documented size closes the connection with 1009', async (t) => {
+t.test('a message over the documented size is refused at its header: the connection ends at once', async (t) => {
   const { apiKey } = await tg.createKey('tier-3')
   const ws = await connectWs(wsUrl(apiKey))
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'web3_sha3', params: ['0x' + 'ab'.repeat(600_000)] }))
   const closed = await ws.closed
-  t.equal(closed.code, 1009)
-  t.match(closed.reason, /Message too big: \d+ bytes, at most 1048576/)
+  // uWS closes the socket inside its frame parser, without a close frame (src/ws/ws-server.ts).
+  t.equal(closed.code, 1006)
 })
