@@ -37,7 +37,9 @@ export class IpcFleetBus implements FleetChannel {
   /** To the other workers through the supervisor, and back to this one (as NATS echoes it). */
   publish(subject: string, data: Uint8Array): void {
     if (!process.connected) return
-    process.send!({ type: 'fleet', subject, data } satisfies FleetIpcMessage)
+    // With a callback, a supervisor gone meanwhile is an error passed here, not an 'error' event
+    // on process that would end this worker (it stops anyway on 'disconnect', start.ts).
+    process.send!({ type: 'fleet', subject, data } satisfies FleetIpcMessage, undefined, {}, ignoreSendError)
     queueMicrotask(() => this.#onMessage({ type: 'fleet', subject, data }))
   }
 
@@ -51,3 +53,6 @@ export class IpcFleetBus implements FleetChannel {
     process.off('message', this.#onMessage)
   }
 }
+
+/** A message the supervisor did not take is lost as one over NATS would be: the next sync repeats it. */
+function ignoreSendError(_err: Error | null): void {}

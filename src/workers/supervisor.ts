@@ -103,9 +103,13 @@ export class Supervisor {
     slot.child = child
     slot.startedAt = Date.now()
     slot.ready = undefined
+    // A worker that has just died may still look connected until its 'disconnect' is handled:
+    // a send to it then fails with EPIPE, emitted as 'error' on the ChildProcess, which without
+    // a listener ended the supervisor and every worker with it. Its 'exit' restarts it.
+    child.on('error', (err) => this.#opts.logger.warn({ worker: slot.index, pid: child.pid, err: err.message }, 'a worker could not be reached'))
     child.on('message', (m: unknown) => {
       if (isFleetIpcMessage(m)) {
-        for (const other of this.#slots) if (other !== slot && other.child?.connected) other.child.send(m)
+        for (const other of this.#slots) if (other !== slot && other.child?.connected) other.child.send(m, ignoreSendError)
       } else if (typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'ready') {
         slot.ready = m as WorkerReady
         if (this.#slots.every((s) => s.ready !== undefined)) this.#allReady?.()
@@ -121,3 +125,9 @@ export class Supervisor {
     })
   }
 }
+
+/**
+ * A fleet message that did not reach a worker is lost as one over NATS would be: the next sync
+ * (fleet.syncMs) carries the same figures. The worker's death is handled by its 'exit'.
+ */
+function ignoreSendError(_err: Error | null): void {}

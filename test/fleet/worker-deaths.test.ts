@@ -1,0 +1,107 @@
+import t from 'tap'
+import { request } from 'undici'
+import { startAnvil } from '../helpers/anvil.js'
+import { createAccountKey } from '../helpers/fleet.js'
+import { freePort } from '../helpers/free-port.js'
+import { startGatewayProcess } from '../helpers/gateway-process.js'
+import { within } from '../helpers/eventually.js'
+
+// `tollgate start --workers 2`, workers killed by their pid one after another while clients call.
+// The supervisor forwards the workers' fleet messages to each other (every fleet.syncMs): a
+// message sent to a worker that had just died failed with EPIPE, emitted on a ChildProcess with
+// no 'error' listener, and the supervisor exited with every worker. Now a death stays the dead
+// worker's: the supervisor starts it again and the other serves meanwhile.
+
+const KILLS = 4
+const CALLERS = 6
+/** A call whose connection died with its worker is sent again, as clients do on a reset connection. */
+const ATTEMPTS = 10
+
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const adminPort = await freePort()
+const gw = await startGatewayProcess(t, {
+  config: {
+    workers: 2,
+    listen: { host: '127.0.0.1', port: await freePort() },
+    admin: { listen: { host: '127.0.0.1', port: adminPort } },
+    networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
+    // Fleet messages every millisecond: many of them cross each death.
+    fleet: { syncMs: 1 },
+    limits: { queueMs: 0, ipThrottle: { rejections: 1_000_000 } },
+  },
+})
+await gw.waitForLog((l) => l.msg === 'all workers ready')
+// A plan with a rate: the workers share its consumption through the supervisor.
+const { apiKey } = await createAccountKey(gw, 'tier-3')
+
+interface Tally {
+  answered: number
+  retried: number
+  unanswered: string[]
+  statuses: Set<number>
+}
+
+/** One call on a connection of its own (Linux hands each new connection to one of the workers). */
+async function call(tally: Tally): Promise<void> {
+  let last = ''
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (attempt > 0) {
+      tally.retried++
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    try {
+      const res = await request(`${gw.url('eth-1')}?apikey=${apiKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      })
+      const body = await res.body.text()
+      tally.statuses.add(res.statusCode)
+      if (res.statusCode === 200 && !body.includes('"result":"0x7a69"')) tally.unanswered.push(`wrong answer: ${body}`)
+      tally.answered++
+      return
+    } catch (err) {
+      // A connection refused or reset by a worker that died: nothing was answered on it.
+      last = (err as Error).message
+    }
+  }
+  tally.unanswered.push(last)
+}
+
+t.test('workers killed by their pid in a loop under load: every call is answered by the others', async (t) => {
+  const tally: Tally = { answered: 0, retried: 0, unanswered: [], statuses: new Set() }
+  let loading = true
+  const load = Promise.all(
+    Array.from({ length: CALLERS }, async () => {
+      while (loading) await call(tally)
+    }),
+  )
+  const killed: number[] = []
+  for (let i = 0; i < KILLS; i++) {
+    const worker = i % 2
+    // The worker serving now: the newest 'ready' line of that index.
+    const victim = gw.logs.filter((l) => l.msg === 'ready' && l.worker === worker).at(-1)!
+    const before = tally.answered
+    await within(30_000, () => tally.answered >= before + 20)
+    process.kill(victim.pid, 'SIGKILL')
+    killed.push(victim.pid)
+    const exited = await gw.waitForLog((l) => l.msg === 'a worker exited: starting it again' && l.pid === victim.pid, 10_000)
+    t.equal(exited.signal, 'SIGKILL', `worker ${worker} (pid ${victim.pid}) died of the kill, and the supervisor lives`)
+    await gw.waitForLog((l) => l.msg === 'ready' && l.worker === worker && !killed.includes(l.pid), 60_000)
+  }
+  const before = tally.answered
+  await within(30_000, () => tally.answered >= before + 20)
+  loading = false
+  await load
+  t.same(tally.unanswered, [], `every call answered: ${tally.answered} answered, ${tally.retried} sent again after a reset connection`)
+  t.same(
+    [...tally.statuses].filter((s) => s !== 200 && s !== 429),
+    [],
+    `each with the node’s answer or the plan's 429: ${[...tally.statuses].join(', ')}`,
+  )
+  t.ok(tally.answered > KILLS * 20, `${tally.answered} calls answered`)
+  t.equal(gw.logs.filter((l) => l.msg === 'a worker exited: starting it again').length, KILLS, 'no worker died but those killed')
+  gw.signal('SIGTERM')
+  t.same(await gw.exited, { code: 0, signal: null }, 'the supervisor stops gracefully at the end')
+})
