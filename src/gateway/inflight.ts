@@ -1,4 +1,4 @@
-import { spliceId } from '../upstream/splice-id.js'
+import { spliceId } from '../upstream/json-rpc-wire.js'
 import { paramsJson } from '../rpc/params-json.js'
 
 /** What an in-flight call resolves with: at least a body carrying some client's id. */

@@ -1,6 +1,6 @@
 import type { NodeKind } from '../events/types.js'
 import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
-import { byteLength, type ByteChunks } from '../upstream/splice-id.js'
+import { byteLength, type ByteChunks } from '../upstream/json-rpc-wire.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { MethodRule } from '../rpc/method-policy.js'
@@ -16,7 +16,7 @@ import { sendAsOneBatch, type UpstreamCaller } from './upstream-caller.js'
 import type { CallOutcome } from './call-outcome.js'
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
-import { spliceId } from '../upstream/splice-id.js'
+import { spliceId } from '../upstream/json-rpc-wire.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 
 /** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */

@@ -1,6 +1,6 @@
 import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import type { NodeKind } from '../events/types.js'
-import { resultArrayItems } from '../upstream/splice-id.js'
+import { resultArrayItems } from '../upstream/json-rpc-wire.js'
 import type { CallOutcome } from '../gateway/call-outcome.js'
 import { hex, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage, type GetLogsLimits } from './logs-range.js'
 

@@ -6,7 +6,7 @@
  * client with its id spliced in and fail in the client's JSON parser instead of here.
  *
  * It is not a validator: an answer cut exactly after a nested `}` passes. A full parse of every
- * answer would cost more than the rest of the call (see splice-id.ts).
+ * answer would cost more than the rest of the call (see json-rpc-wire.ts).
  */
 export type AnswerShape = 'json' | 'empty' | 'not-json' | 'truncated'
 

@@ -1,8 +1,7 @@
 import { METHODS } from '../rpc/method-table.js'
 import { isUpstreamFailure, UpstreamAnswerTooLarge, UpstreamTimeout } from './errors.js'
 import type { HttpTransport } from './http-transport.js'
-import { splitBatchHeads } from './splice-id.js'
-import { batchText, callText } from './ws-transport.js'
+import { batchText, callText, splitBatchHeads } from './json-rpc-wire.js'
 
 export interface CallCoalescerOptions {
   /** Most calls in one upstream batch (default 20): a batch answers when its slowest call does. 1: every call alone. */

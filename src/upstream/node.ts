@@ -4,9 +4,9 @@ import { NodeHealth, type NodeHealthOptions, type OutReason } from './health.js'
 import { HttpTransport } from './http-transport.js'
 import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
-import { readResponseHead, readResponseHeadBytes, splitBatchHeads } from './splice-id.js'
+import { batchText, readResponseHead, readResponseHeadBytes, splitBatchHeads, type BatchCall } from './json-rpc-wire.js'
 import type { Span } from '../rpc/json-scan.js'
-import { batchText, WsTransport, type BatchCall, type WsTransportOptions } from './ws-transport.js'
+import { WsTransport, type WsTransportOptions } from './ws-transport.js'
 import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
 
 export interface UpstreamNodeOptions {

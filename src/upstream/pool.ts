@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { NodeReply, UpstreamNode } from './node.js'
-import { joined, spliceId, spliceIdAt, spliceIdBytes, type ByteChunks } from './splice-id.js'
+import { joined, spliceId, spliceIdAt, spliceIdBytes, type ByteChunks } from './json-rpc-wire.js'
 
 /** What the pool answers for one call. */
 export interface UpstreamReply {

@@ -1,8 +1,7 @@
 import { UpstreamWebSocket as WebSocket, type MessageEvent } from './ws-client.js'
 import { DEFAULT_MAX_UPSTREAM_BYTES, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from './errors.js'
-import { batchHeadId, readResponseHeadBytes } from './splice-id.js'
+import { batchHeadId, batchText, callText, readResponseHeadBytes, type BatchCall } from './json-rpc-wire.js'
 import { answerShape, describeShape, sampleOf } from './answer-shape.js'
-import { paramsJson } from '../rpc/params-json.js'
 
 export interface WsTransportOptions {
   /** Name used in errors (default: host:port of the URL). */
@@ -326,27 +325,4 @@ export class WsTransport {
       p.reject(err ?? new UpstreamTransportError(reason, { node: this.name, requestSent: true }))
     }
   }
-}
-
-/** A call of an upstream batch; `paramsJson`, when given, is its params already written as JSON. */
-export interface BatchCall {
-  readonly method: string
-  readonly params: unknown
-  readonly paramsJson?: string
-}
-
-/** The JSON text of one call with our id (its params' JSON when already written). */
-export function callText(id: number, method: string, params: unknown, json?: string): string {
-  return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${json ?? paramsJson(params)}}`
-}
-
-/** The JSON text of calls as a batch with consecutive ids from `firstId`. */
-export function batchText(calls: ReadonlyArray<BatchCall>, firstId: number): string {
-  let text = '['
-  for (let i = 0; i < calls.length; i++) {
-    if (i > 0) text += ','
-    const c = calls[i]
-    text += callText(firstId + i, c.method, c.params, c.paramsJson)
-  }
-  return text + ']'
 }

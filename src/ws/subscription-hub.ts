@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { NodeKind } from '../events/types.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import type { WsTransport } from '../upstream/ws-transport.js'
-import { readResponseHead } from '../upstream/splice-id.js'
+import { readResponseHead } from '../upstream/json-rpc-wire.js'
 import type { SubscriptionKind, SubscriptionRequest } from './subscription-request.js'
 
 /** Where a client subscription's notifications go (a WebSocket session). */

@@ -2,7 +2,7 @@ import t from 'tap'
 import { rawRpc, startAnvil } from '../helpers/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { bytesOf, UpstreamPool, withClientId } from '../../src/upstream/pool.js'
-import { batchHeadId, splitBatch } from '../../src/upstream/splice-id.js'
+import { batchHeadId, splitBatch } from '../../src/upstream/json-rpc-wire.js'
 
 // The calls of a client batch go to the node as ONE upstream batch; each answer must still be
 // the node's own bytes with the client's id, in the client's order, over both transports.

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { joined, readResponseHead, readResponseHeadBytes, spliceId, spliceIdBytes } from '../../src/upstream/splice-id.js'
+import { joined, readResponseHead, readResponseHeadBytes, spliceId, spliceIdBytes } from '../../src/upstream/json-rpc-wire.js'
 import { MalformedResponse } from '../../src/upstream/errors.js'
 
 // Answers kept as bytes must come out exactly as spliceId makes them from the decoded text.

@@ -1,4 +1,5 @@
 import { MalformedResponse } from './errors.js'
+import { paramsJson } from '../rpc/params-json.js'
 import {
   CLOSE_BRACE,
   COMMA,
@@ -14,8 +15,11 @@ import {
 } from '../rpc/json-scan.js'
 
 /**
- * Rewriting the `id` of a node's answer without re-serialising it: the client must get the
- * node's bytes (ARCHITECTURE.md, "Transparent"), and JSON.parse + stringify of a multi-megabyte
+ * JSON-RPC as it crosses the wire to a node and back, as text: the request text of a call or a
+ * batch (our ids), the head of an answer (its id, and whether it is an error) read without
+ * parsing the result, a batch answer split into its elements, and the client's id put in place of
+ * ours. The id is rewritten without re-serialising the answer: the client must get the node's
+ * bytes (docs/architecture.md, "Transparent"), and JSON.parse + stringify of a multi-megabyte
  * block-receipts answer would cost more than the whole rest of the call.
  */
 
@@ -292,4 +296,27 @@ const HEAD_PREFIX_BYTES = 256
 function isAscii(text: string, span: Span): boolean {
   for (let i = span.start; i < span.end; i++) if (text.charCodeAt(i) >= 0x80) return false
   return true
+}
+
+/** A call of an upstream batch; `paramsJson`, when given, is its params already written as JSON. */
+export interface BatchCall {
+  readonly method: string
+  readonly params: unknown
+  readonly paramsJson?: string
+}
+
+/** The JSON text of one call with our id (its params' JSON when already written). */
+export function callText(id: number, method: string, params: unknown, json?: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${json ?? paramsJson(params)}}`
+}
+
+/** The JSON text of calls as a batch with consecutive ids from `firstId`. */
+export function batchText(calls: ReadonlyArray<BatchCall>, firstId: number): string {
+  let text = '['
+  for (let i = 0; i < calls.length; i++) {
+    if (i > 0) text += ','
+    const c = calls[i]
+    text += callText(firstId + i, c.method, c.params, c.paramsJson)
+  }
+  return text + ']'
 }

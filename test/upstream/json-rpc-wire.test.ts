@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { readResponseHead, spliceId, spliceIdAt, splitBatch, splitBatchHeads } from '../../src/upstream/splice-id.js'
+import { readResponseHead, spliceId, spliceIdAt, splitBatch, splitBatchHeads } from '../../src/upstream/json-rpc-wire.js'
 import { MalformedResponse } from '../../src/upstream/errors.js'
 
 /** What a correct splice must equal, computed the slow way (only valid for compact input). */
