@@ -87,7 +87,7 @@ export class FinalityTracker {
     const block = async (tag: string): Promise<{ ref?: BlockRef; error: boolean }> => {
       const reply = await pool.call(kind, 'eth_getBlockByNumber', [tag, false], '0', { timeoutMs: this.opts.timeoutMs, node })
       if (reply.isError) return { error: true }
-      const result = (JSON.parse(reply.body) as { result?: { number?: string; hash?: string } | null }).result
+      const result = (JSON.parse(reply.text) as { result?: { number?: string; hash?: string } | null }).result
       if (!result || typeof result.number !== 'string' || typeof result.hash !== 'string') return { error: false }
       return { ref: { number: parseInt(result.number, 16), hash: result.hash }, error: false }
     }

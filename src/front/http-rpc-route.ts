@@ -4,7 +4,7 @@ import type { Exchanges, ResponseState } from './exchanges.js'
 import { drainThen } from './request-body.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { parseRpcBytes } from '../rpc/parse.js'
-import type { CallPolicy, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { CallCharge, CallPolicy, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import { methodRule } from '../rpc/method-policy.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { HttpCounters } from './http-counters.js'
@@ -12,15 +12,14 @@ import type { Admission } from '../gateway/admission.js'
 import { CORS_HEADERS } from './cors.js'
 import { BodyDeadlines, type PendingBody } from './body-deadlines.js'
 
-/** Calls over HTTP: its method policy, each call admitted against the key's rate, no penalty for malformed ones. */
-const HTTP_CALLS: CallPolicy = { methodRule: (method) => methodRule(method, 'http'), admitsEachCall: true, notesMalformed: false }
-
 export interface HttpRpcRouteDeps {
   /** Network, IP throttle, key, origin, plan access and the key's pool: the same for WebSocket. */
   admission: Admission
   /** For the CORS preflight, which names a key but is not a call. */
   keys: KeyDirectory
   dispatcher: RpcDispatcher
+  /** Each call's charge to the key's rate (src/gateway/call-charge.ts, chargePerCall). */
+  chargeCalls: CallCharge
   maxBodyBytes: number
   /** How long the body may take to arrive after the headers (`limits.bodyTimeoutMs`). */
   bodyTimeoutMs: number
@@ -39,6 +38,8 @@ export interface HttpRpcRouteDeps {
  */
 export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps): void {
   const deadlines = new BodyDeadlines<RequestState>(deps.bodyTimeoutMs, (state) => bodyLate(state, deps.bodyTimeoutMs))
+  // Calls over HTTP: its method policy, each call charged to the key's rate, no penalty for malformed ones.
+  const httpCalls: CallPolicy = { methodRule: (method) => methodRule(method, 'http'), charge: deps.chargeCalls, notesMalformed: false }
   app.post('/http/:network', (res: HttpResponse, req: HttpRequest) => {
     const declaredLength = Number(req.getHeader('content-length') || '0')
     const state: RequestState = deps.exchanges.begin(res, false, {
@@ -83,12 +84,13 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
       // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
       const parsed = parseRpcBytes(body)
-      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, policy: HTTP_CALLS }, parsed).then(
+      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, policy: httpCalls }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
           const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }
           // The node's bytes when they were kept: nothing decoded or encoded again on the way out.
-          const reply: Reply = { status: answer.status, body: answer.bytes ?? answer.body, headers }
+          const body = answer.body
+          const reply: Reply = { status: answer.status, body: body === null || typeof body === 'string' ? body : (body.bytes ?? body.text), headers }
           sendReply(res, state, reply, acceptGzip)
         },
         (err: unknown) => {

@@ -1,10 +1,5 @@
-import { spliceId } from '../upstream/json-rpc-wire.js'
+import type { Answer } from '../upstream/answer.js'
 import { paramsJson } from '../rpc/params-json.js'
-
-/** What an in-flight call resolves with: at least a body carrying some client's id. */
-export interface SharedAnswer {
-  body: string
-}
 
 /**
  * Identical calls in flight at the same time (same network, node kind, method and params) are
@@ -15,17 +10,8 @@ export interface SharedAnswer {
  * @example
  * const reply = await inflight.run(`eth-1|full|eth_getBlockByNumber|["0x10",false]`, '7', () => pool.call(…))
  */
-export class InflightCalls<T extends SharedAnswer> {
-  readonly #pending = new Map<string, Promise<T> | BatchSlot<T>>()
-  readonly #withId: (answer: T, idJson: string) => T
-
-  /**
-   * @param withId the answer for another client (default: its body with that client's id
-   *   spliced in); the upstream caller passes the pool's, which keeps answers held as bytes as bytes
-   */
-  constructor(withId?: (answer: T, idJson: string) => T) {
-    this.#withId = withId ?? ((answer, idJson) => ({ ...answer, body: spliceId(answer.body, idJson) }))
-  }
+export class InflightCalls {
+  readonly #pending = new Map<string, Promise<Answer> | BatchSlot>()
   /** Calls answered by another caller's upstream call, since start. */
   shared = 0
 
@@ -34,15 +20,15 @@ export class InflightCalls<T extends SharedAnswer> {
    * Not async: the first caller gets the sender's own promise, with no promise or object more per
    * call on the request path.
    */
-  run(key: string, idJson: string, send: () => Promise<T>): Promise<T> {
+  run(key: string, idJson: string, send: () => Promise<Answer>): Promise<Answer> {
     const running = this.#pending.get(key)
     if (running !== undefined) {
       this.shared++
-      if (running instanceof Promise) return running.then((answer) => this.#withId(answer, idJson))
+      if (running instanceof Promise) return running.then((answer) => answer.withId(idJson))
       // A call of an upstream batch: its answer, or (the node's answer skipped it) a call of our own.
       return running.answers.then((all) => {
         const answer = all[running.index]
-        return answer === undefined ? send() : this.#withId(answer, idJson)
+        return answer === undefined ? send() : answer.withId(idJson)
       })
     }
     const call = send()
@@ -52,8 +38,7 @@ export class InflightCalls<T extends SharedAnswer> {
       this.#pending.delete(key)
     }
     call.then(done, done)
-    // The first caller gets the sender's own object (not a copy): the pool recognises its
-    // answers kept as bytes by identity (bytesOf), and those bytes carry this caller's id.
+    // The first caller gets the sender's own answer (not a copy): it carries this caller's id.
     return call
   }
 
@@ -67,7 +52,7 @@ export class InflightCalls<T extends SharedAnswer> {
    * entry and one reaction for the batch, not a promise per call: a batch of 50 distinct calls
    * paid more for its promises than for the call). A key already in flight keeps its call.
    */
-  shareBatch(keys: readonly string[], answers: Promise<ReadonlyArray<T | undefined>>): void {
+  shareBatch(keys: readonly string[], answers: Promise<ReadonlyArray<Answer | undefined>>): void {
     for (let i = 0; i < keys.length; i++) if (!this.#pending.has(keys[i])) this.#pending.set(keys[i], { answers, index: i })
     const done = (): void => {
       for (const key of keys) {
@@ -85,8 +70,8 @@ export class InflightCalls<T extends SharedAnswer> {
 }
 
 /** A call in flight as part of an upstream batch: the batch's answers and its place in them. */
-interface BatchSlot<T> {
-  readonly answers: Promise<ReadonlyArray<T | undefined>>
+interface BatchSlot {
+  readonly answers: Promise<ReadonlyArray<Answer | undefined>>
   readonly index: number
 }
 

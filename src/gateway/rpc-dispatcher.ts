@@ -1,6 +1,6 @@
 import type { NodeKind } from '../events/types.js'
-import { bytesOf, type UpstreamPool, type UpstreamReply } from '../upstream/pool.js'
-import { byteLength, type ByteChunks } from '../upstream/json-rpc-wire.js'
+import type { UpstreamPool } from '../upstream/pool.js'
+import { Answer } from '../upstream/answer.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { MethodRule } from '../rpc/method-policy.js'
@@ -12,24 +12,20 @@ import type { LimitsConfig } from '../config/types.js'
 import { route, saysStatePruned, type RouteContext } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
-import { sendAsOneBatch, type UpstreamCaller } from './upstream-caller.js'
-import type { CallOutcome } from './call-outcome.js'
+import type { UpstreamCaller } from './upstream-caller.js'
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
-import { spliceId } from '../upstream/json-rpc-wire.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 
-/** What to answer: an HTTP status, a JSON body (null: nothing, for notifications) and headers. */
+/**
+ * What to answer a message: an HTTP status, the body and headers. The body is one call's Answer
+ * (a node's answer kept as bytes is sent as those bytes), a batch's JSON text, or null: nothing
+ * (notifications).
+ */
 export interface RpcAnswer {
   status: number
-  readonly body: string | null
+  readonly body: Answer | string | null
   headers?: Readonly<Record<string, string>>
-  /**
-   * The same body as UTF-8 bytes, when it is a node's answer kept as bytes: send these, chunk
-   * after chunk (a 1 MB answer is then never decoded, encoded or joined again); `body` decodes
-   * them when first read.
-   */
-  readonly bytes?: ByteChunks
   /**
    * Calls answered with a protocol error (-32700, -32600, -32601, -32602), by the gateway or by
    * the node: malformed or unsupported messages, which the WebSocket penalty counts.
@@ -64,14 +60,19 @@ export interface CallPolicy {
   /** Which methods it serves, and the refusal of the others (src/rpc/method-policy.ts). */
   methodRule(method: string): MethodRule
   /**
-   * Whether each routed call is admitted here against the key's per-kind requests per second
-   * (HTTP: queued briefly, then 429). A WebSocket session admits each message against the key's
-   * message limit before dispatching it.
+   * What the routed calls cost the key's rate, by node kind (src/gateway/call-charge.ts): over
+   * HTTP each call is charged to the key's requests per second; over WebSocket the session
+   * charged the whole message before dispatching it.
    */
-  readonly admitsEachCall: boolean
+  readonly charge: CallCharge
   /** Whether a node's protocol error answer counts as a malformed call (the WebSocket penalty). */
   readonly notesMalformed: boolean
 }
+
+/** Charges `full` and `archive` calls of a message to its key: how long to queue them, or the refusal. */
+export type CallCharge = (ctx: DispatchContext, full: number, archive: number) => Charged
+
+export type Charged = { readonly delayMs: number; readonly refusal?: undefined } | { readonly refusal: RpcAnswer; readonly delayMs?: undefined }
 
 /** What a local call answers: the response text with the client's id in it. */
 export interface LocalAnswer {
@@ -98,10 +99,8 @@ export interface RpcDispatcherDeps {
   filters: FilterPins
   /** Blocks of state full nodes keep; older state is routed to archive nodes. */
   windowBlocks: number
-  /** Calls of a client IP rejected by a rate limit (for IP throttling). */
-  onRejected?: (ip: string, calls: number) => void
-  /** Cache, in-flight sharing, getLogs splitting, heavy time-outs (absent: straight to the pool). */
-  calls?: UpstreamCaller
+  /** Cache, in-flight sharing, getLogs splitting, heavy time-outs, then the pool. */
+  calls: UpstreamCaller
   /** Each 5xx error the gateway answers a call with, with its cause (FaultLog.answered). */
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
 }
@@ -127,21 +126,6 @@ interface Refused {
   readonly malformed: boolean
 }
 
-/** One call's outcome: the node's answer (client id spliced in) or the gateway's error for it. */
-interface Forwarded {
-  status: number
-  readonly body: string
-  isError: boolean
-  /** The node kind that answered (a call may move to an archive node, see #forward). */
-  kind: NodeKind
-  /** A malformed or unsupported call (counts towards the WebSocket penalty). */
-  malformed: boolean
-  /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
-  cache?: 'hit' | 'miss'
-  /** The answer as bytes, when the node's bytes were kept (see bytesOf). */
-  readonly bytes?: ByteChunks
-}
-
 const NODE_KINDS: readonly NodeKind[] = ['full', 'archive']
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
@@ -150,8 +134,8 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy,
- * routing to a node kind, admission by the key's actor (each call of a batch counts), forwarding,
- * and usage metering. Batches are handled call by call: one bad call is one error entry.
+ * routing to a node kind, the transport's charge to the key's rate (each call of a batch counts),
+ * forwarding, and usage metering. Batches are handled call by call: one bad call is one error entry.
  */
 export class RpcDispatcher {
   constructor(private readonly deps: RpcDispatcherDeps) {}
@@ -191,25 +175,15 @@ export class RpcDispatcher {
       if (entry.idJson === undefined) return { status: 204, body: null, malformed }
       return { status: routed.status, body: routed.body, malformed }
     }
-    const admission = this.#admit(ctx, [routed])
-    if (admission.answer) return admission.answer
-    if (admission.delayMs > 0) await sleep(admission.delayMs)
+    const charged = this.#charge(ctx, [routed])
+    if (charged.refusal) return charged.refusal
+    if (charged.delayMs > 0) await sleep(charged.delayMs)
     const out = await this.#forward(ctx, routed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, sizeOf(out))
+    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.size)
     const malformed = out.malformed ? 1 : 0
     if (entry.idJson === undefined) return { status: 204, body: null, malformed }
     const headers = out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
-    if (out.bytes !== undefined)
-      return {
-        status: out.status,
-        get body() {
-          return out.body
-        },
-        bytes: out.bytes,
-        headers,
-        malformed,
-      }
-    return { status: out.status, body: out.body, headers, malformed }
+    return { status: out.status, body: out, headers, malformed }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -258,18 +232,18 @@ export class RpcDispatcher {
       routed.push(r)
     }
     if (routed.length > 0) {
-      const admission = this.#admit(ctx, routed, copies)
-      if (admission.answer) return admission.answer
-      if (admission.delayMs > 0) await sleep(admission.delayMs)
+      const charged = this.#charge(ctx, routed, copies)
+      if (charged.refusal) return charged.refusal
+      if (charged.delayMs > 0) await sleep(charged.delayMs)
       const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
-      const outcomes = copies.length > 0 ? new Array<Forwarded | undefined>(entries.length) : undefined
-      const record = (r: Routed, out: Forwarded): void => {
+      const outcomes = copies.length > 0 ? new Array<Answer | undefined>(entries.length) : undefined
+      const record = (r: Routed, out: Answer): void => {
         const s = served[out.kind]
         s.n++
         if (out.isError) s.errors++
         if (out.malformed) malformed++
-        s.bytes += sizeOf(out)
-        if (r.call.idJson !== undefined) parts[r.index] = out.body
+        s.bytes += out.size
+        if (r.call.idJson !== undefined) parts[r.index] = out.text
         if (outcomes !== undefined) outcomes[r.index] = out
       }
       // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
@@ -282,7 +256,7 @@ export class RpcDispatcher {
       for (const r of routed) {
         // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
         // transactions, filters) goes through it, call by call.
-        if (!r.local && r.spec.filter === undefined && (this.deps.calls?.sentAsIs(r.call.method, r.call.params) ?? true)) groups[r.kind].push(r)
+        if (!r.local && r.spec.filter === undefined && this.deps.calls.sentAsIs(r.call.method, r.call.params)) groups[r.kind].push(r)
         else alone.push(r)
       }
       const sendGroup = async (kind: NodeKind, group: Routed[]): Promise<void> => {
@@ -300,7 +274,7 @@ export class RpcDispatcher {
               errors.set(reply, e)
             }
             record(x, failed(e, x))
-          } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.body))) alone.push(x)
+          } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.text))) alone.push(x)
           else record(x, forwarded(reply, malformedAnswer(ctx, reply)))
         }
       }
@@ -315,7 +289,7 @@ export class RpcDispatcher {
       else if (sending.length > 1) await Promise.all(sending)
       // What the cache holds is answered at once, without the async path of a call each.
       const calls = this.deps.calls
-      if (calls !== undefined && alone.length > 0) {
+      if (alone.length > 0) {
         let kept = 0
         for (const r of alone) {
           const hit = r.local ? undefined : calls.cachedNow(ctx.network, r.kind, r.call.method, r.call.params, r.call.idJson ?? 'null')
@@ -337,7 +311,7 @@ export class RpcDispatcher {
       await Promise.all(workers)
       for (const c of copies) {
         const out = outcomes![c.of.index]!
-        const body = spliceId(out.body, c.idJson ?? 'null')
+        const body = out.withId(c.idJson ?? 'null').text
         const s = served[out.kind]
         s.n++
         if (out.isError) s.errors++
@@ -365,9 +339,8 @@ export class RpcDispatcher {
    * flight with other requests, the rest as one upstream batch), else straight to the pool as one
    * upstream batch. Per call: the answer, undefined (send it alone), or the failure that answered it.
    */
-  #sendGroup(ctx: DispatchContext, kind: NodeKind, group: readonly Routed[]): Promise<Array<UpstreamReply | Error | undefined>> {
-    if (this.deps.calls !== undefined) return this.deps.calls.batch(ctx.network, ctx.pool, kind, group)
-    return sendAsOneBatch(ctx.pool, kind, group, this.deps.limits.upstreamTimeoutMs)
+  #sendGroup(ctx: DispatchContext, kind: NodeKind, group: readonly Routed[]): Promise<Array<Answer | Error | undefined>> {
+    return this.deps.calls.batch(ctx.network, ctx.pool, kind, group)
   }
 
   /** What routing needs to know of the key, the network's nodes and its head, now. */
@@ -402,11 +375,8 @@ export class RpcDispatcher {
     }
   }
 
-  /** Admit every routed call with the key's actor: the answer when it says no, or how long to queue. */
-  #admit(ctx: DispatchContext, routed: readonly Routed[], copies: ReadonlyArray<{ of: Routed }> = []): { answer?: RpcAnswer; delayMs: number } {
-    // WebSocket messages were admitted by the session, against the key's message limit; which
-    // node kinds the key may use was checked call by call by the router.
-    if (!ctx.policy.admitsEachCall) return { delayMs: 0 }
+  /** Charge the calls to the key's rate as the transport says (CallPolicy.charge): each copy counts. */
+  #charge(ctx: DispatchContext, routed: readonly Routed[], copies: ReadonlyArray<{ of: Routed }> = []): Charged {
     let full = 0
     let archive = 0
     for (const r of routed) {
@@ -417,50 +387,11 @@ export class RpcDispatcher {
       if (c.of.kind === 'full') full++
       else archive++
     }
-    let delayMs = 0
-    for (const [kind, calls] of [
-      ['full', full],
-      ['archive', archive],
-    ] as const) {
-      if (calls === 0) continue
-      const d = ctx.key.actor.admit(kind, calls, this.deps.limits.queueMs)
-      if (d.type === 'Admitted') {
-        delayMs = Math.max(delayMs, d.delayMs)
-        continue
-      }
-      if (d.reason === 'no-access') {
-        const e = new GatewayError(
-          'NODE_KIND_NOT_ALLOWED',
-          `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`,
-        )
-        return { answer: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) }, delayMs: 0 }
-      }
-      this.deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
-      this.deps.onRejected?.(ctx.ip(), calls)
-      const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-      const e = new GatewayError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`,
-      )
-      return {
-        answer: {
-          status: e.http,
-          body: errorResponseJson('null', e.rpc, e.message),
-          headers: {
-            'Retry-After': String(retryAfterS),
-            'RateLimit-Limit': String(d.limit),
-            'RateLimit-Remaining': '0',
-            'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
-          },
-        },
-        delayMs: 0,
-      }
-    }
-    return { delayMs }
+    return ctx.policy.charge(ctx, full, archive)
   }
 
   /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
-  async #forward(ctx: DispatchContext, r: Routed): Promise<Forwarded> {
+  async #forward(ctx: DispatchContext, r: Routed): Promise<Answer> {
     const idJson = r.call.idJson ?? 'null'
     if (r.local) return this.#local(ctx, r, idJson)
     let node: string | undefined
@@ -470,13 +401,7 @@ export class RpcDispatcher {
       node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
       if (node === undefined) {
         // As geth says it, so that clients (ethers) recreate the filter.
-        return {
-          status: 200,
-          body: errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message),
-          isError: true,
-          kind: r.kind,
-          malformed: false,
-        }
+        return Answer.gatewayError(errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), 200, r.kind)
       }
       if (r.spec.filter === 'uninstall') this.deps.filters.unpin(ctx.network, filterId)
     }
@@ -484,11 +409,11 @@ export class RpcDispatcher {
       let reply = await this.#call(ctx, r, r.kind, idJson, node)
       // Old state behind a block hash (or a head not known yet) reaches a full node that pruned it:
       // one more try on an archive node, when the key has archive access.
-      if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && node === undefined && saysStatePruned(reply.body)) {
+      if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && node === undefined && saysStatePruned(reply.text)) {
         reply = await this.#call(ctx, r, 'archive', idJson, undefined)
       }
       if (r.spec.filter === 'create' && !reply.isError) {
-        const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.body)?.[1]
+        const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.text)?.[1]
         if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
       }
       return forwarded(reply, malformedAnswer(ctx, reply))
@@ -498,7 +423,7 @@ export class RpcDispatcher {
   }
 
   /** A call the upstream could not serve, as its JSON-RPC error. */
-  #failure(ctx: DispatchContext, r: Routed, err: unknown): Forwarded {
+  #failure(ctx: DispatchContext, r: Routed, err: unknown): Answer {
     return failed(this.#upstreamError(ctx, err, r.call.method), r)
   }
 
@@ -513,57 +438,41 @@ export class RpcDispatcher {
     return e
   }
 
-  async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Forwarded> {
+  async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Answer> {
     try {
       if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method}`)
       const out = await ctx.local.call(r.call, idJson, r.kind)
       if (out.failure !== undefined && out.failure.http >= 500) this.deps.onServerError?.(out.failure, { network: ctx.network, method: r.call.method })
-      return { status: 200, body: out.body, isError: out.isError, kind: r.kind, malformed: out.malformed }
+      const answer = Answer.ofText(out.body, out.isError, 'gateway', r.kind)
+      answer.malformed = out.malformed
+      return answer
     } catch (err) {
       const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })
       this.deps.onServerError?.(e, { network: ctx.network, method: r.call.method })
-      return { status: e.http, body: errorResponseJson(idJson, e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
+      return Answer.gatewayError(errorResponseJson(idJson, e.rpc, e.message), e.http, r.kind)
     }
   }
 
-  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<CallOutcome> {
+  #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<Answer> {
     const { method, params } = r.call
-    if (this.deps.calls) return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
-    return ctx.pool.call(kind, r.call.method, r.call.params, idJson, { timeoutMs: this.deps.limits.upstreamTimeoutMs, node })
+    return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
   }
 }
 
-/** A gateway error as a call's outcome. */
-function failed(e: GatewayError, r: Routed): Forwarded {
-  return { status: e.http, body: errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), isError: true, kind: r.kind, malformed: false }
+/** A gateway error as a call's answer. */
+function failed(e: GatewayError, r: Routed): Answer {
+  return Answer.gatewayError(errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), e.http, r.kind)
 }
 
-/** A node's answer as a call's outcome; an answer kept as bytes stays bytes (its text is decoded only if read). */
-function forwarded(reply: CallOutcome, malformed: boolean): Forwarded {
-  const bytes = bytesOf(reply)
-  if (bytes !== undefined)
-    return {
-      status: 200,
-      get body() {
-        return reply.body
-      },
-      bytes,
-      isError: reply.isError,
-      kind: reply.kind,
-      cache: reply.cache,
-      malformed,
-    }
-  return { status: 200, body: reply.body, isError: reply.isError, kind: reply.kind, cache: reply.cache, malformed }
-}
-
-/** Bytes out for usage: the bytes when kept, else the text's length. */
-function sizeOf(out: Forwarded): number {
-  return out.bytes !== undefined ? byteLength(out.bytes) : out.body.length
+/** A node's answer, marked when it says the call was malformed. */
+function forwarded(reply: Answer, malformed: boolean): Answer {
+  if (malformed) reply.malformed = true
+  return reply
 }
 
 /** Only the WebSocket penalty needs to know, and only error answers (small) can say so. */
-function malformedAnswer(ctx: DispatchContext, reply: CallOutcome): boolean {
-  return ctx.policy.notesMalformed && reply.isError && isProtocolError(reply.body)
+function malformedAnswer(ctx: DispatchContext, reply: Answer): boolean {
+  return ctx.policy.notesMalformed && reply.isError && isProtocolError(reply.text)
 }
 
 /** Whether a node's error answer is a protocol error (a malformed or unsupported call). */

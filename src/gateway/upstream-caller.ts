@@ -1,6 +1,6 @@
-import type { CallOutcome } from './call-outcome.js'
 import type { NodeKind } from '../events/types.js'
-import { withClientId, type UpstreamPool, type UpstreamReply, type PoolCallOptions } from '../upstream/pool.js'
+import { Answer } from '../upstream/answer.js'
+import type { UpstreamPool, PoolCallOptions } from '../upstream/pool.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import { spliceId } from '../upstream/json-rpc-wire.js'
 import { METHODS } from '../rpc/method-table.js'
@@ -69,7 +69,7 @@ const HEDGE_MIN_SAMPLES = 20
  * out.cache // 'hit' once block 16 is final and was asked before
  */
 export class UpstreamCaller {
-  readonly inflight = new InflightCalls<UpstreamReply>(withClientId)
+  readonly inflight = new InflightCalls()
   readonly logs: GetLogs
   readonly transactions = new TransactionSender()
 
@@ -98,13 +98,13 @@ export class UpstreamCaller {
    * @returns per call: the node's answer with the call's id, undefined (the node's answer did not
    *   cover it: send it alone), or the failure that answered it
    */
-  async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<UpstreamReply | Error | undefined>> {
+  async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<Answer | Error | undefined>> {
     // Many distinct calls: an in-flight key each (a string of the params, hashed, looked up, set
     // and deleted) cost a batch of 50 distinct eth_getBalance a fifth of its throughput (bench
     // batch-distinct), for calls that rarely meet their twin in flight. As they are.
     if (calls.length > SHARED_BATCH_MAX) return sendAsOneBatch(pool, kind, calls, this.opts.timeoutMs)
-    const out = new Array<UpstreamReply | Error | undefined>(calls.length)
-    const joined: Array<{ index: number; answer: Promise<UpstreamReply> }> = []
+    const out = new Array<Answer | Error | undefined>(calls.length)
+    const joined: Array<{ index: number; answer: Promise<Answer> }> = []
     const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
     const sentIndex: number[] = []
     const sentKeys: string[] = []
@@ -147,7 +147,7 @@ export class UpstreamCaller {
   }
 
   // Not async: each path returns its own promise (one promise fewer per call).
-  call(c: UpstreamCall): Promise<CallOutcome> {
+  call(c: UpstreamCall): Promise<Answer> {
     const spec = METHODS[c.method]
     // Pinned or stateful (filters): exactly what the client asked, to exactly that node.
     if (c.node !== undefined || spec?.filter !== undefined) return this.#send(c)
@@ -168,7 +168,7 @@ export class UpstreamCaller {
    * A batch serves its cached calls with this before anything goes upstream: the async path per
    * call cost more than the lookup itself.
    */
-  cachedNow(network: string, kind: NodeKind, method: string, params: unknown, idJson: string): CallOutcome | undefined {
+  cachedNow(network: string, kind: NodeKind, method: string, params: unknown, idJson: string): Answer | undefined {
     const cache = this.opts.cache
     if (cache === undefined) return undefined
     const spec = METHODS[method]
@@ -176,28 +176,27 @@ export class UpstreamCaller {
     const rule = cacheRuleFor(method, params)
     if (rule === undefined || !mayBeFinal(rule, this.opts.finalized?.(network))) return undefined
     const hit = cache.get(network, cache.generation(network), `${kind}\0${method}\0${paramsJson(params)}`)
-    return hit === undefined ? undefined : { body: spliceId(hit, idJson), node: 'cache', kind, isError: false, cache: 'hit' }
+    return hit === undefined ? undefined : cacheHit(hit, idJson, kind)
   }
 
   /** From the cache when final and stored; else shared in flight, and stored when final. */
-  async #cached(c: UpstreamCall): Promise<CallOutcome> {
+  async #cached(c: UpstreamCall): Promise<Answer> {
     const cache = this.opts.cache
     const rule = cache === undefined ? undefined : cacheRuleFor(c.method, c.params)
     if (cache === undefined || rule === undefined) return this.#shared(c, () => this.#send(c))
     // Cacheable in time but not final yet (above the finalized block): asked upstream, never stored.
-    // Object.assign, not a spread: the pool's own reply object keeps its bytes (bytesOf).
-    if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return Object.assign(await this.#shared(c, () => this.#send(c)), { cache: 'miss' as const })
+    if (!mayBeFinal(rule, this.opts.finalized?.(c.network))) return missed(await this.#shared(c, () => this.#send(c)))
     const generation = cache.generation(c.network)
     // By node kind too: what a full node answered is not served as an archive node's answer.
     const callText = `${c.kind}\0${c.method}\0${paramsJson(c.params)}`
     const hit = cache.get(c.network, generation, callText)
-    if (hit !== undefined) return { body: spliceId(hit, c.idJson), node: 'cache', kind: c.kind, isError: false, cache: 'hit' }
+    if (hit !== undefined) return cacheHit(hit, c.idJson, c.kind)
     const reply = await this.#shared(c, async () => {
       const r = await this.#send(c)
-      if (!r.isError) this.#store(c, rule, generation, callText, r.body)
+      if (!r.isError) this.#store(c, rule, generation, callText, r.text)
       return r
     })
-    return Object.assign(reply, { cache: 'miss' as const })
+    return missed(reply)
   }
 
   /** Store an answer if it is final now, and no reorg dropped the generation it was read under. */
@@ -219,11 +218,11 @@ export class UpstreamCaller {
     cache.put(c.network, generation, callText, body)
   }
 
-  #shared(c: UpstreamCall, send: () => Promise<UpstreamReply>): Promise<UpstreamReply> {
+  #shared(c: UpstreamCall, send: () => Promise<Answer>): Promise<Answer> {
     return this.inflight.run(inflightKey(c.network, c.kind, c.method, c.params), c.idJson, send)
   }
 
-  #send(c: UpstreamCall): Promise<UpstreamReply> {
+  #send(c: UpstreamCall): Promise<Answer> {
     const heavy = METHODS[c.method]?.heavy === true
     const timeoutMs = this.#timeoutOf(c.method)
     const opts: PoolCallOptions = { timeoutMs, node: c.node }
@@ -257,14 +256,14 @@ export class UpstreamCaller {
         const r = await this.#shared({ ...c, method: 'eth_blockNumber', params: [], idJson: '0' }, () =>
           this.#send({ ...c, method: 'eth_blockNumber', params: [], idJson: '0' }),
         )
-        const m = /"result"\s*:\s*"(0x[0-9a-fA-F]+)"/.exec(r.body)
+        const m = /"result"\s*:\s*"(0x[0-9a-fA-F]+)"/.exec(r.text)
         return m ? parseInt(m[1], 16) : undefined
       }
       const params = [tag, false]
       const r = await this.#shared({ ...c, method: 'eth_getBlockByNumber', params, idJson: '0' }, () =>
         this.#send({ ...c, method: 'eth_getBlockByNumber', params, idJson: '0' }),
       )
-      const number = (JSON.parse(r.body) as { result?: { number?: string } | null }).result?.number
+      const number = (JSON.parse(r.text) as { result?: { number?: string } | null }).result?.number
       return typeof number === 'string' ? parseInt(number, 16) : undefined
     } catch {
       return undefined
@@ -281,7 +280,7 @@ export async function sendAsOneBatch(
   kind: NodeKind,
   calls: ReadonlyArray<BatchedCall>,
   timeoutMs: number,
-): Promise<Array<UpstreamReply | Error | undefined>> {
+): Promise<Array<Answer | Error | undefined>> {
   try {
     return await pool.callBatch(
       kind,
@@ -296,4 +295,17 @@ export async function sendAsOneBatch(
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err))
+}
+
+/** A stored answer for this client: the cache's text with its id. */
+function cacheHit(text: string, idJson: string, kind: NodeKind): Answer {
+  const a = Answer.ofText(spliceId(text, idJson), false, 'cache', kind)
+  a.cache = 'hit'
+  return a
+}
+
+/** An answer the cache could keep but did not have (the X-Tollgate-Cache: miss header). */
+function missed(answer: Answer): Answer {
+  answer.cache = 'miss'
+  return answer
 }

@@ -1,12 +1,12 @@
 import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import type { NodeKind } from '../events/types.js'
 import { resultArrayItems } from '../upstream/json-rpc-wire.js'
-import type { CallOutcome } from '../gateway/call-outcome.js'
+import { Answer } from '../upstream/answer.js'
 import { hex, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage, type GetLogsLimits } from './logs-range.js'
 
 export interface GetLogsDeps {
   /** Send one eth_getLogs call (through the cache and the in-flight sharing). */
-  fetch(params: unknown[], idJson: string): Promise<CallOutcome>
+  fetch(params: unknown[], idJson: string): Promise<Answer>
   /** A tag's block number on the network now (latest, pending, safe, finalized); undefined if unknown. */
   resolveTag(tag: string): Promise<number | undefined>
 }
@@ -29,7 +29,7 @@ export class GetLogs {
 
   constructor(private readonly limits: GetLogsLimits) {}
 
-  async call(params: unknown, idJson: string, kind: NodeKind, deps: GetLogsDeps): Promise<CallOutcome> {
+  async call(params: unknown, idJson: string, kind: NodeKind, deps: GetLogsDeps): Promise<Answer> {
     const asIs = (from?: number) => this.#asIs(params, idJson, kind, deps, from)
     if (!Array.isArray(params) || params.length !== 1) return asIs()
     const bounds = logsBounds(params[0])
@@ -53,14 +53,14 @@ export class GetLogs {
   }
 
   /** The call as the client sent it; only the log count is checked. */
-  async #asIs(params: unknown, idJson: string, kind: NodeKind, deps: GetLogsDeps, from: number | undefined): Promise<CallOutcome> {
+  async #asIs(params: unknown, idJson: string, kind: NodeKind, deps: GetLogsDeps, from: number | undefined): Promise<Answer> {
     const reply = await deps.fetch(params as unknown[], idJson)
     if (reply.isError) return reply
-    const items = resultArrayItems(reply.body)
+    const items = resultArrayItems(reply.text)
     if (items === undefined || items.length <= this.limits.maxLogs) return reply
     this.counters.refused++
-    const cut = blockOfItem(reply.body, items[this.limits.maxLogs])
-    const first = from ?? blockOfItem(reply.body, items[0])
+    const cut = blockOfItem(reply.text, items[this.limits.maxLogs])
+    const first = from ?? blockOfItem(reply.text, items[0])
     return refusal(idJson, kind, 'LOGS_TOO_MANY', tooManyMessage(first, cut, this.limits.maxLogs))
   }
 
@@ -71,9 +71,9 @@ export class GetLogs {
     idJson: string,
     kind: NodeKind,
     deps: GetLogsDeps,
-  ): Promise<CallOutcome> {
+  ): Promise<Answer> {
     this.counters.split++
-    const replies: Array<{ reply: CallOutcome; items: Array<{ start: number; end: number }> | undefined } | undefined> = new Array(chunks.length)
+    const replies: Array<{ reply: Answer; items: Array<{ start: number; end: number }> | undefined } | undefined> = new Array(chunks.length)
     let next = 0
     let stop = false
     let thrown: { index: number; err: unknown } | undefined
@@ -87,7 +87,7 @@ export class GetLogs {
         this.counters.chunks++
         try {
           const reply = await deps.fetch([{ ...filter, fromBlock: hex(a), toBlock: hex(b) }], idJson)
-          const items = reply.isError ? undefined : resultArrayItems(reply.body)
+          const items = reply.isError ? undefined : resultArrayItems(reply.text)
           replies[index] = { reply, items }
           if (reply.isError || items === undefined) stop = true
         } catch (err) {
@@ -114,28 +114,25 @@ export class GetLogs {
       if (r.reply.isError || r.items === undefined) return r.reply // the node's own answer, unchanged
       if (logs + r.items.length > this.limits.maxLogs) {
         this.counters.refused++
-        const cut = blockOfItem(r.reply.body, r.items[this.limits.maxLogs - logs])
+        const cut = blockOfItem(r.reply.text, r.items[this.limits.maxLogs - logs])
         return refusal(idJson, kind, 'LOGS_TOO_MANY', tooManyMessage(from, cut, this.limits.maxLogs))
       }
       logs += r.items.length
       if (r.reply.cache === 'hit') hits++
       if (r.reply.cache !== undefined) cached++
-      if (r.items.length > 0) parts.push(r.reply.body.slice(r.items[0].start, r.items[r.items.length - 1].end))
+      if (r.items.length > 0) parts.push(r.reply.text.slice(r.items[0].start, r.items[r.items.length - 1].end))
     }
     if (thrown !== undefined) throw thrown.err
     const first = replies[0]!.reply
-    return {
-      body: `{"jsonrpc":"2.0","id":${idJson},"result":[${parts.join(',')}]}`,
-      node: first.node,
-      kind: first.kind,
-      isError: false,
-      cache: cached === 0 ? undefined : hits === chunks.length ? 'hit' : 'miss',
-    }
+    const merged = Answer.ofText(`{"jsonrpc":"2.0","id":${idJson},"result":[${parts.join(',')}]}`, false, first.node, first.kind)
+    merged.cache = cached === 0 ? undefined : hits === chunks.length ? 'hit' : 'miss'
+    return merged
   }
 }
 
-function refusal(idJson: string, kind: NodeKind, code: 'LOGS_RANGE_TOO_WIDE' | 'LOGS_TOO_MANY', message: string): CallOutcome {
-  return { body: errorResponseJson(idJson, ERRORS[code].rpc, message), node: 'gateway', kind, isError: true }
+function refusal(idJson: string, kind: NodeKind, code: 'LOGS_RANGE_TOO_WIDE' | 'LOGS_TOO_MANY', message: string): Answer {
+  // A JSON-RPC error in a 200, as a node's refusal would be.
+  return Answer.gatewayError(errorResponseJson(idJson, ERRORS[code].rpc, message), 200, kind)
 }
 
 /** The block number of one log of a result (parsed alone: one small object). */

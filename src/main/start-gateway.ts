@@ -19,6 +19,7 @@ import { NetworkLabels } from '../metrics/labels.js'
 import { UpstreamDurations } from '../metrics/upstream-durations.js'
 import { KeyDirectory } from '../gateway/key-directory.js'
 import { RpcDispatcher, type UsageSink } from '../gateway/rpc-dispatcher.js'
+import { chargePerCall } from '../gateway/call-charge.js'
 import { HttpServer } from '../front/http-server.js'
 import type { Exchanges } from '../front/exchanges.js'
 import { HttpCounters } from '../front/http-counters.js'
@@ -300,13 +301,13 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
   const admission = new Admission({ upstreams, ips, keys, pools })
+  const meter = opts.meterUsage === false ? NO_USAGE : usage
   const dispatcher = new RpcDispatcher({
-    usage: opts.meterUsage === false ? NO_USAGE : usage,
+    usage: meter,
     limits: config.limits,
     heads,
     filters,
     windowBlocks: config.routing.fullNodeWindowBlocks,
-    onRejected: (ip, n) => ips.rejected(ip, n),
     calls,
     onServerError: faults.answered,
   })
@@ -343,6 +344,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     keys,
     trustProxy: config.trustProxy,
     dispatcher,
+    chargeCalls: chargePerCall({ usage: meter, queueMs: config.limits.queueMs, onRejected: (ip, n) => ips.rejected(ip, n) }),
     counters: new HttpCounters(registry, networkLabels),
     maxBodyBytes: config.limits.maxBodyBytes,
     bodyTimeoutMs: config.limits.bodyTimeoutMs,

@@ -5,7 +5,7 @@ import { HttpTransport } from './http-transport.js'
 import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
 import { batchText, readResponseHead, readResponseHeadBytes, splitBatchHeads, type BatchCall } from './json-rpc-wire.js'
-import type { Span } from '../rpc/json-scan.js'
+import { Answer } from './answer.js'
 import { WsTransport, type WsTransportOptions } from './ws-transport.js'
 import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
 
@@ -38,31 +38,8 @@ export interface UpstreamNodeOptions {
   onDuration?: (method: string, ms: number) => void
 }
 
-/** A node's answer to one call: its response object text (with OUR id) and whether it is an error. */
-export interface NodeReply {
-  /** The answer as text; for an answer kept as bytes, decoded when first read. */
-  readonly text: string
-  isError: boolean
-  /** The answer as the node sent it, when the transport kept the bytes (one call, not a batch). */
-  readonly bytes?: Buffer
-  /** Where our id lies in `text`, when the transport already found it (an element of a batch answer). */
-  readonly idSpan?: Span
-}
-
-/** Answers at least this large are kept as bytes (see BytesReply); smaller ones become text. */
+/** Answers at least this large are kept as bytes (see Answer); smaller ones become text. */
 const KEEP_BYTES_MIN = 16 * 1024
-
-/** A reply kept as bytes: decoding 1 MB is paid only if someone reads `text`. */
-class BytesReply implements NodeReply {
-  #text: string | undefined
-  constructor(
-    readonly bytes: Buffer,
-    readonly isError: boolean,
-  ) {}
-  get text(): string {
-    return (this.#text ??= this.bytes.toString('utf8'))
-  }
-}
 
 /** Counters for /metrics. */
 export interface NodeCounters {
@@ -116,10 +93,10 @@ export class UpstreamNode {
   }
 
   /**
-   * Send one call and resolve with the node's answer (our id in it). A JSON-RPC error is an answer.
+   * Send one call and resolve with the node's answer (our id in it: see Answer.withId). A JSON-RPC error is an answer.
    * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
    */
-  async call(method: string, params: unknown, timeoutMs: number): Promise<NodeReply> {
+  async call(method: string, params: unknown, timeoutMs: number): Promise<Answer> {
     this.#health.begin()
     this.counters.calls++
     this.#inFlight++
@@ -135,12 +112,12 @@ export class UpstreamNode {
       }
       // Small answers become text at once: splicing a short string costs less than byte buffers
       // (the bench's small calls measured it); large ones stay bytes all the way to the client.
-      let reply: NodeReply
+      let reply: Answer
       if (typeof answer === 'string' || answer.length < KEEP_BYTES_MIN) {
         const text = typeof answer === 'string' ? answer : answer.toString('utf8')
-        reply = { text, isError: readHead(this.name, text).isError }
+        reply = Answer.ofText(text, readHead(this.name, text).isError, this.name, this.kind)
       } else {
-        reply = new BytesReply(answer, readHead(this.name, answer).isError)
+        reply = Answer.ofBytes([answer], readHead(this.name, answer).isError, this.name, this.kind)
       }
       const ms = performance.now() - started
       this.latency.record(ms)
@@ -163,7 +140,7 @@ export class UpstreamNode {
    * then sends those calls one by one.
    * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
    */
-  async callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<Array<NodeReply | undefined>> {
+  async callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<Array<Answer | undefined>> {
     this.#health.begin()
     this.counters.calls += calls.length
     this.#inFlight += calls.length
@@ -178,11 +155,11 @@ export class UpstreamNode {
         this.#nextId += calls.length
         answer = { text: await this.http.call(batchText(calls, firstId), timeoutMs), firstId }
       }
-      const out = new Array<NodeReply | undefined>(calls.length)
+      const out = new Array<Answer | undefined>(calls.length)
       // An unreadable element is left out: its call goes again on its own.
       for (const item of splitBatchHeads(answer.text) ?? []) {
         const index = typeof item.id === 'number' ? item.id - answer.firstId : -1
-        if (index >= 0 && index < calls.length) out[index] = { text: item.text, isError: item.isError, idSpan: item.idSpan }
+        if (index >= 0 && index < calls.length) out[index] = Answer.ofText(item.text, item.isError, this.name, this.kind, item.idSpan)
       }
       this.#health.succeeded()
       return out

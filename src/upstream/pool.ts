@@ -1,22 +1,8 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
-import type { NodeReply, UpstreamNode } from './node.js'
-import { joined, spliceId, spliceIdAt, spliceIdBytes, type ByteChunks } from './json-rpc-wire.js'
-
-/** What the pool answers for one call. */
-export interface UpstreamReply {
-  /**
-   * The node's response object text with the CLIENT's id spliced in; every other byte is the
-   * node's. For an answer the transport kept as bytes, decoded when first read (see bytesOf).
-   */
-  readonly body: string
-  /** Name of the node that answered. */
-  node: string
-  kind: NodeKind
-  /** The node answered with a JSON-RPC error (returned as the node said it, not a failure). */
-  isError: boolean
-}
+import type { Answer } from './answer.js'
+import type { UpstreamNode } from './node.js'
 
 export interface PoolCallOptions {
   /** Time-out of one attempt on one node, in ms. */
@@ -62,7 +48,7 @@ const NOT_SAFE_TO_REPEAT: ReadonlySet<string> = new Set(['eth_sendRawTransaction
  * over the size limit: another node would send the same answer (the client must ask for less).
  * @example
  * const reply = await pool.call('full', 'eth_blockNumber', [], '1', { timeoutMs: 5000 })
- * reply.body // '{"jsonrpc":"2.0","id":1,"result":"0x10"}'
+ * reply.text // '{"jsonrpc":"2.0","id":1,"result":"0x10"}'
  */
 export class UpstreamPool {
   readonly network: string
@@ -94,7 +80,7 @@ export class UpstreamPool {
    * @throws NoHealthyUpstream no healthy node of the kind to try
    * @throws UpstreamTimeout / UpstreamTransportError every node tried failed (the last failure)
    */
-  async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<UpstreamReply> {
+  async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
     if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
@@ -112,12 +98,11 @@ export class UpstreamPool {
       try {
         const timeoutMs = Math.min(opts.timeoutMs, left)
         const hedgeMs = opts.hedgeAfterMs?.(node)
-        const { reply, by } =
+        const reply =
           hedgeMs === undefined || opts.node !== undefined
-            ? { reply: await node.call(method, params, timeoutMs), by: node }
+            ? await node.call(method, params, timeoutMs)
             : await this.#hedged(kind, node, method, params, timeoutMs, hedgeMs, tried)
-        if (reply.bytes !== undefined) return bytesReply(spliceIdBytes(reply.bytes, clientIdJson), by.name, kind, reply.isError)
-        return { body: spliceId(reply.text, clientIdJson), node: by.name, kind, isError: reply.isError }
+        return reply.withId(clientIdJson)
       } catch (err) {
         if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
         if (NOT_SAFE_TO_REPEAT.has(method) && err.requestSent) throw err
@@ -138,8 +123,8 @@ export class UpstreamPool {
     kind: NodeKind,
     calls: ReadonlyArray<{ method: string; params: unknown; paramsJson?: string; clientIdJson: string }>,
     opts: PoolCallOptions,
-  ): Promise<Array<UpstreamReply | undefined>> {
-    const out = new Array<UpstreamReply | undefined>(calls.length)
+  ): Promise<Array<Answer | undefined>> {
+    const out = new Array<Answer | undefined>(calls.length)
     // Identical calls of a client batch were merged by the dispatcher (the one place that decides
     // which calls are alike): what comes here is sent as it is, but for what must not be repeated.
     // index: where each sent call stands in `calls`; undefined when every call is sent.
@@ -159,13 +144,7 @@ export class UpstreamPool {
         const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left))
         for (let k = 0; k < replies.length; k++) {
           const r = replies[k]
-          if (r !== undefined)
-            out[index === undefined ? k : index[k]] = {
-              body: r.idSpan === undefined ? spliceId(r.text, sent[k].clientIdJson) : spliceIdAt(r.text, r.idSpan, sent[k].clientIdJson),
-              node: node.name,
-              kind,
-              isError: r.isError,
-            }
+          if (r !== undefined) out[index === undefined ? k : index[k]] = r.withId(sent[k].clientIdJson)
         }
         return out
       } catch (err) {
@@ -179,24 +158,16 @@ export class UpstreamPool {
    * One attempt on `first`, and after `hedgeMs` without an answer one more on another healthy
    * node of the kind: the first answer wins. Rejects with the last failure when both fail.
    */
-  #hedged(
-    kind: NodeKind,
-    first: UpstreamNode,
-    method: string,
-    params: unknown,
-    timeoutMs: number,
-    hedgeMs: number,
-    tried: Set<UpstreamNode>,
-  ): Promise<{ reply: NodeReply; by: UpstreamNode }> {
+  #hedged(kind: NodeKind, first: UpstreamNode, method: string, params: unknown, timeoutMs: number, hedgeMs: number, tried: Set<UpstreamNode>): Promise<Answer> {
     return new Promise((resolve, reject) => {
       let running = 1
       let settled = false
-      const win = (by: UpstreamNode) => (reply: NodeReply) => {
+      const win = (by: UpstreamNode) => (reply: Answer) => {
         if (settled) return
         settled = true
         clearTimeout(timer)
         if (by !== first) this.hedges.won++
-        resolve({ reply, by })
+        resolve(reply)
       }
       const lose = (err: unknown) => {
         running--
@@ -256,43 +227,4 @@ export class UpstreamPool {
   async close(): Promise<void> {
     await Promise.all(this.nodes().map((node) => node.close()))
   }
-}
-
-/**
- * Answers the pool made from bytes it kept, by the very object it returned. A layer that copies
- * a reply to change it (in-flight sharing splices another client's id into a copy) makes a new
- * object, which has no entry here: its text is what counts, and stale bytes are never sent.
- */
-const keptBytes = new WeakMap<UpstreamReply, ByteChunks>()
-
-/**
- * The bytes of an answer, when `reply` is the pool's own object for an answer kept as bytes: a
- * front end sends these as they are (a 1 MB answer is never decoded and encoded again).
- */
-export function bytesOf(reply: UpstreamReply): ByteChunks | undefined {
-  return keptBytes.get(reply)
-}
-
-/**
- * The same answer for another client: its id spliced in. An answer kept as bytes stays bytes
- * (a 1 MB answer shared by several clients in flight is never decoded for them).
- */
-export function withClientId(reply: UpstreamReply, clientIdJson: string): UpstreamReply {
-  const bytes = keptBytes.get(reply)
-  if (bytes !== undefined) return bytesReply(spliceIdBytes(bytes, clientIdJson), reply.node, reply.kind, reply.isError)
-  return { ...reply, body: spliceId(reply.body, clientIdJson) }
-}
-
-function bytesReply(bytes: ByteChunks, node: string, kind: NodeKind, isError: boolean): UpstreamReply {
-  let body: string | undefined
-  const reply: UpstreamReply = {
-    get body() {
-      return (body ??= joined(bytes).toString('utf8'))
-    },
-    node,
-    kind,
-    isError,
-  }
-  keptBytes.set(reply, bytes)
-  return reply
 }

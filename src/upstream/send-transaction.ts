@@ -1,7 +1,8 @@
 import { keccak256 } from 'viem/utils'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream } from './errors.js'
-import type { UpstreamPool, UpstreamReply } from './pool.js'
+import type { UpstreamPool } from './pool.js'
+import { Answer } from './answer.js'
 
 /** How nodes say they already have a transaction (geth, erigon, nethermind, besu, reth, anvil). */
 const ALREADY_KNOWN = /already known|already imported|known transaction|alreadyknown|already exists|already in (?:the )?(?:mem)?pool/i
@@ -30,14 +31,14 @@ export interface SendCounters {
 export class TransactionSender {
   readonly counters: SendCounters = { alreadyKnown: 0, recovered: 0 }
 
-  async send(pool: UpstreamPool, kind: NodeKind, params: unknown, idJson: string, timeoutMs: number): Promise<UpstreamReply> {
+  async send(pool: UpstreamPool, kind: NodeKind, params: unknown, idJson: string, timeoutMs: number): Promise<Answer> {
     const raw = Array.isArray(params) ? params[0] : undefined
     const call = (avoid?: ReadonlySet<string>) => pool.call(kind, 'eth_sendRawTransaction', params, idJson, { timeoutMs, avoid })
     if (typeof raw !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(raw)) return call() // the node says what is wrong
     const hash = keccak256(raw as `0x${string}`)
-    const answerHash = (node: string): UpstreamReply => ({ body: `{"jsonrpc":"2.0","id":${idJson},"result":"${hash}"}`, node, kind, isError: false })
+    const answerHash = (node: string): Answer => Answer.ofText(`{"jsonrpc":"2.0","id":${idJson},"result":"${hash}"}`, false, node, kind)
 
-    let reply: UpstreamReply
+    let reply: Answer
     try {
       reply = await call()
     } catch (err) {
@@ -56,7 +57,7 @@ export class TransactionSender {
       this.counters.recovered++
     }
     if (!reply.isError) return reply
-    const message = errorText(reply.body)
+    const message = errorText(reply.text)
     if (ALREADY_KNOWN.test(message) || (NONCE_TOO_LOW.test(message) && (await this.#knownBy(pool, kind, hash, timeoutMs)) !== undefined)) {
       this.counters.alreadyKnown++
       return answerHash(reply.node)
@@ -71,7 +72,7 @@ export class TransactionSender {
       nodes.map(async (n) => {
         try {
           const r = await pool.call(kind, 'eth_getTransactionByHash', [hash], '0', { timeoutMs: Math.min(timeoutMs, 5_000), node: n.name })
-          return !r.isError && !/"result"\s*:\s*null/.test(r.body) ? n.name : undefined
+          return !r.isError && !/"result"\s*:\s*null/.test(r.text) ? n.name : undefined
         } catch {
           return undefined
         }

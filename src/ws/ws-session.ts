@@ -9,6 +9,7 @@ import type { KeyContext } from '../gateway/key-directory.js'
 import type { Admission, Admitted } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
 import { gatewayErrorFor } from '../gateway/upstream-failure.js'
+import { ALREADY_CHARGED } from '../gateway/call-charge.js'
 import { METHODS } from '../rpc/method-table.js'
 import { isInvalid, parseRpcBytes, type ParsedBody, type RpcCall } from '../rpc/parse.js'
 import { spliceId } from '../upstream/json-rpc-wire.js'
@@ -127,7 +128,8 @@ export class WsSession implements SubscriptionSink {
     this.#deps.dispatcher.dispatch(ctx, parsed).then(
       (answer) => {
         // Sent at the end of this loop turn with the connection's other answers of the turn.
-        if (answer.body !== null) this.send(answer.body, true)
+        const body = answer.body
+        if (body !== null) this.send(typeof body === 'string' ? body : body.text, true)
         // Only now does the client know these ids: notifications held for them may follow.
         for (const id of local.created) this.#arm(id)
         if (answer.malformed) this.#noteBad(answer.malformed)
@@ -348,7 +350,7 @@ export class WsSession implements SubscriptionSink {
 }
 
 /** Calls over WebSocket: its method policy (subscriptions), admitted per message by the session, malformed ones counted. */
-const WS_CALLS: CallPolicy = { methodRule: (method) => methodRule(method, 'ws'), admitsEachCall: false, notesMalformed: true }
+const WS_CALLS: CallPolicy = { methodRule: (method) => methodRule(method, 'ws'), charge: ALREADY_CHARGED, notesMalformed: true }
 
 /** The local calls of one message: remembers the subscriptions it created, to arm them after its answer. */
 class SessionLocalCalls implements LocalCalls {

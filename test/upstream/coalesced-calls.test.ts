@@ -47,7 +47,7 @@ t.test('calls made together go as one batch, and each gets what the node answers
   const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
   t.same(proxy.requests.slice(before), [calls.length], 'one HTTP request carried every call')
   t.same(
-    replies.map((r) => JSON.parse(r.body)),
+    replies.map((r) => JSON.parse(r.text)),
     alone,
     "each answer is the node's own, with the client's id",
   )
@@ -67,8 +67,8 @@ t.test('a call alone in its turn goes alone', async (t) => {
   const first = await pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 5_000 })
   const second = await pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 })
   t.same(proxy.requests.slice(before), [1, 1], 'two single requests')
-  t.equal(JSON.parse(first.body).result, '0x7a69')
-  t.equal(JSON.parse(second.body).id, 2)
+  t.equal(JSON.parse(first.text).result, '0x7a69')
+  t.equal(JSON.parse(second.text).id, 2)
 })
 
 t.test('a transaction and heavy calls never wait for a batch', async (t) => {
@@ -84,8 +84,8 @@ t.test('a transaction and heavy calls never wait for a batch', async (t) => {
   ])
   t.same(proxy.requests.slice(before).sort(), [1, 1, 1, 2], 'the transaction, eth_getLogs and eth_getBlockReceipts alone; the two light calls together')
   t.equal(replies[0].isError, true, "the node's answer to a malformed transaction")
-  t.same(JSON.parse(replies[1].body).result, [])
-  t.equal(JSON.parse(replies[3].body).result, '0x7a69')
+  t.same(JSON.parse(replies[1].text).result, [])
+  t.equal(JSON.parse(replies[3].text).result, '0x7a69')
 })
 
 t.test('more calls than a batch holds go in batches of at most maxCalls', async (t) => {
@@ -97,7 +97,7 @@ t.test('more calls than a batch holds go in batches of at most maxCalls', async 
   )
   t.same(proxy.requests.slice(before), [4, 4, 2])
   t.same(
-    replies.map((r) => JSON.parse(r.body).id),
+    replies.map((r) => JSON.parse(r.text).id),
     Array.from({ length: 10 }, (_, i) => i),
   )
 })
@@ -122,7 +122,7 @@ t.test('a node that refuses batches gets each call alone, and single calls for a
   let before = proxy.requests.length
   const replies = await ask()
   t.same(
-    replies.map((r) => JSON.parse(r.body)),
+    replies.map((r) => JSON.parse(r.text)),
     alone,
     'every call answered as the node answers it alone',
   )
@@ -139,7 +139,7 @@ t.test('a node that refuses batches gets each call alone, and single calls for a
   before = proxy.requests.length
   now += 2_000
   t.same(
-    (await ask()).map((r) => JSON.parse(r.body)),
+    (await ask()).map((r) => JSON.parse(r.text)),
     alone,
   )
   t.same(proxy.requests.slice(before), [calls.length], 'after it: a batch again')
@@ -152,7 +152,7 @@ t.test('a batch whose answer is over the size limit is sent again call by call',
   const before = proxy.requests.length
   const replies = await Promise.all(calls.slice(0, 6).map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
   t.same(
-    replies.map((r) => JSON.parse(r.body)),
+    replies.map((r) => JSON.parse(r.text)),
     alone.slice(0, 6),
   )
   t.same(proxy.requests.slice(before), [6, 1, 1, 1, 1, 1, 1])
@@ -165,7 +165,7 @@ t.test('when the batch fails on one node, each of its calls fails over to anothe
   t.teardown(() => pool.close())
   const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
   t.same(
-    replies.map((r) => JSON.parse(r.body)),
+    replies.map((r) => JSON.parse(r.text)),
     alone,
   )
   t.same(

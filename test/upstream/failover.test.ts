@@ -37,7 +37,7 @@ async function burst(p: UpstreamPool, n: number, waves: number, during?: () => P
   for (let w = 0; w < waves; w++) {
     const calls = Array.from({ length: n }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 3_000 }))
     if (w === 0 && during) await during()
-    for (const reply of await Promise.all(calls)) out.push(chainIdOf(reply.body))
+    for (const reply of await Promise.all(calls)) out.push(chainIdOf(reply.text))
   }
   return out
 }
@@ -68,7 +68,7 @@ t.test('a killed node fails over with no failed call (WebSocket, calls in flight
   const calls = Array.from({ length: 10 }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 5_000 }))
   t.ok(nodeA.ws!.pending >= 1, 'calls are pending on the frozen node')
   await a.kill()
-  const answers = (await Promise.all(calls)).map((r) => chainIdOf(r.body))
+  const answers = (await Promise.all(calls)).map((r) => chainIdOf(r.text))
   t.same(new Set(answers), new Set(['0x2']))
   t.ok(nodeB.counters.wsCalls >= 10, 'node b took them over its socket')
   await a.restart()
@@ -86,7 +86,7 @@ t.test('a node that never answers times out', async (t) => {
   const p = pool([node('frozen', a), node('b', b)])
   const reply = await p.call('full', 'eth_chainId', [], '1', { timeoutMs: 300 })
   t.equal(reply.node, 'b', 'the call went on to the other node')
-  t.equal(chainIdOf(reply.body), '0x2')
+  t.equal(chainIdOf(reply.text), '0x2')
   t.equal(p.nodes()[0].counters.failures, 1)
 })
 
@@ -112,7 +112,7 @@ t.test('eth_sendRawTransaction fails over when the connection was refused', asyn
   const { raw, hash } = await signedOn(b)
   const reply = await p.call('full', 'eth_sendRawTransaction', [raw], '1', { timeoutMs: 2_000 })
   t.equal(reply.node, 'b')
-  t.equal(JSON.parse(reply.body).result, hash)
+  t.equal(JSON.parse(reply.text).result, hash)
   t.equal(p.nodes()[0].counters.failures, 1, 'the refused node was tried first')
 })
 

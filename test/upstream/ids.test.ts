@@ -25,11 +25,11 @@ t.test('every kind of id is spliced exactly', async (t) => {
   for (const [label, pool] of Object.entries(pools)) {
     for (const idJson of CLIENT_IDS) {
       const reply = await pool.call('full', 'web3_clientVersion', [], idJson, { timeoutMs: 5_000 })
-      t.equal(reply.body, reference.replace('"id":7,', `"id":${idJson},`), `${label}: id ${idJson}`)
+      t.equal(reply.text, reference.replace('"id":7,', `"id":${idJson},`), `${label}: id ${idJson}`)
       if (idJson !== 'null') {
         // anvil itself, asked with the same id, answers the same bytes
         const direct = await rawRpc(anvil.url, `{"jsonrpc":"2.0","id":${idJson},"method":"web3_clientVersion","params":[]}`)
-        t.equal(reply.body, direct, `${label}: id ${idJson} as anvil answers it`)
+        t.equal(reply.text, direct, `${label}: id ${idJson} as anvil answers it`)
       }
     }
   }
@@ -39,7 +39,7 @@ t.test('an error answer keeps the client id and is flagged, not thrown', async (
   for (const [label, pool] of Object.entries(pools)) {
     const reply = await pool.call('full', 'eth_getBalance', ['not an address'], '"e1"', { timeoutMs: 5_000 })
     t.equal(reply.isError, true, label)
-    const answer = JSON.parse(reply.body)
+    const answer = JSON.parse(reply.text)
     t.equal(answer.id, 'e1')
     t.type(answer.error.code, 'number')
   }
@@ -53,7 +53,7 @@ t.test('concurrent calls over one WebSocket each get their own answer', async (t
   const replies = await Promise.all(inputs.map((data, i) => pools.ws.call('full', 'web3_sha3', [data], `"c${i}"`, { timeoutMs: 5_000 })))
   t.equal(wsNode.counters.wsCalls - before, inputs.length, 'all went over the socket')
   replies.forEach((reply, i) => {
-    const answer = JSON.parse(reply.body)
+    const answer = JSON.parse(reply.text)
     t.equal(answer.id, `c${i}`)
     t.equal(answer.result, expected[i])
   })

@@ -65,8 +65,8 @@ async function sameAsDirect(t: Test, method: string, params: unknown[]): Promise
     const request = `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":${JSON.stringify(params)}}`
     const expected = label === 'ws' ? await rawWsRpc(request) : await rawRpc(anvil.url, request)
     const reply = await pool.call('archive', method, params, idJson, { timeoutMs: 5_000 })
-    t.equal(reply.body, expected, `${method} over ${label}`)
-    const answer = JSON.parse(reply.body)
+    t.equal(reply.text, expected, `${method} over ${label}`)
+    const answer = JSON.parse(reply.text)
     t.equal(reply.isError, answer.error !== undefined, `${method} over ${label}: isError`)
     if (!NOT_ON_ANVIL.has(method)) t.ok('result' in answer, `${method} has a result`)
   }
@@ -107,7 +107,7 @@ t.test('read methods of the table', async (t) => {
   ]
   for (const [method, params] of calls) await sameAsDirect(t, method, params)
   t.equal(
-    JSON.parse((await pools.ws.call('archive', 'eth_call', [{ to: contract }, 'latest'], '1', { timeoutMs: 5_000 })).body).result,
+    JSON.parse((await pools.ws.call('archive', 'eth_call', [{ to: contract }, 'latest'], '1', { timeoutMs: 5_000 })).text).result,
     '0x' + '0'.repeat(62) + '2a',
     'the contract answers 42',
   )
@@ -129,7 +129,7 @@ t.test('eth_sendRawTransaction over each transport', async (t) => {
     const nonce = await direct('eth_getTransactionCount', [from, 'pending'])
     const raw = await direct('eth_signTransaction', [{ from, to, value: '0x2', nonce, gas: '0x5208', gasPrice: '0x77359400' }])
     const reply = await pool.call('archive', 'eth_sendRawTransaction', [raw], '"raw"', { timeoutMs: 5_000 })
-    const answer = JSON.parse(reply.body)
+    const answer = JSON.parse(reply.text)
     t.equal(answer.id, 'raw')
     t.equal(answer.result, await direct('web3_sha3', [raw]), `${label}: the hash of the signed transaction`)
     // anvil answers the hash before its automine has produced the block: wait for it (bounded).
