@@ -206,7 +206,7 @@ t.test('a call whose params cannot be written fails alone, in a batch or not', a
     pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 }),
   ])
   t.match(bad, { status: 'rejected', reason: { name: 'TypeError' } })
-  t.match(good, { status: 'fulfilled', value: { body: '{"jsonrpc":"2.0","id":2,"result":"0x7a69"}' } })
+  t.match(good, { status: 'fulfilled', value: { text: '{"jsonrpc":"2.0","id":2,"result":"0x7a69"}' } })
   const alone = await pool.call('full', 'eth_getBalance', [10n, 'latest'], '3', { timeoutMs: 5_000 }).catch((err: Error) => err)
   t.match(alone, { name: 'TypeError' }, 'alone in its turn: a rejection, not an uncaught exception')
 })
