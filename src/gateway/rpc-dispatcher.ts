@@ -4,7 +4,6 @@ import { Answer } from '../upstream/answer.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { MethodRule } from '../rpc/method-policy.js'
-import type { MethodSpec } from '../rpc/method-table.js'
 import type { Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
@@ -13,6 +12,7 @@ import { route, saysStatePruned, type RouteContext } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
 import type { UpstreamCaller } from './upstream-caller.js'
+import { groupForUpstream, planBatch, type Copy, type Refused, type Routed } from './batch-plan.js'
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
@@ -105,27 +105,6 @@ export interface RpcDispatcherDeps {
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
 }
 
-/** A call ready to go upstream, with the node kind it was routed to. */
-interface Routed {
-  readonly call: RpcCall
-  readonly spec: MethodSpec
-  readonly kind: NodeKind
-  /** Answered by ctx.local, not by a node. */
-  readonly local: boolean
-  /** Its place in the batch (0 for a call alone). */
-  readonly index: number
-  /** Its params as JSON (paramsJson): written once, for the keys that make calls alike and the upstream text. */
-  readonly paramsJson: string
-}
-
-/** A call refused before forwarding: its answer, and whether it was malformed or unsupported. */
-interface Refused {
-  readonly refused: true
-  readonly status: number
-  readonly body: string
-  readonly malformed: boolean
-}
-
 const NODE_KINDS: readonly NodeKind[] = ['full', 'archive']
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
@@ -194,43 +173,10 @@ export class RpcDispatcher {
       )
       return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 }
     }
-    let malformed = 0
-    const parts = new Array<string | undefined>(entries.length)
-    const routed: Routed[] = []
-    // Identical reads of the batch (same method and params; not subscriptions, filter calls or
-    // transactions) are routed, looked up and sent once; every copy still counts (rate, usage) and
-    // is answered with its own id. Clients batch what their parts ask, and parts ask alike
-    // (eth_chainId, eth_blockNumber, the same balance): a copy costs an id splice, not a call's work.
-    let firsts: Map<string, Routed> | undefined
-    const copies: Array<{ of: Routed; index: number; idJson: string | undefined }> = []
     // What routing reads of the key, the nodes and the head: once for the batch, not per call.
     const routeContext = this.#routeContext(ctx)
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]
-      if (isInvalid(entry)) {
-        parts[i] = errorResponseJson(entry.idJson, entry.rpc, entry.message)
-        malformed++
-        continue
-      }
-      const r = this.#route(ctx, entry, routeContext, i)
-      if ('refused' in r) {
-        parts[i] = entry.idJson === undefined ? undefined : r.body
-        if (r.malformed) malformed++
-        continue
-      }
-      if (!r.local && r.spec.filter === undefined && r.spec.path !== 'send') {
-        // No kind in the key: the batch has one route context, so identical calls route alike.
-        const key = r.paramsJson === '[]' ? r.call.method : `${r.call.method}\0${r.paramsJson}`
-        firsts ??= new Map()
-        const first = firsts.get(key)
-        if (first !== undefined) {
-          copies.push({ of: first, index: i, idJson: entry.idJson })
-          continue
-        }
-        firsts.set(key, r)
-      }
-      routed.push(r)
-    }
+    const { parts, routed, copies, malformed: refusedMalformed } = planBatch(entries, (call, i) => this.#route(ctx, call, routeContext, i))
+    let malformed = refusedMalformed
     if (routed.length > 0) {
       const charged = this.#charge(ctx, routed, copies)
       if (charged.refusal) return charged.refusal
@@ -246,19 +192,11 @@ export class RpcDispatcher {
         if (r.call.idJson !== undefined) parts[r.index] = out.text
         if (outcomes !== undefined) outcomes[r.index] = out
       }
-      // The calls of each node kind go to one node as ONE upstream batch (one frame or request,
-      // not one per call: the profile's largest cost). What it leaves goes call by call below,
-      // through #forward: local calls (subscriptions), filter calls (pinned to the node that holds
-      // the filter), what the upstream caller treats specially, calls the node's answer skipped,
-      // and answers of pruned state (retried on an archive node).
-      const alone: Routed[] = []
-      const groups: Record<NodeKind, Routed[]> = { full: [], archive: [] }
-      for (const r of routed) {
-        // What the upstream caller treats specially (cache, getLogs splitting, heavy time-outs,
-        // transactions, filters) goes through it, call by call.
-        if (!r.local && r.spec.filter === undefined && this.deps.calls.sentAsIs(r.call.method, r.call.params)) groups[r.kind].push(r)
-        else alone.push(r)
-      }
+      // The calls of each node kind go to one node as one upstream batch; what that leaves goes
+      // call by call below, through #forward, with the calls the node's answer skipped and answers
+      // of pruned state (retried on an archive node).
+      const calls = this.deps.calls
+      const { groups, alone } = groupForUpstream(routed, (method, params) => calls.sentAsIs(method, params))
       const sendGroup = async (kind: NodeKind, group: Routed[]): Promise<void> => {
         const replies = await this.#sendGroup(ctx, kind, group)
         // One failure of one upstream batch: one error (and one log line) for all its calls.
@@ -280,15 +218,10 @@ export class RpcDispatcher {
       }
       // Most batches use one node kind: one upstream batch awaited, no Promise.all around it.
       const sending: Promise<void>[] = []
-      for (const kind of NODE_KINDS) {
-        const group = groups[kind]
-        if (group.length >= 2) sending.push(sendGroup(kind, group))
-        else if (group.length === 1) alone.push(group[0])
-      }
+      for (const kind of NODE_KINDS) if (groups[kind].length > 0) sending.push(sendGroup(kind, groups[kind]))
       if (sending.length === 1) await sending[0]
       else if (sending.length > 1) await Promise.all(sending)
       // What the cache holds is answered at once, without the async path of a call each.
-      const calls = this.deps.calls
       if (alone.length > 0) {
         let kept = 0
         for (const r of alone) {
@@ -376,7 +309,7 @@ export class RpcDispatcher {
   }
 
   /** Charge the calls to the key's rate as the transport says (CallPolicy.charge): each copy counts. */
-  #charge(ctx: DispatchContext, routed: readonly Routed[], copies: ReadonlyArray<{ of: Routed }> = []): Charged {
+  #charge(ctx: DispatchContext, routed: readonly Routed[], copies: readonly Copy[] = []): Charged {
     let full = 0
     let archive = 0
     for (const r of routed) {

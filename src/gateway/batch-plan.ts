@@ -1,0 +1,108 @@
+import type { NodeKind } from '../events/types.js'
+import { errorResponseJson } from '../errors/registry.js'
+import { isInvalid, type RpcCall, type RpcEntry } from '../rpc/parse.js'
+import type { MethodSpec } from '../rpc/method-table.js'
+
+/** A call ready to go upstream, with the node kind it was routed to. */
+export interface Routed {
+  readonly call: RpcCall
+  readonly spec: MethodSpec
+  readonly kind: NodeKind
+  /** Answered by the transport's local calls (subscriptions), not by a node. */
+  readonly local: boolean
+  /** Its place in the batch (0 for a call alone). */
+  readonly index: number
+  /** Its params as JSON (paramsJson): written once, for the keys that make calls alike and the upstream text. */
+  readonly paramsJson: string
+}
+
+/** A call refused before forwarding: its answer, and whether it was malformed or unsupported. */
+export interface Refused {
+  readonly refused: true
+  readonly status: number
+  readonly body: string
+  readonly malformed: boolean
+}
+
+/** A call of the batch identical to an earlier one: answered with that one's answer and its own id. */
+export interface Copy {
+  readonly of: Routed
+  readonly index: number
+  readonly idJson: string | undefined
+}
+
+/** What a client batch comes to before anything goes upstream. */
+export interface BatchPlan {
+  /** Each entry's answer text where already known (invalid or refused calls); undefined: to come, or a notification. */
+  readonly parts: Array<string | undefined>
+  /** The calls to forward, each once. */
+  readonly routed: Routed[]
+  readonly copies: Copy[]
+  /** Calls answered with a protocol error already (the WebSocket penalty counts them). */
+  readonly malformed: number
+}
+
+/**
+ * Route a batch's entries and merge its identical reads (same method and params; not local
+ * calls, filter calls or transactions): those are routed, looked up and sent once; every copy
+ * still counts (rate, usage) and is answered with its own id. Clients batch what their parts ask,
+ * and parts ask alike (eth_chainId, eth_blockNumber, the same balance): a copy costs an id
+ * splice, not a call's work.
+ * @param route routes one call (the batch has one route context, so identical calls route alike)
+ */
+export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, index: number) => Routed | Refused): BatchPlan {
+  let malformed = 0
+  const parts = new Array<string | undefined>(entries.length)
+  const routed: Routed[] = []
+  const copies: Copy[] = []
+  let firsts: Map<string, Routed> | undefined
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]
+    if (isInvalid(entry)) {
+      parts[i] = errorResponseJson(entry.idJson, entry.rpc, entry.message)
+      malformed++
+      continue
+    }
+    const r = route(entry, i)
+    if ('refused' in r) {
+      parts[i] = entry.idJson === undefined ? undefined : r.body
+      if (r.malformed) malformed++
+      continue
+    }
+    if (!r.local && r.spec.filter === undefined && r.spec.path !== 'send') {
+      const key = r.paramsJson === '[]' ? r.call.method : `${r.call.method}\0${r.paramsJson}`
+      firsts ??= new Map()
+      const first = firsts.get(key)
+      if (first !== undefined) {
+        copies.push({ of: first, index: i, idJson: entry.idJson })
+        continue
+      }
+      firsts.set(key, r)
+    }
+    routed.push(r)
+  }
+  return { parts, routed, copies, malformed }
+}
+
+/**
+ * Which routed calls go to a node as ONE upstream batch per node kind (one frame or request, not
+ * one per call: the profile's largest cost), and which go call by call: local calls, filter
+ * calls (pinned to the node that holds the filter), what the upstream caller treats specially
+ * (cache, getLogs splitting, heavy time-outs, transactions: `sentAsIs` false), and a kind's only
+ * call (no batch around one call).
+ */
+export function groupForUpstream(
+  routed: readonly Routed[],
+  sentAsIs: (method: string, params: unknown) => boolean,
+): { groups: Record<NodeKind, Routed[]>; alone: Routed[] } {
+  const alone: Routed[] = []
+  const groups: Record<NodeKind, Routed[]> = { full: [], archive: [] }
+  for (const r of routed) {
+    if (!r.local && r.spec.filter === undefined && sentAsIs(r.call.method, r.call.params)) groups[r.kind].push(r)
+    else alone.push(r)
+  }
+  for (const kind of ['full', 'archive'] as const) {
+    if (groups[kind].length === 1) alone.push(groups[kind].pop()!)
+  }
+  return { groups, alone }
+}
