@@ -175,7 +175,8 @@ export const configSchema = withDefaultsOptional(
           ...wsKeyLimitsSchema.properties,
           maxMessageBytes: PositiveInteger({
             default: 1048576,
-            description: 'Largest message a client may send; a frame over it is refused at its header and the connection closed without a close frame (1006). It is also what one connection can make the gateway hold for an unfinished message.',
+            description:
+              'Largest message a client may send; a frame over it is refused at its header and the connection closed without a close frame (1006). It is also what one connection can make the gateway hold for an unfinished message.',
           }),
           maxBufferedBytes: PositiveInteger({
             default: 4194304,
@@ -267,6 +268,12 @@ export const configSchema = withDefaultsOptional(
             description: 'Share of failed calls among its last 40 that takes a node out.',
           }),
           cooldownMs: PositiveInteger({ default: 5000, description: 'How long a failing node stays out before a probe.' }),
+          methodSetAsideMs: PositiveInteger({
+            default: 300000,
+            description:
+              'How long a method a node answered "method not found" for is set aside on that node (its calls go to the other nodes of ' +
+              'the kind), before one call probes it again.',
+          }),
         },
         'When a node is taken out of its pool, and how it comes back.',
       ),

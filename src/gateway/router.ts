@@ -69,6 +69,23 @@ export function oldestBlockOf(spec: MethodSpec, params: unknown): number | undef
   return blockNumberOf(params[spec.block.at])
 }
 
+/**
+ * The newest block a call names, as a number: the node that answers must have reached it. Undefined
+ * for tags, a block hash, or no block parameter.
+ */
+export function newestBlockOf(spec: MethodSpec, params: unknown): number | undefined {
+  if (!spec.block || !Array.isArray(params)) return undefined
+  if ('filter' in spec.block) {
+    const filter = params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined
+    if (!filter || typeof filter !== 'object' || filter.blockHash !== undefined) return undefined
+    const from = blockNumberOf(filter.fromBlock)
+    const to = blockNumberOf(filter.toBlock)
+    if (from === undefined) return to
+    return to === undefined ? from : Math.max(from, to)
+  }
+  return blockNumberOf(params[spec.block.at])
+}
+
 function blockNumberOf(param: unknown): number | undefined {
   if (typeof param === 'string') {
     if (param === 'earliest') return 0

@@ -8,7 +8,7 @@ import type { Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
-import { route, saysStatePruned, type RouteContext } from './router.js'
+import { newestBlockOf, route, saysStatePruned, type RouteContext } from './router.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
 import type { UpstreamCaller } from './upstream-caller.js'
@@ -388,7 +388,8 @@ export class RpcDispatcher {
 
   #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<Answer> {
     const { method, params } = r.call
-    return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node })
+    const minBlock = r.spec.block === undefined ? undefined : newestBlockOf(r.spec, params)
+    return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node, minBlock })
   }
 }
 

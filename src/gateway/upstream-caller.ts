@@ -1,7 +1,6 @@
 import type { NodeKind } from '../events/types.js'
 import { Answer } from '../upstream/answer.js'
 import type { UpstreamPool, PoolCallOptions } from '../upstream/pool.js'
-import type { UpstreamNode } from '../upstream/node.js'
 import { spliceId } from '../upstream/json-rpc-wire.js'
 import { METHODS } from '../rpc/method-table.js'
 import { cacheRuleFor, isFinal, mayBeFinal, type CacheRule } from '../cache/cache-rules.js'
@@ -23,6 +22,8 @@ export interface UpstreamCall {
   readonly idJson: string
   /** Pinned to this node (a filter lives there): sent as is, never shared nor cached. */
   readonly node?: string
+  /** The newest block the call names, when it names one: it goes to a node whose head reaches it. */
+  readonly minBlock?: number
 }
 
 /** A call of a client batch for UpstreamCaller.batch, with its params already written as JSON. */
@@ -54,9 +55,6 @@ export interface UpstreamCallerOptions {
  * many distinct calls goes to the node as it is.
  */
 const SHARED_BATCH_MAX = 8
-
-/** Latency samples a node needs before its p95 is trusted for hedging. */
-const HEDGE_MIN_SAMPLES = 20
 
 /**
  * Sends routed calls upstream, with what makes heavy traffic cheap and failures invisible:
@@ -223,15 +221,16 @@ export class UpstreamCaller {
   }
 
   #send(c: UpstreamCall): Promise<Answer> {
-    const heavy = METHODS[c.method]?.heavy === true
+    const spec = METHODS[c.method]
     const timeoutMs = this.#timeoutOf(c.method)
-    const opts: PoolCallOptions = { timeoutMs, node: c.node }
+    const opts: PoolCallOptions = { timeoutMs, node: c.node, minBlock: c.minBlock }
     // A heavy call that timed out on one node would most likely time out on the next: its
     // time-out is its whole budget (a fast failure, a refused connection, still fails over).
-    if (heavy) opts.deadlineMs = timeoutMs
-    // Only reads are hedged: a filter made twice, a transaction sent twice, are not the same call.
-    else if (this.opts.hedge.enabled && c.node === undefined && METHODS[c.method]?.filter === undefined && METHODS[c.method]?.path !== 'send') {
-      opts.hedgeAfterMs = this.#hedgeDelay
+    if (spec?.heavy === true) opts.deadlineMs = timeoutMs
+    // Only reads are hedged or probe a node: a filter made twice, a transaction sent twice, are not the same call.
+    else if (c.node === undefined && spec?.filter === undefined && spec?.path !== 'send') {
+      opts.read = true
+      if (this.opts.hedge.enabled) opts.hedge = this.opts.hedge
     }
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
   }
@@ -240,13 +239,6 @@ export class UpstreamCaller {
     const own = this.opts.heavy.methodTimeoutMs[method]
     if (own !== undefined) return own
     return METHODS[method]?.heavy === true ? this.opts.heavy.timeoutMs : this.opts.timeoutMs
-  }
-
-  /** Hedge after the node's p95, within bounds; not before the node has enough samples. */
-  readonly #hedgeDelay = (node: UpstreamNode): number | undefined => {
-    if (node.latency.count < HEDGE_MIN_SAMPLES) return undefined
-    const { minDelayMs, maxDelayMs } = this.opts.hedge
-    return Math.min(maxDelayMs, Math.max(minDelayMs, Math.ceil(node.latency.p95())))
   }
 
   /** A block tag's number now, asked of the node kind the call goes to (shared in flight). */

@@ -204,6 +204,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
         maxErrorRate: config.health.maxErrorRate,
         maxLagBlocks: config.health.maxLagBlocks,
       },
+      methodSetAsideMs: config.health.methodSetAsideMs,
     }),
     (u) => u.close(),
   )

@@ -10,6 +10,7 @@ export class LatencyWindow {
   #next = 0
   #sinceSorted = Infinity
   #p95 = Number.NaN
+  #p50 = Number.NaN
   readonly #recomputeEvery: number
 
   constructor(size = 256, recomputeEvery = 16) {
@@ -31,12 +32,21 @@ export class LatencyWindow {
 
   /** The 95th percentile of the window in ms; NaN with no samples. */
   p95(): number {
-    if (this.#count === 0) return Number.NaN
-    if (this.#sinceSorted >= this.#recomputeEvery) {
-      const sorted = this.#samples.slice(0, this.#count).sort()
-      this.#p95 = sorted[Math.min(this.#count - 1, Math.ceil(this.#count * 0.95) - 1)]
-      this.#sinceSorted = 0
-    }
+    this.#sort()
     return this.#p95
+  }
+
+  /** The median of the window in ms; NaN with no samples. */
+  p50(): number {
+    this.#sort()
+    return this.#p50
+  }
+
+  #sort(): void {
+    if (this.#count === 0 || this.#sinceSorted < this.#recomputeEvery) return
+    const sorted = this.#samples.slice(0, this.#count).sort()
+    this.#p95 = sorted[Math.min(this.#count - 1, Math.ceil(this.#count * 0.95) - 1)]
+    this.#p50 = sorted[Math.min(this.#count - 1, Math.ceil(this.#count * 0.5) - 1)]
+    this.#sinceSorted = 0
   }
 }

@@ -6,6 +6,7 @@ import { LatencyWindow } from './latency-window.js'
 import { sampleOf } from './answer-shape.js'
 import { batchText, readResponseHead, readResponseHeadBytes, splitBatchHeads, type BatchCall } from './json-rpc-wire.js'
 import { Answer } from './answer.js'
+import { MethodsLacking } from './methods-lacking.js'
 import { WsTransport, type WsTransportOptions } from './ws-transport.js'
 import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
 
@@ -36,6 +37,8 @@ export interface UpstreamNodeOptions {
   onFailure?: (err: UpstreamTransportError, method: string | undefined) => void
   /** Told the duration of each successful call, in ms (for /metrics). */
   onDuration?: (method: string, ms: number) => void
+  /** How long a method the node said it lacks is set aside on it (default METHOD_SET_ASIDE_MS). */
+  methodSetAsideMs?: number
 }
 
 /** Answers at least this large are kept as bytes (see Answer); smaller ones become text. */
@@ -67,8 +70,13 @@ export class UpstreamNode {
   get coalesced(): Readonly<{ batches: number; batchedCalls: number }> {
     return this.#coalescer.counters
   }
-  /** Head block at the head monitor's last poll (undefined before the first answer). */
+  /**
+   * Highest head block the node has shown: at the head monitor's polls, and in its own answers to
+   * eth_blockNumber (sawHead); undefined before the first.
+   */
   head: number | undefined
+  /** Methods the node said it does not serve, set aside for a while (see MethodsLacking). */
+  readonly lacking: MethodsLacking
   readonly #health: NodeHealth
   /** Latencies of successful calls (hedging waits for a node's p95 before asking another). */
   readonly latency = new LatencyWindow()
@@ -88,6 +96,7 @@ export class UpstreamNode {
     }
     this.#coalescer = new CallCoalescer(this.http, opts.coalesce === false ? { maxCalls: 1 } : opts.coalesce === true ? {} : opts.coalesce)
     this.#health = new NodeHealth(opts.health)
+    this.lacking = new MethodsLacking(opts.methodSetAsideMs, opts.health?.clock)
     this.#onFailure = opts.onFailure
     this.#onDuration = opts.onDuration
   }
@@ -201,6 +210,11 @@ export class UpstreamNode {
   observeHead(head: number, lag: number): void {
     this.head = head
     this.#health.observeLag(lag)
+  }
+
+  /** A head the node showed in an answer (eth_blockNumber): a newer one than the last poll's counts at once. */
+  sawHead(head: number): void {
+    if (this.head === undefined || head > this.head) this.head = head
   }
 
   /** Blocks behind the best node of the network at the last head poll. */

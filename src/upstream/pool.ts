@@ -2,7 +2,9 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../events/types.js'
 import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { Answer } from './answer.js'
+import { blockNumberIn, emptyWhenBehind, saysMethodMissing } from './answer-checks.js'
 import type { UpstreamNode } from './node.js'
+import { highestHead, NodeChooser, type Choice } from './node-choice.js'
 
 export interface PoolCallOptions {
   /** Time-out of one attempt on one node, in ms. */
@@ -20,11 +22,29 @@ export interface PoolCallOptions {
   /** Nodes not to try (a transaction re-sent after a node failed goes elsewhere). */
   avoid?: ReadonlySet<string>
   /**
-   * Hedging (reads only): when the node asked has not answered after this many ms (given its
-   * own latency; undefined: do not hedge on it), ask another healthy node of the kind too, and
-   * take the first answer. The slower call is left to finish; its answer is dropped.
+   * A read: it may be hedged (when `hedge` is given) and may be a probe of a node outside the best
+   * ones (always hedged to the best node). Transactions, filter calls and pinned calls are not.
    */
-  hedgeAfterMs?: (node: UpstreamNode) => number | undefined
+  read?: boolean
+  /**
+   * Hedging of reads: when the node asked has not answered after the best node's p95 (within
+   * these bounds; not before the best node has HEDGE_MIN_SAMPLES), ask another healthy node of
+   * the kind too, and take the first answer. The slower call is left to finish; its answer is dropped.
+   */
+  hedge?: { minDelayMs: number; maxDelayMs: number }
+  /** The newest block the call names: nodes whose head is below it are passed over while another reaches it. */
+  minBlock?: number
+}
+
+/** Latency samples the best node needs before its p95 is trusted for hedging. */
+const HEDGE_MIN_SAMPLES = 20
+
+/** Answers asked again of another node, by why, for /metrics. */
+export interface AskedAgainCounters {
+  /** An eth_blockNumber below the network's head, or an empty answer from a node behind it. */
+  behind: number
+  /** A "method not found" from a node while another may serve the method. */
+  methodMissing: number
 }
 
 /** Hedges started and won, for /metrics. */
@@ -43,9 +63,11 @@ export interface HedgeCounters {
 const NOT_SAFE_TO_REPEAT: ReadonlySet<string> = new Set(['eth_sendRawTransaction', 'eth_sendTransaction'])
 
 /**
- * The nodes of one network, by kind: round-robin over the healthy nodes of the asked kind, and
- * failover to another one of the same kind on a transport failure or time-out. Not on an answer
- * over the size limit: another node would send the same answer (the client must ask for less).
+ * The nodes of one network, by kind. Each call goes to the node NodeChooser picks (healthy, serving
+ * the method, at the head, the best by score, a share probing the others), fails over to another
+ * of the kind on a transport failure or time-out, and is asked again of another node when the
+ * answer shows the node behind or lacking the method (see #judge). Not on an answer over the size
+ * limit: another node would send the same answer (the client must ask for less). docs/upstream-selection.md
  * @example
  * const reply = await pool.call('full', 'eth_blockNumber', [], '1', { timeoutMs: 5000 })
  * reply.text // '{"jsonrpc":"2.0","id":1,"result":"0x10"}'
@@ -53,9 +75,11 @@ const NOT_SAFE_TO_REPEAT: ReadonlySet<string> = new Set(['eth_sendRawTransaction
 export class UpstreamPool {
   readonly network: string
   readonly #byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
-  readonly #next: Record<NodeKind, number> = { full: 0, archive: 0 }
+  readonly #chooser: Record<NodeKind, NodeChooser> = { full: new NodeChooser(), archive: new NodeChooser() }
   readonly #clock: Clock
   readonly hedges: HedgeCounters = { started: 0, won: 0 }
+  /** Answers asked again of another node, for /metrics (see call()). */
+  readonly askedAgain: AskedAgainCounters = { behind: 0, methodMissing: 0 }
 
   constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock } = {}) {
     this.network = network
@@ -85,23 +109,34 @@ export class UpstreamPool {
     const tried = new Set<UpstreamNode>()
     if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
     let lastFailure: UpstreamTransportError | undefined
+    // An answer judged not good enough (a node behind, a method the node lacks), kept in case no
+    // other node does better: the client then gets it, a node's answer as it was.
+    let kept: Answer | undefined
     for (;;) {
-      const node = opts.node === undefined ? this.#pick(kind, tried) : this.#named(opts.node, tried)
-      if (node === undefined) {
+      const choice = opts.node === undefined ? this.#choose(kind, tried, method, opts) : this.#named(opts.node, tried)
+      if (choice === undefined) {
+        if (kept !== undefined) return kept.withId(clientIdJson)
         throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
       }
+      const { node } = choice
       const left = deadline - this.#clock.now()
       if (left <= 0) {
+        if (kept !== undefined) return kept.withId(clientIdJson)
         throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
       }
       tried.add(node)
       try {
         const timeoutMs = Math.min(opts.timeoutMs, left)
-        const hedgeMs = opts.hedgeAfterMs?.(node)
+        const hedgeMs = this.#hedgeDelay(choice, opts)
         const reply =
-          hedgeMs === undefined || opts.node !== undefined
-            ? await node.call(method, params, timeoutMs)
-            : await this.#hedged(kind, node, method, params, timeoutMs, hedgeMs, tried)
+          hedgeMs === undefined ? await node.call(method, params, timeoutMs) : await this.#hedged(kind, choice, method, params, timeoutMs, hedgeMs, tried, opts)
+        if (opts.node === undefined) {
+          const better = this.#judge(kind, method, reply, kept)
+          if (better !== undefined) {
+            kept = better
+            continue
+          }
+        }
         return reply.withId(clientIdJson)
       } catch (err) {
         if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
@@ -109,6 +144,56 @@ export class UpstreamPool {
         lastFailure = err
       }
     }
+  }
+
+  /**
+   * Whether an answer should be asked again of another node: the answer to keep meanwhile, or
+   * undefined to give this one to the client. An eth_blockNumber below the highest head a node
+   * of the network has shown (the head never goes back); an empty answer (a null block,
+   * transaction or receipt, "header not found") from a node behind that head; a "method not
+   * found" from a node while another node of the kind may serve the method (it is set aside on
+   * this node for a while, see MethodsLacking).
+   */
+  #judge(kind: NodeKind, method: string, reply: Answer, kept: Answer | undefined): Answer | undefined {
+    const node = this.#byName(reply.node)
+    if (node === undefined) return undefined
+    if (method === 'eth_blockNumber') {
+      const n = blockNumberIn(reply)
+      if (n === undefined) return undefined
+      node.sawHead(n)
+      const top = highestHead(this.nodes())
+      if (top === undefined || n >= top) return undefined
+      this.askedAgain.behind++
+      // The highest answer so far is the one kept.
+      const keptN = kept === undefined ? undefined : blockNumberIn(kept)
+      return keptN !== undefined && keptN >= n ? kept : reply
+    }
+    if (saysMethodMissing(reply)) {
+      node.lacking.lacks(method)
+      if (!this.#byKind[kind].some((n) => n !== node && !n.lacking.has(method))) return undefined
+      this.askedAgain.methodMissing++
+      return kept ?? reply
+    }
+    if (node.head !== undefined && emptyWhenBehind(method, reply)) {
+      const top = highestHead(this.nodes())
+      if (top === undefined || node.head >= top) return undefined
+      this.askedAgain.behind++
+      return kept ?? reply
+    }
+    return undefined
+  }
+
+  /** How long to wait before hedging this attempt: a probe always (to the best node), a read when hedging is on. */
+  #hedgeDelay(choice: Choice, opts: PoolCallOptions): number | undefined {
+    if (opts.node !== undefined || opts.read !== true) return undefined
+    const best = choice.best.latency
+    if (choice.probe) {
+      // The client must not wait for the node being measured: the best node's usual time, then it.
+      const p95 = best.p95()
+      return Number.isNaN(p95) ? undefined : Math.max(1, Math.ceil(p95))
+    }
+    if (opts.hedge === undefined || best.count < HEDGE_MIN_SAMPLES) return undefined
+    return Math.min(opts.hedge.maxDelayMs, Math.max(opts.hedge.minDelayMs, Math.ceil(best.p95())))
   }
 
   /**
@@ -135,7 +220,7 @@ export class UpstreamPool {
     const tried = new Set<UpstreamNode>()
     let lastFailure: UpstreamTransportError | undefined
     for (;;) {
-      const node = this.#pick(kind, tried)
+      const node = this.#choose(kind, tried, undefined, { timeoutMs: opts.timeoutMs })?.node
       if (node === undefined) throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
       const left = deadline - this.#clock.now()
       if (left <= 0) throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
@@ -155,10 +240,21 @@ export class UpstreamPool {
   }
 
   /**
-   * One attempt on `first`, and after `hedgeMs` without an answer one more on another healthy
-   * node of the kind: the first answer wins. Rejects with the last failure when both fail.
+   * One attempt on the chosen node, and after `hedgeMs` without an answer one more on another
+   * healthy node of the kind (the best one for a probe): the first answer wins. Rejects with the
+   * last failure when both fail.
    */
-  #hedged(kind: NodeKind, first: UpstreamNode, method: string, params: unknown, timeoutMs: number, hedgeMs: number, tried: Set<UpstreamNode>): Promise<Answer> {
+  #hedged(
+    kind: NodeKind,
+    choice: Choice,
+    method: string,
+    params: unknown,
+    timeoutMs: number,
+    hedgeMs: number,
+    tried: Set<UpstreamNode>,
+    opts: PoolCallOptions,
+  ): Promise<Answer> {
+    const first = choice.node
     return new Promise((resolve, reject) => {
       let running = 1
       let settled = false
@@ -180,7 +276,7 @@ export class UpstreamPool {
       }
       const timer = setTimeout(() => {
         if (settled || hedgeMs >= timeoutMs) return
-        const second = this.#pick(kind, tried)
+        const second = choice.probe && !tried.has(choice.best) ? choice.best : this.#choose(kind, tried, method, { ...opts, read: false })?.node
         if (second === undefined) return
         tried.add(second)
         running++
@@ -204,24 +300,20 @@ export class UpstreamPool {
     return this.#byKind[kind].some((node) => node.healthy())
   }
 
-  #named(name: string, tried: ReadonlySet<UpstreamNode>): UpstreamNode | undefined {
-    const node = this.nodes().find((n) => n.name === name)
-    return node === undefined || tried.has(node) ? undefined : node
+  #named(name: string, tried: ReadonlySet<UpstreamNode>): Choice | undefined {
+    const node = this.#byName(name)
+    return node === undefined || tried.has(node) ? undefined : { node, best: node, probe: false }
   }
 
-  /** The next healthy node of `kind` in round-robin order that this call has not tried yet. */
-  #pick(kind: NodeKind, tried: ReadonlySet<UpstreamNode>): UpstreamNode | undefined {
-    const nodes = this.#byKind[kind]
-    const n = nodes.length
-    for (let i = 0; i < n; i++) {
-      const index = (this.#next[kind] + i) % n
-      const node = nodes[index]
-      if (!tried.has(node) && node.healthy()) {
-        this.#next[kind] = (index + 1) % n
-        return node
-      }
-    }
+  #byName(name: string): UpstreamNode | undefined {
+    for (const n of this.#byKind.full) if (n.name === name) return n
+    for (const n of this.#byKind.archive) if (n.name === name) return n
     return undefined
+  }
+
+  /** The node for the next attempt of a call (see NodeChooser), undefined when none is left to try. */
+  #choose(kind: NodeKind, tried: ReadonlySet<UpstreamNode>, method: string | undefined, opts: PoolCallOptions): Choice | undefined {
+    return this.#chooser[kind].choose(this.#byKind[kind], tried, { method, minBlock: opts.minBlock, mayProbe: opts.read === true })
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,8 @@ export interface UpstreamsOptions {
   /** HTTP sockets per node (default 16). */
   connections?: number
   health?: NodeHealthOptions
+  /** How long a method a node lacks is set aside on it (health.methodSetAsideMs). */
+  methodSetAsideMs?: number
   ws?: Omit<WsTransportOptions, 'name'>
   clock?: Clock
   /** Largest answer read from a node, in bytes (limits.maxUpstreamBytes; default 32 MiB). */
@@ -78,6 +80,7 @@ export class Upstreams {
           connections: opts.connections,
           pipelining: opts.pipelining,
           health: { ...opts.health, clock: opts.health?.clock ?? opts.clock },
+          methodSetAsideMs: opts.methodSetAsideMs,
           ws: opts.ws,
           maxAnswerBytes: opts.maxAnswerBytes,
           onFailure: onNodeFailure && ((err, method) => onNodeFailure(network, name, err, method)),

@@ -1,0 +1,131 @@
+import type { UpstreamNode } from './node.js'
+
+/**
+ * One call in this many goes to a node outside the best ones (a probe), so that a node that got
+ * faster, or recovered, is measured again and comes back. Probes are hedged to the best node
+ * after its p95: a probe never costs the client more than a few of the best node's latencies.
+ */
+export const PROBE_EVERY = 20
+
+/** Nodes whose score is within this factor (plus CLOSE_MS) of the best one share the calls. */
+const CLOSE_FACTOR = 1.5
+const CLOSE_MS = 2
+
+/** A node's error rate weighs as this many ms of latency per unit (a node failing half its calls scores +500 ms). */
+const ERROR_WEIGHT_MS = 1_000
+
+/**
+ * The one scoring function of a node (lower is better): its median latency, plus its error rate
+ * weighed in milliseconds. Undefined before its first measured call.
+ */
+export function scoreOf(node: UpstreamNode): number | undefined {
+  const p50 = node.latency.p50()
+  if (Number.isNaN(p50)) return undefined
+  return p50 + ERROR_WEIGHT_MS * node.errorRate()
+}
+
+/** The highest head any node of the list has shown; undefined when none has. */
+export function highestHead(nodes: readonly UpstreamNode[]): number | undefined {
+  let top: number | undefined
+  for (const n of nodes) if (n.head !== undefined && (top === undefined || n.head > top)) top = n.head
+  return top
+}
+
+export interface ChoiceOptions {
+  /** The call's method: nodes that said they lack it are passed over while another serves it. */
+  method?: string
+  /** The newest block the call names: nodes whose head is below it are passed over while another reaches it. */
+  minBlock?: number
+  /** The call may be a probe (a read: hedged to the best node, so the client does not wait for the probed one). */
+  mayProbe: boolean
+}
+
+export interface Choice {
+  node: UpstreamNode
+  /** The best node: a probe is hedged to it, and a hedge of an ordinary call waits for its p95. */
+  best: UpstreamNode
+  /** Sent to a node outside the best ones to measure it: hedge it to `best`. */
+  probe: boolean
+}
+
+/**
+ * Chooses the node for a call among a kind's nodes: healthy and not tried yet by this call; of
+ * those, the ones that serve the method, reach the block the call names and are at the highest
+ * head any node has shown (each preference dropped only when no node meets it); of those, the
+ * best by score share the calls in turn, and one call in PROBE_EVERY probes another. Nodes not
+ * measured yet share the calls with the best until they are.
+ */
+export class NodeChooser {
+  #turn = 0
+  #probeTurn = 0
+  #calls = 0
+  /** Reused for each choice: no array allocated per call. */
+  readonly #ranked: UpstreamNode[] = []
+
+  choose(nodes: readonly UpstreamNode[], tried: ReadonlySet<UpstreamNode>, opts: ChoiceOptions): Choice | undefined {
+    const top = highestHead(nodes)
+    const ranked = this.#ranked
+    ranked.length = 0
+    let bestRank = Number.POSITIVE_INFINITY
+    for (const n of nodes) {
+      if (tried.has(n) || !n.healthy()) continue
+      const rank = rankOf(n, opts, top)
+      if (rank < bestRank) {
+        bestRank = rank
+        ranked.length = 0
+      }
+      if (rank === bestRank) ranked.push(n)
+    }
+    if (ranked.length === 0) return undefined
+    if (ranked.length === 1) return { node: ranked[0], best: ranked[0], probe: false }
+    // The best score among the measured; unmeasured nodes count as close to it until measured.
+    let best: UpstreamNode | undefined
+    let bestScore = Number.POSITIVE_INFINITY
+    for (const n of ranked) {
+      const s = scoreOf(n)
+      if (s !== undefined && s < bestScore) {
+        bestScore = s
+        best = n
+      }
+    }
+    if (best === undefined) {
+      const node = ranked[this.#turn++ % ranked.length]
+      return { node, best: node, probe: false }
+    }
+    const bound = bestScore * CLOSE_FACTOR + CLOSE_MS
+    let close = 0
+    let far = 0
+    for (const n of ranked) {
+      const s = scoreOf(n)
+      if (s === undefined || s <= bound) close++
+      else far++
+    }
+    this.#calls++
+    if (opts.mayProbe && far > 0 && this.#calls % PROBE_EVERY === 0) {
+      const k = this.#probeTurn++ % far
+      return { node: nth(ranked, k, (s) => s !== undefined && s > bound), best, probe: true }
+    }
+    const node = nth(ranked, this.#turn++ % close, (s) => s === undefined || s <= bound)
+    // A node not measured yet is a probe too: hedged to the best, measured by this call.
+    return { node, best, probe: node !== best && scoreOf(node) === undefined && opts.mayProbe }
+  }
+}
+
+/** Lower is preferred: serves the method (4), reaches the block (2), is at the highest head (1). */
+function rankOf(n: UpstreamNode, opts: ChoiceOptions, top: number | undefined): number {
+  let rank = 0
+  if (opts.method !== undefined && n.lacking.has(opts.method)) rank += 4
+  if (opts.minBlock !== undefined && n.head !== undefined && n.head < opts.minBlock) rank += 2
+  if (top !== undefined && n.head !== undefined && n.head < top) rank += 1
+  return rank
+}
+
+/** The k-th node of the list whose score `keep` accepts. */
+function nth(nodes: readonly UpstreamNode[], k: number, keep: (score: number | undefined) => boolean): UpstreamNode {
+  let seen = 0
+  for (const n of nodes) {
+    if (!keep(scoreOf(n))) continue
+    if (seen++ === k) return n
+  }
+  return nodes[0]
+}

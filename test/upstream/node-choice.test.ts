@@ -1,0 +1,100 @@
+import t from 'tap'
+import type { Clock } from '../../actors/runtime/clock.js'
+import { UpstreamNode } from '../../src/upstream/node.js'
+import { NodeChooser, PROBE_EVERY, scoreOf } from '../../src/upstream/node-choice.js'
+import { METHOD_SET_ASIDE_MS } from '../../src/upstream/methods-lacking.js'
+
+// The choice of a node, with nothing sent: nodes whose latencies, heads and lacking methods the
+// test sets as the pool would learn them. A fake clock for the methods set aside.
+
+let now = 0
+const clock: Clock = { now: () => now }
+
+function node(name: string, opts: { ms?: number; head?: number } = {}): UpstreamNode {
+  // Never called: the address is only parsed.
+  const n = new UpstreamNode({ name, kind: 'full', url: 'http://127.0.0.1:9', health: { clock } })
+  if (opts.ms !== undefined) for (let i = 0; i < 30; i++) n.latency.record(opts.ms)
+  if (opts.head !== undefined) n.observeHead(opts.head, 0)
+  return n
+}
+
+function picks(chooser: NodeChooser, nodes: UpstreamNode[], calls: number, opts = {}): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (let i = 0; i < calls; i++) {
+    const c = chooser.choose(nodes, new Set(), { mayProbe: true, ...opts })!
+    out[c.node.name] = (out[c.node.name] ?? 0) + 1
+  }
+  return out
+}
+
+t.test('nodes alike share the calls in turn', async (t) => {
+  const nodes = [node('a', { ms: 1 }), node('b', { ms: 1.2 }), node('c', { ms: 0.9 })]
+  t.same(picks(new NodeChooser(), nodes, 300), { a: 100, b: 100, c: 100 })
+})
+
+t.test('a slow node gets only the probes, each hedged to the best node', async (t) => {
+  const fast = node('fast', { ms: 1 })
+  const slow = node('slow', { ms: 300 })
+  const chooser = new NodeChooser()
+  const choices = Array.from({ length: 10 * PROBE_EVERY }, () => chooser.choose([fast, slow], new Set(), { mayProbe: true })!)
+  const probes = choices.filter((c) => c.node === slow)
+  t.equal(probes.length, 10, `1 call in ${PROBE_EVERY} probes the slow node`)
+  t.ok(
+    probes.every((c) => c.probe && c.best === fast),
+    'each probe is marked, with the fast node to hedge to',
+  )
+  t.ok(
+    choices.filter((c) => c.node === fast).every((c) => !c.probe),
+    'the others are ordinary calls',
+  )
+  t.ok(scoreOf(slow)! > scoreOf(fast)!, 'the scores say which is better')
+})
+
+t.test('calls that may not probe (transactions, batches) go to the best nodes only', async (t) => {
+  const fast = node('fast', { ms: 1 })
+  const slow = node('slow', { ms: 300 })
+  t.same(picks(new NodeChooser(), [fast, slow], 5 * PROBE_EVERY, { mayProbe: false }), { fast: 5 * PROBE_EVERY })
+})
+
+t.test('a node behind the highest head gets calls only when no node at the head is left', async (t) => {
+  const top = node('top', { ms: 5, head: 110 })
+  const late = node('late', { ms: 1, head: 105 })
+  const chooser = new NodeChooser()
+  t.same(picks(chooser, [top, late], 50), { top: 50 }, 'faster, but behind: passed over')
+  const c = chooser.choose([top, late], new Set([top]), { mayProbe: true })!
+  t.equal(c.node, late, 'the only one left is tried')
+})
+
+t.test('a call naming a block goes to a node that has reached it', async (t) => {
+  const a = node('a', { ms: 1, head: 100 })
+  const b = node('b', { ms: 1, head: 100 })
+  b.sawHead(103)
+  t.same(picks(new NodeChooser(), [a, b], 20, { minBlock: 102 }), { b: 20 }, 'only b has block 102')
+  t.same(picks(new NodeChooser(), [a, b], 20, { minBlock: 200 }), { b: 20 }, 'a block no node has: the highest head')
+})
+
+t.test('a method a node lacks is set aside on it, then probed again', async (t) => {
+  now = 0
+  const a = node('a', { ms: 1 })
+  const b = node('b', { ms: 1 })
+  a.lacking.lacks('debug_traceTransaction')
+  t.same(picks(new NodeChooser(), [a, b], 20, { method: 'debug_traceTransaction' }), { b: 20 }, 'the other node serves it')
+  t.same(picks(new NodeChooser(), [a, b], 20, { method: 'eth_call' }), { a: 10, b: 10 }, 'other methods as before')
+  b.lacking.lacks('debug_traceTransaction')
+  t.same(picks(new NodeChooser(), [a, b], 20, { method: 'debug_traceTransaction' }), { a: 10, b: 10 }, 'every node lacks it: the nodes say so')
+  now = METHOD_SET_ASIDE_MS
+  t.equal(a.lacking.has('debug_traceTransaction'), false, 'after the set-aside time the node is asked again')
+})
+
+t.test('a node not measured yet shares the calls, hedged to the best', async (t) => {
+  const known = node('known', { ms: 1 })
+  const fresh = node('fresh')
+  const chooser = new NodeChooser()
+  const choices = Array.from({ length: 20 }, () => chooser.choose([known, fresh], new Set(), { mayProbe: true })!)
+  const toFresh = choices.filter((c) => c.node === fresh)
+  t.equal(toFresh.length, 10, 'half the calls measure it')
+  t.ok(
+    toFresh.every((c) => c.probe && c.best === known),
+    'each hedged to the measured node',
+  )
+})
