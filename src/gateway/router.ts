@@ -57,34 +57,34 @@ export function route(method: string, spec: MethodSpec, params: unknown, ctx: Ro
  * pending, safe, finalized), a block hash, or no block parameter (the node's default is latest).
  */
 export function oldestBlockOf(spec: MethodSpec, params: unknown): number | undefined {
-  if (!spec.block || !Array.isArray(params)) return undefined
-  if ('filter' in spec.block) {
-    const filter = params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined
-    if (!filter || typeof filter !== 'object' || filter.blockHash !== undefined) return undefined
-    const from = blockNumberOf(filter.fromBlock)
-    const to = blockNumberOf(filter.toBlock)
-    if (from === undefined) return to
-    return to === undefined ? from : Math.min(from, to)
-  }
-  return blockNumberOf(params[spec.block.at])
+  const [from, to] = blocksNamed(spec, params)
+  if (from === undefined) return to
+  return to === undefined ? from : Math.min(from, to)
 }
 
 /**
- * The newest block a call names, as a number: the node that answers must have reached it. Undefined
- * for tags, a block hash, or no block parameter.
+ * The newest block a call names, as a number: the node that answers must have reached it.
+ * Undefined for tags, a block hash, or no block parameter.
  */
 export function newestBlockOf(spec: MethodSpec, params: unknown): number | undefined {
-  if (!spec.block || !Array.isArray(params)) return undefined
+  const [from, to] = blocksNamed(spec, params)
+  if (from === undefined) return to
+  return to === undefined ? from : Math.max(from, to)
+}
+
+/** The block numbers a call names: a filter's fromBlock and toBlock, or its one block parameter (twice). */
+function blocksNamed(spec: MethodSpec, params: unknown): [number | undefined, number | undefined] {
+  if (!spec.block || !Array.isArray(params)) return NONE
   if ('filter' in spec.block) {
     const filter = params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined
-    if (!filter || typeof filter !== 'object' || filter.blockHash !== undefined) return undefined
-    const from = blockNumberOf(filter.fromBlock)
-    const to = blockNumberOf(filter.toBlock)
-    if (from === undefined) return to
-    return to === undefined ? from : Math.max(from, to)
+    if (!filter || typeof filter !== 'object' || filter.blockHash !== undefined) return NONE
+    return [blockNumberOf(filter.fromBlock), blockNumberOf(filter.toBlock)]
   }
-  return blockNumberOf(params[spec.block.at])
+  const n = blockNumberOf(params[spec.block.at])
+  return [n, n]
 }
+
+const NONE: [undefined, undefined] = [undefined, undefined]
 
 function blockNumberOf(param: unknown): number | undefined {
   if (typeof param === 'string') {
