@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import type { Socket } from 'node:net'
+import { listenLocal, type LocalListener } from './listen-local.js'
 
 /**
  * An HTTP JSON-RPC proxy in front of a real node that counts the calls reaching the node, by
@@ -25,7 +25,7 @@ export interface CountingProxy {
 export async function startCountingProxy(target: { url: string }): Promise<CountingProxy> {
   const counts = new Map<string, number>()
   const requests: number[] = []
-  const sockets = new Set<Socket>()
+  let listener: LocalListener | undefined
   const proxy: CountingProxy = {
     url: '',
     counts,
@@ -33,8 +33,7 @@ export async function startCountingProxy(target: { url: string }): Promise<Count
     requests,
     refuseBatches: false,
     async close() {
-      for (const s of sockets) s.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await listener?.close()
     },
   }
   const server: Server = createServer((req, res) => {
@@ -67,13 +66,7 @@ export async function startCountingProxy(target: { url: string }): Promise<Count
       )
     })
   })
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('proxy did not bind')
-  proxy.url = `http://127.0.0.1:${address.port}`
+  listener = await listenLocal(server, 'the counting proxy')
+  proxy.url = `http://127.0.0.1:${listener.port}`
   return proxy
 }
