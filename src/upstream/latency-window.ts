@@ -4,6 +4,9 @@
  * the request path; the percentile is computed when asked, at most once per `recomputeEvery`
  * new samples, so that a hot path asking for it on every call does not sort on every call.
  */
+/** Up to this many samples, the percentiles follow every new one. */
+const SMALL_WINDOW = 64
+
 export class LatencyWindow {
   readonly #samples: Float64Array
   #count = 0
@@ -43,7 +46,11 @@ export class LatencyWindow {
   }
 
   #sort(): void {
-    if (this.#count === 0 || this.#sinceSorted < this.#recomputeEvery) return
+    // A small window is sorted at each new sample (cheap): a node that only gets the occasional
+    // probe must have each probe count, or its first, slow, connection-opening call would be its
+    // score until 16 more samples came, which a node passed over never gets.
+    if (this.#count === 0 || this.#sinceSorted === 0) return
+    if (this.#sinceSorted < this.#recomputeEvery && this.#count >= SMALL_WINDOW) return
     const sorted = this.#samples.slice(0, this.#count).sort()
     this.#p95 = sorted[Math.min(this.#count - 1, Math.ceil(this.#count * 0.95) - 1)]
     this.#p50 = sorted[Math.min(this.#count - 1, Math.ceil(this.#count * 0.5) - 1)]

@@ -14,6 +14,19 @@ import type { Entitlement } from '../../src/events/types.js'
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef0123456789abcdef'
 
+/**
+ * The `networks` of a gateway with one network, eth-1 on anvil's chain, its nodes full nodes
+ * unless said otherwise.
+ * @example
+ * startTestGateway(t, { networks: oneNetwork([{ url: anvil.url, name: 'a' }, { url: proxy.url, name: 'b' }]) })
+ */
+export function oneNetwork(
+  upstreams: ReadonlyArray<{ url: string; name?: string; kind?: 'full' | 'archive'; ws?: string }>,
+  chainId = 31337,
+): Record<string, NetworkConfig> {
+  return { 'eth-1': { chainId, upstreams: upstreams.map((u) => ({ kind: 'full' as const, ...u })) } }
+}
+
 export interface TestGateway {
   gateway: RunningGateway
   config: Config

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startAnvil, type Anvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { oneNetwork, rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric, until } from '../helpers/metrics.js'
 
 // Two real anvils of one chain behind a gateway, one of them blocks behind (within
@@ -26,15 +26,10 @@ await mine(ahead, 10)
 await mine(behind, 5)
 
 const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: ahead.url, kind: 'full', name: 'ahead' },
-        { url: behind.url, kind: 'full', name: 'behind' },
-      ],
-    },
-  },
+  networks: oneNetwork([
+    { url: ahead.url, name: 'ahead' },
+    { url: behind.url, name: 'behind' },
+  ]),
   config: { health: { pollMs: 100 } },
 })
 const { apiKey } = await tg.createKey('tier-3')
