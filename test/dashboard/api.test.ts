@@ -156,8 +156,17 @@ t.test('usage shows calls per hour by network and node kind', async (t) => {
   t.ok(usage.series[0].requests[23] >= 11, `this hour counts the calls made (${usage.series[0].requests[23]})`)
 })
 
-t.test('signing out ends the session', async (t) => {
+t.test('signing out ends the session on the server, not only in the browser', async (t) => {
+  // The client forgets its cookie when told Max-Age=0: the same token sent again after the
+  // logout is what shows that the gateway ended the session (a stolen copy is worth nothing).
+  const token = c.cookie
+  t.equal((await c.get('/api/me')).status, 200, 'the session works before the logout')
   t.equal((await c.post('/api/siwe/logout')).status, 200)
-  t.match(c.setCookie, /Max-Age=0/)
-  t.equal((await c.get('/api/me')).status, 401)
+  t.match(c.setCookie, /^[\w-]+=; Path=\/; Max-Age=0;/, 'the browser is told to drop the cookie')
+  const replay = new DashboardClient(base)
+  replay.cookie = token
+  const me = await replay.get('/api/me')
+  t.equal(me.status, 401, 'the old token is refused')
+  t.equal(me.json.error.code, 'NOT_SIGNED_IN')
+  t.same((await replay.get('/api/session')).json, { signedIn: false })
 })
