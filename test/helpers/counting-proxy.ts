@@ -19,19 +19,46 @@ export interface CountingProxy {
    * forwarded (single calls still are). Off at the start.
    */
   refuseBatches: boolean
+  /**
+   * Hold the requests holding a call that `match` accepts, unanswered and not forwarded, until
+   * `release()`: a test then knows that each caller has come that far, and lets them all go on
+   * at one moment (two gateway instances checking a payment, to make their commands race).
+   */
+  hold(match: (call: { method: string; params: unknown }) => boolean): HeldCalls
   close(): Promise<void>
+}
+
+export interface HeldCalls {
+  /** Requests held so far. */
+  readonly count: number
+  /** Forward the held requests, all at once, and hold no more. */
+  release(): void
 }
 
 export async function startCountingProxy(target: { url: string }): Promise<CountingProxy> {
   const counts = new Map<string, number>()
   const requests: number[] = []
   let listener: LocalListener | undefined
+  let holding: { match: Parameters<CountingProxy['hold']>[0]; held: Array<() => void> } | undefined
   const proxy: CountingProxy = {
     url: '',
     counts,
     count: (method) => counts.get(method) ?? 0,
     requests,
     refuseBatches: false,
+    hold(match) {
+      const held: Array<() => void> = []
+      holding = { match, held }
+      return {
+        get count() {
+          return held.length
+        },
+        release() {
+          if (holding?.held === held) holding = undefined
+          for (const go of held.splice(0)) go()
+        },
+      }
+    },
     async close() {
       await listener?.close()
     },
@@ -41,6 +68,7 @@ export async function startCountingProxy(target: { url: string }): Promise<Count
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
+      let held = false
       try {
         const parsed = JSON.parse(body) as unknown
         requests.push(Array.isArray(parsed) ? parsed.length : 1)
@@ -53,17 +81,22 @@ export async function startCountingProxy(target: { url: string }): Promise<Count
         for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
           const method = (call as { method?: unknown } | null)?.method
           if (typeof method === 'string') counts.set(method, (counts.get(method) ?? 0) + 1)
+          if (typeof method === 'string' && holding?.match({ method, params: (call as { params?: unknown }).params })) held = true
         }
       } catch {
         // Not JSON: the node answers it as it would; nothing to count.
       }
-      fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(
-        async (answer) => {
-          const text = await answer.text()
-          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text)
-        },
-        () => res.writeHead(502).end(),
-      )
+      const forward = (): void => {
+        fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(
+          async (answer) => {
+            const text = await answer.text()
+            res.writeHead(answer.status, { 'content-type': 'application/json' }).end(text)
+          },
+          () => res.writeHead(502).end(),
+        )
+      }
+      if (held && holding !== undefined) holding.held.push(forward)
+      else forward()
     })
   })
   listener = await listenLocal(server, 'the counting proxy')

@@ -1,82 +1,105 @@
-import t, { type Test } from 'tap'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
+import t from 'tap'
 import { parseUnits } from 'viem'
 import { startAnvil } from '../helpers/anvil.js'
+import { runCli } from '../helpers/cli.js'
+import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
+import { startCountingProxy } from '../helpers/counting-proxy.js'
+import { DashboardClient } from '../helpers/dashboard-client.js'
+import { waitFor } from '../helpers/eventually.js'
+import { startFleet } from '../helpers/fleet.js'
+import { TEST_SECRET } from '../helpers/gateway.js'
 import { startNats } from '../helpers/nats-server.js'
-import { transferToken } from '../helpers/contracts.js'
-import { openLedger, type Ledger } from '../helpers/ledger.js'
-import { accountFor, AVAILABLE, invoiceDeps, setUpPaymentChain } from '../helpers/payments.js'
-import { EmbeddedLog } from '../../src/events/embedded-log.js'
-import { JetStreamLog } from '../../src/events/jetstream-log.js'
-import type { EventLog } from '../../src/events/log.js'
-import { createInvoice } from '../../src/payments/invoices.js'
-import { payInvoice } from '../../src/payments/pay-invoice.js'
-import { PaymentError } from '../../src/payments/payment-error.js'
 
 /*
- * One transfer offered for two invoices at the same moment on two gateway instances (each with
- * its own LMDB projections, no lock in common) that share one event log: exactly one invoice is
- * paid, the other request is refused, and both instances agree which. Run on the embedded log
- * and on JetStream, several rounds each so that the two requests interleave differently.
+ * One transfer offered for two invoices at the same moment on two gateway instances: two
+ * `tollgate start` processes, each with its own LMDB projections, sharing one stream on a real
+ * nats-server, each asked through its own dashboard API by the account's owner. Exactly one
+ * invoice is paid, the other request is refused as already used, both instances come to show the
+ * same winner, and the log holds one PaymentConfirmed per transfer.
+ *
+ * The node (a real anvil) is behind a proxy that holds each instance's last check of the transfer
+ * (the block of its receipt) until both have come that far, then lets both go at once: neither
+ * has appended anything yet, so both decide on the same version of the account and race for the
+ * append (without the hold, one instance mostly finished before the other began). Several rounds.
  */
 const ROUNDS = 4
-const anvil = await startAnvil()
+const NODES = [{ network: 'eth-1', kind: 'full' }]
+const anvil = await startAnvil({ chainId: 31337 })
 t.teardown(() => anvil.stop())
-const pc = await setUpPaymentChain(t, anvil)
 const nats = await startNats()
 t.teardown(() => nats.stop())
+const chain = chainAt(anvil.url)
+const token = await deployToken(chain, anvilAccount(0))
+const treasury = '0x000000000000000000000000000000000000bEEF'
+const alice = anvilAccount(1)
+await transferToken(chain, token, anvilAccount(0), alice.address, parseUnits('20000', 18))
 
-async function race(t: Test, a: Ledger, b: Ledger): Promise<void> {
-  const wallet = pc.wallets[0]!
-  const accountId = await accountFor(a, wallet.address)
-  await b.projector.catchUp()
-  for (let round = 0; round < ROUNDS; round++) {
-    const invoiceA = await createInvoice(invoiceDeps(a, pc), { accountId, planId: 'tier-1', nodes: AVAILABLE, available: AVAILABLE })
-    const invoiceB = await createInvoice(invoiceDeps(b, pc), { accountId, planId: 'tier-3', available: AVAILABLE })
-    const txHash = await transferToken(pc.chain, pc.token, wallet, pc.treasury, parseUnits('300', 18))
-    const results = await Promise.allSettled([
-      payInvoice(invoiceDeps(a, pc), { accountId, invoiceId: invoiceA.invoiceId, txHash }),
-      payInvoice(invoiceDeps(b, pc), { accountId, invoiceId: invoiceB.invoiceId, txHash }),
-    ])
-    const won = results.filter((r) => r.status === 'fulfilled')
-    t.equal(won.length, 1, `round ${round}: exactly one invoice is paid`)
-    const lost = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-    t.ok(lost?.reason instanceof PaymentError && lost.reason.code === 'ALREADY_USED', `round ${round}: the other is refused as already used (${lost?.reason})`)
-    await a.projector.catchUp()
-    await b.projector.catchUp()
-    const paidIn = (l: Ledger) => [invoiceA, invoiceB].filter((i) => l.store.invoice(i.invoiceId)?.paid !== null).map((i) => i.invoiceId)
-    t.equal(paidIn(a).length, 1, 'one invoice paid in the projections')
-    t.same(paidIn(b), paidIn(a), 'both instances agree on who won')
-    t.equal(a.store.invoice(paidIn(a)[0]!)!.paid!.txHash, txHash.toLowerCase(), 'paid by that transfer')
-  }
-  const stored = (await a.log.read(1, 10_000)).filter((s) => s.event.type === 'PaymentConfirmed')
-  t.equal(stored.length, ROUNDS, 'the log holds one PaymentConfirmed per transfer')
+const proxy = await startCountingProxy(anvil)
+t.teardown(() => proxy.close())
+
+const { gateways } = await startFleet(t, {
+  instances: 2,
+  natsUrl: nats.url,
+  nodeUrl: proxy.url,
+  config: { payments: { network: 'eth-1', token, treasury, confirmations: 1 } },
+})
+const clients = gateways.map((gw) => new DashboardClient(gw.http))
+
+/** The status of each of `invoiceIds` as the instance of `client` shows it. */
+async function statuses(client: DashboardClient, invoiceIds: string[]): Promise<string[]> {
+  const me = await client.get('/api/me')
+  if (me.status !== 200) throw new Error(`/api/me: ${me.status} ${JSON.stringify(me.json)}`)
+  return invoiceIds.map((id) => me.json.invoices.find((i: { invoiceId: string }) => i.invoiceId === id)?.status ?? 'missing')
 }
 
-t.test('on the embedded log', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'tollgate-shared-log-'))
-  // Two handles on one LMDB log, as two processes on one machine would have.
-  const logA = EmbeddedLog.open(join(dir, 'log'))
-  const logB = EmbeddedLog.open(join(dir, 'log'))
-  t.teardown(async () => {
-    await logA.close()
-    await logB.close()
-    await rm(dir, { recursive: true, force: true })
-  })
-  await race(t, await openLedger(t, { log: logA }), await openLedger(t, { log: logB }))
+t.test('the owner signs in on each instance: one account', async (t) => {
+  const ids = []
+  for (const c of clients) {
+    const out = await c.signIn(alice, 31337)
+    t.equal(out.status, 200, JSON.stringify(out.json))
+    ids.push(out.json.accountId)
+  }
+  t.equal(ids[1], ids[0])
 })
 
-t.test('on JetStream', async (t) => {
-  const stream = `PAY${randomBytes(4).toString('hex')}`
-  const connect = (): Promise<EventLog> => JetStreamLog.connect({ servers: nats.url, stream, subjectPrefix: `tg${stream.toLowerCase()}`, replicas: 1 })
-  const logA = await connect()
-  const logB = await connect()
-  t.teardown(async () => {
-    await logA.close()
-    await logB.close()
-  })
-  await race(t, await openLedger(t, { log: logA }), await openLedger(t, { log: logB }))
+t.test(`one transfer for two invoices on two instances at once, ${ROUNDS} rounds: one is paid, both instances agree`, async (t) => {
+  const [a, b] = clients as [DashboardClient, DashboardClient]
+  const paid: string[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const chosenA = await a.post('/api/plans', { planId: 'tier-1', nodes: NODES })
+    const chosenB = await b.post('/api/plans', { planId: 'tier-3', nodes: NODES })
+    t.equal(chosenA.status, 200, JSON.stringify(chosenA.json))
+    t.equal(chosenB.status, 200, JSON.stringify(chosenB.json))
+    const invoices = [chosenA.json.invoice.invoiceId as string, chosenB.json.invoice.invoiceId as string]
+    // Enough for either invoice (tier-1 is 50, tier-3 300).
+    const txHash = await transferToken(chain, token, alice, treasury, parseUnits('300', 18))
+    const blockOfReceipt = proxy.hold((c) => c.method === 'eth_getBlockByNumber' && Array.isArray(c.params) && /^0x/.test(String(c.params[0])))
+    const paying = Promise.all([a.post(`/api/invoices/${invoices[0]}/payment`, { txHash }), b.post(`/api/invoices/${invoices[1]}/payment`, { txHash })])
+    await waitFor(() => blockOfReceipt.count >= 2, `round ${round}: both instances to check the transfer on the node`)
+    blockOfReceipt.release()
+    const answers = await paying
+    const what = answers.map((r) => `${r.status} ${r.json.error?.code ?? r.json.invoice?.status}`)
+    t.same([...what].sort(), ['200 active', '409 ALREADY_USED'], `round ${round}: one paid, the other refused as already used (A: ${what[0]}, B: ${what[1]})`)
+    const winner = answers.findIndex((r) => r.status === 200)
+    paid.push(winner === 0 ? 'A' : 'B')
+    const expected = winner === 0 ? ['active', 'unpaid'] : ['unpaid', 'active']
+    // Each instance shows what its own projection of the log holds: wait until both show a
+    // winner, then they must show the same one.
+    await waitFor(async () => {
+      for (const c of clients) if (!(await statuses(c, invoices)).includes('active')) return false
+      return true
+    }, `round ${round}: both instances to project the payment`)
+    t.same(await statuses(a, invoices), expected, `round ${round}: instance A shows the winner`)
+    t.same(await statuses(b, invoices), expected, `round ${round}: instance B shows the same`)
+  }
+  t.comment(`the instance that won each round: ${paid.join(', ')}`)
+  const events = await runCli(['events', '--config', gateways[0]!.configPath], { TOLLGATE_SECRET: TEST_SECRET })
+  t.equal(events.code, 0, events.stderr)
+  const confirmed = events.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'PaymentConfirmed')
+  t.equal(confirmed.length, ROUNDS, 'the log holds one PaymentConfirmed per transfer')
+  t.equal(new Set(confirmed.map((e) => e.txHash)).size, ROUNDS, 'each for a transfer of its own')
 })
