@@ -4,6 +4,7 @@ import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
 import type { StoredEvent } from '../../src/events/types.js'
 import { connect } from '@nats-io/transport-node'
 import { jetstreamManager } from '@nats-io/jetstream'
+import { until, within } from '../helpers/eventually.js'
 import { startNats } from '../helpers/nats-server.js'
 import { runEventLogSuite, runReadAllTests, usageEvents, waitFor, type OpenedLog } from './log-suite.js'
 
@@ -120,7 +121,7 @@ t.test('jetstream: NATS gone in the middle of a readAll in a worker thread: Even
 })
 
 // Last: it kills and restarts the shared server.
-t.test('jetstream: while NATS is down appends reject at once; after its restart they work and followers resume', async (t) => {
+t.test('jetstream: while NATS is down appends are refused, never left hanging; after its restart they work and followers resume', async (t) => {
   const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, timeoutMs: 2000, ...freshNames() })
   t.teardown(() => log.close())
   const got: StoredEvent[] = []
@@ -132,26 +133,30 @@ t.test('jetstream: while NATS is down appends reject at once; after its restart 
   await waitFor(() => got.length >= 3, 'the first events')
 
   await nats.kill()
-  // Whether or not the client has noticed the closed socket yet, the append must be refused
-  // within the acknowledgement time-out (2 s here), never hang.
-  const started = Date.now()
-  const error = await log.append(usageEvents(1, 3)).then(
-    () => undefined,
-    (err: unknown) => err,
+  // Whether or not the client has noticed the closed socket yet, the append is refused (at once,
+  // or when the acknowledgement time-out of 2 s runs out), never left hanging: it must settle
+  // within HANG_MS, far past the time-out so that a slow machine is not taken for a hang. How long
+  // it took is reported, not asserted.
+  const HANG_MS = 30_000
+  let outcome: { error: unknown } | undefined
+  void log.append(usageEvents(1, 3)).then(
+    () => (outcome = { error: undefined }),
+    (error: unknown) => (outcome = { error }),
   )
-  t.type(error, EventLogUnavailable, 'append rejects with EventLogUnavailable')
-  t.ok(Date.now() - started < 4_000, `within the time-out bound (${Date.now() - started} ms)`)
+  const ms = await within(HANG_MS, () => outcome !== undefined)
+  t.not(ms, undefined, `the append settles, it does not hang (not within ${HANG_MS} ms)`)
+  t.type(outcome?.error, EventLogUnavailable, 'append rejects with EventLogUnavailable')
+  t.comment(`refused after ${ms} ms (the acknowledgement time-out: 2000 ms)`)
 
   await nats.restart()
-  let appended = false
-  const deadline = Date.now() + 15_000
-  while (!appended && Date.now() < deadline) {
-    appended = await log.append(usageEvents(2, 3)).then(
-      () => true,
-      () => false,
-    )
-    if (!appended) await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+  const appended = await until(
+    () =>
+      log.append(usageEvents(2, 3)).then(
+        () => true,
+        () => false,
+      ),
+    15_000,
+  )
   t.ok(appended, 'appends work again after the restart, on the same connection object')
   await waitFor(() => got.length >= 5, 'the follower to resume', 15_000)
   await follower.stop()
