@@ -39,6 +39,8 @@ export interface GatewayProcessOptions {
   /** The config file's content; `dataDir` defaults to a new temporary folder, `listen` and `admin.listen` to free ports. */
   config: Record<string, unknown>
   env?: Record<string, string>
+  /** Options of node itself, before the program (e.g. `--inspect=127.0.0.1:PORT`). */
+  nodeArgs?: string[]
 }
 
 /**
@@ -53,7 +55,7 @@ export async function startGatewayProcess(t: { teardown(fn: () => unknown): void
   const config = { listen: { host: '127.0.0.1', port: 0 }, admin: { listen: { host: '127.0.0.1', port: 0 } }, ...opts.config, dataDir }
   const configPath = join(dataDir, `config-${Date.now()}.json`)
   await writeFile(configPath, JSON.stringify(config, null, 2))
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', MAIN, 'start', '--config', configPath], {
+  const child: ChildProcess = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', MAIN, 'start', '--config', configPath], {
     cwd: ROOT,
     env: { ...process.env, TOLLGATE_SECRET: TEST_SECRET, LOG_LEVEL: 'info', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
