@@ -2,6 +2,8 @@ import t, { type Test } from 'tap'
 import { connect } from 'node:net'
 import { startAnvil } from '../helpers/anvil.js'
 import { runCli } from '../helpers/cli.js'
+import { startCountingProxy } from '../helpers/counting-proxy.js'
+import { waitFor } from '../helpers/eventually.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
 import { RawConnection } from '../helpers/raw-http.js'
@@ -13,10 +15,23 @@ import { connectWs } from '../helpers/ws-client.js'
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
-const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } }
+// The test signals the gateway once a call waits on the hung node, not after a sleep. Through a
+// proxy that counts the calls reaching the node (HTTP), or by the gateway's own gauge of the calls
+// waiting on each node (WebSocket: the proxy is HTTP only).
+const proxy = await startCountingProxy(anvil)
+t.teardown(() => proxy.close())
+const overHttp = { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full' }] } }
+const overWs = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } }
+const ADDRESS = `0x${'0'.repeat(40)}`
 
-async function gatewayWithKey(t: Test, shutdownMs: number): Promise<{ gw: GatewayProcess; apiKey: string; keyId: string; port: number }> {
-  const gw = await startGatewayProcess(t, { config: { networks, shutdownMs, usage: { intervalMs: 200 } } })
+async function gatewayWithKey(
+  t: Test,
+  shutdownMs: number,
+  networks: Record<string, unknown>,
+): Promise<{ gw: GatewayProcess; apiKey: string; keyId: string; port: number }> {
+  // No health or finality polls: the calls waiting on the node are the test's own.
+  const quiet = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } }
+  const gw = await startGatewayProcess(t, { config: { networks, shutdownMs, usage: { intervalMs: 200 }, ...quiet } })
   const created = await runCli(
     ['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'3'.repeat(38)}${String(shutdownMs % 100).padStart(2, '0')}`, '--plan', 'tier-3'],
     env,
@@ -33,6 +48,15 @@ async function gatewayWithKey(t: Test, shutdownMs: number): Promise<{ gw: Gatewa
 
 const call = (id: number, method = 'eth_blockNumber', params: unknown[] = []): string => JSON.stringify({ jsonrpc: '2.0', id, method, params })
 
+/** Calls waiting on the nodes now, by the gateway's /metrics (tollgate_upstream_in_flight, summed). */
+async function inFlight(gw: GatewayProcess): Promise<number> {
+  const text = await (await fetch(`${gw.admin}/metrics`)).text()
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('tollgate_upstream_in_flight{'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)
+}
+
 /** Sum of UsageRecorded.requests of a key in the event log, read by the command line. */
 async function usageOf(configPath: string, keyId: string): Promise<number> {
   const out = await runCli(['events', '--config', configPath], env)
@@ -45,7 +69,7 @@ async function usageOf(configPath: string, keyId: string): Promise<number> {
 }
 
 t.test('SIGTERM drains: calls in flight and calls on kept-alive sockets are answered, then the process exits', async (t) => {
-  const { gw, apiKey, keyId, port } = await gatewayWithKey(t, 20_000)
+  const { gw, apiKey, keyId, port } = await gatewayWithKey(t, 20_000, overHttp)
   const path = `/http/eth-1?apikey=${apiKey}`
   const json = { 'Content-Type': 'application/json' }
   // Three kept-alive connections, each used once: one will carry a call in flight, one a call
@@ -67,10 +91,12 @@ t.test('SIGTERM drains: calls in flight and calls on kept-alive sockets are answ
   // The node hangs, so that a call stays in flight across the signal.
   await anvil.freeze()
   t.teardown(() => anvil.thaw())
-  inFlight.send('POST', path, json, call(100))
-  await new Promise((r) => setTimeout(r, 200))
+  const nonces = proxy.count('eth_getTransactionCount')
+  inFlight.send('POST', path, json, call(100, 'eth_getTransactionCount', [ADDRESS, 'latest']))
+  await waitFor(() => proxy.count('eth_getTransactionCount') > nonces, 'the call to wait on the hung node')
   gw.signal('SIGTERM')
-  await gw.waitForLog((l) => l.msg === 'draining')
+  const draining = await gw.waitForLog((l) => l.msg === 'draining')
+  t.equal(draining.calls, 1, 'the drain begins with the call in flight')
 
   probe.send('GET', '/readyz')
   const readyz = await probe.read()
@@ -85,13 +111,15 @@ t.test('SIGTERM drains: calls in flight and calls on kept-alive sockets are answ
     { code: 'ECONNREFUSED' },
     'no new connection is accepted',
   )
-  duringDrain.send('POST', path, json, call(101, 'eth_getBalance', [`0x${'0'.repeat(40)}`, 'latest']))
-  await new Promise((r) => setTimeout(r, 200))
+  const balances = proxy.count('eth_getBalance')
+  duringDrain.send('POST', path, json, call(101, 'eth_getBalance', [ADDRESS, 'latest']))
+  // Taken in while the first call still holds the drain open: only then is the node let go.
+  await waitFor(() => proxy.count('eth_getBalance') > balances, 'the call sent during the drain to reach the node')
   anvil.thaw()
 
   const first = await inFlight.read()
   t.equal(first.status, 200, 'the call in flight is answered')
-  t.same(JSON.parse(first.body).id, 100)
+  t.same(JSON.parse(first.body), { jsonrpc: '2.0', id: 100, result: '0x0' })
   t.equal(first.headers.connection, 'close')
   const second = await duringDrain.read()
   t.equal(second.status, 200, 'a call on a kept-alive socket during the drain is answered normally')
@@ -107,14 +135,16 @@ t.test('SIGTERM drains: calls in flight and calls on kept-alive sockets are answ
   t.equal(await usageOf(gw.configPath, keyId), served, `usage of the ${served} calls served is all in the log`)
 })
 
+// Over a WebSocket to the node: an HTTP upstream's close waits for the request the hung node holds
+// (undici's Pool.close), so that the process ends 5 s past shutdownMs with exit code 1.
 t.test('a client holding a call open does not keep the process past shutdownMs', async (t) => {
-  const { gw, apiKey, port } = await gatewayWithKey(t, 1_500)
+  const { gw, apiKey, port } = await gatewayWithKey(t, 1_500, overWs)
   const conn = await RawConnection.open(port)
   t.teardown(() => conn.destroy())
   await anvil.freeze()
   t.teardown(() => anvil.thaw())
   conn.send('POST', `/http/eth-1?apikey=${apiKey}`, { 'Content-Type': 'application/json' }, call(1))
-  await new Promise((r) => setTimeout(r, 200))
+  await waitFor(async () => (await inFlight(gw)) === 1, 'the call to wait on the hung node')
   gw.signal('SIGTERM')
   const exit = await gw.exited
   anvil.thaw()
