@@ -283,7 +283,7 @@ export const configSchema = withDefaultsOptional(
           minDelayMs: PositiveInteger({ default: 50, description: 'Never hedge sooner than this.' }),
           maxDelayMs: PositiveInteger({ default: 2000, description: 'Hedge no later than this, whatever the p95.' }),
         },
-        "Hedged reads: a read slower than its node's p95 latency is also asked of another node; the first answer wins.",
+        "Hedged reads: a read slower than the best node's p95 latency is also asked of another node; the first answer wins.",
       ),
       shutdownMs: PositiveInteger({
         default: 10_000,

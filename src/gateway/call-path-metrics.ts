@@ -51,6 +51,13 @@ export function registerCallPathMetrics(
   perNode('gauge', 'tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out', (s) => (s.healthy ? 1 : 0))
   perNode('gauge', 'tollgate_upstream_in_flight', 'Calls waiting for each node now', (s) => s.inFlight)
   perNode('gauge', 'tollgate_upstream_lag_blocks', 'Blocks each node is behind the best node of its network', (s) => s.lag)
+  perNode('gauge', 'tollgate_upstream_head_block', 'The highest head block each node has shown (head polls and its eth_blockNumber answers)', (s) => s.head)
+  perNode(
+    'gauge',
+    'tollgate_upstream_methods_set_aside',
+    'Methods each node said it lacks, set aside on it now (health.methodSetAsideMs)',
+    (s) => s.methodsSetAside,
+  )
   perNode('gauge', 'tollgate_upstream_error_rate', 'Share of failed calls among the last calls of each node', (s) => s.errorRate)
   perNode('gauge', 'tollgate_upstream_latency_p95_ms', 'p95 latency of the recent successful calls of each node (the window hedging uses), ms', (s) =>
     Number.isFinite(s.latencyP95Ms) ? Math.round(s.latencyP95Ms * 10) / 10 : undefined,
@@ -70,10 +77,22 @@ export function registerCallPathMetrics(
   perNetwork(
     'counter',
     'tollgate_hedged_calls_total',
-    'Reads also sent to a second node after the first was slower than its p95',
+    "Reads also sent to a second node: the first was slower than the best node's p95, or was a probe",
     (n) => upstreams.pool(n)!.hedges.started,
   )
   perNetwork('counter', 'tollgate_hedge_wins_total', 'Hedged reads the second node answered first', (n) => upstreams.pool(n)!.hedges.won)
+  perNetwork(
+    'counter',
+    'tollgate_asked_again_behind_total',
+    "Answers asked again of another node because the node was behind: an eth_blockNumber below the network's head, an empty answer",
+    (n) => upstreams.pool(n)!.askedAgain.behind,
+  )
+  perNetwork(
+    'counter',
+    'tollgate_asked_again_method_missing_total',
+    "Calls asked again of another node after a node's 'method not found'",
+    (n) => upstreams.pool(n)!.askedAgain.methodMissing,
+  )
   counter('tollgate_inflight_shared_total', 'Calls answered by an identical call already in flight upstream', () => calls.inflight.shared)
   counter('tollgate_getlogs_split_total', 'eth_getLogs calls split into chunks', () => calls.logs.counters.split)
   counter('tollgate_getlogs_chunks_total', 'eth_getLogs chunks sent', () => calls.logs.counters.chunks)

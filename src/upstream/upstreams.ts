@@ -48,6 +48,10 @@ export interface UpstreamNodeStats {
   errorRate: number
   /** p95 latency of its recent successful calls in ms (NaN before any). */
   latencyP95Ms: number
+  /** The highest head block the node has shown (polls and its eth_blockNumber answers). */
+  head: number | undefined
+  /** Methods the node said it lacks, set aside now. */
+  methodsSetAside: number
   /** Why it is out (failures, error-rate, behind), undefined while up. */
   outReason: string | undefined
 }
@@ -127,6 +131,8 @@ export class Upstreams {
           lag: node.lag(),
           errorRate: node.errorRate(),
           latencyP95Ms: node.latency.p95(),
+          head: node.head,
+          methodsSetAside: node.lacking.size,
           outReason: node.outReason(),
         })
       }
