@@ -82,7 +82,7 @@ export class UpstreamCaller {
    */
   sentAsIs(method: string, params: unknown): boolean {
     const spec = METHODS[method]
-    if (spec?.filter !== undefined || spec?.heavy === true || spec?.path !== undefined) return false
+    if (spec === undefined || spec.filter !== undefined || spec.heavy === true || spec.path !== undefined) return false
     if (this.opts.heavy.methodTimeoutMs[method] !== undefined) return false
     return this.opts.cache === undefined || cacheRuleFor(method, params) === undefined
   }
@@ -147,6 +147,8 @@ export class UpstreamCaller {
   // Not async: each path returns its own promise (one promise fewer per call).
   call(c: UpstreamCall): Promise<Answer> {
     const spec = METHODS[c.method]
+    if (spec === undefined)
+      return c.pool.call(c.kind, c.method, c.params, c.idJson, { timeoutMs: this.#timeoutOf(c.method), deadlineMs: this.#timeoutOf(c.method) }) // not in the method table: as it is (MethodSpec.unlisted)
     // Pinned or stateful (filters): exactly what the client asked, to exactly that node.
     if (c.node !== undefined || spec?.filter !== undefined) return this.#send(c)
     if (spec?.path === 'send') {

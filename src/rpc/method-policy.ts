@@ -1,4 +1,4 @@
-import { METHODS, REFUSED, REFUSED_NAMESPACES, SERVED_NAMESPACES, type MethodSpec } from './method-table.js'
+import { METHODS, REFUSED, REFUSED_NAMESPACES, REFUSED_PREFIXES, SERVED_NAMESPACES, UNLISTED, UNLISTED_TRACE, type MethodSpec } from './method-table.js'
 
 /**
  * Whether a method is served on a transport, and what it needs (src/rpc/method-table.ts). A
@@ -25,7 +25,8 @@ export function methodRule(method: string, transport: Transport = 'http'): Metho
 
 function decideRule(method: string, transport: Transport): MethodRule {
   const shown = JSON.stringify(method.length > 64 ? `${method.slice(0, 64)}…` : method)
-  const spec = METHODS[method]
+  // Own keys only: `constructor` or `__proto__` must not find Object's.
+  const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined
   if (spec !== undefined) {
     if (transport === 'http' && spec.local !== undefined) {
       return { ok: false, message: `Method not found: ${method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>` }
@@ -33,17 +34,24 @@ function decideRule(method: string, transport: Transport): MethodRule {
     if (spec.local !== undefined) return { ok: true, spec, local: true }
     return { ok: true, spec }
   }
-  const refused = REFUSED[method]
+  const refused = (Object.hasOwn(REFUSED, method) ? REFUSED[method] : undefined) ?? REFUSED_PREFIXES.find(([prefix]) => method.startsWith(prefix))?.[1]
   if (refused !== undefined) return { ok: false, message: `Method not found: ${method} is not available through this gateway: it ${refused}` }
   const sep = method.indexOf('_')
   const ns = sep > 0 ? method.slice(0, sep) : ''
-  if (method.startsWith('debug_set'))
-    return { ok: false, message: `Method not found: ${method} is not available through this gateway: it changes the node's settings` }
-  const refusedNs = REFUSED_NAMESPACES[ns]
+  const refusedNs = Object.hasOwn(REFUSED_NAMESPACES, ns) ? REFUSED_NAMESPACES[ns] : undefined
   if (refusedNs !== undefined)
     return { ok: false, message: `Method not found: ${ns}_* methods are not available through this gateway: the namespace ${refusedNs}` }
   if (SERVED_NAMESPACES.includes(ns)) {
-    return { ok: false, message: `Method not found: ${shown} is not a method this gateway serves in the ${ns} namespace; see the method list in docs/http.md` }
+    // Forwarded only when it looks like a method: a name with spaces, quotes or control characters
+    // is no node's method, and the node need not be asked.
+    if (METHOD_NAME.test(method)) return { ok: true, spec: ns === 'trace' ? UNLISTED_TRACE : UNLISTED }
+    return {
+      ok: false,
+      message: `Method not found: ${shown} is not a method name: <namespace>_<name>, letters, digits and _ only, at most 64 characters after the namespace`,
+    }
   }
   return { ok: false, message: `Method not found: ${shown}; methods are <namespace>_<name> in ${SERVED_NAMESPACES.join(', ')}` }
 }
+
+/** What an unlisted method's name must look like to be forwarded (geth's are camelCase). */
+const METHOD_NAME = /^[a-z0-9]+_[A-Za-z][A-Za-z0-9_]{0,63}$/

@@ -3,7 +3,8 @@
  * node kind it needs and where its block parameter is. The spec's table is the common set; the
  * rest of the Ethereum execution API's read and send-signed methods are here too, because clients
  * call them before they ever send a transaction (eth_chainId, eth_feeHistory, eth_getProof…).
- * A method that is not here gets -32601 from the gateway with a message that says why.
+ * A method that is not here, in a namespace the gateway serves, goes to the nodes with cautious
+ * defaults (UNLISTED); one that would operate or change the node is refused with -32601 and why.
  */
 
 /** Where a method's block parameter is, for routing old state to archive nodes. */
@@ -31,6 +32,12 @@ export interface MethodSpec {
   readonly local?: 'subscribe' | 'unsubscribe'
   /** Resource-intensive (the spec's heavy calls). */
   readonly heavy?: boolean
+  /**
+   * Not in this table, in a served namespace: forwarded as the client sent it, never cached, shared
+   * in flight nor hedged, and not tried on another node after a time-out (what it does is unknown:
+   * it might send something).
+   */
+  readonly unlisted?: true
 }
 
 const any: MethodSpec = { needs: 'any' }
@@ -137,7 +144,35 @@ export const REFUSED: Readonly<Record<string, string>> = Object.freeze({
   eth_getWork: 'mining is not offered',
   eth_submitWork: 'mining is not offered',
   eth_submitHashrate: 'mining is not offered',
+  // geth's debug_ methods that operate the node process rather than read the chain
+  debug_verbosity: 'operates the node process',
+  debug_vmodule: 'operates the node process',
+  debug_backtraceAt: 'operates the node process',
+  debug_freeOSMemory: 'operates the node process',
+  debug_gcStats: 'describes the node process',
+  debug_memStats: 'describes the node process',
+  debug_stacks: 'describes the node process',
+  debug_cpuProfile: 'profiles the node process',
+  debug_goTrace: 'profiles the node process',
+  debug_blockProfile: 'profiles the node process',
+  debug_mutexProfile: 'profiles the node process',
+  debug_printBlock: 'describes the node’s database',
 })
+
+/**
+ * Refused by prefix, with the reason: families of methods that operate the node (settings,
+ * profiles, files on its disk, its database) or sign with its accounts, whatever their full name.
+ */
+export const REFUSED_PREFIXES: ReadonlyArray<readonly [prefix: string, reason: string]> = Object.freeze([
+  ['debug_set', 'changes the node’s settings'],
+  ['debug_start', 'starts profiling or tracing the node process'],
+  ['debug_stop', 'stops profiling or tracing the node process'],
+  ['debug_write', 'writes files on the node’s disk'],
+  ['debug_standardTrace', 'writes files on the node’s disk'],
+  ['debug_chaindb', 'operates the node’s database'],
+  ['debug_db', 'reads the node’s database directly'],
+  ['eth_sign', 'signs with the node’s own accounts; sign locally and use eth_sendRawTransaction'],
+] as const)
 
 /** Namespaces whose every method would expose or change the node (admin, accounts, mining, dev nodes). */
 export const REFUSED_NAMESPACES: Readonly<Record<string, string>> = Object.freeze({
@@ -146,6 +181,8 @@ export const REFUSED_NAMESPACES: Readonly<Record<string, string>> = Object.freez
   miner: 'controls the node’s mining',
   clique: 'controls the node’s consensus',
   engine: 'is the consensus client’s API',
+  parity: 'administers the node (parity_set*) or describes it',
+  signer: 'uses the node’s own accounts',
   les: 'administers the node',
   anvil: 'controls a development node',
   evm: 'controls a development node',
@@ -156,3 +193,11 @@ export const REFUSED_NAMESPACES: Readonly<Record<string, string>> = Object.freez
 
 /** Namespaces the spec serves. */
 export const SERVED_NAMESPACES: readonly string[] = Object.freeze(['eth', 'net', 'web3', 'txpool', 'debug', 'trace'])
+
+/**
+ * A method of a served namespace that is not in the table (eth_getAccountInfo, eth_config,
+ * debug_getRawBlockAccessList…): the nodes may serve it, so it goes to them, cautiously (see
+ * MethodSpec.unlisted). Full nodes first, as the table's debug_ methods; trace_ needs an archive node.
+ */
+export const UNLISTED: MethodSpec = Object.freeze({ needs: 'any', unlisted: true })
+export const UNLISTED_TRACE: MethodSpec = Object.freeze({ needs: 'archive', unlisted: true })
