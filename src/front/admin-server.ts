@@ -15,6 +15,8 @@ export interface AdminServerDeps {
   token: string | undefined
   /** Why the gateway is not ready (the RPC front end's readiness), undefined when it is. */
   notReady: () => string | undefined
+  /** What /readyz adds, a line each, without making the gateway unready (nodes on the wrong chain). */
+  warnings?: () => readonly string[]
   onError: (err: unknown) => void
 }
 
@@ -31,7 +33,7 @@ export class AdminServer extends Listener {
     const exchanges = new Exchanges()
     super(app, exchanges, 'admin.listen')
     const expected = deps.token === undefined ? undefined : digest(deps.token)
-    registerHealthRoutes(app, exchanges, deps.notReady)
+    registerHealthRoutes(app, exchanges, deps.notReady, deps.warnings)
     getAndHead(app, exchanges, '/metrics', (res, req, state) => {
       if (expected !== undefined && !bearerMatches(req.getHeader('authorization'), expected)) {
         const e = new GatewayError('ADMIN_UNAUTHORIZED')

@@ -8,12 +8,20 @@ import { sendReply } from './respond.js'
  * reason otherwise), and 405 for their other methods. Both listeners answer them: a load balancer
  * probes the RPC port, an orchestrator or a monitoring system the admin one.
  * @param notReady why the gateway is not ready; undefined when it is
+ * @param warnings what the operator must fix that leaves the gateway ready (a node on the wrong
+ *   chain), a line each after the first: for the admin listener only, node names are the operator's
  */
-export function registerHealthRoutes(app: TemplatedApp, exchanges: Exchanges, notReady: () => string | undefined): void {
+export function registerHealthRoutes(
+  app: TemplatedApp,
+  exchanges: Exchanges,
+  notReady: () => string | undefined,
+  warnings: () => readonly string[] = () => [],
+): void {
   getAndHead(app, exchanges, '/healthz', (res, _req, state) => plainText(res, state, 200, 'ok\n'))
   getAndHead(app, exchanges, '/readyz', (res, _req, state) => {
     const why = notReady()
-    plainText(res, state, why === undefined ? 200 : 503, why === undefined ? 'ready\n' : `not ready: ${why}\n`)
+    const more = warnings().map((w) => `${w}\n`)
+    plainText(res, state, why === undefined ? 200 : 503, `${why === undefined ? 'ready' : `not ready: ${why}`}\n${more.join('')}`)
   })
   for (const path of ['/healthz', '/readyz']) otherMethods(app, exchanges, path, ['GET', 'HEAD'])
 }

@@ -62,13 +62,19 @@ export function registerCallPathMetrics(
   perNode('gauge', 'tollgate_upstream_latency_p95_ms', 'p95 latency of the recent successful calls of each node (the window hedging uses), ms', (s) =>
     Number.isFinite(s.latencyP95Ms) ? Math.round(s.latencyP95Ms * 10) / 10 : undefined,
   )
+  perNode(
+    'gauge',
+    'tollgate_upstream_chain_id',
+    "The chain id each node answered eth_chainId with at the last head poll (a node on another chain than its network's is out)",
+    (s) => s.chainId,
+  )
   scraped(registry, 'gauge', {
     name: 'tollgate_upstream_out',
-    help: '1 while a node is out, by reason (failures, error-rate, behind)',
+    help: '1 while a node is out, by reason (failures, error-rate, behind, wrong-chain)',
     labelNames: ['network', 'node', 'kind', 'reason'],
     read: (emit) => {
       for (const s of upstreams.stats()) {
-        for (const reason of ['failures', 'error-rate', 'behind'])
+        for (const reason of ['failures', 'error-rate', 'behind', 'wrong-chain'])
           emit({ network: s.network, node: s.node, kind: s.kind, reason }, s.outReason === reason ? 1 : 0)
       }
     },

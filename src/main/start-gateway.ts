@@ -232,6 +232,13 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
           { network, node, lag, maxLagBlocks: config.health.maxLagBlocks },
           behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in',
         ),
+      onChain: (network, node, wrong, chainId, expectedChainId) =>
+        wrong
+          ? logger.error(
+              { network, node, chainId, expectedChainId },
+              "node on another chain than its network: taken out until it answers the network's chain id; fix the node's URL or the network's chainId",
+            )
+          : logger.warn({ network, node, chainId }, "node back on its network's chain: back in"),
     }),
     (n) => n.stop(),
   )
@@ -362,6 +369,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     registry,
     token,
     notReady: () => server.notReady(),
+    warnings: () => upstreams.warnings(),
     onError: (err) => logger.error({ err }, 'unexpected error on the admin listener'),
   })
   closers.defer('admin listener', () => adminServer.close())

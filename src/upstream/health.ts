@@ -18,19 +18,57 @@ export interface NodeHealthOptions {
    * when it is within half of that again, so that a node hovering at the bound does not flap.
    */
   maxLagBlocks?: number
+  /** The check of the node's chain (see ChainCheck); without it the chain is not checked. */
+  chain?: ChainCheck
   clock?: Clock
 }
 
 /** Why a node is out, for /metrics and logs. */
-export type OutReason = 'failures' | 'error-rate' | 'behind'
+export type OutReason = 'failures' | 'error-rate' | 'behind' | 'wrong-chain'
+
+/**
+ * A node's chain, checked against its network's `chainId`: a node of another chain put into a
+ * network by mistake answers every state read with its own chain's state (at the same height
+ * nothing else tells them apart), so it must never serve. The head monitor asks each node's
+ * eth_chainId at start and at every poll (a node restarted on another chain is caught at the first
+ * poll it answers); the node is out while the last answer differs. No answer, or an unreadable
+ * one, changes nothing: a node that does not answer is the failure counters' business.
+ * @example
+ * const chain = new ChainCheck(1)
+ * chain.observe(31337) // true: the verdict changed, log it
+ * chain.wrong // true
+ */
+export class ChainCheck {
+  /** The node's eth_chainId at the last answer, undefined before the first. */
+  #actual: number | undefined
+
+  constructor(readonly expected: number) {}
+
+  get actual(): number | undefined {
+    return this.#actual
+  }
+
+  /** The node answered on another chain than its network's. */
+  get wrong(): boolean {
+    return this.#actual !== undefined && this.#actual !== this.expected
+  }
+
+  /** Record the node's eth_chainId; true when this changed whether the node is on the wrong chain. */
+  observe(actual: number): boolean {
+    const was = this.wrong
+    this.#actual = actual
+    return this.wrong !== was
+  }
+}
 
 /**
  * A node's health: a small circuit breaker plus a lag gate. Up; out for a cooldown after
  * `failureThreshold` consecutive transport failures or an error rate over `maxErrorRate`; then one
  * call at a time may probe it, and the first success lets it in again. Independently, a node more
  * than `maxLagBlocks` behind the best node of its network is out until it catches up (the head
- * monitor keeps polling it: that poll is its probe). A JSON-RPC error answered by the node is a
- * success here: the node works.
+ * monitor keeps polling it: that poll is its probe), and a node on another chain than its
+ * network's (see ChainCheck) is out until it answers the right chain id. A JSON-RPC error answered
+ * by the node is a success here: the node works.
  */
 export class NodeHealth {
   readonly #threshold: number
@@ -51,6 +89,7 @@ export class NodeHealth {
   #probing = false
   #lag: number | undefined
   #behind = false
+  readonly #chain: ChainCheck | undefined
 
   constructor(opts: NodeHealthOptions = {}) {
     this.#threshold = opts.failureThreshold ?? 3
@@ -58,23 +97,26 @@ export class NodeHealth {
     this.#maxErrorRate = opts.maxErrorRate ?? 0.5
     this.#outcomes = new Uint8Array(opts.errorWindow ?? 40)
     this.#maxLagBlocks = opts.maxLagBlocks ?? 10
+    this.#chain = opts.chain
     this.#clock = opts.clock ?? systemClock
   }
 
   /** May a call be sent to this node now (in step, and up or out with its cooldown over and no probe running)? */
   available(): boolean {
-    if (this.#behind) return false
+    if (this.#behind || this.#chain?.wrong) return false
     if (this.#outUntil === 0) return true
     return !this.#probing && this.#clock.now() >= this.#outUntil
   }
 
-  /** The node is up (not out, not behind, and not being probed). */
+  /** The node is up (not out, not behind, on its chain, and not being probed). */
   up(): boolean {
-    return this.#outUntil === 0 && !this.#behind
+    return this.#outUntil === 0 && !this.#behind && this.#chain?.wrong !== true
   }
 
   /** Why the node is out, undefined while it is up. */
   outReason(): OutReason | undefined {
+    // First: whatever else is wrong with it, it must not serve until it is on the right chain.
+    if (this.#chain?.wrong) return 'wrong-chain'
     if (this.#behind) return 'behind'
     return this.#outUntil === 0 ? undefined : this.#outReason
   }

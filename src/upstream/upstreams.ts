@@ -1,7 +1,7 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { NetworkConfig } from '../config/types.js'
 import type { NodeKind } from '../events/types.js'
-import type { NodeHealthOptions } from './health.js'
+import { ChainCheck, type NodeHealthOptions } from './health.js'
 import type { UpstreamTransportError } from './errors.js'
 import { UpstreamNode } from './node.js'
 import { UpstreamPool } from './pool.js'
@@ -52,8 +52,10 @@ export interface UpstreamNodeStats {
   head: number | undefined
   /** Methods the node said it lacks, set aside now. */
   methodsSetAside: number
-  /** Why it is out (failures, error-rate, behind), undefined while up. */
+  /** Why it is out (failures, error-rate, behind, wrong-chain), undefined while up. */
   outReason: string | undefined
+  /** Its eth_chainId at the last check, undefined before it answered one. */
+  chainId: number | undefined
 }
 
 /**
@@ -64,18 +66,23 @@ export interface UpstreamNodeStats {
  */
 export class Upstreams {
   readonly #pools: Map<string, UpstreamPool>
+  /** Each configured node's chain check (nodes built elsewhere, e.g. dedicated ones, have none). */
+  readonly #chains: ReadonlyMap<UpstreamNode, ChainCheck>
 
-  constructor(pools: Iterable<UpstreamPool>) {
+  constructor(pools: Iterable<UpstreamPool>, chains: ReadonlyMap<UpstreamNode, ChainCheck> = new Map()) {
     this.#pools = new Map([...pools].map((pool) => [pool.network, pool]))
+    this.#chains = chains
   }
 
   static fromConfig(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions = {}): Upstreams {
     const pools: UpstreamPool[] = []
+    const chains = new Map<UpstreamNode, ChainCheck>()
     for (const [network, config] of Object.entries(networks)) {
       const onNodeFailure = opts.onNodeFailure
       const nodes = config.upstreams.map((u) => {
         const name = u.name ?? new URL(u.url).host
-        return new UpstreamNode({
+        const chain = new ChainCheck(config.chainId)
+        const node = new UpstreamNode({
           name,
           kind: u.kind,
           url: u.url,
@@ -83,17 +90,42 @@ export class Upstreams {
           coalesce: u.coalesce,
           connections: opts.connections,
           pipelining: opts.pipelining,
-          health: { ...opts.health, clock: opts.health?.clock ?? opts.clock },
+          health: { ...opts.health, chain, clock: opts.health?.clock ?? opts.clock },
           methodSetAsideMs: opts.methodSetAsideMs,
           ws: opts.ws,
           maxAnswerBytes: opts.maxAnswerBytes,
           onFailure: onNodeFailure && ((err, method) => onNodeFailure(network, name, err, method)),
           onDuration: opts.durations?.(network, name, u.kind),
         })
+        chains.set(node, chain)
+        return node
       })
       pools.push(new UpstreamPool(network, nodes, { clock: opts.clock }))
     }
-    return new Upstreams(pools)
+    return new Upstreams(pools, chains)
+  }
+
+  /** The check of a configured node's chain (the head monitor feeds it), undefined for other nodes. */
+  chainOf(node: UpstreamNode): ChainCheck | undefined {
+    return this.#chains.get(node)
+  }
+
+  /**
+   * What an operator must fix that does not make the gateway unready (the other nodes serve):
+   * nodes on another chain than their network's, one line each, for the admin listener's /readyz.
+   */
+  warnings(): string[] {
+    const out: string[] = []
+    for (const pool of this.#pools.values()) {
+      for (const node of pool.nodes()) {
+        const chain = this.#chains.get(node)
+        if (chain?.wrong)
+          out.push(
+            `${pool.network} node ${node.name}: out, wrong chain: it answers eth_chainId ${chain.actual}, the network's chainId is ${chain.expected}; fix the node's URL or the network's chainId`,
+          )
+      }
+    }
+    return out
   }
 
   /** The pool of a network slug, undefined for a network not configured. */
@@ -134,6 +166,7 @@ export class Upstreams {
           head: node.head,
           methodsSetAside: node.lacking.size,
           outReason: node.outReason(),
+          chainId: this.#chains.get(node)?.actual,
         })
       }
     }

@@ -217,8 +217,10 @@ export class SubscriptionHub {
 
   /** The node subscriptions live on, choosing one when there is none. */
   #ensureNode(): UpstreamNode | undefined {
-    if (this.#current?.ws?.isOpen()) return this.#current
-    const next = this.#nodes.find((n) => n.ws!.isOpen() && n.healthy()) ?? this.#nodes.find((n) => n.ws!.isOpen())
+    // A node on another chain never serves, not even as the last one open: its heads are not ours.
+    const serves = (n: UpstreamNode): boolean => n.ws!.isOpen() && n.outReason() !== 'wrong-chain'
+    if (this.#current !== undefined && serves(this.#current)) return this.#current
+    const next = this.#nodes.find((n) => serves(n) && n.healthy()) ?? this.#nodes.find(serves)
     if (next !== this.#current) this.#moveTo(next)
     return next
   }
