@@ -67,6 +67,12 @@ const networkSchema = Strict({
       description: "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
     }),
   ),
+  broadcastTransactions: Type.Optional(
+    Type.Boolean({
+      description:
+        'Send eth_sendRawTransaction to every healthy node of the kind at once, not to one (default false): the first node that accepts it answers, the others finish in the background. For nodes with few peers, or that drop transactions.',
+    }),
+  ),
 })
 
 export const configSchema = withDefaultsOptional(

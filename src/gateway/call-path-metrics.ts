@@ -109,6 +109,11 @@ export function registerCallPathMetrics(
     () => calls.transactions.counters.alreadyKnown,
   )
   counter(
+    'tollgate_tx_broadcast_total',
+    'eth_sendRawTransaction sent to every healthy node of the kind at once (networks.<slug>.broadcastTransactions)',
+    () => calls.transactions.counters.broadcast,
+  )
+  counter(
     'tollgate_tx_recovered_total',
     'eth_sendRawTransaction answered with the hash after the first node failed',
     () => calls.transactions.counters.recovered,

@@ -308,6 +308,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     cache,
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
+  calls.transactions.broadcastOn(Object.keys(config.networks).filter((slug) => config.networks[slug].broadcastTransactions === true))
   const admission = new Admission({ upstreams, ips, keys, pools })
   const meter = opts.meterUsage === false ? NO_USAGE : usage
   const dispatcher = new RpcDispatcher({

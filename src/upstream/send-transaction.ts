@@ -15,7 +15,12 @@ export interface SendCounters {
   alreadyKnown: number
   /** The first node failed after it may have got it: another node knew it, or took it. */
   recovered: number
+  /** Sent to every healthy node of the kind at once (networks.<slug>.broadcastTransactions). */
+  broadcast: number
 }
+
+/** What one node made of a transaction sent to it: accepted (its hash answers), or its error answer. */
+type Outcome = { accepted: true; answer: Answer } | { accepted: false; answer: Answer }
 
 /**
  * eth_sendRawTransaction that never makes a client believe a transaction failed when it was in
@@ -29,7 +34,14 @@ export interface SendCounters {
  *   same transaction, so this can never make two of it.
  */
 export class TransactionSender {
-  readonly counters: SendCounters = { alreadyKnown: 0, recovered: 0 }
+  readonly counters: SendCounters = { alreadyKnown: 0, recovered: 0, broadcast: 0 }
+  /** Networks whose transactions go to every healthy node of the kind (broadcastTransactions). */
+  readonly #broadcast = new Set<string>()
+
+  /** Send the transactions of these networks to every healthy node of the kind (the config's broadcastTransactions). */
+  broadcastOn(networks: Iterable<string>): void {
+    for (const network of networks) this.#broadcast.add(network)
+  }
 
   async send(pool: UpstreamPool, kind: NodeKind, params: unknown, idJson: string, timeoutMs: number): Promise<Answer> {
     const raw = Array.isArray(params) ? params[0] : undefined
@@ -37,6 +49,10 @@ export class TransactionSender {
     if (typeof raw !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(raw)) return call() // the node says what is wrong
     const hash = keccak256(raw as `0x${string}`)
     const answerHash = (node: string): Answer => Answer.ofText(`{"jsonrpc":"2.0","id":${idJson},"result":"${hash}"}`, false, node, kind)
+    if (this.#broadcast.has(pool.network)) {
+      const nodes = pool.nodes().filter((n) => n.kind === kind && n.healthy())
+      if (nodes.length > 1) return this.#toEvery(pool, kind, nodes, params, idJson, timeoutMs, hash, answerHash)
+    }
 
     let reply: Answer
     try {
@@ -63,6 +79,81 @@ export class TransactionSender {
       return answerHash(reply.node)
     }
     return reply
+  }
+
+  /**
+   * The transaction to each of `nodes` at once: the first that accepts it answers (its hash; an
+   * "already known" counts, as below), the others finish in the background. When none accepts:
+   * a node's error answer (the transaction is bad), else, when a node failed after it may have
+   * got it, the hash if a node knows it, else the first failure.
+   */
+  #toEvery(
+    pool: UpstreamPool,
+    kind: NodeKind,
+    nodes: readonly { name: string }[],
+    params: unknown,
+    idJson: string,
+    timeoutMs: number,
+    hash: string,
+    answerHash: (node: string) => Answer,
+  ): Promise<Answer> {
+    this.counters.broadcast++
+    const outcomes = nodes.map((n) => this.#sendTo(pool, kind, n.name, params, idJson, timeoutMs, hash, answerHash))
+    return new Promise<Answer>((resolve, reject) => {
+      let left = outcomes.length
+      let settled = false
+      const refusals: Answer[] = []
+      const failures: unknown[] = []
+      const noneAccepted = async (): Promise<Answer> => {
+        if (refusals.length > 0) return refusals[0]
+        const sent = failures.find((err) => isUpstreamFailure(err) && err.requestSent)
+        const knower = sent === undefined ? undefined : await this.#knownBy(pool, kind, hash, timeoutMs)
+        if (knower === undefined) throw failures[0]
+        this.counters.recovered++
+        return answerHash(knower)
+      }
+      const settle = (): void => {
+        if (--left > 0 || settled) return
+        settled = true
+        noneAccepted().then(resolve, reject)
+      }
+      for (const outcome of outcomes) {
+        outcome.then(
+          (o) => {
+            if (o.accepted && !settled) {
+              settled = true
+              resolve(o.answer)
+            } else if (!o.accepted) refusals.push(o.answer)
+            settle()
+          },
+          (err: unknown) => {
+            failures.push(err)
+            settle()
+          },
+        )
+      }
+    })
+  }
+
+  /** The transaction to one node: accepted (the answer the client gets) or refused (its error answer). */
+  async #sendTo(
+    pool: UpstreamPool,
+    kind: NodeKind,
+    node: string,
+    params: unknown,
+    idJson: string,
+    timeoutMs: number,
+    hash: string,
+    answerHash: (node: string) => Answer,
+  ): Promise<Outcome> {
+    const reply = await pool.call(kind, 'eth_sendRawTransaction', params, idJson, { timeoutMs, node })
+    if (!reply.isError) return { accepted: true, answer: reply }
+    const message = errorText(reply.text)
+    if (ALREADY_KNOWN.test(message) || (NONCE_TOO_LOW.test(message) && (await this.#knownBy(pool, kind, hash, timeoutMs)) !== undefined)) {
+      this.counters.alreadyKnown++
+      return { accepted: true, answer: answerHash(reply.node) }
+    }
+    return { accepted: false, answer: reply }
   }
 
   /** The name of a healthy node that knows the transaction (pending or mined), if any. */

@@ -37,7 +37,7 @@ const checks: [
   Equal<UpstreamConfig['kind'], NodeKind>,
   Equal<UpstreamConfig['ws'], string | undefined>,
   Equal<PaymentsConfig['confirmations'], number>,
-  Equal<Config['networks'], Record<string, { chainId: number; upstreams: UpstreamConfig[]; finalityDepth?: number }>>,
+  Equal<Config['networks'], Record<string, { chainId: number; upstreams: UpstreamConfig[]; finalityDepth?: number; broadcastTransactions?: boolean }>>,
   Equal<WsConfig['idleTimeoutSec'], number>,
   Equal<Config['events']['nats'], string | string[] | undefined>,
   Equal<Plan['limits'], { fullRps: number | null; archiveRps: number | null }>,
