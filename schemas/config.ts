@@ -377,9 +377,17 @@ export const configSchema = withDefaultsOptional(
               description: 'Most clients each limit remembers at once; past it the least recently seen is forgotten (its limit starts afresh).',
             }),
             api: IpLimit([120, 250], 'Every call to /api/.'),
-            signIn: IpLimit([10, 6000], 'Sign-in attempts (POST /api/siwe/verify).'),
+            signIn: IpAndAccountLimit(
+              [10, 6000],
+              [10, 60000],
+              "Sign-in attempts (POST /api/siwe/verify); per account: the attempts naming one wallet, from any IP, whose signature is not the wallet's own key's (checked locally, free): those ask our node.",
+            ),
             contractChecks: IpLimit([5, 60000], 'Contract-wallet signature checks, each an eth_call on our node.'),
-            newAccounts: IpLimit([5, 720000], 'Sign-ins that create an account (a new wallet).'),
+            newAccounts: Section(
+              { perIp: Bucket(5, 720000), global: Bucket(100, 36000) },
+              'Sign-ins that create an account (a new wallet, which may then take the Free Trial once): per IP, and for all clients ' +
+                'together (`global`), which the instances of a fleet split between them (each applies 1/N of it).',
+            ),
             keys: IpAndAccountLimit([20, 180000], [10, 360000], 'Key regenerations and allowlist changes.'),
             invoices: IpAndAccountLimit([20, 180000], [10, 360000], 'Plan choices (an invoice, a free plan, a private node request).'),
             paymentChecks: IpAndAccountLimit([60, 1000], [30, 2000], 'Payment checks (POST /api/invoices/<id>/payment), each a few calls to our node.'),

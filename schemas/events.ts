@@ -174,7 +174,7 @@ export const eventSchemas = {
   }),
   SignedIn: Event(
     'SignedIn',
-    1,
+    2,
     'A wallet signed in with SIWE (EIP-4361); the first SignedIn of a nonce wins (the projection ignores later ones), so a replayed ' +
       "message never opens a second session, even from another instance. Only the session's hash is here, never its token.",
     {
@@ -183,6 +183,14 @@ export const eventSchemas = {
       nonce: Type.String({ pattern: '^[A-Za-z0-9]{8,}$', description: 'The SIWE nonce the message carried (public once used).' }),
       sessionHash: Sha256Hex({ description: 'hex SHA-256 of the session token (the cookie).' }),
       expiresAt: MsSinceEpoch(),
+      chainId: Type.Optional(Type.Integer({ minimum: 1, description: 'The chain id the message named. Version 2; absent in version 1.' })),
+      signer: Type.Optional(
+        StringEnum(['eoa', 'contract'], {
+          description:
+            "Who vouched for the signature: the address's own key, or a contract wallet (ERC-1271, ERC-6492) on `chainId`. The first " +
+            "contract sign-in binds the account to its chain: a contract's signature from another chain is refused. Version 2; absent in version 1.",
+        }),
+      ),
     },
   ),
   SignedOut: Event('SignedOut', 1, 'A dashboard session ended before its expiry (the owner signed out).', {

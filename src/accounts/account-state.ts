@@ -29,6 +29,8 @@ export interface AccountState {
   nonces: Map<string, number>
   /** Live sessions by hash, with their expiry (at most MAX_SESSIONS_PER_ACCOUNT after a sign-in). */
   sessions: Map<string, number>
+  /** The chain of the account's first contract-wallet sign-in: its contract's signatures count there only. */
+  contractChainId: number | null
   /** Time of the last event folded: the state's own clock for what it forgets. */
   lastTime: number
 }
@@ -82,6 +84,7 @@ export function initialAccountState(accountId: string): AccountState {
     transfers: new Set(),
     nonces: new Map(),
     sessions: new Map(),
+    contractChainId: null,
     lastTime: 0,
   }
 }
@@ -162,6 +165,7 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       state.invoices.get(event.invoiceId)?.late.add(transferKey(event.network, event.txHash, event.logIndex))
       return state
     case 'SignedIn':
+      if (event.signer === 'contract' && event.chainId !== undefined) state.contractChainId ??= event.chainId
       state.nonces.set(event.nonce, event.time)
       state.sessions.set(event.sessionHash, event.expiresAt)
       for (const [nonce, at] of state.nonces) if (at < event.time - NONCE_MEMORY_MS) state.nonces.delete(nonce)

@@ -3,7 +3,9 @@ import type { Entitlement, InvoiceCreated, NodeKind, TokenTransfer, TollgateEven
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
 import { selectionProblem } from '../plans/entitlements.js'
 import { PaymentError } from '../payments/payment-error.js'
+import { refuseOtherChain } from '../siwe/contract-chain.js'
 import { SiweError } from '../siwe/siwe-error.js'
+import type { SignerKind } from '../siwe/verify-signature.js'
 import { transferKey, type AccountState, type InvoiceState } from './account-state.js'
 import { BadNodesError, FreePlanUsedError, NoActiveKeyError, TooManyRegenerationsError, UnknownAccountError, UnknownPlanError } from './errors.js'
 
@@ -27,7 +29,8 @@ export type AccountCommand =
   | { type: 'ConfirmPayment'; invoiceId: string; transfer: VerifiedTransfer; attempt: string; key: NewKey; now: number }
   /** Activate a paid invoice whose activation did not happen (a crash between the two). */
   | { type: 'ActivatePaidInvoice'; invoiceId: string; key: NewKey; now: number }
-  | { type: 'SignIn'; wallet: string; nonce: string; sessionHash: string; expiresAt: number; now: number }
+  /** `signer`: who vouched for the signature, on `chainId` (a contract's word holds on its own chain only). */
+  | { type: 'SignIn'; wallet: string; nonce: string; sessionHash: string; expiresAt: number; chainId: number; signer: SignerKind; now: number }
   | { type: 'SignOut'; sessionHash: string; now: number }
   | { type: 'RestrictDomains'; domains: string[]; now: number }
   | { type: 'RequestPrivateNode'; nodes: Entitlement[]; now: number }
@@ -153,11 +156,21 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
     }
     case 'SignIn': {
       if (state.nonces.has(command.nonce)) throw new SiweError('NONCE_USED', 'this sign-in message was already used; sign in again')
+      if (command.signer === 'contract') refuseOtherChain(state.contractChainId, command.chainId)
       const events: TollgateEvent[] = []
       if (!state.exists) events.push(makeEvent({ type: 'AccountCreated', accountId, wallet: command.wallet }, now))
       events.push(
         makeEvent(
-          { type: 'SignedIn', accountId, wallet: command.wallet, nonce: command.nonce, sessionHash: command.sessionHash, expiresAt: command.expiresAt },
+          {
+            type: 'SignedIn',
+            accountId,
+            wallet: command.wallet,
+            nonce: command.nonce,
+            sessionHash: command.sessionHash,
+            expiresAt: command.expiresAt,
+            chainId: command.chainId,
+            signer: command.signer,
+          },
           now,
         ),
       )

@@ -1,4 +1,5 @@
 import { AccountCommandError } from '../accounts/errors.js'
+import { EventLogUnavailable } from '../events/log.js'
 import { PaymentError } from '../payments/payment-error.js'
 import { SiweError } from '../siwe/siwe-error.js'
 
@@ -38,6 +39,11 @@ export const API_ERRORS = {
     http: 400,
     when: 'the message names a chain id no network of the config has',
     message: 'Your wallet is on a network this gateway does not serve.',
+  },
+  ACCOUNT_ON_OTHER_CHAIN: {
+    http: 403,
+    when: "a contract wallet's signature from another chain than the one its account was bound to (its first contract sign-in)",
+    message: 'This account belongs to a contract wallet on another chain: switch your wallet to that chain and sign in again.',
   },
   BAD_NONCE: { http: 400, when: 'the nonce was not issued by this gateway', message: 'The sign-in request was not issued here; try again.' },
   NONCE_EXPIRED: { http: 400, when: 'the nonce is older than 5 minutes', message: 'The sign-in request expired; try again.' },
@@ -91,6 +97,11 @@ export const API_ERRORS = {
     when: 'more than 10 regenerations of the key in an hour',
     message: 'The key was regenerated too often in the last hour; try again later.',
   },
+  EVENT_LOG_UNAVAILABLE: {
+    http: 503,
+    when: 'the event log (NATS JetStream) cannot be reached now, and the call needs it; `Retry-After` says when to try again',
+    message: 'The gateway cannot reach its event log right now; try again in a few seconds.',
+  },
   INTERNAL: { http: 500, when: 'a fault in the gateway', message: 'Something went wrong on our side; try again.' },
 } as const satisfies Record<string, { http: number; when: string; message: string }>
 
@@ -125,6 +136,8 @@ export function toApiError(err: unknown): ApiError {
     const code: ApiErrorCode = err.code === 'NOT_FOUND' ? 'NOT_FOUND_YET' : err.code
     return new ApiError(code, capitalize(err.message), { cause: err, details: { ...err.details } })
   }
+  // An outage, not a fault: one 503 per call, and no error line per call (the log's own client reports the outage).
+  if (err instanceof EventLogUnavailable) return new ApiError('EVENT_LOG_UNAVAILABLE', undefined, { cause: err, headers: { 'Retry-After': '5' } })
   if (err instanceof AccountCommandError) {
     const code: ApiErrorCode = err.code === 'BAD_WALLET' || err.code === 'UNKNOWN_ACCOUNT' ? 'NOT_SIGNED_IN' : err.code
     return new ApiError(code, capitalize(err.message), { cause: err })

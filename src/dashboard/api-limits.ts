@@ -40,19 +40,34 @@ export class ApiLimits {
   readonly #clock: Clock
   readonly #perIp = new Map<ApiLimitName, BucketTable>()
   readonly #perAccount = new Map<ApiLimitName, BucketTable>()
+  readonly #global = new Map<ApiLimitName, FleetShare>()
 
-  constructor(config: DashboardLimitsConfig, clock: Clock) {
+  /** `fleetSize`: the live instances of the fleet (1 alone); a `global` limit is split between them. */
+  constructor(config: DashboardLimitsConfig, clock: Clock, fleetSize: () => number = () => 1) {
     this.#clock = clock
     const { maxTracked, ...limits } = config
-    for (const [name, limit] of Object.entries(limits) as Array<[ApiLimitName, { perIp: BucketLimit; perAccount?: BucketLimit }]>) {
+    for (const [name, limit] of Object.entries(limits) as Array<[ApiLimitName, { perIp: BucketLimit; perAccount?: BucketLimit; global?: BucketLimit }]>) {
       this.#perIp.set(name, new BucketTable(limit.perIp, { maxEntries: maxTracked }))
       if (limit.perAccount !== undefined) this.#perAccount.set(name, new BucketTable(limit.perAccount, { maxEntries: maxTracked }))
+      if (limit.global !== undefined) this.#global.set(name, new FleetShare(limit.global, fleetSize))
     }
   }
 
   /** Count one call of `name` for the client's IP (and account); throws RATE_LIMITED past a limit. */
   take(name: ApiLimitName, client: ApiClient): void {
     this.#apply(name, client, true)
+  }
+
+  /**
+   * Count one call of `name` for an account only, whoever asks (a sign-in naming a wallet: its
+   * attempts come from any number of IPs); throws RATE_LIMITED past the account's limit.
+   */
+  takeForAccount(name: ApiLimitName, accountId: string): void {
+    const table = this.#perAccount.get(name)
+    if (table === undefined) return
+    const now = this.#clock.now()
+    const r = table.take(accountId, now)
+    if (!r.ok) throw limited(name, table.limit, 'this account', r.retryAfterMs)
   }
 
   /** Throw what `take` would, without counting anything (to refuse before costly work). */
@@ -73,6 +88,8 @@ export class ApiLimits {
     // Both are checked before either is taken: a call refused by one limit does not spend the other.
     const checks: Array<[BucketTable, string, string]> = [[this.#perIp.get(name)!, ipLimitKey(client.ip), 'this IP address']]
     if (account !== undefined) checks.push([account, client.accountId!, 'this account'])
+    const global = this.#global.get(name)?.table()
+    if (global !== undefined) checks.push([global, '*', 'all clients together'])
     for (const [table, key, who] of checks) {
       const r = table.peek(key, now)
       if (!r.ok) {
@@ -81,6 +98,33 @@ export class ApiLimits {
       }
     }
     if (taking) for (const [table, key] of checks) table.take(key, now)
+  }
+}
+
+/**
+ * A limit for all clients together, split between the live instances of a fleet: each applies
+ * 1/N of it (burst / N, one every N × everyMs), so the fleet admits at most the whole, without a
+ * round trip per call. The bucket starts afresh when N changes (an instance joined or left).
+ */
+class FleetShare {
+  readonly #limit: BucketLimit
+  readonly #fleetSize: () => number
+  #n = 0
+  #table: BucketTable | undefined
+
+  constructor(limit: BucketLimit, fleetSize: () => number) {
+    this.#limit = limit
+    this.#fleetSize = fleetSize
+  }
+
+  table(): BucketTable {
+    const n = Math.max(1, Math.floor(this.#fleetSize()))
+    if (this.#table === undefined || n !== this.#n) {
+      this.#n = n
+      const share = { burst: Math.max(1, Math.floor(this.#limit.burst / n)), everyMs: this.#limit.everyMs * n }
+      this.#table = new BucketTable(share, { maxEntries: 1 })
+    }
+    return this.#table
   }
 }
 

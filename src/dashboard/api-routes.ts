@@ -5,12 +5,12 @@ import { drainThen, MAX_REFUSED_BODY } from '../front/request-body.js'
 import { otherMethods } from '../front/route-methods.js'
 import { clientIp } from '../front/http-rpc-route.js'
 import { ApiError, toApiError } from './api-errors.js'
+import { cookieValue, sessionCookie } from './session-cookie.js'
 import type { ApiLimitName } from './api-limits.js'
 import type { DashboardService, Session } from './dashboard-service.js'
 
 /** Largest API request body: a SIWE message and signature (an ERC-6492 one carries init code). */
 const MAX_API_BODY = 64 * 1024
-export const SESSION_COOKIE = 'tg_session'
 
 interface ApiCall {
   /** The client's IP address (X-Forwarded-For's last address with trustProxy). */
@@ -48,7 +48,9 @@ const ROUTES: RouteSpec[] = [
     limit: 'signIn',
     handler: async (c, s) => {
       const out = await s.signIn(c.body, c.ip)
-      return { json: { accountId: out.accountId, expiresAt: out.expiresAt }, setCookie: sessionCookie(s, out.token, Math.floor(s.sessionTtlMs / 1000)) }
+      // Until the session ends (the message's Expiration Time may end it before sessionTtlMs).
+      const maxAgeS = Math.floor((out.expiresAt - s.now()) / 1000)
+      return { json: { accountId: out.accountId, expiresAt: out.expiresAt }, setCookie: sessionCookie(s.cookie, out.token, maxAgeS) }
     },
   },
   {
@@ -57,7 +59,7 @@ const ROUTES: RouteSpec[] = [
     auth: false,
     handler: async (c, s) => {
       if (c.session) await s.signOut(c.session)
-      return { json: { signedOut: true }, setCookie: sessionCookie(s, '', 0) }
+      return { json: { signedOut: true }, setCookie: sessionCookie(s.cookie, '', 0) }
     },
   },
   {
@@ -86,7 +88,7 @@ const ROUTES: RouteSpec[] = [
 /**
  * The dashboard's JSON API under /api/. Answers are JSON; errors are `{ "error": { code,
  * message, details? } }` with the status of API_ERRORS. The session is an HttpOnly, SameSite=Strict
- * cookie (Secure when the public URL is https). Calls that change something must be JSON from
+ * cookie, `__Host-` and Secure but on plain http on loopback (see session-cookie.ts). Calls that change something must be JSON from
  * our own origin: a form or a script on another site cannot send `Content-Type: application/json`
  * without a CORS preflight we never grant, and the Origin check refuses it when present.
  *
@@ -136,9 +138,10 @@ export function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, servi
           }
           if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError('BAD_REQUEST', 'The request body must be a JSON object.')
         }
-        const session = await s.session(cookieValue(cookie, SESSION_COOKIE))
+        const session = await s.session(cookieValue(cookie, s.cookie.name))
         if (route.auth && session === undefined) throw new ApiError('NOT_SIGNED_IN')
-        if (route.limit !== undefined) s.limits.take(route.limit, { ip, accountId: session?.accountId })
+        // Per account only where the account is the caller's: a sign-in's is the wallet it names (see signIn).
+        if (route.limit !== undefined) s.limits.take(route.limit, { ip, accountId: route.auth ? session?.accountId : undefined })
         answer(await route.handler({ ip, params, query, body, session }, s))
       }
       if (route.method === 'get') {
@@ -171,19 +174,6 @@ export function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, servi
       ),
     )
   })
-}
-
-function sessionCookie(s: DashboardService, token: string, maxAgeS: number): string {
-  return `${SESSION_COOKIE}=${token}; Path=/; Max-Age=${maxAgeS}; HttpOnly; SameSite=Strict${s.secureCookies ? '; Secure' : ''}`
-}
-
-/** The value of cookie `name` in a Cookie header. */
-export function cookieValue(header: string, name: string): string | undefined {
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
-  }
-  return undefined
 }
 
 function readSmallBody(res: HttpResponse, state: ResponseState, max: number, done: (body: string | null) => void): void {

@@ -19,9 +19,11 @@ import { createInvoice, type InvoiceDeps } from '../payments/invoices.js'
 import { ensureActivated, payInvoice } from '../payments/pay-invoice.js'
 import { TokenDecimals, usdOf } from '../payments/token.js'
 import { SiweNonces } from '../siwe/nonces.js'
+import { SessionTokens } from '../siwe/session-tokens.js'
 import { sessionHashOf, signIn } from '../siwe/sign-in.js'
 import { ApiError } from './api-errors.js'
 import { ApiLimits } from './api-limits.js'
+import { cookiePolicy, type CookiePolicy } from './session-cookie.js'
 
 export interface DashboardDeps {
   config: Config
@@ -35,6 +37,8 @@ export interface DashboardDeps {
   secret: string
   /** The gateway's base URL (publicUrl, else the bound listen address): the SIWE domain and origin. */
   baseUrl: () => string
+  /** The live instances of the fleet (absent: 1); limits for all clients together are split between them. */
+  fleetSize?: () => number
 }
 
 /** A signed-in dashboard user. */
@@ -54,6 +58,7 @@ export class DashboardService {
   readonly #deps: DashboardDeps
   readonly #cipher: KeyCipher
   readonly #nonces: SiweNonces
+  readonly #tokens: SessionTokens
   /** Runs the account commands: its mailboxes take one account's commands one at a time. */
   readonly #host: AccountHost
   readonly #decimals = new TokenDecimals()
@@ -69,7 +74,8 @@ export class DashboardService {
     this.#cipher = KeyCipher.fromSecret(deps.secret)
     this.#host = new AccountHost({ log: deps.log, catalog: deps.catalog, projector: deps.projector })
     this.#nonces = new SiweNonces(deps.secret)
-    this.limits = new ApiLimits(deps.config.dashboard.limits, deps.clock)
+    this.#tokens = new SessionTokens(deps.secret)
+    this.limits = new ApiLimits(deps.config.dashboard.limits, deps.clock, deps.fleetSize)
     this.#timeoutMs = Math.min(deps.config.limits.upstreamTimeoutMs, 15_000)
     this.#available = Object.entries(deps.config.networks).flatMap(([network, n]) =>
       (['full', 'archive'] as const).filter((kind) => n.upstreams.some((u) => u.kind === kind)).map((kind) => ({ network, kind })),
@@ -80,9 +86,13 @@ export class DashboardService {
     return new URL(this.#deps.baseUrl()).origin
   }
 
-  /** The session cookie must be Secure when users reach us over https (TLS in front of us). */
-  get secureCookies(): boolean {
-    return this.origin.startsWith('https:')
+  /** The session cookie's name and attributes, from our public address (see session-cookie.ts). */
+  get cookie(): CookiePolicy {
+    return cookiePolicy(this.origin)
+  }
+
+  now(): number {
+    return this.#deps.clock.now()
   }
 
   /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy), as the RPC path does. */
@@ -90,16 +100,12 @@ export class DashboardService {
     return this.#deps.config.trustProxy
   }
 
-  get sessionTtlMs(): number {
-    return this.#deps.config.dashboard.sessionTtlMs
-  }
-
   /** What the page needs before sign-in: networks, plans, payment terms, sign-in domain. */
   publicConfig(): unknown {
     const { config, catalog } = this.#deps
     const payments = config.payments
     return {
-      siwe: { domain: new URL(this.#deps.baseUrl()).host, origin: this.origin },
+      siwe: { domain: new URL(this.#deps.baseUrl()).host, origin: this.origin, sessionTtlMs: config.dashboard.sessionTtlMs },
       networks: Object.entries(config.networks).map(([slug, n]) => ({ slug, chainId: n.chainId, kinds: this.#kindsOf(slug), ...this.#urls(slug) })),
       catalog: catalog.name,
       plans: catalog.plans.map((p) => ({
@@ -143,8 +149,10 @@ export class DashboardService {
         expect: { domain: new URL(this.#deps.baseUrl()).host, origin: this.origin, chainIds: Object.values(config.networks).map((n) => n.chainId) },
         rpcFor: (chainId) => this.#signatureRpcFor(chainId),
         signatureGas: config.dashboard.signatureChecks.gas,
+        tokens: this.#tokens,
         guards: {
           contractCheck: () => this.limits.take('contractChecks', client),
+          walletCheck: (accountId) => this.limits.takeForAccount('signIn', accountId),
           mayCreateAccount: () => this.limits.check('newAccounts', client),
           createsAccount: () => this.limits.take('newAccounts', client),
         },
@@ -161,7 +169,8 @@ export class DashboardService {
 
   /** The session of a cookie token, or undefined (none, expired, signed out). */
   async session(token: string | undefined): Promise<Session | undefined> {
-    if (token === undefined || token.length < 20 || token.length > 100) return undefined
+    // A token we did not sign, or whose expiry it says passed, needs neither the store nor the log.
+    if (token === undefined || token.length > 100 || !this.#tokens.valid(token, this.#deps.clock.now())) return undefined
     const sessionHash = sessionHashOf(token)
     let record = this.#deps.store.session(sessionHash)
     if (record === undefined) {

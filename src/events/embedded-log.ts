@@ -70,13 +70,13 @@ export class EmbeddedLog implements EventLog {
     return this.#write(events, { accountId, expectedVersion })
   }
 
-  async readAccount(accountId: string): Promise<AccountStream> {
+  async readAccount(accountId: string, after = 0): Promise<AccountStream> {
     this.#assertOpen()
     const events: StoredEvent[] = []
-    for (const [, seq] of this.#accounts.getKeys({ start: [accountId, 0], end: [accountId, Number.MAX_SAFE_INTEGER] })) {
+    for (const [, seq] of this.#accounts.getKeys({ start: [accountId, after + 1], end: [accountId, Number.MAX_SAFE_INTEGER] })) {
       events.push({ seq, event: decodeEvent(this.#events.get(seq)!) })
     }
-    return { events, version: events.at(-1)?.seq ?? 0 }
+    return { events, version: events.at(-1)?.seq ?? after }
   }
 
   /** Append (once per id), checking the account's version first when `expect` says so; resolves with it after. */

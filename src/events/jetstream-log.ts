@@ -225,12 +225,14 @@ export class JetStreamLog implements EventLog {
     return version
   }
 
-  async readAccount(accountId: string): Promise<AccountStream> {
+  async readAccount(accountId: string, after = 0): Promise<AccountStream> {
     const conn = this.#reachable()
     const subject = accountStreamSubject(accountId, this.#opts.subjectPrefix)
     try {
-      const events = await withTimeout(this.#readSubject(conn, subject, true), READ_TIMEOUT_MS, 'read of an account')
-      // A log written before accounts had their own subject: their older events are read too.
+      const events = await withTimeout(this.#readSubject(conn, subject, true, after), READ_TIMEOUT_MS, 'read of an account')
+      if (after > 0) return { events, version: events.at(-1)?.seq ?? after }
+      // A log written before accounts had their own subject: their older events are read too
+      // (by a whole read only: nothing is written under those subjects any more).
       const legacy = (await this.#hasLegacySubjects(conn))
         ? await withTimeout(this.#readSubject(conn, `${this.#opts.subjectPrefix}.accounts.*`, false), READ_TIMEOUT_MS, 'read of old account events')
         : []
@@ -243,21 +245,24 @@ export class JetStreamLog implements EventLog {
     }
   }
 
-  /** Every message on `subject` (a filter), in order. `exact`: the subject is one subject (no wildcard). */
-  async #readSubject(conn: { js: JetStreamClient; jsm: JetStreamManager }, subject: string, exact: boolean): Promise<StoredEvent[]> {
+  /**
+   * Every message on `subject` (a filter) past seq `after`, in order. `exact`: the subject is one
+   * subject (no wildcard): its last message says whether there is anything new before a consumer is made.
+   */
+  async #readSubject(conn: { js: JetStreamClient; jsm: JetStreamManager }, subject: string, exact: boolean, after = 0): Promise<StoredEvent[]> {
     let last: number
     if (exact) {
       const msg = await conn.jsm.streams.getMessage(this.#opts.stream, { last_by_subj: subject }).catch((err: unknown) => {
         if (err instanceof JetStreamApiError && err.code === NO_MESSAGE) return null
         throw err
       })
-      if (msg === null) return []
+      if (msg === null || msg.seq <= after) return []
       last = msg.seq
     } else {
       last = (await conn.jsm.streams.info(this.#opts.stream)).state.last_seq
     }
     // One filter subject as a string: an array needs nats-server 2.10, Debian ships 2.9.
-    const consumer = await conn.js.consumers.get(this.#opts.stream, { filter_subjects: subject })
+    const consumer = await conn.js.consumers.get(this.#opts.stream, { filter_subjects: subject, ...(after > 0 ? { opt_start_seq: after + 1 } : {}) })
     const out: StoredEvent[] = []
     try {
       for (;;) {

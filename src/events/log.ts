@@ -27,8 +27,12 @@ export interface EventLog {
    * invoices) are told apart: by the log, not by a projection.
    */
   appendToAccount(accountId: string, events: readonly TollgateEvent[], expectedVersion: number): Promise<number>
-  /** An account's own events in order, and its stream's version (the seq of the last one, 0: none). */
-  readAccount(accountId: string): Promise<AccountStream>
+  /**
+   * An account's own events in order, and its stream's version (the seq of the last one, 0: none).
+   * With `after` (a version read before), only the events past it: a host that keeps the state it
+   * folded reads what is new, not the whole stream (JetStream: no consumer when nothing is new).
+   */
+  readAccount(accountId: string, after?: number): Promise<AccountStream>
   /** Events with seq >= from, in order, at most `limit` of them (fewer at the end of the log). */
   read(from: number, limit: number): Promise<StoredEvent[]>
   /**

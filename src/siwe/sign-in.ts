@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { EventLog } from '../events/log.js'
 import type { ChainRpc } from '../chain/chain-rpc.js'
@@ -8,6 +8,8 @@ import { AccountHost } from '../accounts/account-host.js'
 import { accountIdForWallet } from '../accounts/wallet.js'
 import { checkSiweMessage, type SiweExpectations } from './check-message.js'
 import { NONCE_TTL_MS, type SiweNonces } from './nonces.js'
+import { refuseOtherChain } from './contract-chain.js'
+import type { SessionTokens } from './session-tokens.js'
 import { SiweError } from './siwe-error.js'
 import { verifySiweSignature } from './verify-signature.js'
 
@@ -27,6 +29,8 @@ export interface SignInDeps {
   signatureGas: number
   /** The caller's limits on what a sign-in makes us do; absent: none (the command line, tests). */
   guards?: SignInGuards
+  /** Signs the session tokens (so that a token we did not issue is refused without the log). */
+  tokens: SessionTokens
   sessionTtlMs: number
 }
 
@@ -34,7 +38,9 @@ export interface SignInDeps {
 export interface SignInGuards {
   /** Before each contract wallet's signature check on our node (an eth_call). */
   contractCheck(): void
-  /** Before the signature of a wallet without an account is checked: would its account be allowed? */
+  /** Before our node is asked about a signature that is not the wallet's own key's (the wallet's attempts, from any IP). */
+  walletCheck(accountId: string): void
+  /** Once the signature holds, when the wallet has no account yet: would its account be allowed? */
   mayCreateAccount(): void
   /** Just before the sign-in that creates an account is appended: count it. */
   createsAccount(): void
@@ -58,10 +64,12 @@ export function sessionHashOf(token: string): string {
 /**
  * Sign in with Ethereum (EIP-4361): check the message against our configuration, the nonce
  * (ours, fresh, not tried before in this process: it is spent by this attempt, whatever comes of
- * it), the signature (EOA, ERC-1271, ERC-6492), then append AccountCreated for a new wallet and
- * SignedIn, decided on the account's own stream: a nonce the account already signed in with is
- * refused, and a replay racing its original appends at the same version, so the log takes one
- * and the other is decided again and refused.
+ * it), the signature (EOA, ERC-1271, ERC-6492) before anything of the account is read, then
+ * append AccountCreated for a new wallet and SignedIn, decided on the account's own stream: a
+ * nonce the account already signed in with is refused, a contract wallet's signature from another
+ * chain than the account's is refused, and a replay racing its original appends at the same
+ * version, so the log takes one and the other is decided again and refused. The session ends
+ * when the message's Expiration Time does, if that comes before `sessionTtlMs`.
  * @throws SiweError, or what a guard throws
  */
 export async function signIn(deps: SignInDeps, input: { message: string; signature: string }): Promise<SignedInSession> {
@@ -70,18 +78,36 @@ export async function signIn(deps: SignInDeps, input: { message: string; signatu
   deps.nonces.spend(checked.nonce, deps.nonces.check(checked.nonce, now), now)
   const wallet = checked.address.toLowerCase()
   const accountId = accountIdForWallet(wallet)
+  const check = {
+    rpc: deps.rpcFor(checked.chainId),
+    gas: deps.signatureGas,
+    beforeContractCall: () => deps.guards?.contractCheck(),
+    beforeNodeCheck: () => deps.guards?.walletCheck(accountId),
+  }
+  const signer = await verifySiweSignature(check, checked.address, input.message, input.signature)
+
   const host = deps.host ?? new AccountHost({ log: deps.log, catalog: deps.catalog, projector: deps.projector })
-  // Cheap refusals before any node is asked; the log decides for real below.
+  // Cheap refusals before the append; the log decides for real below.
   const before = await host.load(accountId)
   if (before.nonces.has(checked.nonce)) throw new SiweError('NONCE_USED', 'this sign-in message was already used; sign in again')
-  if (!before.exists) deps.guards?.mayCreateAccount()
-  const check = { rpc: deps.rpcFor(checked.chainId), gas: deps.signatureGas, beforeContractCall: () => deps.guards?.contractCheck() }
-  await verifySiweSignature(check, checked.address, input.message, input.signature)
-  if (!before.exists) deps.guards?.createsAccount()
+  if (signer === 'contract') refuseOtherChain(before.contractChainId, checked.chainId)
+  if (!before.exists) {
+    deps.guards?.mayCreateAccount()
+    deps.guards?.createsAccount()
+  }
 
-  const token = randomBytes(32).toString('base64url')
+  const expiresAt = Math.min(now + deps.sessionTtlMs, checked.expiresAt ?? Number.POSITIVE_INFINITY)
+  const token = deps.tokens.issue(expiresAt)
   const sessionHash = sessionHashOf(token)
-  const expiresAt = now + deps.sessionTtlMs
-  const { events } = await host.execute(accountId, { type: 'SignIn', wallet, nonce: checked.nonce, sessionHash, expiresAt, now })
+  const { events } = await host.execute(accountId, {
+    type: 'SignIn',
+    wallet,
+    nonce: checked.nonce,
+    sessionHash,
+    expiresAt,
+    chainId: checked.chainId,
+    signer,
+    now,
+  })
   return { token, accountId, wallet, expiresAt, created: events.some((e) => e.type === 'AccountCreated') }
 }

@@ -4,6 +4,7 @@ export type SiweRefusal =
   | 'WRONG_DOMAIN'
   | 'WRONG_URI'
   | 'WRONG_CHAIN'
+  | 'ACCOUNT_ON_OTHER_CHAIN'
   | 'BAD_NONCE'
   | 'NONCE_EXPIRED'
   | 'NONCE_USED'

@@ -29,7 +29,15 @@ export interface SignatureCheck {
   gas: number
   /** Called before each eth_call that runs a contract's code for us; throws to refuse it (a rate limit). */
   beforeContractCall(): void
+  /**
+   * Called once before our node is asked anything (a signature that is not the address's own
+   * ECDSA one: a contract wallet's, or junk); throws to refuse (the wallet's sign-in limit).
+   */
+  beforeNodeCheck?(): void
 }
+
+/** Who vouched for the signature: the address's own key, or a contract (deployed or not) on the message's chain. */
+export type SignerKind = 'eoa' | 'contract'
 
 /**
  * Check that `address` signed `message` (EIP-191 personal_sign), spending on our node only what a
@@ -41,9 +49,11 @@ export interface SignatureCheck {
  * - a deployed contract wallet by ERC-1271 `isValidSignature`, an undeployed one (an ERC-6492
  *   wrapped signature) by the ERC-6492 validator in a deployless eth_call: each with a gas cap,
  *   after `beforeContractCall` (the caller's rate limit of such checks).
+ * Resolves with who vouched for it: a contract's word holds on its chain only (the same address
+ * on another chain may be another contract, or another owner's).
  * @throws SiweError BAD_SIGNATURE, WRONG_CHAIN, or CHAIN_UNAVAILABLE when the node could not be asked
  */
-export async function verifySiweSignature(check: SignatureCheck, address: `0x${string}`, message: string, signature: string): Promise<void> {
+export async function verifySiweSignature(check: SignatureCheck, address: `0x${string}`, message: string, signature: string): Promise<SignerKind> {
   if (typeof signature !== 'string' || !HEX.test(signature) || signature.length < 4 || signature.length > MAX_SIGNATURE_CHARS) {
     throw new SiweError('BAD_SIGNATURE', 'the signature is not a hex string')
   }
@@ -51,6 +61,8 @@ export async function verifySiweSignature(check: SignatureCheck, address: `0x${s
   if (rpc === undefined) throw new SiweError('WRONG_CHAIN', 'the message is for a chain this gateway has no node for')
   const sig = signature as Hex
   const gas = `0x${check.gas.toString(16)}`
+  if (!isErc6492Signature(sig) && (await recoversTo(address, message, sig))) return 'eoa'
+  check.beforeNodeCheck?.()
   if (isErc6492Signature(sig)) {
     check.beforeContractCall()
     const data = encodeDeployData({
@@ -60,9 +72,8 @@ export async function verifySiweSignature(check: SignatureCheck, address: `0x${s
     })
     const result = await ask(rpc, 'eth_call', [{ data, gas }, 'latest'])
     if (result instanceof ChainRpcError || !asBool(result)) throw badSignature(result)
-    return
+    return 'contract'
   }
-  if (await recoversTo(address, message, sig)) return
   const code = await ask(rpc, 'eth_getCode', [address, 'latest'])
   if (code instanceof ChainRpcError) throw unavailable(code)
   if (code === '0x' || code === '0x0') throw badSignature()
@@ -70,6 +81,7 @@ export async function verifySiweSignature(check: SignatureCheck, address: `0x${s
   const data = encodeFunctionData({ abi: ERC1271_ABI, functionName: 'isValidSignature', args: [hashMessage(message), sig] })
   const result = await ask(rpc, 'eth_call', [{ to: address, data, gas }, 'latest'])
   if (result instanceof ChainRpcError || !result.toLowerCase().startsWith(ERC1271_MAGIC)) throw badSignature(result)
+  return 'contract'
 }
 
 async function recoversTo(address: `0x${string}`, message: string, signature: Hex): Promise<boolean> {

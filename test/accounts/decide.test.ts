@@ -241,7 +241,16 @@ t.test('ActivatePaidInvoice: finishes a paid invoice, unless a later activation 
 })
 
 t.test('SignIn: a nonce is used once; a new wallet gets its account', async (t) => {
-  const signIn = (nonce: string, now = T): AccountCommand => ({ type: 'SignIn', wallet: WALLET, nonce, sessionHash: `h-${nonce}`, expiresAt: now + 1000, now })
+  const signIn = (nonce: string, now = T): AccountCommand => ({
+    type: 'SignIn',
+    wallet: WALLET,
+    nonce,
+    sessionHash: `h-${nonce}`,
+    expiresAt: now + 1000,
+    chainId: 1,
+    signer: 'eoa',
+    now,
+  })
   t.same(types(given().when(signIn('n1')).decided()), ['AccountCreated', 'SignedIn'])
   const signedIn = at({ type: 'SignedIn', accountId: A, wallet: WALLET, nonce: 'n1', sessionHash: 'h-n1', expiresAt: T + 1000 })
   t.match(

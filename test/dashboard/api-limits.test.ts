@@ -56,7 +56,7 @@ t.test('per account and per IP: an account is limited from any IP; a refusal spe
 
 t.test('check refuses as take would, and takes nothing', async (t) => {
   const clock = new FakeClock()
-  const limits = new ApiLimits({ ...defaults, newAccounts: { perIp: { burst: 1, everyMs: 720_000 } } }, clock)
+  const limits = new ApiLimits({ ...defaults, newAccounts: { ...defaults.newAccounts, perIp: { burst: 1, everyMs: 720_000 } } }, clock)
   const ip = { ip: '198.51.100.1' }
   limits.check('newAccounts', ip)
   limits.check('newAccounts', ip)
@@ -74,7 +74,7 @@ t.test('IPv6 clients are limited by their /64; IPv4-mapped addresses as IPv4', a
   t.equal(ipLimitKey('192.0.2.10'), '192.0.2.10')
   t.equal(ipLimitKey('x'.repeat(300)), 'x'.repeat(64), 'not an address: cut')
 
-  const limits = new ApiLimits({ ...defaults, signIn: { perIp: { burst: 2, everyMs: 60_000 } } }, new FakeClock())
+  const limits = new ApiLimits({ ...defaults, signIn: { ...defaults.signIn, perIp: { burst: 2, everyMs: 60_000 } } }, new FakeClock())
   limits.take('signIn', { ip: '2001:db8::1' })
   limits.take('signIn', { ip: '2001:db8::2' })
   t.throws(() => limits.take('signIn', { ip: '2001:db8::3' }), { code: 'RATE_LIMITED' }, 'one /64, one limit')

@@ -34,7 +34,7 @@ t.test('without a session the account API says to sign in; the public config is 
   t.equal(me.json.error.code, 'NOT_SIGNED_IN')
   const config = await c.get('/api/config')
   t.equal(config.status, 200)
-  t.same(config.json.siwe, { domain: new URL(base).host, origin: base })
+  t.same(config.json.siwe, { domain: new URL(base).host, origin: base, sessionTtlMs: 86_400_000 })
   t.same(config.json.payments, { network: 'eth-1', chainId: 31337, token: token.toLowerCase(), treasury: treasury.toLowerCase(), confirmations: 1 })
   t.same(
     config.json.plans.map((p: { id: string; how: string }) => `${p.id}:${p.how}`),
@@ -56,7 +56,11 @@ const c = new DashboardClient(base)
 t.test('sign-in sets an HttpOnly SameSite session cookie with an expiry', async (t) => {
   const out = await c.signIn(alice, 31337)
   t.equal(out.status, 200, JSON.stringify(out.json))
-  t.match(c.setCookie, /^tg_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=86400; HttpOnly; SameSite=Strict$/, 'not Secure on plain http')
+  t.match(
+    c.setCookie,
+    /^tg_session=[0-9a-z]+\.[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{16}; Path=\/; Max-Age=(599|600); HttpOnly; SameSite=Strict$/,
+    "not Secure on plain http on loopback; it ends with the message's Expiration Time (10 minutes)",
+  )
   const me = await c.get('/api/me')
   t.equal(me.json.wallet, alice.address.toLowerCase())
   t.equal(me.json.plan, null)

@@ -290,6 +290,16 @@ function runAccountStreamSuite(withLog: WithLog): void {
     t.same(seqsOf((await log.readAccount('acc-b')).events), [5])
   })
 
+  withLog('an account read past a version gives only what is new, at the same version', async (t, { log }) => {
+    const v1 = await log.appendToAccount('acc-n', accountEvents('acc-n', 2), 0)
+    t.same(await log.readAccount('acc-n', v1), { events: [], version: v1 }, 'nothing new')
+    await log.append(usageEvents(1))
+    const v2 = await log.appendToAccount('acc-n', accountEvents('acc-n', 1, 2), v1)
+    const read = await log.readAccount('acc-n', v1)
+    t.same(seqsOf(read.events), [v2])
+    t.equal(read.version, v2)
+  })
+
   withLog('an append at a stale version is refused and stores nothing', async (t, { log }) => {
     const v1 = await log.appendToAccount('acc-a', accountEvents('acc-a', 1), 0)
     await t.rejects(

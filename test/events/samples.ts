@@ -107,6 +107,8 @@ export const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { typ
     nonce: 'a1b2c3d4e5f6',
     sessionHash: 'e'.repeat(64),
     expiresAt: T0 + 86_400_000,
+    chainId: 1,
+    signer: 'eoa',
   },
   SignedOut: { type: 'SignedOut', accountId: 'acc-1', sessionHash: 'e'.repeat(64) },
   FreePlanClaimed: { type: 'FreePlanClaimed', accountId: 'acc-1', planId: 'free-trial', attempt: 'r4nd0m' },

@@ -11,6 +11,8 @@ export interface NatsServer {
   port: number
   /** JetStream store directory; survives stop/kill/restart, removed by stop() if we created it. */
   storeDir: string
+  /** The monitoring endpoint (`http://127.0.0.1:<port>`), when started with `monitor: true`. */
+  monitorUrl?: string
   /** Graceful stop (SIGTERM); removes the store directory if startNats created it. */
   stop(): Promise<void>
   /** SIGKILL, like a crash; keeps the store so that restart() finds the streams again. */
@@ -22,6 +24,8 @@ export interface NatsServer {
 export interface StartNatsOptions {
   /** Reuse this store directory (kept on stop); default: a fresh temporary one. */
   storeDir?: string
+  /** Serve the monitoring endpoints (`-m`): `/jsz` counts the JetStream API calls the server took. */
+  monitor?: boolean
 }
 
 /**
@@ -35,7 +39,9 @@ export async function startNats(opts: StartNatsOptions = {}): Promise<NatsServer
   const ownStore = opts.storeDir === undefined
   const storeDir = opts.storeDir ?? (await mkdtemp(join(tmpdir(), 'tollgate-nats-')))
   const port = await freePort()
-  let child: ChildProcess | undefined = await launch(binary, port, storeDir)
+  const monitorPort = opts.monitor ? await freePort() : undefined
+  const extra = monitorPort === undefined ? [] : ['-m', String(monitorPort)]
+  let child: ChildProcess | undefined = await launch(binary, port, storeDir, extra)
 
   const terminate = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child
@@ -50,6 +56,7 @@ export async function startNats(opts: StartNatsOptions = {}): Promise<NatsServer
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
+    ...(monitorPort === undefined ? {} : { monitorUrl: `http://127.0.0.1:${monitorPort}` }),
     async stop() {
       await terminate('SIGTERM')
       if (ownStore) await rm(storeDir, { recursive: true, force: true })
@@ -57,7 +64,7 @@ export async function startNats(opts: StartNatsOptions = {}): Promise<NatsServer
     kill: () => terminate('SIGKILL'),
     async restart() {
       await terminate('SIGTERM')
-      child = await launch(binary, port, storeDir)
+      child = await launch(binary, port, storeDir, extra)
     },
   }
 }
@@ -66,6 +73,13 @@ export function findNatsServer(): string {
   const found = findInstalled()
   if (!found) throw new Error('nats-server not found on PATH nor in /usr/sbin (apt-get install nats-server)')
   return found
+}
+
+/** JetStream API calls the server has taken so far (`/jsz`'s `api.total`); needs `monitor: true`. */
+export async function jetStreamApiCalls(nats: NatsServer): Promise<number> {
+  if (nats.monitorUrl === undefined) throw new Error('start the server with { monitor: true } to count its JetStream API calls')
+  const jsz = (await (await fetch(`${nats.monitorUrl}/jsz`)).json()) as { api: { total: number } }
+  return jsz.api.total
 }
 
 /** Servers still running: killed when the test process exits, so that none outlives a failed test. */

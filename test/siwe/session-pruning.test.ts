@@ -37,6 +37,8 @@ t.test('expired sessions are pruned, at most 10 are kept, and a replay gives the
       nonce: `nonce-${n}`,
       sessionHash,
       expiresAt: clock.now() + ttlMs,
+      chainId: 1,
+      signer: 'eoa',
       now: clock.now(),
     })
     return { sessionHash, state }

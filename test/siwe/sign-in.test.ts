@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { createSiweMessage } from 'viem/siwe'
 import { padHex, serializeErc6492Signature, type Address } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { FakeClock } from '../../actors/runtime/clock.js'
 import { startAnvil } from '../helpers/anvil.js'
 import { anvilAccount, chainAt, counterfactualWallet, deployErc1271Wallet, deployRuntime, GAS_BURNER_RUNTIME } from '../helpers/contracts.js'
@@ -9,6 +10,7 @@ import { TEST_SECRET } from '../helpers/gateway.js'
 import { Upstreams } from '../../src/upstream/upstreams.js'
 import { poolRpc, type ChainRpc } from '../../src/chain/chain-rpc.js'
 import { SiweNonces } from '../../src/siwe/nonces.js'
+import { SessionTokens } from '../../src/siwe/session-tokens.js'
 import { signIn, type SignInDeps } from '../../src/siwe/sign-in.js'
 import { SiweError } from '../../src/siwe/siwe-error.js'
 import { accountIdForWallet } from '../../src/accounts/wallet.js'
@@ -48,6 +50,7 @@ const deps: SignInDeps = {
   expect: { domain: DOMAIN, origin: ORIGIN, chainIds: [CHAIN] },
   rpcFor: (id) => (id === CHAIN ? rpc : undefined),
   signatureGas: 1_000_000,
+  tokens: new SessionTokens(TEST_SECRET),
   sessionTtlMs: 3_600_000,
 }
 
@@ -82,8 +85,8 @@ t.test('a first sign-in creates the account and opens a session; a second one si
   const session = await signIn(deps, { message: text, signature: await alice.signMessage({ message: text }) })
   t.equal(session.accountId, accountIdForWallet(alice.address))
   t.equal(session.created, true)
-  t.equal(session.expiresAt, clock.now() + 3_600_000)
-  t.match(session.token, /^[A-Za-z0-9_-]{43}$/)
+  t.equal(session.expiresAt, clock.now() + 600_000, "the message's Expiration Time ends the session, before sessionTtlMs")
+  t.match(session.token, /^[0-9a-z]+\.[A-Za-z0-9_-]{43}\.[A-Za-z0-9_-]{16}$/, 'expiry, 32 random bytes, MAC')
   t.ok(ledger.store.account(session.accountId), 'AccountCreated projected')
 
   const again = message()
@@ -194,7 +197,10 @@ t.test("a contract wallet's check is one eth_call with the gas cap, after the gu
   const owner = anvilAccount(3)
   const wallet = await deployErc1271Wallet(chain, anvilAccount(0), owner.address, padHex('0x05', { size: 32 }))
   let checks = 0
-  const guarded: SignInDeps = { ...deps, guards: { contractCheck: () => void checks++, mayCreateAccount: () => {}, createsAccount: () => {} } }
+  const guarded: SignInDeps = {
+    ...deps,
+    guards: { contractCheck: () => void checks++, walletCheck: () => {}, mayCreateAccount: () => {}, createsAccount: () => {} },
+  }
   const from = calls.length
   await refused(t, signIn(guarded, { message: message({ address: wallet }), signature: '0x' + '44'.repeat(65) }), 'BAD_SIGNATURE')
   t.same(methodsSince(from), ['eth_getCode', 'eth_call'])
@@ -208,6 +214,7 @@ t.test("a contract wallet's check is one eth_call with the gas cap, after the gu
       contractCheck: () => {
         throw stop
       },
+      walletCheck: () => {},
       mayCreateAccount: () => {},
       createsAccount: () => {},
     },
@@ -225,26 +232,43 @@ t.test('a wallet whose check burns all its gas is refused at the gas cap', async
   t.equal((calls.at(-1)!.params[0] as { gas: string }).gas, '0xf4240')
 })
 
-t.test('a new wallet: the account limit is asked before the signature is checked, and counted after', async (t) => {
+t.test("the signature is checked before the account's stream is read; a new account is asked for and counted once it holds", async (t) => {
   const steps: string[] = []
-  const newcomer = anvilAccount(2)
-  const guarded: SignInDeps = {
+  const log = ledger.log
+  const reading: SignInDeps = {
     ...deps,
+    // The same log, its account reads written down: a junk signature must not reach them.
+    log: new Proxy(log, {
+      get(target, prop) {
+        if (prop === 'readAccount') {
+          return (id: string, after?: number) => {
+            steps.push('read')
+            return target.readAccount(id, after)
+          }
+        }
+        const value: unknown = Reflect.get(target, prop, target)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    }),
     guards: {
       contractCheck: () => void steps.push('contract'),
+      walletCheck: () => void steps.push('wallet'),
       mayCreateAccount: () => void steps.push('may'),
       createsAccount: () => void steps.push('creates'),
     },
   }
+  const newcomer = privateKeyToAccount(generatePrivateKey())
+  const junk = message({ address: newcomer.address })
+  await refused(t, signIn(reading, { message: junk, signature: '0x' + '77'.repeat(65) }), 'BAD_SIGNATURE')
+  t.same(steps, ['wallet'], "a junk signature: the wallet's limit before the node is asked, then nothing of the account")
+  steps.length = 0
   const text = message({ address: newcomer.address })
-  t.equal((await signIn(guarded, { message: text, signature: await newcomer.signMessage({ message: text }) })).created, true)
-  t.same(steps, ['may', 'creates'])
+  t.equal((await signIn(reading, { message: text, signature: await newcomer.signMessage({ message: text }) })).created, true)
+  t.same(steps.slice(0, 3), ['read', 'may', 'creates'], "the wallet's own key: no limit of the wallet; the account is read, then counted as new")
+  steps.length = 0
   const again = message({ address: newcomer.address })
-  await signIn(guarded, { message: again, signature: await newcomer.signMessage({ message: again }) })
-  t.same(steps, ['may', 'creates'], 'an existing account asks nothing')
-  const junk = message({ address: anvilAccount(4).address })
-  await refused(t, signIn(guarded, { message: junk, signature: '0x' + '77'.repeat(65) }), 'BAD_SIGNATURE')
-  t.same(steps, ['may', 'creates', 'may'], 'a failed sign-in creates nothing, so counts nothing')
+  await signIn(reading, { message: again, signature: await newcomer.signMessage({ message: again }) })
+  t.notOk(steps.includes('may') || steps.includes('creates'), 'an existing account asks nothing')
 })
 
 // Last: it freezes the node.

@@ -50,7 +50,8 @@ export interface Entitlement {
 }
 
 export interface PublicConfig {
-  siwe: { domain: string; origin: string }
+  /** sessionTtlMs: how long a sign-in lasts (the message's Expiration Time; absent from older gateways). */
+  siwe: { domain: string; origin: string; sessionTtlMs?: number }
   networks: Array<{ slug: string; chainId: number; kinds: NodeKind[]; http: string; ws: string }>
   catalog: string
   plans: Array<{

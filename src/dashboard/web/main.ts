@@ -93,7 +93,7 @@ const actions: Actions = {
       const { nonce } = (await api.post<{ nonce: string }>('/api/siwe/nonce')).data
       say(state, 'signin', 'Sign the message in your wallet to sign in (it costs nothing).')
       render()
-      const message = siweMessage(address, chainId, nonce)
+      const message = siweMessage(address, chainId, nonce, state.config!.siwe.sessionTtlMs)
       const signature = await signMessage(address, message)
       await api.post('/api/siwe/verify', { message, signature })
       state.address = address

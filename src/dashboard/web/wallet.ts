@@ -71,8 +71,12 @@ export async function walletChainId(): Promise<number> {
   return Number(await ask<string>('eth_chainId'))
 }
 
-/** The EIP-4361 message for this page (its own host and origin: the gateway checks them). */
-export function siweMessage(address: `0x${string}`, chainId: number, nonce: string): string {
+/**
+ * The EIP-4361 message for this page (its own host and origin: the gateway checks them). Its
+ * Expiration Time is when the session it opens ends (the gateway honours it), so the wallet shows
+ * the user how long the sign-in lasts.
+ */
+export function siweMessage(address: `0x${string}`, chainId: number, nonce: string, sessionTtlMs = 10 * 60_000): string {
   const now = new Date()
   return createSiweMessage({
     domain: location.host,
@@ -83,7 +87,7 @@ export function siweMessage(address: `0x${string}`, chainId: number, nonce: stri
     chainId,
     nonce,
     issuedAt: now,
-    expirationTime: new Date(now.getTime() + 10 * 60_000),
+    expirationTime: new Date(now.getTime() + sessionTtlMs),
   })
 }
 
