@@ -347,7 +347,19 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const dashboard =
     secret === undefined || secret === ''
       ? undefined
-      : new DashboardService({ config, log, store, projector, catalog, clock, upstreams, secret, baseUrl: () => baseUrl })
+      : new DashboardService({
+          config,
+          log,
+          store,
+          projector,
+          catalog,
+          clock,
+          upstreams,
+          secret,
+          baseUrl: () => baseUrl,
+          // A limit for all clients together (new accounts) is split between the fleet's live instances.
+          fleetSize: () => Math.max(1, fleet?.fleet()?.members().length ?? 1),
+        })
   const server = new HttpServer({
     admission,
     keys,

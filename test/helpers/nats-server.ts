@@ -75,6 +75,13 @@ export function findNatsServer(): string {
   return found
 }
 
+/** Messages the server has delivered to its clients so far (`/connz`'s out_msgs, open connections); needs `monitor: true`. */
+export async function messagesDelivered(nats: NatsServer): Promise<number> {
+  if (nats.monitorUrl === undefined) throw new Error('start the server with { monitor: true } to count the messages it delivers')
+  const connz = (await (await fetch(`${nats.monitorUrl}/connz`)).json()) as { connections?: Array<{ out_msgs: number }> }
+  return (connz.connections ?? []).reduce((sum, c) => sum + c.out_msgs, 0)
+}
+
 /** JetStream API calls the server has taken so far (`/jsz`'s `api.total`); needs `monitor: true`. */
 export async function jetStreamApiCalls(nats: NatsServer): Promise<number> {
   if (nats.monitorUrl === undefined) throw new Error('start the server with { monitor: true } to count its JetStream API calls')

@@ -1,10 +1,8 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startAnvil } from '../helpers/anvil.js'
-import { DashboardClient } from '../helpers/dashboard-client.js'
-import { startGatewayProcess } from '../helpers/gateway-process.js'
-import { jetStreamApiCalls, startNats } from '../helpers/nats-server.js'
+import { startApiGateway } from '../helpers/api-gateway.js'
+import { jetStreamApiCalls } from '../helpers/nats-server.js'
 
 // A session cookie the gateway never issued must be refused without the event log. Before session
 // tokens were signed, any unknown token of 20-100 characters made the API catch the projections up
@@ -13,25 +11,8 @@ import { jetStreamApiCalls, startNats } from '../helpers/nats-server.js'
 // process on a real nats-server whose monitoring endpoint counts the JetStream API calls.
 
 const JUNK = 300
-const anvil = await startAnvil({ chainId: 31337 })
-t.teardown(() => anvil.stop())
-const nats = await startNats({ monitor: true })
-t.teardown(() => nats.stop())
-const gw = await startGatewayProcess(t, {
-  config: {
-    trustProxy: true,
-    events: { nats: nats.url, stream: `T${randomBytes(4).toString('hex')}` },
-    networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  },
-})
-
-let ip = 0
-/** A GET of `path` with a cookie, from an address of its own (each under the api limit). */
-async function getWith(path: string, cookie: string): Promise<{ status: number; json: any }> {
-  ip++
-  const res = await fetch(gw.http + path, { headers: { cookie, 'x-forwarded-for': `10.9.${(ip >> 8) & 255}.${ip & 255}` } })
-  return { status: res.status, json: await res.json() }
-}
+const { gw, nats, freshIp, call, signIn } = await startApiGateway(t)
+const getWith = (path: string, cookie: string) => call(freshIp(), 'GET', path, undefined, cookie)
 
 const junkCookie = (i: number): string => `tg_session=${randomBytes(16 + (i % 40)).toString('base64url')}`
 const errorLines = (): number => gw.logs.filter((l) => l.level >= 50).length
@@ -53,11 +34,10 @@ t.test(`${JUNK} made-up session cookies cost no JetStream API call`, async (t) =
 })
 
 t.test('while NATS is down, a signed-out session is a 503 that says so, without an error line; junk is a 401', async (t) => {
-  const c = new DashboardClient(gw.http)
-  t.equal((await c.signIn(privateKeyToAccount(generatePrivateKey()), 31337)).status, 200)
-  const cookie = c.cookie
+  const { status, cookie } = await signIn(privateKeyToAccount(generatePrivateKey()))
+  t.equal(status, 200)
   t.equal((await getWith('/api/me', cookie)).status, 200, 'signed in')
-  t.equal((await c.post('/api/siwe/logout')).status, 200)
+  t.equal((await call(freshIp(), 'POST', '/api/siwe/logout', {}, cookie)).status, 200)
   t.equal((await getWith('/api/me', cookie)).status, 401, 'signed out')
   const errorsBefore = errorLines()
   await nats.kill()
