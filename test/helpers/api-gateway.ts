@@ -31,7 +31,7 @@ export interface ApiGateway {
   ): Promise<{ status: number; json: any; cookie: string; setCookie: string }>
 }
 
-/** Start one; `config` is merged over the gateway's config (dashboard limits, more networks, publicUrl). */
+/** Start one; `config` is merged over the gateway's config (dashboard limits, publicUrl); its `networks` are added to `eth-1`. */
 export async function startApiGateway(t: { teardown(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<ApiGateway> {
   const anvil = await startAnvil({ chainId: 31337 })
   t.teardown(() => anvil.stop())
@@ -43,8 +43,8 @@ export async function startApiGateway(t: { teardown(fn: () => unknown): void }, 
     config: {
       trustProxy: true,
       events: { nats: nats.url, stream: `T${randomBytes(4).toString('hex')}` },
-      networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full' }] } },
       ...config,
+      networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full' }] }, ...(config.networks as object | undefined) },
     },
   })
   const publicUrl = new URL((config.publicUrl as string | undefined) ?? gw.http)
