@@ -1,6 +1,6 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { Config } from '../config/types.js'
-import type { EventLog } from '../events/log.js'
+import { EventLogUnavailable, type EventLog } from '../events/log.js'
 import type { Entitlement, NodeKind } from '../events/types.js'
 import { KeyCipher } from '../keys/key-cipher.js'
 import type { PlanCatalog } from '../plans/catalog.js'
@@ -179,7 +179,24 @@ export class DashboardService {
       record = this.#deps.store.session(sessionHash)
     }
     if (record === undefined || record.expiresAt <= this.#deps.clock.now()) return undefined
+    if (!(await this.#stillOpen(record.accountId, sessionHash))) return undefined
     return { ...record, sessionHash }
+  }
+
+  /**
+   * Whether the account's own stream still has the session: signed out on another instance a
+   * moment ago, it is gone there before our projection applies the SignedOut (which let another
+   * instance show the account's key to a signed-out browser). The host keeps the account's state,
+   * so this asks the log only whether anything is new (one JetStream call). While the log cannot
+   * be reached nobody can sign out either: the projection's word stands.
+   */
+  async #stillOpen(accountId: string, sessionHash: string): Promise<boolean> {
+    try {
+      return (await this.#host.load(accountId)).sessions.has(sessionHash)
+    } catch (err) {
+      if (err instanceof EventLogUnavailable) return true
+      throw err
+    }
   }
 
   /** The account as the dashboard shows it (the key in clear: the owner is asking). */

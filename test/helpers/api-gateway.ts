@@ -16,6 +16,8 @@ import { startNats, type NatsServer } from './nats-server.js'
 export interface ApiGateway {
   gw: GatewayProcess
   nats: NatsServer
+  /** Its JetStream stream: another gateway given it is an instance of the same fleet. */
+  stream: string
   anvil: Anvil
   proxy: CountingProxy
   /** A client IP address not used before. */
@@ -39,10 +41,11 @@ export async function startApiGateway(t: { teardown(fn: () => unknown): void }, 
   t.teardown(() => proxy.close())
   const nats = await startNats({ monitor: true })
   t.teardown(() => nats.stop())
+  const stream = `T${randomBytes(4).toString('hex')}`
   const gw = await startGatewayProcess(t, {
     config: {
       trustProxy: true,
-      events: { nats: nats.url, stream: `T${randomBytes(4).toString('hex')}` },
+      events: { nats: nats.url, stream },
       ...config,
       networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full' }] }, ...(config.networks as object | undefined) },
     },
@@ -81,5 +84,5 @@ export async function startApiGateway(t: { teardown(fn: () => unknown): void }, 
     const setCookie = out.headers.get('set-cookie') ?? ''
     return { ...out, setCookie, cookie: setCookie.split(';')[0]! }
   }
-  return { gw, nats, anvil, proxy, freshIp, call, siweMessage, signIn }
+  return { gw, nats, stream, anvil, proxy, freshIp, call, siweMessage, signIn }
 }
