@@ -5,6 +5,7 @@ import type { PrivateKeyAccount } from 'viem/accounts'
 import { startAnvil, type Anvil } from './anvil.js'
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js'
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js'
+import { freePort } from './free-port.js'
 import { startNats, type NatsServer } from './nats-server.js'
 
 /**
@@ -15,6 +16,8 @@ import { startNats, type NatsServer } from './nats-server.js'
  */
 export interface ApiGateway {
   gw: GatewayProcess
+  /** Where to reach it (its listen address; `gw.http` is its publicUrl when it has one). */
+  base: string
   nats: NatsServer
   /** Its JetStream stream: another gateway given it is an instance of the same fleet. */
   stream: string
@@ -42,8 +45,11 @@ export async function startApiGateway(t: { teardown(fn: () => unknown): void }, 
   const nats = await startNats({ monitor: true })
   t.teardown(() => nats.stop())
   const stream = `T${randomBytes(4).toString('hex')}`
+  // With a publicUrl (TLS in front, in production) the gateway's own address is only known from its config.
+  const port = config.publicUrl === undefined ? 0 : await freePort()
   const gw = await startGatewayProcess(t, {
     config: {
+      listen: { host: '127.0.0.1', port },
       trustProxy: true,
       events: { nats: nats.url, stream },
       ...config,
@@ -51,10 +57,11 @@ export async function startApiGateway(t: { teardown(fn: () => unknown): void }, 
     },
   })
   const publicUrl = new URL((config.publicUrl as string | undefined) ?? gw.http)
+  const base = port === 0 ? gw.http : `http://127.0.0.1:${port}`
   let ips = 0
   const freshIp = (): string => `10.${(++ips >> 16) & 255}.${(ips >> 8) & 255}.${ips & 255}`
   const call: ApiGateway['call'] = async (ip, method, path, body, cookie) => {
-    const res = await fetch(gw.http + path, {
+    const res = await fetch(base + path, {
       method,
       headers: {
         'x-forwarded-for': ip,
@@ -84,5 +91,5 @@ export async function startApiGateway(t: { teardown(fn: () => unknown): void }, 
     const setCookie = out.headers.get('set-cookie') ?? ''
     return { ...out, setCookie, cookie: setCookie.split(';')[0]! }
   }
-  return { gw, nats, stream, anvil, proxy, freshIp, call, siweMessage, signIn }
+  return { gw, base, nats, stream, anvil, proxy, freshIp, call, siweMessage, signIn }
 }
