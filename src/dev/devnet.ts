@@ -69,7 +69,10 @@ export async function startDevnet(opts: { chainId?: number; blockTime?: number }
     chainId,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
+        // Ctrl-C in a terminal signals the whole foreground process group, anvil included: it may
+        // have died of SIGINT already (exitCode stays null, signalCode says so), and its 'exit'
+        // would then be waited for in vain until the forced exit, without "stopped".
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
         child.once('exit', () => resolve())
         child.kill('SIGTERM')
       }),
