@@ -11,7 +11,7 @@ import { originAllowed } from '../keys/domain-allowlist.js'
 import { notFoundRoute, otherMethods } from './route-methods.js'
 import { drainThen, MAX_REFUSED_BODY } from './request-body.js'
 import { registerHealthRoutes } from './health-routes.js'
-import { Listener } from './listener.js'
+import { Listener, type ListenOptions } from './listener.js'
 
 export interface HttpServerDeps extends Omit<HttpRpcRouteDeps, 'exchanges'> {
   /** Ready: listening and the projections caught up with the event log. */
@@ -77,9 +77,9 @@ export class HttpServer {
     return this.exchanges.draining ? 'draining (shutting down)' : 'projections are catching up with the event log'
   }
 
-  /** Listen on host:port (port 0: a free port). Resolves with the port bound. */
-  listen(host: string, port: number): Promise<number> {
-    return this.#listener.listen(host, port)
+  /** Listen on host:port (port 0: a free port), alone unless `opts.shared` (a worker). Resolves with the port bound. */
+  listen(host: string, port: number, opts?: ListenOptions): Promise<number> {
+    return this.#listener.listen(host, port, opts)
   }
 
   /**

@@ -43,6 +43,7 @@ import { registerCallPathMetrics } from '../gateway/call-path-metrics.js'
 import { registerStateMetrics } from '../gateway/state-metrics.js'
 import { FaultLog } from '../gateway/fault-log.js'
 import { Closers } from './closers.js'
+import { lockDataDir } from './data-dir-lock.js'
 import { Fleet } from '../fleet/fleet.js'
 import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
@@ -121,6 +122,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const instance = opts.instance ?? `${hostname()}-${process.pid}-${Date.now().toString(36)}`
   // Before anything is opened: an admin listener reachable from the network needs its token.
   const token = adminToken(config.admin.listen.host)
+  // The data folder is this process's (a worker's supervisor holds it for its workers).
+  if (opts.worker === undefined) closers.add('data folder lock', await lockDataDir(config.dataDir, 'gateway', 'a gateway'), (l) => l.release())
   // A worker's own folder for what one process writes (projections, outbox); the rest is shared.
   const ownDir = opts.worker === undefined ? config.dataDir : join(config.dataDir, 'workers', String(opts.worker.index))
   mkdirSync(ownDir, { recursive: true })
@@ -377,7 +380,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     routes: (app, exchanges) => wsServer.register(app, exchanges),
   })
   closers.defer('front end', () => server.close())
-  const port = await server.listen(config.listen.host, config.listen.port)
+  // Alone on the port, unless a worker: the workers of one supervisor share it (SO_REUSEPORT).
+  const port = await server.listen(config.listen.host, config.listen.port, { shared: opts.worker !== undefined })
   const adminServer = new AdminServer({
     registry,
     token,

@@ -5,6 +5,7 @@ import { openEventLog } from '../../events/open-log.js'
 import { replay, REPLAY_BATCH } from '../../projections/replay.js'
 import { makeLogger } from '../logger.js'
 import { Progress } from '../progress.js'
+import { lockDataDir } from '../../main/data-dir-lock.js'
 
 /** A replay stopped by SIGINT or SIGTERM after its last committed transaction. */
 class ReplayInterrupted extends Error {
@@ -17,8 +18,9 @@ class ReplayInterrupted extends Error {
  * the number of events applied and the state digest (equal digests: equal state). Progress goes to
  * stderr: a live line on a terminal, a log line every few seconds otherwise. Ctrl-C (or SIGTERM)
  * stops after the transaction in progress, exit code 130; a replay that was stopped or killed goes
- * on from its checkpoint when run again (--restart: start over). Stop the gateway first, or it
- * keeps serving from the state as it is rebuilt.
+ * on from its checkpoint when run again (--restart: start over). A data folder a live gateway
+ * holds is refused (the gateway would serve from the state as it is rebuilt), and a gateway does
+ * not start on the folder while a replay runs.
  */
 export async function replayCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('replay', args, { config: { type: 'string' }, restart: { type: 'boolean' }, batch: { type: 'string' } })
@@ -27,6 +29,7 @@ export async function replayCommand(args: string[]): Promise<void> {
   if (!Number.isInteger(batch) || batch < 1)
     throw new UsageError(`tollgate replay: --batch must be a whole number of events >= 1, got ${JSON.stringify(v.batch)}`)
   const logger = makeLogger('stderr')
+  const lock = await lockDataDir(config.dataDir, 'replay', 'tollgate replay')
   const log = await openEventLog(config.events, config.dataDir)
   const stop = new AbortController()
   const interrupt = (signal: NodeJS.Signals): void => stop.abort(new ReplayInterrupted(`stopped by ${signal}`))
@@ -62,5 +65,6 @@ export async function replayCommand(args: string[]): Promise<void> {
     process.off('SIGINT', interrupt)
     process.off('SIGTERM', interrupt)
     await log.close()
+    await lock.release()
   }
 }

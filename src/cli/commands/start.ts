@@ -9,6 +9,8 @@ import { runUntilSignal } from '../run-until-signal.js'
 import { Supervisor, type WorkerReady } from '../../workers/supervisor.js'
 import { IpcFleetBus } from '../../fleet/ipc-bus.js'
 import { fleetSubjectRoot } from '../../fleet/fleet-bus.js'
+import { lockDataDir } from '../../main/data-dir-lock.js'
+import { claimWorkerPorts } from '../../workers/port-claim.js'
 
 /**
  * `tollgate start --config FILE`: run the gateway until SIGINT or SIGTERM. With `workers` > 1 this
@@ -32,6 +34,9 @@ export async function startCommand(args: string[]): Promise<void> {
   if (config.listen.port === 0) {
     throw new Error('workers > 1 share one port: set listen.port to a fixed port (0 would give each worker a port of its own)')
   }
+  // The workers share the folder and the port on purpose; nobody else may (they take neither themselves).
+  await lockDataDir(config.dataDir, 'gateway', `a gateway supervising ${count} workers`)
+  await claimWorkerPorts(config, count)
   const supervisor = new Supervisor({ count, args: [process.argv[1]!, 'start', '--config', configPath], logger, shutdownMs: config.shutdownMs })
   const ready = await supervisor.start()
   logger.info({ ...ready, workers: count }, 'all workers ready')

@@ -1,0 +1,43 @@
+import { mkdirSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { takeLock, type HeldLock, type LockHolder } from './process-lock.js'
+
+/** The data folder is held by another live process (a gateway, a supervisor, a replay). */
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError'
+}
+
+/** Who asks for the folder: the advice differs. */
+export type DataDirUser = 'gateway' | 'replay'
+
+/**
+ * Hold `dataDir` for this process while it runs: a gateway (or the supervisor of its workers) and
+ * `tollgate replay` each need it alone. A replay under a live gateway rebuilds the projections the
+ * gateway reads and writes; two gateways on one folder share an outbox and projections that are
+ * one process's. A folder held by a process that was killed is free again at once (the lock goes
+ * with the process, see takeLock). The other commands (events, accounts, usage) read the log
+ * beside a running gateway by design and take no lock.
+ * @throws DataDirInUseError naming the holder's pid and what to do
+ * @example
+ * const lock = await lockDataDir(config.dataDir, 'replay', 'tollgate replay')
+ * try { await replay(...) } finally { await lock.release() }
+ */
+export async function lockDataDir(dataDir: string, user: DataDirUser, role: string): Promise<HeldLock> {
+  const dir = resolve(dataDir)
+  mkdirSync(dir, { recursive: true })
+  // The folder's identity, not its path: the same folder reached through a symlink is one folder.
+  const { dev, ino } = statSync(dir)
+  const got = await takeLock(`tollgate:data:${dev}:${ino}`, role)
+  if ('held' in got) return got.held
+  const who = describe(got.holder)
+  throw new DataDirInUseError(
+    user === 'replay'
+      ? `the data folder ${dir} is in use by ${who}: a replay rebuilds the projections it reads and writes. Stop it first (SIGTERM or Ctrl-C), then run the replay again`
+      : `the data folder ${dir} ("dataDir" in the config) is in use by ${who}: a data folder belongs to one gateway (or one replay) at a time, its projections and outbox are one process's. ` +
+          'Stop the other process or wait for it to end, or give this gateway a dataDir of its own; to run several gateway processes on one port and one folder, use "workers" in the config',
+  )
+}
+
+function describe(holder: LockHolder | undefined): string {
+  return holder === undefined ? 'another process (it did not say which)' : `${holder.role} (pid ${holder.pid}, running since ${holder.since})`
+}

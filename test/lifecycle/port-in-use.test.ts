@@ -1,0 +1,103 @@
+import t, { type Test } from 'tap'
+import { request } from 'undici'
+import { startAnvil } from '../helpers/anvil.js'
+import { within } from '../helpers/cli.js'
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
+import { freePort } from '../helpers/free-port.js'
+import { createAccountKey } from '../helpers/fleet.js'
+
+// uWS listens with SO_REUSEPORT by default, and Linux lets a second process of the same user bind
+// the same port and hands it part of the new connections: a second `tollgate start` on a port in
+// use started without a word and answered other gateways' clients ("not a key this gateway
+// issued"). A gateway must refuse a port (RPC or admin) another process serves, saying which and
+// what to do; the workers of one supervisor share their port on purpose, and nobody else may join them.
+
+// A few gateways start one after the other (tsx compiles the sources for each): more than tap's 120 s.
+t.setTimeout(300_000)
+const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
+const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } }
+const host = '127.0.0.1'
+
+// Two gateways serving: a supervisor of two workers, and a gateway of one process.
+const workersPort = await freePort()
+const workersAdmin = await freePort()
+const supervised = await startGatewayProcess(t, {
+  config: { workers: 2, listen: { host, port: workersPort }, admin: { listen: { host, port: workersAdmin } }, networks },
+})
+await supervised.waitForLog((l) => l.msg === 'all workers ready')
+const alonePort = await freePort()
+const aloneAdmin = await freePort()
+const alone = await startGatewayProcess(t, { config: { listen: { host, port: alonePort }, admin: { listen: { host, port: aloneAdmin } }, networks } })
+
+/** A call on a connection of its own (Linux picks a listener per connection); its HTTP status. */
+async function call(gateway: GatewayProcess, key: string): Promise<number> {
+  const res = await request(`${gateway.url('eth-1')}?apikey=${key}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', connection: 'close' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+  })
+  await res.body.text()
+  return res.statusCode
+}
+
+/**
+ * Start `tollgate start` on `listen` and `admin`; resolves with why it refused (its stderr), rejects
+ * if it started. One that started runs to the end of the file (the calls below then show whether
+ * it took part of another gateway's traffic), killed by its pid at teardown.
+ */
+async function refusal(sub: Test, listen: number, admin: number, extra: Record<string, unknown> = {}): Promise<string> {
+  const started = await startGatewayProcess(t, {
+    config: { listen: { host, port: listen }, admin: { listen: { host, port: admin } }, networks, ...extra },
+  }).then(
+    (gw) => gw,
+    (err: Error) => err,
+  )
+  if (!(started instanceof Error)) throw new Error(`it started (pid ${started.pid}) on ${started.http}, admin ${started.admin}`)
+  sub.match(started.message, /the gateway exited \(1\)/, 'it exits with code 1')
+  return started.message
+}
+
+t.test('a gateway of one process refuses the port of another gateway', async (t) => {
+  const why = await refusal(t, alonePort, await freePort())
+  t.match(why, new RegExp(`cannot listen on ${host}:${alonePort} \\("listen" in the config\\): another process serves that port`))
+  t.match(why, /set "listen.port" to a free port/, 'and says what to do')
+})
+
+t.test('a gateway of one process refuses the port the workers of a supervisor share', async (t) => {
+  const why = await refusal(t, workersPort, await freePort())
+  t.match(why, new RegExp(`cannot listen on ${host}:${workersPort} \\("listen" in the config\\): another process serves that port`))
+})
+
+t.test("a gateway refuses an admin port in use: the other gateway's, or a worker's", async (t) => {
+  const why = await refusal(t, await freePort(), aloneAdmin)
+  t.match(why, new RegExp(`cannot listen on ${host}:${aloneAdmin} \\("admin.listen" in the config\\): another process serves that port`))
+  const worker = await refusal(t, await freePort(), workersAdmin + 1)
+  t.match(worker, new RegExp(`cannot listen on ${host}:${workersAdmin + 1} \\("admin.listen"`))
+})
+
+t.test('a supervisor refuses a port another process serves, before starting any worker', async (t) => {
+  const why = await refusal(t, alonePort, await freePort(), { workers: 2 })
+  t.match(why, new RegExp(`cannot listen on ${host}:${alonePort} \\("listen" in the config\\): another process serves that port`))
+  const claimed = await refusal(t, workersPort, await freePort(), { workers: 2 })
+  t.match(
+    claimed,
+    new RegExp(`cannot listen on ${host}:${workersPort} \\("listen" in the config\\): a gateway supervising 2 workers \\(pid \\d+\\) claims that port`),
+    "another supervisor's port",
+  )
+  const busyAdmin = await refusal(t, await freePort(), aloneAdmin - 1, { workers: 2 })
+  t.match(busyAdmin, new RegExp(`worker 1 has its admin listener on admin.listen.port \\+ 1: cannot listen on ${host}:${aloneAdmin}`), "a worker's admin port")
+})
+
+t.test('each gateway still gets every call on its port', async (t) => {
+  const keys = { supervised: (await createAccountKey(supervised, 'tier-3')).apiKey, alone: (await createAccountKey(alone, 'tier-3')).apiKey }
+  t.not(await within(15_000, async () => (await call(supervised, keys.supervised)) === 200), undefined, "the supervisor's workers serve their new key")
+  t.not(await within(15_000, async () => (await call(alone, keys.alone)) === 200), undefined, 'the other gateway serves its new key')
+  const statuses = { supervised: [] as number[], alone: [] as number[] }
+  for (let i = 0; i < 12; i++) {
+    statuses.supervised.push(await call(supervised, keys.supervised))
+    statuses.alone.push(await call(alone, keys.alone))
+  }
+  t.same(statuses.supervised, Array(12).fill(200), '12 calls on new connections to the workers: all answered by them')
+  t.same(statuses.alone, Array(12).fill(200), '12 calls on new connections to the other gateway: all answered by it')
+})
