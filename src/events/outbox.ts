@@ -202,6 +202,11 @@ export class Outbox {
     return this.#queue.length
   }
 
+  /** The last append failed (the log is unavailable): true until one succeeds. */
+  get failing(): boolean {
+    return this.#probe
+  }
+
   /** Acknowledged events kept (within the window) to be sent again after a disruption. */
   kept(): number {
     this.#prune()

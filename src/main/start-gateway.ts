@@ -7,6 +7,7 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import { openEventLog } from '../events/open-log.js'
 import { EventLogUnavailable, type EventLog } from '../events/log.js'
 import { Outbox } from '../events/outbox.js'
+import { eventLogOutage, type EventLogParts } from '../events/outage-log.js'
 import { makeEvent } from '../events/make-event.js'
 import type { EventInput } from '../events/types.js'
 import { StateStore } from '../store/state-store.js'
@@ -131,23 +132,17 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   /** When the drain began plus shutdownMs: what is left of it goes to flushing the outbox. */
   let deadline = Number.POSITIVE_INFINITY
 
-  // Events and state: the log, the projections it feeds, the outbox that feeds it.
+  // Events and state: the log, the projections it feeds, the outbox that feeds it. An outage of
+  // NATS is logged once, whichever of them meets it, then its state every 30 s.
   const store = closers.add('state store', StateStore.open(join(ownDir, 'state')), (s) => s.close())
-  const log = closers.add(
-    'event log',
-    await openEventLog(config.events, config.dataDir, {
-      whileNatsIsDown: (err) =>
-        logger.warn(
-          { err: String(err), cause: String(err.cause) },
-          'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back',
-        ),
-    }),
-    (l) => l.close(),
-  )
+  const parts: EventLogParts = {}
+  const outage = closers.add('outage log', eventLogOutage(logger, parts), (o) => o.close())
+  const log = closers.add('event log', await openEventLog(config.events, config.dataDir, { whileNatsIsDown: (err) => outage.report(err) }), (l) => l.close())
+  parts.log = log
   const outbox = closers.add(
     'outbox',
     Outbox.open(join(ownDir, 'outbox'), log, {
-      onError: (err) => logger.warn({ err: String(err) }, 'event log unavailable; events wait in the outbox'),
+      onError: (err) => (err instanceof EventLogUnavailable ? outage.report(err) : logger.warn({ err: String(err) }, 'outbox error')),
       // After a disruption the last acknowledged events are sent again; the log drops what it holds.
       onResent: (count) =>
         logger.info({ count }, 'events acknowledged in the last minutes sent again after a disruption of the event log (duplicates are dropped by id)'),
@@ -162,6 +157,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       await o.close()
     },
   )
+  parts.outbox = outbox
 
   // The actors: one per key (rates, connections) and one per client IP (throttle).
   const keys = new KeyDirectory(store, catalog, clock, {
@@ -282,7 +278,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
         ips.refresh(changes.penaltyKeys)
         pools.refresh(changes.accountIds)
       },
-      onError: (err) => logger.error({ err }, 'projection failed; retrying'),
+      onError: (err) => (err instanceof EventLogUnavailable ? outage.report(err) : logger.error({ err }, 'projection failed; retrying')),
     }),
     (p) => p.stop(),
   )
@@ -292,7 +288,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     // A NATS outage must not keep a gateway from starting: its LMDB projections hold the keys and
     // plans as last seen, and the follower catches up once the log is back.
     if (!(err instanceof EventLogUnavailable)) throw err
-    logger.warn({ err: String(err) }, 'event log unreachable at start: serving from the last projected state')
+    outage.report(err)
   }
   projector.start()
 
