@@ -44,11 +44,6 @@ export class OutageLog {
     this.#everyMs = opts.everyMs ?? 30_000
   }
 
-  /** Whether an outage is running. */
-  get running(): boolean {
-    return this.#since !== undefined
-  }
-
   /** A part met the outage (`err` says how); the first report of an outage logs it. */
   report(err: unknown): void {
     this.#reports++

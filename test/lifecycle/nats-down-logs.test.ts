@@ -12,7 +12,7 @@ import { metricValue } from '../helpers/fleet.js'
 // for each append the outbox retried, one a second under traffic. A documented outage is one
 // warning, then its state every 30 s, then a line when it ends.
 
-t.setTimeout(180_000)
+t.setTimeout(240_000)
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
@@ -82,6 +82,23 @@ t.test('NATS down at start: one warning, its state every 30 s, and a line when i
   const back = await gw.waitForLog((l) => l.msg === 'NATS is back: the outbox sends the events it kept', 30_000)
   t.ok(back.level === 30 && back.downForS >= 30, `said when it ends, after ${back.downForS} s`)
   t.not(await within(20_000, async () => (await metricValue(gw, 'tollgate_outbox_pending_events')) === 0), undefined, 'the outbox empties')
+
+  // NATS lost again while serving: the same, once more (the fleet says once that it is cut off).
+  const mark = gw.logs.length
+  await nats.kill()
+  const again = await gw.waitForLog((l) => gw.logs.indexOf(l) >= mark && l.msg === 'NATS still unreachable: serving from the last projected state', 60_000)
+  const during = gw.logs.slice(mark, gw.logs.indexOf(again) + 1)
+  t.same(
+    during.filter((l) => l.level >= 40 && !/^cut off from the fleet/.test(l.msg)).map((l) => l.msg),
+    ['NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back'],
+    'one warning for the second outage, whose state came after 30 s',
+  )
+  t.ok(during.filter((l) => /^cut off from the fleet/.test(l.msg)).length <= 2, "the fleet's own line about its limits, once")
+  t.same(
+    during.filter((l) => l.level >= 50),
+    [],
+    'no error',
+  )
   calling = false
   await caller
   t.ok(
