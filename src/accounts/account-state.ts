@@ -29,6 +29,8 @@ export interface AccountState {
   nonces: Map<string, number>
   /** Live sessions by hash, with their expiry (at most MAX_SESSIONS_PER_ACCOUNT after a sign-in). */
   sessions: Map<string, number>
+  /** Its owner asked for a Private Node (the operator activates it with `accounts create --plan private`). */
+  privateNodeRequested: boolean
   /** The chain of the account's first contract-wallet sign-in: its contract's signatures count there only. */
   contractChainId: number | null
   /** Time of the last event folded: the state's own clock for what it forgets. */
@@ -84,6 +86,7 @@ export function initialAccountState(accountId: string): AccountState {
     transfers: new Set(),
     nonces: new Map(),
     sessions: new Map(),
+    privateNodeRequested: false,
     contractChainId: null,
     lastTime: 0,
   }
@@ -180,6 +183,8 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       state.sessions.delete(event.sessionHash)
       return state
     case 'PrivateNodeRequested':
+      state.privateNodeRequested = true
+      return state
     case 'DedicatedNodeAttached':
     case 'RateLimited':
     case 'UsageRecorded':

@@ -62,24 +62,68 @@ export interface RegeneratedKey {
   keyId: string
 }
 
+/** What opening an account did. */
+export interface OpenedAccount {
+  accountId: string
+  /**
+   * `opened`: the account (if new), its plan, nodes and key; `exists`: nothing, the account has a
+   * key or a running plan; `private-activated`: the Private Node its owner asked for, the key kept.
+   */
+  outcome: 'opened' | 'exists' | 'private-activated'
+  /** The account's active key now. */
+  keyId: string | null
+  /** The new key in clear when one was issued (returned once, never stored nor logged). */
+  apiKey?: string
+  planId: string | null
+}
+
 /**
- * Create the account of a wallet (or reuse it), activate a plan from now, select its nodes and
- * issue a new API key; an account that already had an active key has it revoked now.
- * Emits AccountCreated (only for a new account), PlanActivated, NodesSelected, KeyIssued and, if
- * needed, KeyRevoked { reason: 'regenerated' }.
+ * Open the account of a wallet: create it if new, activate a plan from now, select its nodes
+ * and issue its first key. An account that has a key or a running plan is left as it is (run
+ * again, the command changes nothing; a new key is regenerateKey), except to activate a Private
+ * Node its owner requested (its key is kept).
+ * Emits AccountCreated (a new account), PlanActivated, NodesSelected, KeyIssued (no key yet).
  * @throws BadWalletError, UnknownPlanError, BadNodesError (nothing is appended then)
  * @example
- * const { accountId, apiKey } = await createAccount(deps, { wallet: '0xAb…', planId: 'tier-1' })
+ * const { outcome, accountId, apiKey } = await openAccount(deps, { wallet: '0xAb…', planId: 'tier-1' })
  */
-export async function createAccount(deps: AccountCommandDeps, input: CreateAccountInput): Promise<CreatedAccount> {
+export async function openAccount(deps: AccountCommandDeps, input: CreateAccountInput): Promise<OpenedAccount> {
   const wallet = normalizeWallet(input.wallet)
   const plan = deps.catalog.get(input.planId)
   if (plan === undefined) throw new UnknownPlanError(input.planId, planIds(deps.catalog))
   const nodes = checkNodes(input.nodes ?? [])
   const accountId = accountIdForWallet(wallet)
   const key = newKey(deps)
-  await hostOf(deps).execute(accountId, { type: 'OpenAccount', wallet, plan, nodes, networks: input.networks, key: key.made, now: deps.clock.now() })
-  return { accountId, apiKey: key.clear, keyId: key.made.keyId }
+  const { events, state } = await hostOf(deps).execute(accountId, {
+    type: 'OpenAccount',
+    wallet,
+    plan,
+    nodes,
+    networks: input.networks,
+    key: key.made,
+    now: deps.clock.now(),
+  })
+  const issued = events.some((e) => e.type === 'KeyIssued' && e.keyId === key.made.keyId)
+  const outcome = events.length === 0 ? 'exists' : issued ? 'opened' : 'private-activated'
+  return { accountId, outcome, keyId: state.activeKeyId, ...(issued ? { apiKey: key.clear } : {}), planId: state.plan?.planId ?? null }
+}
+
+/**
+ * openAccount for a wallet whose account is new (or has no key nor plan): the new key.
+ * @throws AccountOpenError when the account was open already (nothing changed), and what openAccount throws
+ */
+export async function createAccount(deps: AccountCommandDeps, input: CreateAccountInput): Promise<CreatedAccount> {
+  const out = await openAccount(deps, input)
+  if (out.apiKey === undefined) throw new AccountOpenError(out.accountId)
+  return { accountId: out.accountId, apiKey: out.apiKey, keyId: out.keyId! }
+}
+
+/** createAccount found the account open: nothing was changed, no key issued. */
+export class AccountOpenError extends Error {
+  override name = 'AccountOpenError'
+  constructor(readonly accountId: string) {
+    super(`account ${accountId} already has a key or a plan: nothing was changed (a new key: regenerateKey)`)
+  }
 }
 
 /**

@@ -20,7 +20,7 @@ const HOUR_MS = 3_600_000
 
 /** What an account can be asked to do. Every command carries its time; none reads a clock. */
 export type AccountCommand =
-  /** The command line's `accounts create`: the account if new, a plan from now, its nodes, a new key (the old one revoked now). */
+  /** The command line's `accounts create`: the account if new, a plan from now, its nodes, a key; nothing for an open account (see isOpen). */
   | { type: 'OpenAccount'; wallet: string; plan: Plan; nodes: Entitlement[]; networks: readonly string[] | undefined; key: NewKey; now: number }
   | { type: 'RegenerateKey'; key: NewKey; graceMs: number; now: number }
   | { type: 'SelectNodes'; nodes: Entitlement[]; networks: readonly string[] | undefined; now: number }
@@ -68,9 +68,15 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
   const { now } = command
   switch (command.type) {
     case 'OpenAccount': {
-      const problem = selectionProblem(command.plan, command.nodes, command.networks ?? command.nodes.map((n) => n.network))
-      if (problem !== undefined) throw new BadNodesError(problem)
       const plan = command.plan
+      // Opening an account that is open changes nothing, whatever it is asked (`accounts create`
+      // run again: before, it revoked the key and restarted the plan period); a new key is
+      // RegenerateKey. Only a Private Node its owner asked for is activated, the key kept.
+      const privateAwaited = plan.nodes.rule === 'dedicated' && state.privateNodeRequested && state.plan?.planId !== plan.id
+      if (isOpen(state, now) && !privateAwaited) return []
+      const problem = selectionProblem(plan, command.nodes, command.networks ?? command.nodes.map((n) => n.network))
+      if (problem !== undefined) throw new BadNodesError(problem)
+      if (isOpen(state, now)) return activation(state, plan, command.nodes, now, now, command.key)
       const events: TollgateEvent[] = []
       if (!state.exists) events.push(makeEvent({ type: 'AccountCreated', accountId, wallet: command.wallet }, now))
       events.push(
@@ -211,6 +217,11 @@ function activation(state: AccountState, plan: Plan, nodes: Entitlement[], start
   ]
   if (state.activeKeyId === null) events.push(issue(accountId, key, now))
   return events
+}
+
+/** An account with a key, or a plan that has not ended: one the command line opened, or its owner took a plan. */
+function isOpen(state: AccountState, now: number): boolean {
+  return state.exists && (state.activeKeyId !== null || (state.plan !== null && (state.plan.endsAt === null || state.plan.endsAt > now)))
 }
 
 /** The activation a paid invoice still lacks, if any. */

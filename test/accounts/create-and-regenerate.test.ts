@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { FakeClock } from '../../actors/runtime/clock.js'
-import { createAccount, regenerateKey, showKey, type AccountCommandDeps } from '../../src/accounts/commands.js'
+import { createAccount, openAccount, regenerateKey, showKey, type AccountCommandDeps } from '../../src/accounts/commands.js'
 import { AccountCommandError } from '../../src/accounts/errors.js'
 import { accountIdForWallet } from '../../src/accounts/wallet.js'
 import { EmbeddedLog } from '../../src/events/embedded-log.js'
@@ -60,23 +60,16 @@ t.test('create: the returned key is found by its hash, the account has the plan 
   t.notOk(JSON.stringify(events).includes(out.apiKey), 'no event carries the key in clear')
 })
 
-t.test('create again for the same wallet: same account, one AccountCreated, the old key revoked now', async (t) => {
+t.test('create again for the same wallet: nothing changes, and it says so', async (t) => {
   const { log, store, clock, deps } = setup(t)
   const first = await createAccount(deps, { wallet: WALLET, planId: 'free-trial' })
   clock.advance(1_000)
-  const second = await createAccount(deps, { wallet: WALLET.toLowerCase(), planId: 'tier-3' })
-
-  t.equal(second.accountId, first.accountId)
-  t.not(second.apiKey, first.apiKey)
-  const types = (await allEvents(log)).map((e) => e.event.type)
-  t.equal(types.filter((x) => x === 'AccountCreated').length, 1)
-  t.same(types.slice(4), ['PlanActivated', 'NodesSelected', 'KeyIssued', 'KeyRevoked'])
-  const old = store.keyByHash(hashApiKey(first.apiKey))!
-  t.equal(old.revokedAt, clock.now())
-  t.notOk(isKeyActive(old, clock.now()))
-  t.ok(isKeyActive(store.keyByHash(hashApiKey(second.apiKey))!, clock.now()))
-  t.same(store.account(first.accountId)!.plan, { planId: 'tier-3', startsAt: clock.now(), endsAt: clock.now() + 30 * DAY })
-  t.same(store.account(first.accountId)!.nodes, [], 'no nodes given: empty, all the plan allows')
+  const before = await allEvents(log)
+  const second = await openAccount(deps, { wallet: WALLET.toLowerCase(), planId: 'tier-3' })
+  t.same(second, { accountId: first.accountId, outcome: 'exists', keyId: first.keyId, planId: 'free-trial' })
+  t.equal((await allEvents(log)).length, before.length, 'nothing appended')
+  t.ok(isKeyActive(store.keyByHash(hashApiKey(first.apiKey))!, clock.now()), 'the key still works')
+  await t.rejects(createAccount(deps, { wallet: WALLET, planId: 'tier-3' }), { name: 'AccountOpenError' })
 })
 
 t.test('regenerate: new key works, old one stops at now + grace, showKey shows the new one', async (t) => {

@@ -47,12 +47,23 @@ t.test('OpenAccount: a new account gets its account, plan, nodes and key', async
   t.same(types(out), ['AccountCreated', 'PlanActivated', 'NodesSelected', 'KeyIssued'])
 })
 
-t.test('OpenAccount again: no second AccountCreated, the old key revoked now', async (t) => {
-  const out = given(created, issued(1))
-    .when({ type: 'OpenAccount', wallet: WALLET, plan: plan('tier-3'), nodes: [], networks: undefined, key: key(2), now: T + 5 })
-    .decided()
-  t.same(types(out), ['PlanActivated', 'NodesSelected', 'KeyIssued', 'KeyRevoked'])
-  t.match(out[3], { keyId: 'key_1', effectiveAt: T + 5 })
+t.test('OpenAccount again: an open account is left as it is; a Private Node its owner asked for is activated, the key kept', async (t) => {
+  const open = (planId: string, n: number): AccountCommand => ({
+    type: 'OpenAccount',
+    wallet: WALLET,
+    plan: plan(planId),
+    nodes: [],
+    networks: undefined,
+    key: key(n),
+    now: T + 5,
+  })
+  t.same(given(created, issued(1)).when(open('tier-3', 2)).decided(), [], 'a key: nothing to do')
+  const running = at({ type: 'PlanActivated', accountId: A, planId: 'free-trial', startsAt: T, endsAt: T + 60_000 })
+  t.same(given(created, running).when(open('tier-3', 2)).decided(), [], 'a running plan: nothing to do')
+  t.same(types(given(created).when(open('tier-3', 2)).decided()), ['PlanActivated', 'NodesSelected', 'KeyIssued'], 'signed in only: opened')
+  const requested = at({ type: 'PrivateNodeRequested', accountId: A, nodes: [{ network: 'eth-1', kind: 'full' }] })
+  t.same(types(given(created, issued(1), requested).when(open('private', 2)).decided()), ['PlanActivated', 'NodesSelected'], 'no key revoked, none issued')
+  t.same(given(created, issued(1)).when(open('private', 2)).decided(), [], 'a private plan nobody asked for: nothing')
 })
 
 t.test('RegenerateKey: the new key keeps the allowlist, the old one stops at now + grace', async (t) => {

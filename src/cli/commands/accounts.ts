@@ -1,6 +1,6 @@
 import { parseCommandArgs, required, UsageError } from '../args.js'
 import { openCommandContext } from '../context.js'
-import { createAccount } from '../../accounts/commands.js'
+import { openAccount, type OpenedAccount } from '../../accounts/commands.js'
 import { KeyCipher, secretFromEnv } from '../../keys/key-cipher.js'
 import { systemClock } from '../../../actors/runtime/clock.js'
 import { accountsNodesCommand } from './accounts-nodes.js'
@@ -35,12 +35,38 @@ export async function accountsCommand(args: string[]): Promise<void> {
         )
       }
     }
-    const out = await createAccount(
+    const out = await openAccount(
       { log: ctx.log, store: ctx.store, catalog: ctx.catalog, cipher, clock: systemClock, projector: ctx.projector },
       { wallet, planId, nodes, networks: Object.keys(ctx.config.networks) },
     )
-    process.stdout.write(JSON.stringify({ accountId: out.accountId, keyId: out.keyId, apiKey: out.apiKey }) + '\n')
+    if (out.outcome === 'exists') process.stderr.write(`tollgate accounts create: account ${out.accountId} exists: nothing was changed\n`)
+    process.stdout.write(`${JSON.stringify(answerOf(out, configPath))}\n`)
   } finally {
     await ctx.close()
+  }
+}
+
+/**
+ * The last stdout line: `{ accountId, keyId, apiKey }` for a new key, as scripts read it; for an
+ * account that was open already, what it has and a note that nothing changed (run twice, the
+ * command is idempotent: before, it revoked the key and restarted the plan period).
+ */
+function answerOf(out: OpenedAccount, configPath: string): Record<string, unknown> {
+  if (out.apiKey !== undefined) return { accountId: out.accountId, keyId: out.keyId, apiKey: out.apiKey }
+  const regenerate = `tollgate keys regenerate --config ${configPath} --account ${out.accountId}`
+  if (out.outcome === 'private-activated') {
+    return {
+      accountId: out.accountId,
+      keyId: out.keyId,
+      planId: out.planId,
+      note: `the Private Node plan is active; the account keeps its key (a new one: ${regenerate})`,
+    }
+  }
+  return {
+    accountId: out.accountId,
+    keyId: out.keyId,
+    planId: out.planId,
+    exists: true,
+    note: `the account exists (it has a key or a running plan): nothing was changed. A new key: ${regenerate}`,
   }
 }
