@@ -141,6 +141,13 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       }
       if (state.transfers.has(transferKey(t.network, t.txHash, t.logIndex)))
         throw new PaymentError('ALREADY_USED', 'this payment was already used for another invoice')
+      if (minedBeforeInvoice(invoice, t.minedAt) && !latePayment(state, transferKey(t.network, t.txHash, t.logIndex))) {
+        throw new PaymentError(
+          'MINED_BEFORE_INVOICE',
+          `this payment was mined at ${isoTime(t.minedAt)}, before the invoice existed (${isoTime(invoice.createdAt)}), so it was not made for it; pay the invoice with a new transfer`,
+          { minedAt: t.minedAt, invoiceCreatedAt: invoice.createdAt },
+        )
+      }
       if (minedAfterExpiry(invoice, t.minedAt)) {
         // The terms (price, token, treasury) hold until the invoice expires, and may change after:
         // a transfer mined later does not pay it. It is recorded, once per invoice, so that the
@@ -240,6 +247,30 @@ function activatePaid(state: AccountState, ctx: DecideContext, invoice: InvoiceS
 export function minedAfterExpiry(invoice: InvoiceState, minedAt: number): boolean {
   return invoice.expiresAt !== null && minedAt > invoice.expiresAt
 }
+
+/**
+ * How far before an invoice a transfer's block may be and still pay it: a block's time is the
+ * chain's clock in whole seconds (an Ethereum block carries its slot's start, up to 12 s before
+ * the transaction was sent), ours may differ by a few seconds.
+ */
+export const MINED_BEFORE_SLACK_MS = 30_000
+
+/**
+ * A transfer mined before its invoice existed was not made for it: whatever it paid for (nothing
+ * we know of, another purpose of the treasury's address, older terms), it must not pay an invoice
+ * made later, which would let a wallet's old transfers buy plans at any later price or terms.
+ */
+export function minedBeforeInvoice(invoice: InvoiceState, minedAt: number): boolean {
+  return minedAt < invoice.createdAt - MINED_BEFORE_SLACK_MS
+}
+
+/** A transfer recorded as mined too late for an earlier invoice of the account (PaymentUnmatched): it may pay a fresh one. */
+function latePayment(state: AccountState, transfer: string): boolean {
+  for (const invoice of state.invoices.values()) if (invoice.late.has(transfer)) return true
+  return false
+}
+
+const isoTime = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z')
 
 function issue(accountId: string, key: NewKey, now: number): TollgateEvent {
   return makeEvent({ type: 'KeyIssued', accountId, keyId: key.keyId, keyHash: key.keyHash, keyCipher: key.keyCipher }, now)

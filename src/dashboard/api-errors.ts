@@ -88,6 +88,11 @@ export const API_ERRORS = {
     when: 'the transfer was mined after the invoice expired (`payments.invoiceTtlMs`): recorded as `PaymentUnmatched`; it can pay a fresh invoice',
     message: 'This invoice expired before your payment was mined. The payment is recorded: a new invoice for the plan accepts the same transaction.',
   },
+  MINED_BEFORE_INVOICE: {
+    http: 409,
+    when: "the transfer was mined before the invoice existed (more than 30 s before, by its block's time), and is not a late payment of an earlier invoice",
+    message: 'This payment was made before the invoice existed, so it was not made for it: pay the invoice with a new transfer.',
+  },
   // Keys
   NO_ACTIVE_KEY: { http: 409, when: 'the account has no key yet (no plan taken)', message: 'You have no API key yet: choose a plan first.' },
   BAD_GRACE: { http: 400, when: 'grace period not a number of seconds >= 0 (at most 30 days)', message: 'That grace period is not valid.' },

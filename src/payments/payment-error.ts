@@ -17,6 +17,7 @@ export type PaymentRefusal =
   | 'ALREADY_USED'
   | 'INVOICE_PAID'
   | 'INVOICE_EXPIRED'
+  | 'MINED_BEFORE_INVOICE'
   | 'UNKNOWN_INVOICE'
   | 'CHAIN_UNAVAILABLE'
 

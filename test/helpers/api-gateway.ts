@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createSiweMessage } from 'viem/siwe'
 import type { Address } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { startAnvil, type Anvil } from './anvil.js'
+import { startAnvil, type Anvil, type StartAnvilOptions } from './anvil.js'
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js'
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js'
 import { freePort } from './free-port.js'
@@ -36,10 +36,16 @@ export interface ApiGateway {
   ): Promise<{ status: number; json: any; cookie: string; setCookie: string }>
 }
 
-/** Start one; `config` is merged over the gateway's config (dashboard limits, publicUrl); its `networks` are added to `eth-1`. */
-export async function startApiGateway(t: { teardown(fn: () => unknown): void }, config: Record<string, unknown> = {}): Promise<ApiGateway> {
-  const anvil = await startAnvil({ chainId: 31337 })
+/** Start one; `config` (or what `configOf(anvil)` gives) is merged over the gateway's config (dashboard limits, publicUrl); its `networks` are added to `eth-1`. */
+export async function startApiGateway(
+  t: { teardown(fn: () => unknown): void },
+  configOf: Record<string, unknown> | ((anvil: Anvil) => Promise<Record<string, unknown>>) = {},
+  anvilOptions: StartAnvilOptions = {},
+): Promise<ApiGateway> {
+  const anvil = await startAnvil({ chainId: 31337, ...anvilOptions })
   t.teardown(() => anvil.stop())
+  // A function of the node: config that needs contracts deployed on it first (payment terms).
+  const config = typeof configOf === 'function' ? await configOf(anvil) : configOf
   const proxy = await startCountingProxy(anvil)
   t.teardown(() => proxy.close())
   const nats = await startNats({ monitor: true })
