@@ -291,7 +291,12 @@ export class UpstreamPool {
   #whyNone(kind: NodeKind): string {
     const nodes = this.#byKind[kind]
     if (nodes.length === 0) return 'none configured'
-    const reasons: Record<string, string> = { failures: 'failing', 'error-rate': 'failing too often', behind: 'behind the other nodes' }
+    const reasons: Record<string, string> = {
+      failures: 'failing',
+      'error-rate': 'failing too often',
+      behind: 'behind the other nodes',
+      'wrong-chain': 'on another chain',
+    }
     return nodes.map((n) => `${n.name}: ${reasons[n.outReason() ?? ''] ?? 'being probed'}`).join(', ')
   }
 
