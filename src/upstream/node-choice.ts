@@ -24,10 +24,13 @@ export function scoreOf(node: UpstreamNode): number | undefined {
   return p50 + ERROR_WEIGHT_MS * node.errorRate()
 }
 
-/** The highest head any node of the list has shown; undefined when none has. */
+/**
+ * The highest head any node of the list that takes calls has shown; undefined when none has. A node
+ * that is out (failing, on another chain) does not set it: its head may be stale or not this chain's.
+ */
 export function highestHead(nodes: readonly UpstreamNode[]): number | undefined {
   let top: number | undefined
-  for (const n of nodes) if (n.head !== undefined && (top === undefined || n.head > top)) top = n.head
+  for (const n of nodes) if (n.head !== undefined && (top === undefined || n.head > top) && n.healthy()) top = n.head
   return top
 }
 
