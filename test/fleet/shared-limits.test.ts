@@ -11,6 +11,9 @@ import { connectWs, tryUpgrade, type WsClient } from '../helpers/ws-client.js'
 // second) so that three times its rate stays light on a 2-core machine; the sharing does not
 // depend on the rate.
 
+// Three gateway processes started at once and a command-line run per key: 85 s on a quiet
+// machine, over 200 s on a loaded one. Every wait inside has a bound of its own.
+t.setTimeout(600_000)
 const RPS = 60
 const MAX_WS = 50
 const anvil = await startAnvil()

@@ -9,8 +9,12 @@ import { freePort } from './free-port.js'
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-/** Longest wait for the "ready" line: tsx compiles the sources first (~2 s on these cores, much more when several processes start at once on a loaded machine). */
-const READY_TIMEOUT_MS = 60_000
+/**
+ * Longest wait for the "ready" line: tsx compiles the sources first (~2 s on these cores, much more
+ * when several processes start at once on a loaded machine: three at once missed 60 s with a load
+ * average of 25 on the 2 cores).
+ */
+const READY_TIMEOUT_MS = 180_000
 
 /** `tollgate start` running as a child process, as an operator runs it. */
 export interface GatewayProcess {

@@ -22,6 +22,8 @@ import { startNats } from '../helpers/nats-server.js'
  * has appended anything yet, so both decide on the same version of the account and race for the
  * append (without the hold, one instance mostly finished before the other began). Several rounds.
  */
+// Two gateway processes and a command-line run: 50 s on a quiet machine, minutes on a loaded one.
+t.setTimeout(600_000)
 const ROUNDS = 4
 const NODES = [{ network: 'eth-1', kind: 'full' }]
 const anvil = await startAnvil({ chainId: 31337 })
@@ -93,7 +95,8 @@ t.test(`one transfer for two invoices on two instances at once, ${ROUNDS} rounds
     t.same(await statuses(b, invoices), expected, `round ${round}: instance B shows the same`)
   }
   t.comment(`the instance that won each round: ${paid.join(', ')}`)
-  const events = await runCli(['events', '--config', gateways[0]!.configPath], { TOLLGATE_SECRET: TEST_SECRET })
+  // 3 minutes, not runCli's 30 s: tsx compiles the sources first, slow on a loaded machine.
+  const events = await runCli(['events', '--config', gateways[0]!.configPath], { TOLLGATE_SECRET: TEST_SECRET }, 180_000)
   t.equal(events.code, 0, events.stderr)
   const confirmed = events.stdout
     .trim()
