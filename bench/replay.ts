@@ -16,7 +16,7 @@ import { connect } from '@nats-io/transport-node'
 import { encodeEvent } from '../src/events/codec.js'
 import { JetStreamLog } from '../src/events/jetstream-log.js'
 import { subjectOf, type TollgateEvent } from '../src/events/types.js'
-import { startNats } from '../test/helpers/nats-server.js'
+import { startNats } from '../harness/nats-server.js'
 import { machine } from './lib/machine.js'
 import { median } from './lib/measure.js'
 import { history } from './lib/replay-history.js'
@@ -29,8 +29,12 @@ const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000
   --batch     events per LMDB transaction, passed to tollgate replay (default: its own)
 `
 
-/** The issue's targets (issue 18). */
-const TARGETS = { ratio: 0.5, growth: 13, peakRssMiB: 512 }
+/**
+ * The targets: growth from issue 18; the ratio and the peak RSS from issue 31 (≥ 0.6× the raw read
+ * from 1,000,000 events on, ≥ 0.5× below; ≤ 384 MiB, issue 18 asked for 0.5× and 512 MiB).
+ */
+const TARGETS = { ratio: 0.5, ratioFrom1M: 0.6, growth: 13, peakRssMiB: 384 }
+const ratioTarget = (size: number): number => (size >= 1_000_000 ? TARGETS.ratioFrom1M : TARGETS.ratio)
 /** Publishes in flight while the stream is written (acknowledgements are awaited in a window). */
 const PUBLISH_WINDOW = 4_096
 const STREAM = 'TOLLGATE'
@@ -239,16 +243,16 @@ try {
   const growth = rows.length > 1 ? Math.round((last.replayMs / first.replayMs) * 10) / 10 : Number.NaN
   const rawGrowth = rows.length > 1 ? Math.round((last.rawMs / first.rawMs) * 10) / 10 : Number.NaN
   const verdicts = {
-    ratio: rows.every((r) => r.ratio >= TARGETS.ratio),
+    ratio: rows.every((r) => r.ratio >= ratioTarget(r.size)),
     growth: !(growth > TARGETS.growth),
     peakRss: rows.every((r) => r.replayPeakRssMiB <= TARGETS.peakRssMiB),
   }
   const lines = [
-    `| events | raw read events/s | replay events/s | ratio (≥ ${TARGETS.ratio}) | replay peak RSS (≤ ${TARGETS.peakRssMiB} MiB) | LMDB after |`,
+    `| events | raw read events/s | replay events/s | ratio (target) | replay peak RSS (≤ ${TARGETS.peakRssMiB} MiB) | LMDB after |`,
     '|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.size.toLocaleString('en-US')} | ${r.rawEventsPerSec.toLocaleString('en-US')} | ${r.replayEventsPerSec.toLocaleString('en-US')} | ${r.ratio} | ${r.replayPeakRssMiB} MiB | ${r.lmdbMiB} MiB |`,
+        `| ${r.size.toLocaleString('en-US')} | ${r.rawEventsPerSec.toLocaleString('en-US')} | ${r.replayEventsPerSec.toLocaleString('en-US')} | ${r.ratio} (≥ ${ratioTarget(r.size)}) | ${r.replayPeakRssMiB} MiB | ${r.lmdbMiB} MiB |`,
     ),
     '',
     `growth (time at ${last.size.toLocaleString('en-US')} ÷ time at ${first.size.toLocaleString('en-US')}): replay ${growth} (≤ ${TARGETS.growth}), raw read ${rawGrowth}`,

@@ -1,5 +1,5 @@
 /**
- * A stub EVM node for the WebSocket benchmarks (never for tests: ARCHITECTURE.md, "Real parts
+ * A stub EVM node for the WebSocket benchmarks (never for tests: docs/architecture.md, "Real parts
  * in tests"): JSON-RPC over HTTP and WebSocket on uWS, canned answers, and `newHeads`
  * subscriptions fed with a head every `--head-ms` (default 500) while anyone subscribes. Each head
  * carries `sentAt` (ms since the epoch, fractional) so that a client can time its delivery.

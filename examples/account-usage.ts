@@ -11,7 +11,7 @@
  *   … [--since 2025-06-01T00:00:00Z] [--stream TOLLGATE] [--prefix tollgate]
  *
  * Prints, every time a key's totals change:
- *   {"accountId":"acc_…","keyId":"key_…","requests":11,"errors":1,"bytesIn":913,"bytesOut":1240}
+ *   {"accountId":"acc_…","keyId":"key_…","requests":11,"units":119,"errors":1,"bytesIn":913,"bytesOut":1240}
  */
 import { parseArgs } from 'node:util'
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream'
@@ -26,6 +26,8 @@ interface UsageRecorded {
   keyId: string
   intervalStart: number
   requests: number
+  /** Compute units (version 2 on); absent in version 1 events, whose calls count 26 units each. */
+  units?: number
   errors: number
   bytesIn: number
   bytesOut: number
@@ -35,6 +37,7 @@ interface KeyTotals {
   accountId: string
   keyId: string
   requests: number
+  units: number
   errors: number
   bytesIn: number
   bytesOut: number
@@ -93,8 +96,11 @@ for await (const m of await consumer.consume()) {
   if (counted.has(usage.id)) continue
   counted.add(usage.id)
   let key = totals.get(usage.keyId)
-  if (key === undefined) totals.set(usage.keyId, (key = { accountId: usage.accountId, keyId: usage.keyId, requests: 0, errors: 0, bytesIn: 0, bytesOut: 0 }))
+  if (key === undefined)
+    totals.set(usage.keyId, (key = { accountId: usage.accountId, keyId: usage.keyId, requests: 0, units: 0, errors: 0, bytesIn: 0, bytesOut: 0 }))
   key.requests += usage.requests
+  // As Tollgate counts them (docs/events.md): an event of version 1 counts 26 units a call.
+  key.units += usage.units ?? usage.requests * 26
   key.errors += usage.errors
   key.bytesIn += usage.bytesIn
   key.bytesOut += usage.bytesOut

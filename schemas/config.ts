@@ -49,6 +49,12 @@ const upstreamSchema = Strict(
     ),
     kind: NodeKind({ description: 'Full node, or archive node (historical state, trace_*).' }),
     name: Type.Optional(Type.String({ minLength: 1, description: 'Name for logs and metrics; default: host:port of url.' })),
+    maxInFlight: Type.Optional(
+      PositiveInteger({
+        description:
+          "Most calls in flight to this node at once, from the whole fleet (each instance or worker takes max(1, floor(maxInFlight / instances))); set it to the node's RPC workers. Calls past it wait in per-account queues served in turn; one account holds at most three quarters of the slots. Default: no limit.",
+      }),
+    ),
     coalesce: Type.Optional(
       Type.Boolean({
         description:
@@ -72,6 +78,30 @@ const networkSchema = Strict({
       description:
         'Send eth_sendRawTransaction to every healthy node of the kind at once, not to one (default false): the first node that accepts it answers, the others finish in the background. For nodes with few peers, or that drop transactions.',
     }),
+  ),
+  consensus: Type.Optional(
+    Strict(
+      {
+        participants: PositiveInteger({ description: 'Nodes of the kind asked each call, at once (at least agreement).' }),
+        agreement: PositiveInteger({ description: 'Nodes that must give the same answer (as a JSON value) for the client to get it.' }),
+        methods: Type.Optional(
+          Type.Array(Type.String({ pattern: '^[a-z0-9]+_[A-Za-z0-9]+$' }), {
+            minItems: 1,
+            description:
+              'Methods checked (default: state reads, blocks, transactions, receipts and logs: eth_getBalance, eth_getCode, eth_getStorageAt, eth_getTransactionCount, eth_getProof, eth_call, eth_getBlockByNumber, eth_getBlockByHash, eth_getBlockReceipts, eth_getTransactionByHash, eth_getTransactionReceipt, eth_getLogs).',
+          }),
+        ),
+        disputeWindowMs: Type.Optional(PositiveInteger({ description: "Window in which a node's answers against an agreement are counted (default 600000)." })),
+        disputeThreshold: Type.Optional(
+          PositiveInteger({ description: 'Answers against an agreement within the window that make a node sit out (default 5).' }),
+        ),
+        sitOutMs: Type.Optional(PositiveInteger({ description: 'How long a node past the threshold takes no call (default 1800000).' })),
+      },
+      {
+        description:
+          'Ask several nodes and answer only what enough of them agree on (off by default): for nodes you do not fully trust. The client gets the first answer `agreement` nodes gave, without waiting for the rest; no agreement is the error NODES_DISAGREE. See docs/upstream-selection.md.',
+      },
+    ),
   ),
 })
 
@@ -128,6 +158,12 @@ export const configSchema = withDefaultsOptional(
           default: 1,
           description: 'JetStream stream replicas (1 on a single server, 3 in a production cluster).',
         }),
+        outageLogEveryMs: Type.Integer({
+          minimum: 1000,
+          default: 30000,
+          description:
+            'While NATS is unreachable (calls are served from the projections, events wait in the outbox), how often the outage is logged with the events waiting: one warning when it begins, this line while it lasts, one when it ends.',
+        }),
       }),
       networks: MapOf('^[a-z][a-z0-9]*-[0-9]+$', networkSchema, {
         description: 'Networks by slug: a short lowercase name, a hyphen and a number (eth-1).',
@@ -145,6 +181,11 @@ export const configSchema = withDefaultsOptional(
         upstreamTimeoutMs: PositiveInteger({
           default: 30000,
           description: "Time-out of one upstream call: of the node's whole answer, not only its first byte.",
+        }),
+        capacityWaitMs: PositiveInteger({
+          default: 1000,
+          description:
+            "Longest a call waits for a free slot on a node that has upstreams[].maxInFlight, before 503 NODES_BUSY with Retry-After (within the call's own time-out).",
         }),
         maxUpstreamBytes: PositiveInteger({
           default: 33554432,
@@ -173,7 +214,7 @@ export const configSchema = withDefaultsOptional(
             windowMs: PositiveInteger({ default: 10000, description: 'The window in which rejected calls are counted.' }),
             durationMs: PositiveInteger({ default: 60000, description: 'How long the IP stays throttled.' }),
           },
-          'A client IP whose calls keep being rejected by rate limits is throttled for every key.',
+          'A client IP whose calls keep being rejected (by rate limits, or before reaching a node: bad keys, unknown networks, bad JSON, too large) is throttled for every key.',
         ),
       }),
       ws: Section(
@@ -198,6 +239,18 @@ export const configSchema = withDefaultsOptional(
               'Subscriptions one connection may hold; the next eth_subscribe gets -32033. Each distinct logs filter is an upstream ' +
               'subscription of its own.',
           }),
+          maxLogsFiltersPerKey: PositiveInteger({
+            default: 100,
+            description:
+              'Distinct logs filters one key may hold on a network, over all its connections (each one the node matches against every ' +
+              "block's logs); a subscription to a filter the key holds already does not count again. The next new one gets -32034.",
+          }),
+          maxLogsFiltersPerNetwork: PositiveInteger({
+            default: 5000,
+            description:
+              "Distinct logs filters subscribed on the nodes of a network, all keys together (a Private Node account's own nodes count " +
+              'apart); a filter another client uses already is shared and does not count. The next new one gets -32034.',
+          }),
         },
         'WebSocket endpoint (/ws/<network>): the limits per API key of the spec, and per connection.',
       ),
@@ -206,6 +259,12 @@ export const configSchema = withDefaultsOptional(
           default: 128,
           description: 'Blocks of state full nodes keep; calls for older state go to archive nodes.',
         }),
+      }),
+      methodCosts: MapOf('^[a-z0-9]+_[A-Za-z][A-Za-z0-9_]*$', Type.Integer({ minimum: 0, maximum: 1000000 }), {
+        default: {},
+        description:
+          'Compute units per method, overriding the method table\'s (docs/costs.md), e.g. {"eth_call": 30}: what UsageRecorded.units counts and ' +
+          "what a plan's units per second limit. Only methods the gateway serves; one not in the table costs 100 (trace_: 500) unless set here.",
       }),
       heavy: Section(
         {
@@ -232,8 +291,20 @@ export const configSchema = withDefaultsOptional(
             }),
             concurrency: PositiveInteger({ default: 4, description: 'Chunks of one call fetched at once.' }),
           }),
+          atOnce: PositiveInteger({
+            default: 8,
+            description:
+              "Heavy calls a key may have being sent to the nodes at once, on this instance (a plan's heavyCallsAtOnce overrides it); " +
+              'calls served from the cache or joining an identical call in flight do not count.',
+          }),
+          atOnceWaitMs: Type.Integer({
+            minimum: 0,
+            maximum: 10000,
+            default: 1000,
+            description: 'How long a heavy call over atOnce waits for one of them to finish before it gets 429 with Retry-After.',
+          }),
         },
-        'Heavy calls (eth_getLogs, eth_getBlockReceipts, debug_trace*, trace_*): their time-out and eth_getLogs splitting.',
+        'Heavy calls (eth_getLogs, eth_getBlockReceipts, debug_trace*, trace_*): their time-out, eth_getLogs splitting, how many a key may run at once.',
       ),
       cache: Section(
         {
@@ -290,6 +361,16 @@ export const configSchema = withDefaultsOptional(
           maxDelayMs: PositiveInteger({ default: 2000, description: 'Hedge no later than this, whatever the p95.' }),
         },
         "Hedged reads: a read slower than the best node's p95 latency is also asked of another node; the first answer wins.",
+      ),
+      diagnostics: Section(
+        {
+          responseHeaders: Type.Boolean({
+            default: false,
+            description:
+              "Add to each single HTTP call the headers X-Tollgate-Node (the node that answered, or cache), X-Tollgate-Attempts (nodes asked) and X-Tollgate-Consensus (agreeing/participants). Off by default: node names are the operator's.",
+          }),
+        },
+        'What the gateway tells a client about how its call was served, for debugging a deployment.',
       ),
       shutdownMs: PositiveInteger({
         default: 10_000,

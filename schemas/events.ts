@@ -126,12 +126,19 @@ export const eventSchemas = {
       instance: NonEmpty(),
     },
   ),
-  UsageRecorded: Event('UsageRecorded', 1, 'Usage aggregated per key, network, node kind and interval, by the instance that served it.', {
+  UsageRecorded: Event('UsageRecorded', 2, 'Usage aggregated per key, network, node kind and interval, by the instance that served it.', {
     ...keyScope,
     requests: NonNegativeInteger({ description: 'Calls served (each call of a batch counts).' }),
     errors: NonNegativeInteger({ description: "Of those, calls answered with a JSON-RPC error (the node's or ours)." }),
     bytesIn: NonNegativeInteger(),
     bytesOut: NonNegativeInteger(),
+    units: Type.Optional(
+      NonNegativeInteger({
+        description:
+          "Compute units of those calls: each call its method's cost (docs/costs.md, as configured when it was served). Version 2; " +
+          'absent in version 1, whose calls count 26 units each (the cost of an eth_call: they name no method).',
+      }),
+    ),
   }),
   WsLimited: Event('WsLimited', 1, 'WebSocket refusals aggregated per key, network, reason and interval (never one event per message).', {
     accountId: NonEmpty(),
@@ -145,7 +152,9 @@ export const eventSchemas = {
         'ws-connections: too many open; ws-cooldown: new connections blocked; ws-messages-throttled: answered -32005; ' +
         'ws-messages-dropped: not answered; ws-penalty: refused during a penalty.',
     }),
-    count: NonNegativeInteger({ description: 'Connections or calls refused (each call of a batch counts).' }),
+    count: NonNegativeInteger({
+      description: 'Connections or calls refused (each call of a batch counts; a message dropped unread, past the limit with no answer left, counts 1).',
+    }),
   }),
   WsCooldownStarted: Event('WsCooldownStarted', 1, 'Too many new WebSocket connections in one second: new connections of the key are blocked until `until`.', {
     accountId: NonEmpty(),

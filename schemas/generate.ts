@@ -15,7 +15,7 @@ import { planCatalogSchema } from './plans.js'
 const SCHEMAS_DIR = dirname(fileURLToPath(import.meta.url))
 
 /** The file format: the schema as plain JSON (see toPublished), 2-space indented, a final newline, as editors save it. */
-export function toJsonFile(schema: unknown): string {
+function toJsonFile(schema: unknown): string {
   return JSON.stringify(toPublished(schema), null, 2) + '\n'
 }
 
@@ -32,7 +32,7 @@ export async function generatedSchemaFiles(): Promise<Map<string, string>> {
 }
 
 /** Write every generated file under `dir` (schemas/ by default); returns the paths written. */
-export async function writeSchemaFiles(dir = SCHEMAS_DIR): Promise<string[]> {
+async function writeSchemaFiles(dir = SCHEMAS_DIR): Promise<string[]> {
   const written: string[] = []
   for (const [relative, content] of await generatedSchemaFiles()) {
     const path = join(dir, relative)

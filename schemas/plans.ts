@@ -11,6 +11,18 @@ import { Nullable, Strict, StringEnum } from './json-schema.js'
 
 const Rps = () => Nullable(Type.Number({ minimum: 0, description: 'Requests per second; null: unlimited; 0: no access to this node kind.' }))
 
+const UnitsPerSecond = (kind: string) =>
+  Type.Optional(
+    Nullable(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          `Compute units per second on ${kind} nodes (docs/costs.md), beside the requests per second: a call must fit both. ` +
+          'Absent or null: no units limit.',
+      }),
+    ),
+  )
+
 export const planNodesSchema = Type.Union(
   [
     Strict({ rule: Type.Literal('choose'), count: Type.Integer({ minimum: 1, description: "How many nodes of the user's choice." }) }),
@@ -30,7 +42,22 @@ export const planSchema = Strict({
   priceUsdPerMonth: Nullable(Type.Number({ minimum: 0, description: 'null: free, or no published price.' })),
   priceFrom: Type.Optional(Type.Boolean({ description: 'The price is a starting price ("from 250 USD per month").' })),
   periodMs: Nullable(Type.Integer({ minimum: 1, description: 'How long an activation lasts, in ms; null: no end.' })),
-  limits: Strict({ fullRps: Rps(), archiveRps: Rps() }),
+  limits: Strict({
+    fullRps: Rps(),
+    archiveRps: Rps(),
+    fullUnitsPerSecond: UnitsPerSecond('full'),
+    archiveUnitsPerSecond: UnitsPerSecond('archive'),
+    heavyCallsAtOnce: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 1,
+          description:
+            'Heavy calls (traces, debug_trace*, eth_getLogs…) a key may have running at once, on each instance (docs/costs.md). ' +
+            'Absent: the configuration’s heavy.atOnce; null: no bound.',
+        }),
+      ),
+    ),
+  }),
   nodes: planNodesSchema,
 })
 

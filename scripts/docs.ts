@@ -9,7 +9,8 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { renderConfigTable } from '../schemas/config-table.js'
 import { renderApiErrorTable } from '../src/dashboard/api-errors.js'
-import { renderErrorTable } from '../src/errors/error-table.js'
+import { renderErrorTable } from './error-table.js'
+import { renderCostTable } from '../src/rpc/cost-table.js'
 
 export const DOCS_DIR = join(import.meta.dirname, '..', 'docs')
 
@@ -18,6 +19,7 @@ export const RENDERED_TABLES = [
   { name: 'error-table', page: 'errors.md', render: renderErrorTable },
   { name: 'api-error-table', page: 'dashboard.md', render: renderApiErrorTable },
   { name: 'config-table', page: 'configuration.md', render: renderConfigTable },
+  { name: 'cost-table', page: 'costs.md', render: renderCostTable },
 ] as const
 
 /** `text` with every marked table replaced by what its renderer gives now; unmarked text is kept as it is. */

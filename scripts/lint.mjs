@@ -56,7 +56,29 @@ for (const file of walk('src')) {
     }
     graph.set(file, deps)
   }
-  // Tarjan's strongly connected components: each one of more than one file is a cycle.
+  for (const component of cycles(graph)) findings.push(`import cycle: ${component.sort().join(' <-> ')}`)
+  // Folders too (src/<folder>, actors): a cycle of folders is two concerns that cannot be read,
+  // or moved, one without the other, even when no two files import each other.
+  const folderOf = (file) => (file.startsWith('actors/') ? 'actors' : file.split('/').slice(0, 2).join('/'))
+  const folders = new Map()
+  for (const [file, deps] of graph) {
+    const from = folderOf(file)
+    if (!folders.has(from)) folders.set(from, new Set())
+    for (const dep of deps) if (graph.has(dep) && folderOf(dep) !== from) folders.get(from).add(folderOf(dep))
+  }
+  for (const component of cycles(new Map([...folders].map(([f, to]) => [f, [...to]])))) {
+    const arrows = []
+    for (const [file, deps] of graph) {
+      for (const dep of deps)
+        if (component.includes(folderOf(file)) && component.includes(folderOf(dep)) && folderOf(dep) !== folderOf(file)) arrows.push(`${file} -> ${dep}`)
+    }
+    findings.push(`folder cycle: ${component.sort().join(' <-> ')} (${arrows.slice(0, 6).join('; ')})`)
+  }
+}
+
+/** Tarjan's strongly connected components of a graph (node -> nodes): each one of more than one node is a cycle. */
+function cycles(graph) {
+  const out = []
   let index = 0
   const stack = []
   const meta = new Map()
@@ -79,10 +101,11 @@ for (const file of walk('src')) {
         meta.get(w).on = false
         component.push(w)
       } while (w !== v)
-      if (component.length > 1) findings.push(`import cycle: ${component.sort().join(' <-> ')}`)
+      if (component.length > 1) out.push(component)
     }
   }
   for (const v of graph.keys()) if (!meta.has(v)) strong(v)
+  return out
 }
 
 if (findings.length) {

@@ -13,7 +13,7 @@ export interface IpThrottleLimits {
 }
 
 /** The window is kept as SLOTS counters: memory per IP stays constant whatever the traffic. */
-export const SLOTS = 10
+const SLOTS = 10
 
 export interface IpState {
   /** Rejections per slot, `slotMs = windowMs / SLOTS`, indexed by slot number modulo SLOTS. */

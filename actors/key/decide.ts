@@ -18,41 +18,59 @@ import {
 /** The node kind a call goes to (the same values as NodeKind in src/events/types.ts). */
 export type CallKind = 'full' | 'archive'
 
-/** Requests per second by node kind: null = unlimited, 0 = no access to that kind. */
+/**
+ * Requests per second by node kind: null = unlimited, 0 = no access to that kind. Compute units
+ * per second by node kind beside them (`fullUnits`, `archiveUnits`): null or absent = no units limit.
+ */
 export interface KeyLimits {
   full: number | null
   archive: number | null
+  fullUnits?: number | null
+  archiveUnits?: number | null
 }
 
 export interface KeyState {
   keyId: string
   accountId: string
   limits: KeyLimits
-  buckets: { full: TokenBucket; archive: TokenBucket }
+  /** Calls by node kind, and compute units by node kind (used only when the plan limits units). */
+  buckets: { full: TokenBucket; archive: TokenBucket; fullUnits: TokenBucket; archiveUnits: TokenBucket }
   /** The WebSocket limits: connections, messages, cooldown and penalty (see ws-limits.ts). */
   ws: WsKeyState
 }
 
 /**
- * Admit `calls` calls to nodes of `kind`. `queueMs`: how long a call may wait for tokens instead
- * of being rejected at once (the spec's "excess requests may first be queued briefly").
+ * Charge `calls` calls to nodes of `kind`, costing `units` compute units. `queueMs`: how long a
+ * call may wait for tokens instead of being rejected at once (the spec's "excess requests may
+ * first be queued briefly").
  */
-export type AdmitCommand = { type: 'Admit'; kind: CallKind; calls: number; queueMs?: number }
+export type ChargeCommand = { type: 'Charge'; kind: CallKind; calls: number; queueMs?: number; units?: number }
 /**
  * Calls and connections other instances of the fleet admitted for this key: taken from the
  * buckets without a decision (in debt if need be), so that one budget holds across instances.
  */
-export type ConsumedElsewhereCommand = { type: 'ConsumedElsewhere'; full: number; archive: number; messages: number; connects: number }
-export type KeyCommand = AdmitCommand | WsCommand
+export type ConsumedElsewhereCommand = {
+  type: 'ConsumedElsewhere'
+  full: number
+  archive: number
+  messages: number
+  connects: number
+  fullUnits?: number
+  archiveUnits?: number
+  /** When the newest of `connects` was made (the other instance's clock); absent: now. */
+  connectedAt?: number
+}
+export type KeyCommand = ChargeCommand | WsCommand
 
-export type AdmitDecision =
+export type ChargeDecision =
   /** `delayMs` > 0: admitted from the queue; the host forwards the calls after that long. */
   | { type: 'Admitted'; remaining: number; limit: number | null; resetMs: number; delayMs: number }
-  | { type: 'Rejected'; reason: 'http-rps'; retryAfterMs: number; limit: number; remaining: 0; resetMs: number }
+  /** `http-rps`: over the calls per second (`limit`); `http-units`: over the compute units per second (`limit`). */
+  | { type: 'Rejected'; reason: 'http-rps' | 'http-units'; retryAfterMs: number; limit: number; remaining: 0; resetMs: number }
   /** The plan gives this key no access to this node kind (limit 0): a 403, not a 429. */
   | { type: 'Rejected'; reason: 'no-access'; kind: CallKind; limit: 0; remaining: 0 }
 
-export type KeyDecision = AdmitDecision | WsDecision
+export type KeyDecision = ChargeDecision | WsDecision
 
 export interface InitialKeyStateInput {
   keyId: string
@@ -66,7 +84,7 @@ export interface InitialKeyStateInput {
  * Burst = one second of the limit: a client may send a second's worth of calls at once, and
  * no more. Unlimited and no-access keys hold no meaningful tokens (0).
  */
-export function burstOf(limit: number | null): number {
+function burstOf(limit: number | null): number {
   return limit === null ? 0 : limit
 }
 
@@ -75,10 +93,17 @@ export function initialKeyState(input: InitialKeyStateInput, now: number): KeySt
   return {
     keyId: input.keyId,
     accountId: input.accountId,
-    limits: { full: input.limits.full, archive: input.limits.archive },
+    limits: {
+      full: input.limits.full,
+      archive: input.limits.archive,
+      fullUnits: input.limits.fullUnits ?? null,
+      archiveUnits: input.limits.archiveUnits ?? null,
+    },
     buckets: {
       full: fullBucket(burstOf(input.limits.full), now),
       archive: fullBucket(burstOf(input.limits.archive), now),
+      fullUnits: fullBucket(burstOf(input.limits.fullUnits ?? null), now),
+      archiveUnits: fullBucket(burstOf(input.limits.archiveUnits ?? null), now),
     },
     ws: initialWsState(input.ws ?? DEFAULT_WS_KEY_LIMITS, now),
   }
@@ -87,21 +112,21 @@ export function initialKeyState(input: InitialKeyStateInput, now: number): KeySt
 /**
  * Decide a command. Pure: returns a new state, never mutates `state`.
  *
- * Admit costs `calls` tokens (a batch of N calls costs N). A batch larger than the burst is
+ * Charge costs `calls` tokens (a batch of N calls costs N). A batch larger than the burst is
  * admitted only when the bucket is full, and leaves the bucket in debt (see `take` in
  * actors/rate/token-bucket.ts): refusing it until it fits would refuse it forever, while the
  * debt makes the key wait long enough afterwards that the average rate still holds.
  *
  * @example
- * const { decision } = decide(state, { type: 'Admit', kind: 'full', calls: 1 }, clock.now())
+ * const { decision } = decide(state, { type: 'Charge', kind: 'full', calls: 1 }, clock.now())
  */
-export function decide(state: KeyState, command: AdmitCommand, now: number): { state: KeyState; decision: AdmitDecision }
+export function decide(state: KeyState, command: ChargeCommand, now: number): { state: KeyState; decision: ChargeDecision }
 export function decide(state: KeyState, command: WsCommand, now: number): { state: KeyState; decision: WsDecision }
 export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision }
 export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision } {
   switch (command.type) {
-    case 'Admit':
-      return admit(state, command, now)
+    case 'Charge':
+      return charge(state, command, now)
     case 'WsConnect':
     case 'WsDisconnect':
     case 'WsMessage':
@@ -133,17 +158,22 @@ export function consumedElsewhere(state: KeyState, command: ConsumedElsewhereCom
     buckets: {
       full: debit(state.buckets.full, state.limits.full, command.full),
       archive: debit(state.buckets.archive, state.limits.archive, command.archive),
+      fullUnits: debit(state.buckets.fullUnits, state.limits.fullUnits ?? null, command.fullUnits ?? 0),
+      archiveUnits: debit(state.buckets.archiveUnits, state.limits.archiveUnits ?? null, command.archiveUnits ?? 0),
     },
-    ws: consumedElsewhereWs(state.ws, command.messages, command.connects, now),
+    ws: consumedElsewhereWs(state.ws, command.messages, command.connects, now, command.connectedAt ?? now),
   }
 }
 
-function admit(state: KeyState, command: AdmitCommand, now: number): { state: KeyState; decision: AdmitDecision } {
+function charge(state: KeyState, command: ChargeCommand, now: number): { state: KeyState; decision: ChargeDecision } {
   const { kind, calls } = command
   const limit = state.limits[kind]
   if (limit === 0) {
     return { state, decision: { type: 'Rejected', reason: 'no-access', kind, limit: 0, remaining: 0 } }
   }
+  const unitLimit = kind === 'full' ? state.limits.fullUnits : state.limits.archiveUnits
+  // != null: absent or null, no units limit (the path of every plan that sets none stays as it was).
+  if (unitLimit != null && (command.units ?? 0) > 0) return chargeWithUnits(state, command, limit, unitLimit, now)
   if (limit === null) {
     return {
       state,
@@ -180,6 +210,58 @@ function admit(state: KeyState, command: AdmitCommand, now: number): { state: Ke
 }
 
 /**
+ * Admission when the plan limits compute units: the calls must fit the calls per second (unless
+ * unlimited) and their units the units per second, both or neither taken, so that a call refused
+ * by one limit does not spend the other. The queue waits for the later of the two; a rejection
+ * names the units limit when the units are short (a burst of traces), else the calls limit.
+ */
+function chargeWithUnits(
+  state: KeyState,
+  command: ChargeCommand,
+  limit: number | null,
+  unitLimit: number,
+  now: number,
+): { state: KeyState; decision: ChargeDecision } {
+  const { kind, calls } = command
+  const units = command.units ?? 0
+  const unitKind = kind === 'full' ? 'fullUnits' : 'archiveUnits'
+  // No calls (a WebSocket message's units, its calls charged as messages): the calls bucket is left alone.
+  const c = limit === null || calls === 0 ? undefined : take(state.buckets[kind], calls, limit, burstOf(limit), now)
+  const u = take(state.buckets[unitKind], units, unitLimit, burstOf(unitLimit), now)
+  const callsOk = c === undefined || c.ok
+  const waitMs = Math.max(callsOk ? 0 : c.retryAfterMs, u.ok ? 0 : u.retryAfterMs)
+  const queueMs = command.queueMs ?? 0
+  if ((callsOk && u.ok) || (queueMs > 0 && waitMs <= queueMs)) {
+    // Queued: the tokens are taken now, in debt, as charge's queue does.
+    const callsBucket = c === undefined ? state.buckets[kind] : c.ok ? c.bucket : { tokens: c.bucket.tokens - calls, at: c.bucket.at }
+    const unitsBucket = u.ok ? u.bucket : { tokens: u.bucket.tokens - units, at: u.bucket.at }
+    const buckets = withBucket(withBucket(state.buckets, kind, callsBucket), unitKind, unitsBucket)
+    return {
+      state: withParts(state, buckets, state.ws),
+      decision: {
+        type: 'Admitted',
+        remaining: c === undefined ? Number.POSITIVE_INFINITY : c.remaining,
+        limit,
+        resetMs: c?.resetMs ?? 0,
+        delayMs: waitMs,
+      },
+    }
+  }
+  const byUnits = !u.ok
+  return {
+    state,
+    decision: {
+      type: 'Rejected',
+      reason: byUnits ? 'http-units' : 'http-rps',
+      retryAfterMs: waitMs,
+      limit: byUnits ? unitLimit : (limit as number),
+      remaining: 0,
+      resetMs: byUnits ? u.resetMs : c!.resetMs,
+    },
+  }
+}
+
+/**
  * The state with other buckets or WebSocket state, written out field by field: the object
  * spreads this replaced took V8's slow clone path (CloneObjectIC_Slow) on every admission and
  * every WebSocket message, about 3% of a message's CPU (bench/README.md, session 7). A literal
@@ -189,8 +271,18 @@ function withParts(state: KeyState, buckets: KeyState['buckets'], ws: WsKeyState
   return { keyId: state.keyId, accountId: state.accountId, limits: state.limits, buckets, ws }
 }
 
-function withBucket(buckets: KeyState['buckets'], kind: CallKind, bucket: TokenBucket): KeyState['buckets'] {
-  return kind === 'full' ? { full: bucket, archive: buckets.archive } : { full: buckets.full, archive: bucket }
+function withBucket(buckets: KeyState['buckets'], kind: keyof KeyState['buckets'], bucket: TokenBucket): KeyState['buckets'] {
+  const { full, archive, fullUnits, archiveUnits } = buckets
+  switch (kind) {
+    case 'full':
+      return { full: bucket, archive, fullUnits, archiveUnits }
+    case 'archive':
+      return { full, archive: bucket, fullUnits, archiveUnits }
+    case 'fullUnits':
+      return { full, archive, fullUnits: bucket, archiveUnits }
+    case 'archiveUnits':
+      return { full, archive, fullUnits, archiveUnits: bucket }
+  }
 }
 
 /**
@@ -202,10 +294,12 @@ function withBucket(buckets: KeyState['buckets'], kind: CallKind, bucket: TokenB
 export function withLimits(state: KeyState, limits: KeyLimits, now: number): KeyState {
   return {
     ...state,
-    limits: { full: limits.full, archive: limits.archive },
+    limits: { full: limits.full, archive: limits.archive, fullUnits: limits.fullUnits ?? null, archiveUnits: limits.archiveUnits ?? null },
     buckets: {
       full: rebucket(state.buckets.full, state.limits.full, limits.full, now),
       archive: rebucket(state.buckets.archive, state.limits.archive, limits.archive, now),
+      fullUnits: rebucket(state.buckets.fullUnits, state.limits.fullUnits ?? null, limits.fullUnits ?? null, now),
+      archiveUnits: rebucket(state.buckets.archiveUnits, state.limits.archiveUnits ?? null, limits.archiveUnits ?? null, now),
     },
   }
 }

@@ -169,8 +169,14 @@ function message(state: WsKeyState, calls: number, now: number): { state: WsKeyS
     if (!taken.ok) {
       const limit = limits.messagesPerSecond!
       const answer = take(state.answers, 1, limit, limit, now)
+      if (!answer.ok) {
+        // Dropped: what the message budget held is spent too, so that the next messages are
+        // dropped unread (dropsUnread) until a token comes back. Without it, a client flooding
+        // batches larger than what is left would have each one read whole and then dropped.
+        const spent = { tokens: Math.min(taken.bucket.tokens, 0), at: taken.bucket.at }
+        return { state: withBuckets(state, spent, answer.bucket), decision: { type: 'WsMessageRejected', reason: 'ws-messages-dropped' } }
+      }
       const next = withBuckets(state, taken.bucket, answer.bucket)
-      if (!answer.ok) return { state: next, decision: { type: 'WsMessageRejected', reason: 'ws-messages-dropped' } }
       return { state: next, decision: { type: 'WsMessageRejected', reason: 'ws-messages-throttled', retryAfterMs: taken.retryAfterMs, limit } }
     }
     state = withBuckets(state, taken.bucket, state.answers)
@@ -180,6 +186,27 @@ function message(state: WsKeyState, calls: number, now: number): { state: WsKeyS
   }
   return { state, decision: { type: 'WsMessageAdmitted' } }
 }
+
+/**
+ * Whether the next message is dropped whatever it holds: no call left in the message budget and no
+ * throttle answer left. The host asks before reading the message, so that a flood past the limit
+ * is dropped without being parsed (a 1 MiB batch costs milliseconds to parse; dropping it, nothing).
+ * It only reads the state: a message dropped so is the same decision `WsMessage` would take for it
+ * (a drop changes no bucket but spends the message budget, which is empty here already).
+ */
+export function dropsUnread(state: WsKeyState, now: number): boolean {
+  const rate = messageRate(state.limits)
+  if (rate === null) return false
+  return tokensAt(state.messages, rate, now) < 1 - EPSILON && tokensAt(state.answers, state.limits.messagesPerSecond!, now) < 1 - EPSILON
+}
+
+/** Refill arithmetic as in `take`, without a new bucket: tokens at `now`, at most one second's worth. */
+function tokensAt(bucket: TokenBucket, ratePerSec: number, now: number): number {
+  return Math.min(ratePerSec, bucket.tokens + (Math.max(0, now - bucket.at) * ratePerSec) / 1000)
+}
+
+/** As in token-bucket.ts: a refill landing a hair below a whole token counts as the token. */
+const EPSILON = 1e-9
 
 function badMessages(state: WsKeyState, count: number, now: number): { state: WsKeyState; decision: WsDecision } {
   const { limits } = state
@@ -203,13 +230,16 @@ function badMessages(state: WsKeyState, count: number, now: number): { state: Ws
  * without a decision. The budget may go into debt: this instance then waits until it is paid back,
  * so the key's rate holds across the fleet on average, whatever the instance each call reached.
  */
-export function consumedElsewhereWs(state: WsKeyState, messages: number, connects: number, now: number): WsKeyState {
+export function consumedElsewhereWs(state: WsKeyState, messages: number, connects: number, now: number, connectedAt = now): WsKeyState {
   const rate = messageRate(state.limits)
   let next = state
   if (messages > 0 && rate !== null) next = { ...next, messages: debit(next.messages, messages, rate, now) }
   if (connects > 0) {
+    // Counted from the newest of them as made there: a message that comes late (the sync
+    // interval, a slow link) must not start a new second of them here. Never later than now.
+    const at = Math.min(now, connectedAt)
     const recent = next.recentConnects.filter((t) => now - t < 1000 && t <= now)
-    const added = Array.from({ length: Math.min(connects, next.limits.newConnectionsPerSecond) }, () => now)
+    const added = now - at < 1000 ? Array.from({ length: Math.min(connects, next.limits.newConnectionsPerSecond) }, () => at) : []
     next = { ...next, recentConnects: [...recent, ...added].slice(-next.limits.newConnectionsPerSecond) }
   }
   return next

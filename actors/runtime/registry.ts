@@ -27,8 +27,8 @@ interface Entry<A> {
  * `sweep()` on its own schedule.
  *
  * @example
- * const keys = new ActorRegistry({ create: (id) => new KeyActor(load(id), clock), clock, idleMs: 60_000 })
- * keys.get(keyId).admit('full', 1)
+ * const keys = new ActorRegistry({ create: (id) => new AccountActor(load(id), clock), clock, idleMs: 60_000 })
+ * keys.get(keyId).charge('full', 1)
  */
 export class ActorRegistry<K, A> {
   readonly #entries = new Map<K, Entry<A>>()

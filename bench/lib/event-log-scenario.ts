@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { median, type Row } from './measure.js'
 import { runNodeJson } from './processes.js'
-import { startNats } from '../../test/helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
 import type { BenchContext } from './context.js'
 
 interface AppendResult {

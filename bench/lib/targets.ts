@@ -3,7 +3,7 @@ import { mkdtemp, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { findNginx, startNginx } from '../targets/nginx.js'
-import { freePort } from '../../test/helpers/free-port.js'
+import { freePort } from '../../harness/free-port.js'
 import { runToEnd, startNodeScript, type Started } from './processes.js'
 import type { GatewayTargetOptions } from '../targets/gateway-entry.js'
 
@@ -129,7 +129,12 @@ export async function startTargets(opts: {
 
     const srcRoot = await compiledGateway()
     const gateways: Array<{ id: string; label: string; arg: GatewayTargetOptions; flags?: string[] }> = [
-      { id: 'gateway', label: 'Tollgate (auth, KeyActor, metering; WS upstream)', arg: { stubHttp, stubWs, catalog, srcRoot }, flags: opts.gatewayNodeFlags },
+      {
+        id: 'gateway',
+        label: 'Tollgate (auth, AccountActor, metering; WS upstream)',
+        arg: { stubHttp, stubWs, catalog, srcRoot },
+        flags: opts.gatewayNodeFlags,
+      },
     ]
     if (opts.which !== 'gateway-only' && opts.which !== 'gateway-and-nginx') {
       gateways.push({ id: 'gateway-no-metering', label: 'Tollgate, usage metering off', arg: { stubHttp, stubWs, catalog, srcRoot, meterUsage: false } })

@@ -22,6 +22,10 @@ export interface EventLogBenchOptions {
   nats?: string
   batch: number
   durationMs: number
+  /** A JetStream stream tag shared with other producers (several instances appending to one stream); default one of its own. */
+  shared?: string
+  /** Accounts the events are spread over (the account is a subject token; default 1). */
+  accounts?: number
 }
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as EventLogBenchOptions
@@ -31,7 +35,7 @@ const log: EventLog =
     ? EmbeddedLog.open(join(dir, 'log'))
     : await (() => {
         // A stream and subjects of its own per run: streams of one server must not overlap.
-        const tag = randomBytes(4).toString('hex')
+        const tag = opts.shared ?? randomBytes(4).toString('hex')
         return JetStreamLog.connect({ servers: opts.nats!, stream: `BENCH${tag}`, subjectPrefix: `bench${tag}`, replicas: 1, name: 'bench' })
       })()
 
@@ -45,7 +49,7 @@ function nextBatch(n: number): TollgateEvent[] {
       makeEvent(
         {
           type: 'UsageRecorded',
-          accountId: 'acc_bench',
+          accountId: `acc_bench${(interval / 1000) % (opts.accounts ?? 1)}`,
           keyId,
           network: 'eth-1',
           kind: 'full',

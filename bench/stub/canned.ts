@@ -90,5 +90,6 @@ export function cannedResults(largeBytes = 1_000_000): Record<string, string> {
     eth_gasPrice: '"0x3b9aca00"',
     eth_getBalance: '"0x1bc16d674ec80000"',
     eth_getBlockReceipts: blockReceiptsJson(largeBytes),
+    debug_traceCall: '{"gas":21000,"failed":false,"returnValue":"","structLogs":[]}',
   }
 }

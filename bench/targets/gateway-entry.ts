@@ -29,6 +29,12 @@ export interface GatewayTargetOptions {
   port?: number
   /** Plan catalog file (bench/targets/bench-plans.json). */
   catalog: string
+  /** Several nodes in place of the one stub (bench/upstream-scenarios.ts): each a stub's URL and a name. */
+  nodes?: Array<{ http: string; ws?: string; name: string; maxInFlight?: number }>
+  /** Accounts to create (default 1): their keys are printed as `apiKeys`, the first also as `apiKey`. */
+  accounts?: number
+  /** networks.eth-1.consensus, as the config has it. */
+  consensus?: { participants: number; agreement: number }
 }
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as GatewayTargetOptions
@@ -71,7 +77,17 @@ const config = parseConfig(
     ...(hasAdmin ? { admin: { listen: { host: '127.0.0.1', port: 0 } } } : {}),
     dataDir,
     networks: {
-      'eth-1': { chainId: 1, upstreams: [{ url: opts.stubHttp, ...(opts.stubWs ? { ws: opts.stubWs } : {}), kind: 'full', name: 'stub' }] },
+      'eth-1': {
+        chainId: 1,
+        upstreams: (opts.nodes ?? [{ http: opts.stubHttp, ws: opts.stubWs, name: 'stub' }]).map((n) => ({
+          url: n.http,
+          ...(n.ws ? { ws: n.ws } : {}),
+          kind: 'full',
+          name: n.name,
+          ...('maxInFlight' in n && n.maxInFlight !== undefined ? { maxInFlight: n.maxInFlight } : {}),
+        })),
+        ...(opts.consensus ? { consensus: opts.consensus } : {}),
+      },
     },
     plans: { catalog: opts.catalog },
     // The load opens its 16 sockets at once: above the spec's 15 new connections per second,
@@ -83,11 +99,15 @@ const config = parseConfig(
 )
 const gateway = await startGateway(config, { logger: pino({ level: 'warn' }), meterUsage: opts.meterUsage })
 const catalog = loadPlanCatalog(config.plans.catalog)
-const account = await createAccount(
-  { log: gateway.log, store: gateway.store, catalog, cipher: KeyCipher.fromSecret(secret), clock: systemClock, projector: gateway.projector },
-  { wallet: `0x${randomBytes(20).toString('hex')}`, planId: 'bench' },
-)
-process.stdout.write(JSON.stringify({ ready: true, port: gateway.port, apiKey: account.apiKey }) + '\n')
+const apiKeys: string[] = []
+for (let i = 0; i < (opts.accounts ?? 1); i++) {
+  const account = await createAccount(
+    { log: gateway.log, store: gateway.store, catalog, cipher: KeyCipher.fromSecret(secret), clock: systemClock, projector: gateway.projector },
+    { wallet: `0x${randomBytes(20).toString('hex')}`, planId: 'bench' },
+  )
+  apiKeys.push(account.apiKey)
+}
+process.stdout.write(JSON.stringify({ ready: true, port: gateway.port, apiKey: apiKeys[0], apiKeys }) + '\n')
 answerControlCommands()
 
 let stopping = false

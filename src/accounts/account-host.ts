@@ -2,7 +2,6 @@ import { Mailbox } from '../../actors/runtime/mailbox.js'
 import { WrongExpectedVersion, type EventLog } from '../events/log.js'
 import type { TollgateEvent } from '../events/types.js'
 import type { PlanCatalog } from '../plans/catalog.js'
-import type { Projector } from '../projections/projector.js'
 import { evolve, initialAccountState, type AccountState } from './account-state.js'
 import { decide, type AccountCommand } from './decide.js'
 
@@ -14,7 +13,15 @@ const MAX_ATTEMPTS = 5
  * keys, invoices, live sessions, recent nonces); without it every command read and folded the
  * account's whole stream through a new consumer, and a stream grows with every sign-in.
  */
-export const MAX_CACHED_ACCOUNTS = 2_000
+const MAX_CACHED_ACCOUNTS = 2_000
+
+/**
+ * What brings the caller's store up to the log (the Projector of src/projections/, which sits
+ * above this folder: it folds events with this folder's rules, so it is named here by what it does).
+ */
+export interface CatchesUp {
+  catchUp(): Promise<unknown>
+}
 
 export interface AccountHostDeps {
   log: EventLog
@@ -23,7 +30,7 @@ export interface AccountHostDeps {
    * A projector of `log` into the caller's store: caught up after each command that appended,
    * so that the caller reads its own writes (a key works, the dashboard shows the change).
    */
-  projector?: Projector
+  projector?: CatchesUp
 }
 
 /** What a command did: the events appended (none: nothing to do) and the account after them. */

@@ -1,6 +1,6 @@
 import type { Entitlement, PlanEnded, TollgateEvent } from '../events/types.js'
 import { paymentOf, type InvoicePayment } from '../store/records.js'
-import { sessionsEndedBySignIn } from '../siwe/sessions.js'
+import { sessionsEndedBySignIn } from './sessions.js'
 
 /**
  * An account as its own stream says it is: what the deciders need to decide a command, folded

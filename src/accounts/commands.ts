@@ -4,10 +4,9 @@ import type { Entitlement } from '../events/types.js'
 import { generateApiKey } from '../keys/api-key.js'
 import type { KeyCipher } from '../keys/key-cipher.js'
 import type { PlanCatalog } from '../plans/catalog.js'
-import { Projector } from '../projections/projector.js'
 import type { StateStore } from '../store/state-store.js'
 import { BadGraceError, BadNodesError, NoActiveKeyError, UnknownAccountError, UnknownPlanError } from './errors.js'
-import { AccountHost } from './account-host.js'
+import { AccountHost, type CatchesUp } from './account-host.js'
 import type { NewKey } from './decide.js'
 import { accountIdForWallet, normalizeWallet } from './wallet.js'
 
@@ -23,7 +22,7 @@ export interface AccountCommandDeps {
   cipher: KeyCipher
   clock: Clock
   /** A projector of `log` into `store` (the gateway's, the CLI's), caught up after each command. */
-  projector?: Projector
+  projector?: CatchesUp
   /** The process's account host (its mailboxes serialize one account's commands); one is made per call when absent. */
   host?: AccountHost
 }
@@ -173,12 +172,12 @@ export function newKey(deps: Pick<AccountCommandDeps, 'cipher'>): { clear: strin
 
 /**
  * The host the command runs on: the caller's (a gateway's, so its mailboxes apply), else a new one
- * that catches the caller's store up after the command (the caller reads its own writes).
+ * that catches the caller's store up after the command with the caller's projector (the caller
+ * reads its own writes).
  */
-export function hostOf(deps: Pick<AccountCommandDeps, 'log' | 'catalog' | 'projector' | 'host'> & { store?: StateStore }): AccountHost {
+export function hostOf(deps: Pick<AccountCommandDeps, 'log' | 'catalog' | 'projector' | 'host'>): AccountHost {
   if (deps.host) return deps.host
-  const projector = deps.projector ?? (deps.store ? new Projector(deps.store, deps.log) : undefined)
-  return new AccountHost({ log: deps.log, catalog: deps.catalog, projector })
+  return new AccountHost({ log: deps.log, catalog: deps.catalog, projector: deps.projector })
 }
 
 /** Entitlements as given, checked and de-duplicated (same pair twice would be the same fact). */

@@ -1,11 +1,12 @@
 import { makeEvent } from '../events/make-event.js'
-import type { Entitlement, InvoiceCreated, NodeKind, TokenTransfer, TollgateEvent } from '../events/types.js'
+import type { Entitlement, InvoiceCreated, TokenTransfer, TollgateEvent } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
 import { selectionProblem } from '../plans/entitlements.js'
-import { PaymentError } from '../payments/payment-error.js'
-import { refuseOtherChain } from '../siwe/contract-chain.js'
-import { SiweError } from '../siwe/siwe-error.js'
-import type { SignerKind } from '../siwe/verify-signature.js'
+import { PaymentError } from './errors.js'
+import { refuseOtherChain } from './contract-chain.js'
+import { SiweError } from './errors.js'
+import type { SignerKind } from './wallet.js'
 import { transferKey, type AccountState, type InvoiceState } from './account-state.js'
 import { BadNodesError, FreePlanUsedError, NoActiveKeyError, TooManyRegenerationsError, UnknownAccountError, UnknownPlanError } from './errors.js'
 
@@ -53,7 +54,7 @@ export interface DecideContext {
  * at once (the active one and those in a grace period). Past the second, the oldest key in its
  * grace period ends at once.
  */
-export const KEY_ROTATION = Object.freeze({ regenerationsPerHour: 10, liveKeys: 3 })
+const KEY_ROTATION = Object.freeze({ regenerationsPerHour: 10, liveKeys: 3 })
 
 /**
  * The business rules of an account, as a decider: given the account's state (folded from its own
@@ -253,14 +254,14 @@ export function minedAfterExpiry(invoice: InvoiceState, minedAt: number): boolea
  * chain's clock in whole seconds (an Ethereum block carries its slot's start, up to 12 s before
  * the transaction was sent), ours may differ by a few seconds.
  */
-export const MINED_BEFORE_SLACK_MS = 30_000
+const MINED_BEFORE_SLACK_MS = 30_000
 
 /**
  * A transfer mined before its invoice existed was not made for it: whatever it paid for (nothing
  * we know of, another purpose of the treasury's address, older terms), it must not pay an invoice
  * made later, which would let a wallet's old transfers buy plans at any later price or terms.
  */
-export function minedBeforeInvoice(invoice: InvoiceState, minedAt: number): boolean {
+function minedBeforeInvoice(invoice: InvoiceState, minedAt: number): boolean {
   return minedAt < invoice.createdAt - MINED_BEFORE_SLACK_MS
 }
 

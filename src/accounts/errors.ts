@@ -1,3 +1,5 @@
+import { CodedError } from '../errors/coded-error.js'
+
 /**
  * Errors of the account commands. Each has a stable `code` that the CLI and the dashboard can
  * map (to an exit status, an HTTP status) without parsing messages.
@@ -15,13 +17,8 @@ export type AccountErrorCode =
   | 'TOO_MANY_REGENERATIONS'
 
 /** Base class: a command refused what it was asked (nothing was appended). */
-export class AccountCommandError extends Error {
+export class AccountCommandError extends CodedError<AccountErrorCode> {
   override name = 'AccountCommandError'
-  readonly code: AccountErrorCode
-  constructor(code: AccountErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.code = code
-  }
 }
 
 export class BadWalletError extends AccountCommandError {
@@ -99,5 +96,66 @@ export class TooManyRegenerationsError extends AccountCommandError {
       'TOO_MANY_REGENERATIONS',
       `the key was regenerated ${perHour} times in the last hour, the most allowed; try again in ${Math.ceil(retryAfterMs / 60_000)} min`,
     )
+  }
+}
+
+// Sign-in (src/siwe/) and payments (src/payments/) are account commands too: decide.ts refuses
+// them, so their refusals live here, below the folders that use them.
+
+/** Why a sign-in was refused; the dashboard API maps each to an HTTP status and words for users. */
+export type SiweRefusal =
+  | 'BAD_MESSAGE'
+  | 'WRONG_DOMAIN'
+  | 'WRONG_URI'
+  | 'WRONG_CHAIN'
+  | 'ACCOUNT_ON_OTHER_CHAIN'
+  | 'BAD_NONCE'
+  | 'NONCE_EXPIRED'
+  | 'NONCE_USED'
+  | 'MESSAGE_EXPIRED'
+  | 'NOT_YET_VALID'
+  | 'BAD_SIGNATURE'
+  | 'CHAIN_UNAVAILABLE'
+
+/** A sign-in was refused: nothing was appended, no session exists. */
+export class SiweError extends CodedError<SiweRefusal> {
+  override name = 'SiweError'
+}
+
+/**
+ * Why a payment was not accepted (yet). `NOT_FOUND` and `UNCONFIRMED` are "not yet": the
+ * dashboard keeps asking; the others are final for that transaction.
+ */
+export type PaymentRefusal =
+  | 'PAYMENTS_DISABLED'
+  | 'BAD_TX_HASH'
+  | 'NOT_FOUND'
+  | 'UNCONFIRMED'
+  | 'TX_FAILED'
+  | 'NO_TRANSFER'
+  | 'WRONG_TOKEN'
+  | 'WRONG_RECIPIENT'
+  | 'WRONG_SENDER'
+  | 'TOO_SMALL'
+  | 'REORGED'
+  | 'ALREADY_USED'
+  | 'INVOICE_PAID'
+  | 'INVOICE_EXPIRED'
+  | 'MINED_BEFORE_INVOICE'
+  | 'UNKNOWN_INVOICE'
+  | 'CHAIN_UNAVAILABLE'
+
+export class PaymentError extends CodedError<PaymentRefusal> {
+  override name = 'PaymentError'
+  /** Figures for the dashboard (confirmations have/need, amounts). */
+  readonly details: Readonly<Record<string, string | number>>
+  constructor(code: PaymentRefusal, message: string, details: Record<string, string | number> = {}, options?: { cause?: unknown }) {
+    super(code, message, options)
+    this.details = details
+  }
+
+  /** Not final: the same transaction may be accepted later (mined, confirmed). */
+  get pending(): boolean {
+    return this.code === 'NOT_FOUND' || this.code === 'UNCONFIRMED'
   }
 }

@@ -1,4 +1,5 @@
-import type { Entitlement, NodeKind } from '../events/types.js'
+import type { Entitlement } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { hostOf, type AccountCommandDeps } from './commands.js'
 import { BadNodesError } from './errors.js'
 

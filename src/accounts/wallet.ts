@@ -22,3 +22,6 @@ export function normalizeWallet(wallet: string): string {
 export function accountIdForWallet(wallet: string): string {
   return 'acc_' + createHash('sha256').update(normalizeWallet(wallet)).digest('hex').slice(0, 16)
 }
+
+/** Who vouched for the signature: the address's own key, or a contract (deployed or not) on the message's chain. */
+export type SignerKind = 'eoa' | 'contract'

@@ -1,6 +1,6 @@
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { UpstreamPool } from '../upstream/pool.js'
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 
 export interface FinalityTrackerOptions {
   intervalMs: number

@@ -5,6 +5,8 @@ const USAGE = `Usage: tollgate <command>
   dev [--port 8080] [--admin-port 9090] [--data ./data/dev]   local devnet, embedded log, demo key, curl line
   dev --fleet [--port 8080] [--data ./data/dev-fleet]    3 NATS servers in a cluster, 3 gateways, nginx in front
   start --config FILE                        run the gateway (needs TOLLGATE_SECRET)
+  reload --config FILE                       the running gateway of the config applies the file again
+                                             (nodes, plans, limits, health, hedge; SIGHUP does the same)
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2
   keys regenerate --config FILE --account ID [--grace SECONDS]
@@ -24,6 +26,7 @@ const USAGE = `Usage: tollgate <command>
 const COMMANDS: Record<string, () => Promise<(args: string[]) => Promise<void>>> = {
   dev: async () => (await import('./commands/dev.js')).devCommand,
   start: async () => (await import('./commands/start.js')).startCommand,
+  reload: async () => (await import('./commands/reload.js')).reloadCommand,
   accounts: async () => (await import('./commands/accounts.js')).accountsCommand,
   keys: async () => (await import('./commands/keys.js')).keysCommand,
   events: async () => (await import('./commands/events.js')).eventsCommand,

@@ -3,6 +3,7 @@ import { compileCheck, type CheckResult } from '../../schemas/check.js'
 import { configSchema } from '../../schemas/config.js'
 import { ConfigError, type ConfigProblem } from './config-error.js'
 import { deepFreeze } from './deep-freeze.js'
+import { methodRule } from '../rpc/method-policy.js'
 import type { Config } from './types.js'
 
 export { ConfigError, type ConfigProblem } from './config-error.js'
@@ -97,6 +98,28 @@ function checkBeyondSchema(config: Config): ConfigProblem[] {
         names.add(upstream.name)
       }
     })
+    const consensus = network.consensus
+    if (consensus !== undefined) {
+      const at = `/networks/${slug}/consensus`
+      if (consensus.agreement > consensus.participants) {
+        problems.push({ path: `${at}/agreement`, message: `must be at most participants (${consensus.participants}): more nodes cannot agree than are asked` })
+      }
+      // Each kind that has nodes must have enough of them, or every checked call of that kind fails.
+      for (const kind of ['full', 'archive'] as const) {
+        const n = network.upstreams.filter((u) => u.kind === kind).length
+        if (n > 0 && n < consensus.agreement) {
+          problems.push({
+            path: `${at}/agreement`,
+            message: `the network has ${n} ${kind} node${n === 1 ? '' : 's'}, fewer than agreement (${consensus.agreement}): no call of that kind could be agreed`,
+          })
+        }
+      }
+    }
+  }
+  for (const method of Object.keys(config.methodCosts)) {
+    // A cost for a method the gateway refuses would never apply: most likely a typo, so say which.
+    const rule = methodRule(method, 'ws')
+    if (!rule.ok) problems.push({ path: `/methodCosts/${method}`, message: `is not a method this gateway serves (${rule.message})` })
   }
   return problems
 }

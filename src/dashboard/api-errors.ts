@@ -1,7 +1,7 @@
 import { AccountCommandError } from '../accounts/errors.js'
 import { EventLogUnavailable } from '../events/log.js'
-import { PaymentError } from '../payments/payment-error.js'
-import { SiweError } from '../siwe/siwe-error.js'
+import { PaymentError } from '../accounts/errors.js'
+import { SiweError } from '../accounts/errors.js'
 
 /**
  * Errors of the dashboard's JSON API (`/api/`): a stable code, the HTTP status and words a user

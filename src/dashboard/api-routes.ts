@@ -1,8 +1,10 @@
+import { registerStaticFiles } from './static-files.js'
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../front/uws.js'
 import { sendReply } from '../front/respond.js'
 import type { Exchanges, ResponseState } from '../front/exchanges.js'
 import { drainThen, MAX_REFUSED_BODY } from '../front/request-body.js'
 import { otherMethods } from '../front/route-methods.js'
+import { ambiguousLength, refuseAmbiguousLength } from '../front/repeated-headers.js'
 import { clientIp } from '../front/http-rpc-route.js'
 import { ApiError, toApiError } from './api-errors.js'
 import { cookieValue, sessionCookie } from './session-cookie.js'
@@ -95,7 +97,7 @@ const ROUTES: RouteSpec[] = [
  * Every call counts against its IP's `api` limit, and some against a limit of their kind, per IP
  * and per account (dashboard.limits, see api-limits.ts): 429 RATE_LIMITED with Retry-After.
  */
-export function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, service: () => DashboardService | undefined, onError: (err: unknown) => void): void {
+function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, service: () => DashboardService | undefined, onError: (err: unknown) => void): void {
   const allowed = new Map<string, string[]>()
   for (const route of ROUTES) {
     const methods = allowed.get(route.path) ?? []
@@ -153,12 +155,18 @@ export function registerApiRoutes(app: TemplatedApp, exchanges: Exchanges, servi
         run(body).catch(failWith)
       })
     }
-    app[route.method](route.path, (res, req) => handle(res, req, exchanges.begin(res)))
-    if (route.method === 'get') app.head(route.path, (res, req) => handle(res, req, exchanges.begin(res, true)))
+    const begin = (res: HttpResponse, req: HttpRequest, head: boolean): void => {
+      const state = exchanges.begin(res, head)
+      if (ambiguousLength(req)) return refuseAmbiguousLength(res, state)
+      handle(res, req, state)
+    }
+    app[route.method](route.path, (res, req) => begin(res, req, false))
+    if (route.method === 'get') app.head(route.path, (res, req) => begin(res, req, true))
   }
   for (const [path, methods] of allowed) otherMethods(app, exchanges, path, methods)
   app.any('/api/*', (res, req) => {
     const state = exchanges.begin(res, req.getMethod() === 'head')
+    if (ambiguousLength(req)) return refuseAmbiguousLength(res, state)
     const e = new ApiError('NOT_FOUND')
     drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
       sendReply(
@@ -190,4 +198,20 @@ function readSmallBody(res: HttpResponse, state: ResponseState, max: number, don
     chunks.push(Buffer.from(chunk.slice(0)))
     if (isLast && !state.aborted) done(Buffer.concat(chunks).toString('utf8'))
   })
+}
+
+/**
+ * The dashboard's pages, for the HTTP server's `pages` hook: its JSON API under /api/ and its
+ * static files at /.
+ * @param staticDir folder of the built dashboard; undefined: not built (/ says so)
+ */
+export function dashboardPages(
+  service: () => DashboardService | undefined,
+  staticDir: string | undefined,
+  onError: (err: unknown) => void,
+): (app: TemplatedApp, exchanges: Exchanges) => void {
+  return (app, exchanges) => {
+    registerApiRoutes(app, exchanges, service, onError)
+    registerStaticFiles(app, exchanges, staticDir)
+  }
 }

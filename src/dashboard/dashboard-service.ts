@@ -1,7 +1,8 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { Config } from '../config/types.js'
 import { EventLogUnavailable, type EventLog } from '../events/log.js'
-import type { Entitlement, NodeKind } from '../events/types.js'
+import type { Entitlement } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { KeyCipher } from '../keys/key-cipher.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import type { Projector } from '../projections/projector.js'
@@ -24,6 +25,7 @@ import { sessionHashOf, signIn } from '../siwe/sign-in.js'
 import { ApiError } from './api-errors.js'
 import { ApiLimits } from './api-limits.js'
 import { cookiePolicy, type CookiePolicy } from './session-cookie.js'
+import { usageHourly } from '../usage/usage-queries.js'
 
 export interface DashboardDeps {
   config: Config
@@ -64,7 +66,7 @@ export class DashboardService {
   readonly #decimals = new TokenDecimals()
   /** Our nodes of each chain, for contract wallets' signatures (with their own, shorter time-out). */
   readonly #signatureRpcs = new Map<number, ChainRpc>()
-  readonly #available: Entitlement[]
+  #available: Entitlement[]
   readonly #timeoutMs: number
   /** The API's rate limits, per IP and per account (dashboard.limits). */
   readonly limits: ApiLimits
@@ -72,14 +74,29 @@ export class DashboardService {
   constructor(deps: DashboardDeps) {
     this.#deps = deps
     this.#cipher = KeyCipher.fromSecret(deps.secret)
-    this.#host = new AccountHost({ log: deps.log, catalog: deps.catalog, projector: deps.projector })
+    // The catalog read at each command: a reload may replace it (see reconfigure).
+    this.#host = new AccountHost({
+      log: deps.log,
+      get catalog() {
+        return deps.catalog
+      },
+      projector: deps.projector,
+    })
     this.#nonces = new SiweNonces(deps.secret)
     this.#tokens = new SessionTokens(deps.secret)
     this.limits = new ApiLimits(deps.config.dashboard.limits, deps.clock, deps.fleetSize)
     this.#timeoutMs = Math.min(deps.config.limits.upstreamTimeoutMs, 15_000)
-    this.#available = Object.entries(deps.config.networks).flatMap(([network, n]) =>
-      (['full', 'archive'] as const).filter((kind) => n.upstreams.some((u) => u.kind === kind)).map((kind) => ({ network, kind })),
-    )
+    this.#available = availableNodes(deps.config)
+  }
+
+  /**
+   * A reload: plans and networks as the new config and catalog say, for the next request. The API
+   * limits and time-outs stay those of the start (the dashboard section needs a restart).
+   */
+  reconfigure(config: Config, catalog: PlanCatalog): void {
+    this.#deps.config = config
+    this.#deps.catalog = catalog
+    this.#available = availableNodes(config)
   }
 
   get origin(): string {
@@ -273,21 +290,31 @@ export class DashboardService {
     return { domains: await restrictDomains(this.#commandDeps(), { accountId: session.accountId, domains: input.domains }) }
   }
 
-  /** Calls per hour for the last `hours` hours (this one included), by network and node kind. */
+  /** Calls and their compute units per hour for the last `hours` hours (this one included), by network and node kind. */
   usage(session: Session, hoursParam: string | null): unknown {
     const hours = Math.min(168, Math.max(1, Number(hoursParam) || 24))
     const now = this.#deps.clock.now()
     const lastHour = now - (now % HOUR_MS)
     const from = lastHour - (hours - 1) * HOUR_MS
-    const series = new Map<string, { network: string; kind: NodeKind; requests: number[]; errors: number[] }>()
-    for (const row of this.#deps.store.usageHourly(session.accountId, from, lastHour + HOUR_MS)) {
+    const series = new Map<string, { network: string; kind: NodeKind; requests: number[]; errors: number[]; units: number[] }>()
+    for (const row of usageHourly(this.#deps.store, session.accountId, from, lastHour + HOUR_MS)) {
       const id = `${row.network}:${row.kind}`
       let s = series.get(id)
       if (s === undefined)
-        series.set(id, (s = { network: row.network, kind: row.kind, requests: new Array<number>(hours).fill(0), errors: new Array<number>(hours).fill(0) }))
+        series.set(
+          id,
+          (s = {
+            network: row.network,
+            kind: row.kind,
+            requests: new Array<number>(hours).fill(0),
+            errors: new Array<number>(hours).fill(0),
+            units: new Array<number>(hours).fill(0),
+          }),
+        )
       const i = (row.hour - from) / HOUR_MS
       s.requests[i] += row.requests
       s.errors[i] += row.errors
+      s.units[i] += row.units
     }
     return { from, hours, hourMs: HOUR_MS, series: [...series.values()] }
   }
@@ -376,4 +403,11 @@ export class DashboardService {
   #invoiceDeps(): InvoiceDeps {
     return { ...this.#commandDeps(), payments: this.#deps.config.payments, rpc: this.#paymentRpc(), decimals: this.#decimals }
   }
+}
+
+/** The network and node kinds the config offers (what an account may choose). */
+function availableNodes(config: Config): Entitlement[] {
+  return Object.entries(config.networks).flatMap(([network, n]) =>
+    (['full', 'archive'] as const).filter((kind) => n.upstreams.some((u) => u.kind === kind)).map((kind) => ({ network, kind })),
+  )
 }

@@ -1,8 +1,8 @@
 import { isIP } from 'node:net'
 
 /** The cookie's name where it can carry the `__Host-` prefix, and where it cannot. */
-export const SESSION_COOKIE = '__Host-tg_session'
-export const PLAIN_SESSION_COOKIE = 'tg_session'
+const SESSION_COOKIE = '__Host-tg_session'
+const PLAIN_SESSION_COOKIE = 'tg_session'
 
 /**
  * How the session cookie is written for the dashboard at `origin` (publicUrl, else the listen

@@ -32,7 +32,7 @@ export const ERRORS = {
   CONFLICTING_KEYS: {
     http: 401,
     rpc: -32001,
-    message: 'Conflicting keys: ?apikey= and Authorization: Bearer name two different keys; send one key, in one of the two places',
+    message: 'Conflicting keys: the request names more than one key (?apikey= and Authorization: Bearer differ); send one key, in one place, once',
   },
   PLAN_INACTIVE: { http: 403, rpc: -32003, message: "Forbidden: the account's plan is not active" },
   NODE_KIND_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: the account's plan does not include this network or node kind" },
@@ -51,11 +51,26 @@ export const ERRORS = {
     rpc: -32005,
     message: 'Rate limit exceeded: too many requests for this key; retry after the time in Retry-After, with exponential backoff',
   },
+  HEAVY_CALLS_BUSY: {
+    http: 429,
+    rpc: -32005,
+    message: 'Too many heavy calls at once for this key: wait for some to finish, or send them one after another; retry after the time in Retry-After',
+  },
   BODY_TOO_LARGE: { http: 413, rpc: -32010, message: 'Request body too large' },
   BATCH_TOO_LARGE: { http: 413, rpc: -32011, message: 'Batch too large' },
   UNKNOWN_NETWORK: { http: 404, rpc: -32012, message: 'Unknown network' },
   NOT_FOUND: { http: 404, rpc: -32013, message: 'Not found: JSON-RPC is served at POST /http/<network> and WS /ws/<network>' },
   METHOD_NOT_ALLOWED: { http: 405, rpc: -32014, message: 'HTTP method not allowed: send JSON-RPC with POST' },
+  AMBIGUOUS_LENGTH: {
+    http: 400,
+    rpc: -32018,
+    message: 'Bad request: more than one Content-Length header, so where the body ends is ambiguous; send one Content-Length (the connection is closed)',
+  },
+  METHOD_NOT_IMPLEMENTED: {
+    http: 501,
+    rpc: -32019,
+    message: 'HTTP method not implemented: the gateway takes GET, HEAD, POST, PUT, DELETE, PATCH, OPTIONS and TRACE; send JSON-RPC with POST',
+  },
   BODY_TIMEOUT: { http: 408, rpc: -32015, message: 'Request body not received in time: send the whole body right after the headers' },
   UPGRADE_REQUIRED: {
     http: 426,
@@ -71,6 +86,16 @@ export const ERRORS = {
   NO_HEALTHY_UPSTREAM: { http: 503, rpc: -32020, message: 'No healthy node is available for this call right now; retry with backoff' },
   UPSTREAM_TIMEOUT: { http: 504, rpc: -32021, message: 'The node did not answer in time; retry, or split the call (for eth_getLogs, a narrower block range)' },
   UPSTREAM_ERROR: { http: 502, rpc: -32022, message: 'The node failed to answer; retry with backoff' },
+  NODES_DISAGREE: {
+    http: 502,
+    rpc: -32024,
+    message: 'The nodes disagree on this answer: no answer reached the agreement this network requires; retry (a node may be catching up)',
+  },
+  NODES_BUSY: {
+    http: 503,
+    rpc: -32025,
+    message: 'The nodes for this call are at capacity: the call waited for a free slot and got none in time; retry after the time in Retry-After',
+  },
   UPSTREAM_ANSWER_TOO_LARGE: {
     http: 502,
     rpc: -32023,
@@ -88,6 +113,11 @@ export const ERRORS = {
   },
   WS_PENALIZED: { http: 429, rpc: -32032, message: 'Messages of this key are refused for a while after repeated malformed or unsupported messages' },
   WS_TOO_MANY_SUBSCRIPTIONS: { http: 429, rpc: -32033, message: 'Too many subscriptions on this connection; unsubscribe some, or open another connection' },
+  WS_TOO_MANY_LOGS_FILTERS: {
+    http: 429,
+    rpc: -32034,
+    message: 'Too many distinct logs filters; subscribe to fewer (one filter takes several addresses and topics), or unsubscribe some',
+  },
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorCode = keyof typeof ERRORS

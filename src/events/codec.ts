@@ -47,6 +47,15 @@ export function decodeEvent(bytes: Uint8Array): TollgateEvent {
   } catch (cause) {
     throw new EventDecodeError('event bytes are not valid msgpack', { cause })
   }
+  return checkEvent(value)
+}
+
+/**
+ * The decoded value as an event, refused as decodeEvent says (see there); for decoders of their
+ * own (BatchDecoder).
+ * @throws EventDecodeError
+ */
+export function checkEvent(value: unknown): TollgateEvent {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new EventDecodeError(`event is not a map (got ${Array.isArray(value) ? 'array' : typeof value})`)
   }

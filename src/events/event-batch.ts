@@ -1,10 +1,14 @@
-import { decodeEvent, EventDecodeError } from './codec.js'
+import { BatchDecoder } from './batch-decoder.js'
+import { EventDecodeError } from './codec.js'
 import type { StoredEvent, TollgateEvent } from './types.js'
 
 /** First size of a batch's buffer; it doubles as events come (an event is ~250 bytes). */
 const INITIAL_BYTES = 256 * 1024
 /** First room for seqs; it doubles too. */
 const INITIAL_EVENTS = 1024
+
+/** One for every batch of this thread: its interned strings serve the next batches too (see BatchDecoder). */
+const decoder = new BatchDecoder()
 
 /** A batch as its buffers: what a reader thread hands over (see the EventBatch constructor). */
 export interface EventBatchParts {
@@ -79,6 +83,20 @@ export class EventBatch implements Iterable<StoredEvent> {
   }
 
   /**
+   * The batch's buffers, for a reader thread to fill again (read-in-thread.ts transfers them back):
+   * the batch is empty from now on.
+   */
+  release(): { bytes: ArrayBuffer; seqs: ArrayBuffer; ends: ArrayBuffer } {
+    const buffers = { bytes: this.#bytes.buffer as ArrayBuffer, seqs: this.#seqs.buffer as ArrayBuffer, ends: this.#ends.buffer as ArrayBuffer }
+    this.#bytes = new Uint8Array(0)
+    this.#seqs = new Float64Array(0)
+    this.#ends = new Uint32Array(0)
+    this.#used = 0
+    this.#count = 0
+    return buffers
+  }
+
+  /**
    * The events in seq order, each decoded as it is reached.
    * @throws EventDecodeError naming the seq of bytes that are not an event
    */
@@ -90,7 +108,7 @@ export class EventBatch implements Iterable<StoredEvent> {
       const seq = this.#seqs[i]!
       let event: TollgateEvent
       try {
-        event = decodeEvent(bytes.subarray(start, end))
+        event = decoder.decode(bytes, start, end)
       } catch (err) {
         throw new EventDecodeError(`event at seq ${seq}: ${(err as Error).message}`, { cause: err })
       }

@@ -12,7 +12,7 @@ import {
 import { connect, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node'
 import { decodeEvent, encodeEvent } from './codec.js'
 import { EventBatch } from './event-batch.js'
-import { readInThread } from './read-in-thread.js'
+import { READ_TIMEOUT_MS, ReaderThread, readerThreadOptions } from './read-in-thread.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
 import {
   EventLogUnavailable,
@@ -42,6 +42,11 @@ export interface JetStreamLogOptions {
   onError?: (err: unknown) => void
   /** readAll of at least this many events reads in a worker thread (default READ_THREAD_FROM). */
   readThreadFrom?: number
+  /**
+   * A reader thread started already on this stream (ReaderThread.start), for the first readAll
+   * that reads in a thread; close() stops it if none did.
+   */
+  readerThread?: ReaderThread
 }
 
 /**
@@ -67,8 +72,6 @@ const FOLLOW_POLL_MS = 1_000
  * start sending: at 5,000 a fetch, a replay of 1,000,000 events waited 1.4 s of its 19; at 20,000, 0.7 s.
  */
 const FETCH_MAX = 20_000
-/** Reads longer than this (server gone mid-fetch) give up with EventLogUnavailable. */
-const READ_TIMEOUT_MS = 10_000
 /**
  * readAll of at least this many events runs the NATS client in a worker thread (read-in-thread.ts),
  * beside the projector: a replay of 1,000,000 events spent half its time in the client. Below,
@@ -89,7 +92,7 @@ const READ_THREAD_FROM = 20_000
  */
 export class JetStreamLog implements EventLog {
   readonly kind = 'jetstream' as const
-  readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'name' | 'onError'>
+  readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError' | 'readerThread'>> & Pick<JetStreamLogOptions, 'name' | 'onError' | 'readerThread'>
   readonly #followers = new FollowerSet()
   /** The connection, once made (a log opened while NATS is down has none until it comes back). */
   #conn: { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager } | undefined
@@ -308,11 +311,9 @@ export class JetStreamLog implements EventLog {
     if (first > to) return first - 1
     const batch = opts.batch ?? READ_ALL_DEFAULTS.batch
     if (to - first + 1 >= this.#opts.readThreadFrom) {
-      const { servers, stream, name } = this.#opts
-      return readInThread(
-        { servers, name: `${name ?? 'tollgate'} reader`, stream, from: first, to, batch, fetchMax: FETCH_MAX, timeoutMs: READ_TIMEOUT_MS },
-        onBatch,
-      )
+      const started = this.#opts.readerThread
+      const thread = started !== undefined && !started.used ? started : ReaderThread.start(readerThreadOptions(this.#opts))
+      return thread.read({ from: first, to, batch, fetchMax: FETCH_MAX }, onBatch)
     }
     let consumer: Consumer
     try {
@@ -409,6 +410,7 @@ export class JetStreamLog implements EventLog {
     if (this.#closed) return
     this.#closed = true
     clearTimeout(this.#retry)
+    if (this.#opts.readerThread?.used === false) this.#opts.readerThread.stop()
     await this.#followers.stopAll()
     await this.#conn?.nc.close()
   }
@@ -484,7 +486,7 @@ const DIAL_RETRY_MS = 1_000
 
 /** Connect to NATS and make sure the stream exists. */
 async function dial(
-  opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError'>> & Pick<JetStreamLogOptions, 'name'>,
+  opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError' | 'readerThread'>> & Pick<JetStreamLogOptions, 'name'>,
 ): Promise<{ nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager }> {
   let nc: NatsConnection
   try {

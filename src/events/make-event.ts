@@ -29,7 +29,7 @@ export function makeEvent(input: EventInput, time: number): TollgateEvent {
 export type UnidentifiedEvent = TollgateEvent extends infer E ? (E extends TollgateEvent ? Omit<E, 'id'> : never) : never
 
 /** The deterministic id of an event: which fields identify a fact depends on its type. */
-export function eventId(event: UnidentifiedEvent): string {
+function eventId(event: UnidentifiedEvent): string {
   const digest = createHash('sha256')
     .update(JSON.stringify(identityOf(event)))
     .digest('hex')

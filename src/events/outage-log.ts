@@ -93,9 +93,10 @@ export interface EventLogParts {
  * appends go through again (connected to a cluster without a stream leader is still out); its state
  * is the events waiting in the outbox.
  */
-export function eventLogOutage(logger: Logger, parts: EventLogParts): OutageLog {
+export function eventLogOutage(logger: Logger, parts: EventLogParts, everyMs: number): OutageLog {
   return new OutageLog({
     logger,
+    everyMs,
     begins: 'NATS is unreachable: serving from the last projected state; events wait in the outbox until it is back',
     lasts: 'NATS still unreachable: serving from the last projected state',
     ends: 'NATS is back: the outbox sends the events it kept',

@@ -14,7 +14,7 @@ import { eventSchemas, type entitlementSchema, type tokenTransferSchema } from '
 
 /** A (network, node kind) pair an account may use. */
 export type Entitlement = Static<typeof entitlementSchema>
-export type NodeKind = Entitlement['kind']
+export type { NodeKind } from '../core/node-kind.js'
 /** An ERC-20 transfer as checked on chain (one Transfer log of one transaction). */
 export type TokenTransfer = Static<typeof tokenTransferSchema>
 
@@ -84,7 +84,7 @@ export function subjectOf(event: TollgateEvent, prefix = 'tollgate'): string {
 }
 
 /** The subject token of events that belong to no account. */
-export const NO_ACCOUNT = '_'
+const NO_ACCOUNT = '_'
 
 /** The subject of an account's own stream (see subjectOf). */
 export function accountStreamSubject(accountId: string, prefix = 'tollgate'): string {

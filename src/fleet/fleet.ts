@@ -1,7 +1,7 @@
 import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
 import { connectionAllowance, shareWhenCutOff } from '../../actors/fleet/shares.js'
-import type { Consumption } from '../../actors/key/key-actor.js'
+import type { Consumption } from '../../actors/key/account-actor.js'
 import type { FleetChannel } from './fleet-bus.js'
 import { Membership, type Member } from './membership.js'
 
@@ -27,8 +27,34 @@ export interface FleetOptions {
   onShare?: (share: number) => void
 }
 
-/** One entry of a limits message: an account, what was admitted for it, its open connections. */
-type Entry = [accountId: string, full: number, archive: number, messages: number, connects: number, open: number, cooldownUntil: number, penaltyUntil: number]
+/**
+ * At most this many accounts in one limits message. NATS refuses a message over the server's
+ * max_payload (1 MiB by default) and the bus drops what it cannot send: at about 29 bytes an entry
+ * (65 at most, with a cooldown and a penalty), an instance that served some 36,000 accounts in one
+ * interval stopped sharing any of them, silently. 4,096 entries are at most 266 KB, and one message
+ * holds the receiving event loop for about 10 ms, not the 100 ms of 36,000 (bench/fleet-sim.ts).
+ */
+export const MAX_ENTRIES_PER_MESSAGE = 4_096
+
+/**
+ * One entry of a limits message: an account, what was admitted for it, its open connections. The
+ * compute units and the time of the newest connection come last, so that an instance of an older version, which reads eight fields,
+ * still reads the rest (and one of a newer version reads 0 units from it).
+ */
+type Entry = [
+  accountId: string,
+  full: number,
+  archive: number,
+  messages: number,
+  connects: number,
+  open: number,
+  cooldownUntil: number,
+  penaltyUntil: number,
+  fullUnits?: number,
+  archiveUnits?: number,
+  /** When the newest of `connects` was made (the sender's clock; 0: none). */
+  connectedAt?: number,
+]
 interface LimitsMessage {
   from: string
   entries: Entry[]
@@ -165,7 +191,19 @@ export class Fleet {
     const consumed = this.#opts.keys.takeConsumed()
     if (consumed.length === 0) return
     this.#publish(
-      consumed.map(({ accountId, consumed: c, open }) => [accountId, c.full, c.archive, c.messages, c.connects, open, c.cooldownUntil, c.penaltyUntil]),
+      consumed.map(({ accountId, consumed: c, open }) => [
+        accountId,
+        c.full,
+        c.archive,
+        c.messages,
+        c.connects,
+        open,
+        c.cooldownUntil,
+        c.penaltyUntil,
+        c.fullUnits,
+        c.archiveUnits,
+        c.connectedAt ?? 0,
+      ]),
     )
   }
 
@@ -181,7 +219,9 @@ export class Fleet {
       else if (grant !== undefined && open !== before) grant.since = this.#opts.clock.now()
     }
     const { bus } = this.#opts
-    bus.publish(bus.subjects.limits, pack({ from: this.#membership.self.id, entries } satisfies LimitsMessage))
+    for (let i = 0; i < entries.length; i += MAX_ENTRIES_PER_MESSAGE) {
+      bus.publish(bus.subjects.limits, pack({ from: this.#membership.self.id, entries: entries.slice(i, i + MAX_ENTRIES_PER_MESSAGE) } satisfies LimitsMessage))
+    }
   }
 
   #cutOff(): void {
@@ -202,9 +242,31 @@ export class Fleet {
     const from = message.from
     if (from === this.#membership.self.id) return
     this.#membership.heardFrom(from)
-    for (const [accountId, full, archive, messages, connects, open, cooldownUntil, penaltyUntil] of message.entries) {
-      if (full + archive + messages + connects > 0 || cooldownUntil > 0 || penaltyUntil > 0) {
-        this.#opts.keys.consumedElsewhere(accountId, { full, archive, messages, connects, cooldownUntil, penaltyUntil })
+    for (const [
+      accountId,
+      full,
+      archive,
+      messages,
+      connects,
+      open,
+      cooldownUntil,
+      penaltyUntil,
+      fullUnits = 0,
+      archiveUnits = 0,
+      connectedAt,
+    ] of message.entries) {
+      if (full + archive + fullUnits + archiveUnits + messages + connects > 0 || cooldownUntil > 0 || penaltyUntil > 0) {
+        this.#opts.keys.consumedElsewhere(accountId, {
+          full,
+          archive,
+          fullUnits,
+          archiveUnits,
+          messages,
+          connects,
+          cooldownUntil,
+          penaltyUntil,
+          connectedAt: connectedAt || undefined,
+        })
       }
       let byInstance = this.#othersOpen.get(accountId)
       if (open > 0) {

@@ -19,6 +19,7 @@ export class HttpCounters {
   constructor(registry: Registry, networks: NetworkLabels) {
     this.#networks = networks
     for (const label of networks.values) this.#counts.set(label, new Map())
+    networks.onAdded((label) => this.#counts.set(label, new Map()))
     scraped(registry, 'counter', {
       name: 'tollgate_http_responses_total',
       help: 'HTTP JSON-RPC answers by network (a network not configured: other) and HTTP status',

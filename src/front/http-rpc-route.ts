@@ -5,12 +5,13 @@ import { drainThen } from './request-body.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { parseRpcBytes } from '../rpc/parse.js'
 import type { CallCharge, CallPolicy, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import { methodRule } from '../rpc/method-policy.js'
+import type { MethodRules } from '../rpc/method-policy.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { HttpCounters } from './http-counters.js'
 import type { Admission } from '../gateway/admission.js'
 import { CORS_HEADERS } from './cors.js'
 import { BodyDeadlines, type PendingBody } from './body-deadlines.js'
+import { refuseAmbiguousLength, repeatedHeader, type RepeatedHeader } from './repeated-headers.js'
 
 export interface HttpRpcRouteDeps {
   /** Network, IP throttle, key, origin, plan access and the key's pool: the same for WebSocket. */
@@ -20,6 +21,8 @@ export interface HttpRpcRouteDeps {
   dispatcher: RpcDispatcher
   /** Each call's charge to the key's rate (src/gateway/call-charge.ts, chargePerCall). */
   chargeCalls: CallCharge
+  /** Which methods are served, and their costs (config `methodCosts`). */
+  methodRules: MethodRules
   maxBodyBytes: number
   /** How long the body may take to arrive after the headers (`limits.bodyTimeoutMs`). */
   bodyTimeoutMs: number
@@ -39,7 +42,8 @@ export interface HttpRpcRouteDeps {
 export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps): void {
   const deadlines = new BodyDeadlines<RequestState>(deps.bodyTimeoutMs, (state) => bodyLate(state, deps.bodyTimeoutMs))
   // Calls over HTTP: its method policy, each call charged to the key's rate, no penalty for malformed ones.
-  const httpCalls: CallPolicy = { methodRule: (method) => methodRule(method, 'http'), charge: deps.chargeCalls, notesMalformed: false }
+  const rules = deps.methodRules
+  const httpCalls: CallPolicy = { methodRule: (method) => rules.rule(method, 'http'), charge: deps.chargeCalls, notesMalformed: false }
   app.post('/http/:network', (res: HttpResponse, req: HttpRequest) => {
     const declaredLength = Number(req.getHeader('content-length') || '0')
     const state: RequestState = deps.exchanges.begin(res, false, {
@@ -50,8 +54,15 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       refusal: undefined,
       fail: undefined,
     })
+    // Before anything is read: with two lengths, where this body ends is not known.
+    const repeated = repeatedHeader(req)
     const network = req.getParameter(0)
-    const apiKey = keyFrom(req)
+    if (repeated === 'content-length') {
+      deps.counters.answered(network, 400)
+      deps.admission.refusedCalls(() => clientIp(res, req, deps.trustProxy), 1)
+      return refuseAmbiguousLength(res, state)
+    }
+    const apiKey = keyFrom(req, repeated)
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
     // The client's address is decoded only when something needs it (an IP is being tracked, or a
     // rate limit rejects): uWS makes a new ArrayBuffer for it, which was 5% of a small call's CPU.
@@ -73,20 +84,25 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
 
     if (declaredLength > deps.maxBodyBytes) {
       // Refuse before reading: the body is still on the wire, so the connection is closed after the answer.
+      deps.admission.refusedCalls(ipOf, 1)
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
-    if (apiKey instanceof GatewayError) return refuseAfterBody(res, state, deps.maxBodyBytes, deadlines, apiKey)
     const admitted = deps.admission.admit({ network, apiKey, origin, referer, ip: ipOf })
     if (admitted instanceof GatewayError) return refuseAfterBody(res, state, deps.maxBodyBytes, deadlines, admitted)
     const { key, access, pool } = admitted
 
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
-      if (body === null) return fail(tooLarge(undefined, deps.maxBodyBytes), true)
+      if (body === null) {
+        deps.admission.refusedCalls(ipOf, 1)
+        return fail(tooLarge(undefined, deps.maxBodyBytes), true)
+      }
       // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
       const parsed = parseRpcBytes(body)
       deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, policy: httpCalls }, parsed).then(
         (answer) => {
           deps.counters.answered(network, answer.status)
+          // Bad JSON, invalid requests, methods not served, a batch over maxBatch: refused before a node.
+          if (answer.malformed) deps.admission.refusedCalls(ipOf, answer.malformed)
           const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }
           // The node's bytes when they were kept: nothing decoded or encoded again on the way out.
           const body = answer.body
@@ -160,16 +176,46 @@ function forwardedIp(req: HttpRequest): string | undefined {
 }
 
 /**
- * The API key of a request, from `?apikey=` or `Authorization: Bearer <key>`. Both may be given
- * when they name the same key; two different keys are refused rather than one silently chosen,
- * since the client cannot know which of its keys it is being charged to.
+ * The API key of a request, from `?apikey=` or `Authorization: Bearer <key>`. The same key may be
+ * given twice (in both places, or twice in one); a request that names two different keys is
+ * refused rather than one silently chosen, since the client cannot know which of its keys it is
+ * being charged to. `repeated`: what `repeatedHeader` found in this request (two different
+ * `Authorization` headers are seen only by that scan, as `getHeader` gives the first).
  */
-export function keyFrom(req: HttpRequest): string | GatewayError {
-  const q = req.getQuery('apikey') ?? ''
+export function keyFrom(req: HttpRequest, repeated: RepeatedHeader): string | GatewayError {
+  const q = queryKey(req)
+  if (q instanceof GatewayError) return q
+  if (repeated === 'authorization') return conflictingKeys('two Authorization headers name different keys')
   const auth = req.getHeader('authorization')
   const bearer = auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ' ? auth.slice(7).trim() : ''
   if (q !== '' && bearer !== '' && q !== bearer) return new GatewayError('CONFLICTING_KEYS')
   return q || bearer
+}
+
+/**
+ * `?apikey=`: '' when absent; refused when given twice with different keys. Read from the query
+ * text the handler has anyway: asking uWS for the one parameter as well was a second native call
+ * (and string) on every request. A value with percent-escapes or `+` is left to uWS to decode.
+ */
+function queryKey(req: HttpRequest): string | GatewayError {
+  const query = req.getQuery()
+  if (query === undefined) return ''
+  const first = query.indexOf('apikey=')
+  if (first === -1) return ''
+  // A second one is rare: only then is the query parsed whole (`xapikey=` is told apart there).
+  if (query.indexOf('apikey=', first + 7) !== -1) {
+    if (new Set(new URLSearchParams(query).getAll('apikey')).size > 1) return conflictingKeys('two ?apikey= name different keys')
+    return req.getQuery('apikey') ?? ''
+  }
+  // `xapikey=` is another parameter.
+  if (first > 0 && query.charCodeAt(first - 1) !== 38 /* & */) return ''
+  const end = query.indexOf('&', first + 7)
+  const value = end === -1 ? query.slice(first + 7) : query.slice(first + 7, end)
+  return value.includes('%') || value.includes('+') ? (req.getQuery('apikey') ?? '') : value
+}
+
+function conflictingKeys(what: string): GatewayError {
+  return new GatewayError('CONFLICTING_KEYS', `Conflicting keys: the request names more than one key (${what}); send one key, in one place, once`)
 }
 
 function tooLarge(size: number | undefined, max: number): GatewayError {

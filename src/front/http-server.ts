@@ -4,28 +4,24 @@ import { sendReply } from './respond.js'
 import { Exchanges, type ResponseState } from './exchanges.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { CORS_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.js'
-import type { DashboardService } from '../dashboard/dashboard-service.js'
-import { registerApiRoutes } from '../dashboard/api-routes.js'
-import { registerStaticFiles } from '../dashboard/static-files.js'
 import { originAllowed } from '../keys/domain-allowlist.js'
 import { notFoundRoute, otherMethods } from './route-methods.js'
 import { drainThen, MAX_REFUSED_BODY } from './request-body.js'
 import { registerHealthRoutes } from './health-routes.js'
 import { Listener, type ListenOptions } from './listener.js'
+import { refuseAmbiguousLength, repeatedHeader } from './repeated-headers.js'
 
 export interface HttpServerDeps extends Omit<HttpRpcRouteDeps, 'exchanges'> {
   /** Ready: listening and the projections caught up with the event log. */
   ready: () => boolean
-  /** Routes of other parts (the WebSocket endpoint), registered before the catch-all ones. */
+  /** Routes of other parts (the WebSocket endpoint), registered before the health routes. */
   routes?: (app: TemplatedApp, exchanges: Exchanges) => void
-  /** The dashboard: its JSON API under /api/ and its static files at / (absent: neither). */
-  dashboard?: DashboardRoutes
-}
-
-export interface DashboardRoutes {
-  service: () => DashboardService | undefined
-  /** Folder of the built dashboard; undefined: not built (/ says so). */
-  staticDir: string | undefined
+  /**
+   * Pages of other parts (the dashboard: its JSON API under /api/ and its files at /), registered
+   * after the health routes and before the catch-all 404. Handed in, as `routes` are: the front
+   * end serves them without knowing what they are.
+   */
+  pages?: (app: TemplatedApp, exchanges: Exchanges) => void
 }
 
 /**
@@ -48,18 +44,18 @@ export class HttpServer {
     registerHttpRpcRoute(app, { ...deps, exchanges })
     // CORS preflight of a browser dApp: JSON and Authorization make every cross-origin call preflighted.
     app.options('/http/:network', (res, req) => {
-      const key = keyFrom(req)
+      const state = exchanges.begin(res)
+      const repeated = repeatedHeader(req)
+      if (repeated === 'content-length') return refuseAmbiguousLength(res, state)
+      const key = keyFrom(req, repeated)
       // Conflicting keys are answered by the call itself; a preflight just names none then.
-      preflight(res, exchanges.begin(res), req.getHeader('origin'), typeof key === 'string' ? key : '', deps)
+      preflight(res, state, req.getHeader('origin'), typeof key === 'string' ? key : '', deps)
     })
     otherMethods(app, exchanges, '/http/:network', ['POST'])
     deps.routes?.(app, exchanges)
     // /metrics is on the admin listener (src/front/admin-server.ts): here it is an unknown path.
     registerHealthRoutes(app, exchanges, () => this.notReady())
-    if (deps.dashboard) {
-      registerApiRoutes(app, exchanges, deps.dashboard.service, deps.onError)
-      registerStaticFiles(app, exchanges, deps.dashboard.staticDir)
-    }
+    deps.pages?.(app, exchanges)
     notFoundRoute(app, exchanges)
     this.#ready = deps.ready
   }

@@ -3,6 +3,7 @@ import type { Exchanges, ResponseState } from './exchanges.js'
 import { drainThen, MAX_REFUSED_BODY } from './request-body.js'
 import { sendReply } from './respond.js'
 import { ERRORS, errorResponseJson } from '../errors/registry.js'
+import { ambiguousLength, refuseAmbiguousLength } from './repeated-headers.js'
 
 /**
  * Register a GET route and its HEAD twin: HEAD gets the same status and headers, with the
@@ -14,8 +15,16 @@ export function getAndHead(
   pattern: string,
   handler: (res: HttpResponse, req: HttpRequest, state: ResponseState) => void,
 ): void {
-  app.get(pattern, (res, req) => handler(res, req, exchanges.begin(res)))
-  app.head(pattern, (res, req) => handler(res, req, exchanges.begin(res, true)))
+  app.get(pattern, (res, req) => {
+    const state = exchanges.begin(res)
+    if (ambiguousLength(req)) return refuseAmbiguousLength(res, state)
+    handler(res, req, state)
+  })
+  app.head(pattern, (res, req) => {
+    const state = exchanges.begin(res, true)
+    if (ambiguousLength(req)) return refuseAmbiguousLength(res, state)
+    handler(res, req, state)
+  })
 }
 
 /**
@@ -30,9 +39,10 @@ export function otherMethods(app: TemplatedApp, exchanges: Exchanges, pattern: s
 }
 
 /** The answer of `otherMethods`, for a route whose allowed methods are known at the call. */
-export function answerOtherMethod(res: HttpResponse, req: HttpRequest, exchanges: Exchanges, allowed: string): void {
+function answerOtherMethod(res: HttpResponse, req: HttpRequest, exchanges: Exchanges, allowed: string): void {
   const method = req.getMethod()
   const state = exchanges.begin(res, method === 'head')
+  if (ambiguousLength(req)) return refuseAmbiguousLength(res, state)
   drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) => {
     if (method === 'options') return sendReply(res, state, { status: 204, body: null, headers: { Allow: allowed } }, false)
     const spec = ERRORS.METHOD_NOT_ALLOWED
@@ -48,6 +58,7 @@ export function answerOtherMethod(res: HttpResponse, req: HttpRequest, exchanges
 export function notFoundRoute(app: TemplatedApp, exchanges: Exchanges): void {
   app.any('/*', (res, req) => {
     const state = exchanges.begin(res, req.getMethod() === 'head')
+    if (ambiguousLength(req)) return refuseAmbiguousLength(res, state)
     const spec = ERRORS.NOT_FOUND
     drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
       sendReply(res, state, { status: spec.http, body: errorResponseJson('null', spec.rpc, spec.message), close: tooLarge }, false),

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 import type * as UWS from 'uWebSockets.js'
 
 /**
- * uWebSockets.js through the npm alias of ARCHITECTURE.md. The package silently falls back to a
+ * uWebSockets.js through the npm alias of docs/architecture.md (platform facts). The package silently falls back to a
  * slow `ws`-based implementation when its native binary does not load (another Node version,
  * another libc); a gateway running on it would be several times slower with no sign of why, so
  * the fallback is refused here with a message that says what to do.

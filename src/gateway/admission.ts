@@ -10,8 +10,8 @@ import type { PoolSelector } from './pool-selector.js'
 /** What a request says about who it is, copied from it before anything asynchronous happens. */
 export interface AdmissionRequest {
   network: string
-  /** The key as sent (`?apikey=` or `Authorization: Bearer`); '' when none. */
-  apiKey: string
+  /** The key as sent (`?apikey=` or `Authorization: Bearer`); '' when none; the refusal when the request names two. */
+  apiKey: string | GatewayError
   origin: string
   referer: string
   /** The client's address, decoded only when an IP is being tracked (it costs a buffer). */
@@ -40,7 +40,10 @@ export interface AdmissionDeps {
  * the client's IP is not throttled, the key is valid and its plan active, the request comes from
  * an origin the key allows, the plan has some node on the network; and the calls go to the key's
  * pool. (HTTP and WebSocket each had a copy of this, and the copies had diverged: WebSocket calls
- * of Private Node accounts went to the shared nodes.)
+ * of Private Node accounts went to the shared nodes.) Every refusal here, and every call the
+ * transports refuse before it reaches a node (`refusedCalls`), counts towards the client IP's
+ * throttle: an address spraying junk keys, random networks or bad JSON is throttled for every key
+ * after `limits.ipThrottle.rejections` of them, as one exceeding rate limits is.
  * @example
  * const admitted = admission.admit({ network, apiKey, origin, referer, ip })
  * if (admitted instanceof GatewayError) return refuse(admitted)
@@ -54,28 +57,54 @@ export class Admission {
 
   admit(req: AdmissionRequest): Admitted | GatewayError {
     const { upstreams, ips, keys, pools } = this.#deps
-    const shared = upstreams.pool(req.network)
-    if (shared === undefined) {
-      return new GatewayError(
-        'UNKNOWN_NETWORK',
-        `Unknown network ${JSON.stringify(req.network.slice(0, 40))}: this gateway serves ${upstreams.networks().join(', ')}`,
-      )
-    }
+    // First: a throttled address is told so whatever it asks, and costs no other lookup.
     const throttled = ips.tracking() ? ips.check(req.ip()) : undefined
     if (throttled) return throttled
+    const shared = upstreams.pool(req.network)
+    if (shared === undefined) {
+      return this.#refused(
+        req,
+        new GatewayError(
+          'UNKNOWN_NETWORK',
+          `Unknown network ${JSON.stringify(req.network.slice(0, 40))}: this gateway serves ${upstreams.networks().join(', ')}`,
+        ),
+      )
+    }
+    if (req.apiKey instanceof GatewayError) return this.#refused(req, req.apiKey)
     const key = keys.resolve(req.apiKey)
-    if (key instanceof GatewayError) return key
+    if (key instanceof GatewayError) return this.#refused(req, key)
     if (!originAllowed(key.record.domains, req.origin, req.referer)) {
       const from = req.origin || req.referer || 'no Origin or Referer header'
-      return new GatewayError(
-        'ORIGIN_NOT_ALLOWED',
-        `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`,
+      return this.#refused(
+        req,
+        new GatewayError(
+          'ORIGIN_NOT_ALLOWED',
+          `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`,
+        ),
       )
     }
     const access = keys.accessOn(key, req.network)
-    if (!access.full && !access.archive)
-      return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`)
+    if (!access.full && !access.archive) {
+      return this.#refused(req, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`))
+    }
     return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared }
+  }
+
+  /**
+   * `calls` calls of this client refused before they reached a node, by a transport (a body or
+   * batch too large, bad JSON, an invalid request, a method not served, a WebSocket frame uWS
+   * refused): they count towards the IP's throttle as the refusals of `admit` do.
+   */
+  refusedCalls(ip: () => string, calls: number): void {
+    if (calls <= 0) return
+    // '': the client went away before its address was read; nobody to throttle.
+    const address = ip()
+    if (address !== '') this.#deps.ips.rejected(address, calls)
+  }
+
+  #refused(req: AdmissionRequest, e: GatewayError): GatewayError {
+    this.refusedCalls(req.ip, 1)
+    return e
   }
 
   /**
@@ -83,9 +112,9 @@ export class Admission {
    * open connections): the key not revoked, the plan still active, some node still allowed. The
    * access is looked up again, so a plan or node selection changed meanwhile applies at once.
    */
-  readmit(admitted: Admitted): GatewayError | undefined {
+  recheck(admitted: Admitted): GatewayError | undefined {
     const { keys } = this.#deps
-    const invalid = keys.validity(admitted.key)
+    const invalid = keys.refusalNow(admitted.key)
     if (invalid) return invalid
     admitted.access = keys.accessOn(admitted.key, admitted.network)
     if (!admitted.access.full && !admitted.access.archive) {

@@ -1,4 +1,4 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { MethodSpec } from '../rpc/method-table.js'

@@ -12,60 +12,98 @@ export interface PerCallChargeDeps {
 const FREE: Charged = { delayMs: 0 }
 
 /**
- * The charge of a WebSocket message's calls: none here. The session charged the message against
- * the key's message limit before dispatching it; which node kinds the key may use was checked
- * call by call by the router.
- */
-export const ALREADY_CHARGED: CallCharge = () => FREE
-
-/**
  * The charge of calls over HTTP: each call (each call of a batch) against the key's requests per
- * second of its node kind, queued up to `queueMs` for its token, else refused with 429 and the
- * rate-limit headers; refused calls are counted as usage and against the client's IP.
+ * second of its node kind, and its compute units against the plan's units per second when the
+ * plan sets one, queued up to `queueMs` for its tokens, else refused with 429 and the rate-limit
+ * headers of the limit it hit; refused calls are counted as usage and against the client's IP.
  * @example
  * const charge = chargePerCall({ usage, queueMs: 250 })
- * charge(ctx, 3, 0) // { delayMs: 0 } while the key has three full-node tokens
+ * charge(ctx, 3, 0, 30, 0) // { delayMs: 0 } while the key has three full-node tokens
  */
 export function chargePerCall(deps: PerCallChargeDeps): CallCharge {
-  return (ctx, full, archive) => {
-    let delayMs = 0
-    for (const [kind, calls] of [
-      ['full', full],
-      ['archive', archive],
-    ] as const) {
-      if (calls === 0) continue
-      const d = ctx.key.actor.admit(kind, calls, deps.queueMs)
-      if (d.type === 'Admitted') {
-        delayMs = Math.max(delayMs, d.delayMs)
-        continue
-      }
-      if (d.reason === 'no-access') {
-        const e = new GatewayError(
-          'NODE_KIND_NOT_ALLOWED',
-          `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`,
-        )
-        return { refusal: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) } }
-      }
-      deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
-      deps.onRejected?.(ctx.ip(), calls)
-      const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-      const e = new GatewayError(
-        'RATE_LIMITED',
-        `Rate limit exceeded: this key may make ${d.limit} ${kind}-node calls per second; retry after ${retryAfterS} s, with exponential backoff`,
-      )
-      return {
-        refusal: {
-          status: e.http,
-          body: errorResponseJson('null', e.rpc, e.message),
-          headers: {
-            'Retry-After': String(retryAfterS),
-            'RateLimit-Limit': String(d.limit),
-            'RateLimit-Remaining': '0',
-            'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
-          },
-        },
-      }
-    }
+  // Each kind in turn, written out: no array of kinds made per request (the loop over a literal
+  // array of tuples allocated three arrays per call on the path of every HTTP request).
+  return (ctx, full, archive, fullUnits, archiveUnits) => {
+    const a = full === 0 ? FREE : chargeKind(ctx, deps, 'full', full, fullUnits)
+    if (a.refusal !== undefined) return a
+    const b = archive === 0 ? FREE : chargeKind(ctx, deps, 'archive', archive, archiveUnits)
+    if (b.refusal !== undefined) return b
+    const delayMs = Math.max(a.delayMs, b.delayMs)
     return delayMs === 0 ? FREE : { delayMs }
+  }
+}
+
+/** One node kind's calls (and units) against the key's buckets: admitted with a delay, or refused. */
+function chargeKind(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, kind: 'full' | 'archive', calls: number, units: number): Charged {
+  const d = ctx.key.actor.charge(kind, calls, deps.queueMs, units)
+  if (d.type === 'Admitted') return d.delayMs === 0 ? FREE : { delayMs: d.delayMs }
+  if (d.reason === 'no-access') {
+    const e = new GatewayError(
+      'NODE_KIND_NOT_ALLOWED',
+      `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`,
+    )
+    return { refusal: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) } }
+  }
+  deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
+  deps.onRejected?.(ctx.ip(), calls)
+  return { refusal: rateLimited(d, kind, units) }
+}
+
+/**
+ * The charge of a WebSocket message's compute units, when the plan limits units: its calls were
+ * charged as messages by the session, their units go against the same units per second as over
+ * HTTP (else a WebSocket client would escape the limit). A refusal is the JSON-RPC error -32005
+ * the session sends; it is counted like an HTTP refusal.
+ */
+export function chargeUnitsOnly(deps: PerCallChargeDeps): CallCharge {
+  return (ctx, full, archive, fullUnits, archiveUnits) => {
+    const limits = ctx.key.actor.state.limits
+    // No units limit on either kind (every shipped plan): nothing to charge, no admission.
+    if (limits.fullUnits == null && limits.archiveUnits == null) return FREE
+    return chargeUnits(ctx, deps, full, archive, fullUnits, archiveUnits)
+  }
+}
+
+/** The units of each node kind that has calls, with no calls taken (they were charged as messages). */
+function chargeUnits(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, full: number, archive: number, fullUnits: number, archiveUnits: number): Charged {
+  const limits = ctx.key.actor.state.limits
+  let delayMs = 0
+  for (const [kind, calls, units] of [
+    ['full', full, fullUnits],
+    ['archive', archive, archiveUnits],
+  ] as const) {
+    // A kind without a units limit has nothing to charge here (asking would read its calls bucket).
+    if (calls === 0 || units === 0 || (kind === 'full' ? limits.fullUnits : limits.archiveUnits) == null) continue
+    const d = ctx.key.actor.charge(kind, 0, deps.queueMs, units)
+    if (d.type === 'Admitted') {
+      delayMs = Math.max(delayMs, d.delayMs)
+      continue
+    }
+    // no-access was refused by the router call by call; only the units can refuse here.
+    if (d.reason === 'no-access') continue
+    deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
+    deps.onRejected?.(ctx.ip(), calls)
+    return { refusal: rateLimited(d, kind, units) }
+  }
+  return delayMs === 0 ? FREE : { delayMs }
+}
+
+/** The 429 of a rate-limit refusal: which limit, the retry time and the RateLimit-* headers of that limit. */
+function rateLimited(d: { reason: 'http-rps' | 'http-units'; retryAfterMs: number; limit: number; resetMs: number }, kind: string, units: number) {
+  const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
+  const what =
+    d.reason === 'http-units'
+      ? `this key may spend ${d.limit} compute units per second on ${kind} nodes, and these calls cost ${units} (docs/costs.md)`
+      : `this key may make ${d.limit} ${kind}-node calls per second`
+  const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: ${what}; retry after ${retryAfterS} s, with exponential backoff`)
+  return {
+    status: e.http,
+    body: errorResponseJson('null', e.rpc, e.message),
+    headers: {
+      'Retry-After': String(retryAfterS),
+      'RateLimit-Limit': String(d.limit),
+      'RateLimit-Remaining': '0',
+      'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
+    },
   }
 }

@@ -1,9 +1,11 @@
 import type { Registry } from 'prom-client'
 import { scraped, scrapedValue, type Emit } from '../metrics/scraped.js'
 import type { Upstreams, UpstreamNodeStats } from '../upstream/upstreams.js'
+import type { CapacityCounters } from '../upstream/node-capacity.js'
 import type { ImmutableCache } from '../cache/immutable-cache.js'
 import type { FinalityTracker } from '../cache/finality.js'
 import type { UpstreamCaller } from './upstream-caller.js'
+import type { HeavyCalls } from './heavy-calls.js'
 
 type NodeLabel = 'network' | 'node' | 'kind'
 
@@ -16,9 +18,9 @@ type NodeLabel = 'network' | 'node' | 'kind'
  */
 export function registerCallPathMetrics(
   registry: Registry,
-  parts: { upstreams: Upstreams; calls: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker },
+  parts: { upstreams: Upstreams; calls: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker; heavy?: HeavyCalls },
 ): void {
-  const { upstreams, calls, cache, finality } = parts
+  const { upstreams, calls, cache, finality, heavy } = parts
   const counter = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'counter', name, help, value)
   const perNode = (kind: 'counter' | 'gauge', name: string, help: string, value: (s: UpstreamNodeStats) => number | undefined): void => {
     const read = (emit: Emit<NodeLabel>): void => {
@@ -70,16 +72,63 @@ export function registerCallPathMetrics(
   )
   scraped(registry, 'gauge', {
     name: 'tollgate_upstream_out',
-    help: '1 while a node is out, by reason (failures, error-rate, behind, wrong-chain)',
+    help: '1 while a node is out, by reason (failures, error-rate, behind, wrong-chain, disputes)',
     labelNames: ['network', 'node', 'kind', 'reason'],
     read: (emit) => {
       for (const s of upstreams.stats()) {
-        for (const reason of ['failures', 'error-rate', 'behind', 'wrong-chain'])
+        for (const reason of ['failures', 'error-rate', 'behind', 'wrong-chain', 'disputes'])
           emit({ network: s.network, node: s.node, kind: s.kind, reason }, s.outReason === reason ? 1 : 0)
       }
     },
   })
 
+  perNode(
+    'counter',
+    'tollgate_upstream_disputes_total',
+    'Answers of each node that differed from what the other nodes agreed on (networks.<slug>.consensus)',
+    (s) => s.disputes,
+  )
+  perNode(
+    'gauge',
+    'tollgate_upstream_capacity_slots',
+    "This instance's share of each node's upstreams[].maxInFlight (nodes without one: absent)",
+    (s) => s.capacity?.slots,
+  )
+  perNode('gauge', 'tollgate_upstream_waiting', 'Calls waiting for a free slot of each node now', (s) => s.capacity?.waiting)
+  // By plan too (the class of account that waited): label values from the plan catalog.
+  const perNodeAndPlan = (name: string, help: string, value: (c: CapacityCounters) => number): void =>
+    scraped(registry, 'counter', {
+      name,
+      help,
+      labelNames: ['network', 'node', 'kind', 'plan'],
+      read: (emit) => {
+        for (const s of upstreams.stats()) {
+          for (const [plan, c] of s.capacity?.byPlan ?? []) emit({ network: s.network, node: s.node, kind: s.kind, plan }, value(c))
+        }
+      },
+    })
+  perNodeAndPlan('tollgate_upstream_capacity_waits_total', 'Calls that waited for a free slot of each node, by plan', (c) => c.waited)
+  perNodeAndPlan(
+    'tollgate_upstream_capacity_wait_seconds_total',
+    'Time calls waited for a free slot of each node, by plan, altogether',
+    (c) => c.waitedMs / 1000,
+  )
+  perNodeAndPlan(
+    'tollgate_upstream_capacity_refused_total',
+    'Calls refused after waiting limits.capacityWaitMs for a slot (NODES_BUSY), by plan',
+    (c) => c.refused,
+  )
+  perNode('counter', 'tollgate_upstream_sit_outs_total', 'Times each node was set to sit out for answering against consensus too often', (s) => s.sitOuts)
+  const consensus = (n: string) => upstreams.pool(n)!.consensus !== undefined
+  perNetwork('counter', 'tollgate_consensus_agreed_total', 'Calls checked by consensus and answered by an agreement', (n) =>
+    consensus(n) ? upstreams.pool(n)!.consensusCounters.agreed : undefined,
+  )
+  perNetwork('counter', 'tollgate_consensus_disagreed_total', 'Calls checked by consensus that reached no agreement (NODES_DISAGREE)', (n) =>
+    consensus(n) ? upstreams.pool(n)!.consensusCounters.disagreed : undefined,
+  )
+  perNetwork('counter', 'tollgate_consensus_fanout_total', 'Calls sent to nodes for consensus (each node asked, replacements of failed ones included)', (n) =>
+    consensus(n) ? upstreams.pool(n)!.consensusCounters.fanOut : undefined,
+  )
   perNetwork(
     'counter',
     'tollgate_hedged_calls_total',
@@ -130,6 +179,16 @@ export function registerCallPathMetrics(
     perNetwork('counter', 'tollgate_cache_invalidations_total', 'Times the cache of a network was dropped after a reorg below the finalized block', (n) =>
       cache.generation(n),
     )
+  }
+  if (heavy) {
+    scraped(registry, 'gauge', {
+      name: 'tollgate_heavy_calls_running',
+      help: 'Heavy calls at the nodes now, by plan (each key may have heavy.atOnce, or its plan’s heavyCallsAtOnce)',
+      labelNames: ['plan'],
+      read: (emit) => {
+        for (const [plan, running] of heavy.runningByPlan()) emit({ plan }, running)
+      },
+    })
   }
   if (finality) perNetwork('gauge', 'tollgate_finalized_block', 'Finalized block of each network, as the cache uses it', (n) => finality.finalized(n))
 }

@@ -8,7 +8,7 @@ import type { Clock } from '../../actors/runtime/clock.js'
  */
 export const FILTER_IDLE_MS = 5 * 60_000
 /** Bound on pins kept: a key creating filters in a loop must not grow memory without end. */
-export const MAX_FILTER_PINS = 100_000
+const MAX_FILTER_PINS = 100_000
 
 interface Pin {
   node: string

@@ -15,4 +15,9 @@ export class HeadTracker {
     const known = this.#heads.get(network)
     if (known === undefined || block > known) this.#heads.set(network, block)
   }
+
+  /** A reload removed the network: a network of that slug added later starts from its own nodes' heads. */
+  forget(network: string): void {
+    this.#heads.delete(network)
+  }
 }

@@ -19,7 +19,8 @@ export class IpDirectory {
   constructor(
     private readonly store: StateStore,
     private readonly clock: Clock,
-    private readonly limits: IpThrottleLimits,
+    /** Replaced by a reload (limits.ipThrottle); IPs counted so far keep their counts. */
+    public limits: IpThrottleLimits,
     private readonly onThrottled: IpThrottledHook,
   ) {
     for (const { key, penalty } of store.penaltiesInForce('ip:', clock.now())) this.#projected.set(key.slice(3), penalty.until)

@@ -1,6 +1,6 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import { ActorRegistry } from '../../actors/runtime/registry.js'
-import { KeyActor, type Consumption } from '../../actors/key/key-actor.js'
+import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
 import { scaled } from '../../actors/fleet/shares.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 import type { KeyState } from '../../actors/key/decide.js'
@@ -23,7 +23,7 @@ export interface KeyContext {
    * the grace period of a regeneration) shares it, so rotating a key never multiplies the plan's
    * rate or WebSocket connections; they are one credential being rotated.
    */
-  readonly actor: KeyActor
+  readonly actor: AccountActor
   /** What the key may use per network, computed on first use and dropped when the account changes. */
   access: Map<string, Access>
   /** The end of the plan period was reported (one PlanEnded per period). */
@@ -41,15 +41,15 @@ export type PlanEndedHook = (account: AccountRecord, planId: string, startsAt: n
  */
 export class KeyDirectory {
   readonly #store: StateStore
-  readonly #catalog: PlanCatalog
+  #catalog: PlanCatalog
   readonly #clock: Clock
   readonly #registry: ActorRegistry<string, KeyContext | null>
   readonly #ws: WsConfig | undefined
   readonly #onPlanEnded: PlanEndedHook | undefined
   /** The actor of each account with a key in memory, and how many such keys hold it. */
-  readonly #actors = new Map<string, { actor: KeyActor; holders: number }>()
+  readonly #actors = new Map<string, { actor: AccountActor; holders: number }>()
   /** Accounts whose actor admitted something since `takeConsumed()` last ran (for the fleet). */
-  #consumers = new Map<KeyActor, string>()
+  #consumers = new Map<AccountActor, string>()
   /** What other instances admitted for accounts with no actor here yet, kept for a second. */
   readonly #elsewhere = new Map<string, { consumed: Consumption; at: number }>()
   /** The part of each limit this instance applies (1 but when cut off from its fleet). */
@@ -93,7 +93,7 @@ export class KeyDirectory {
       return new GatewayError('INVALID_KEY')
     }
     if (!sameHash(ctx.record.keyHash, hash)) return new GatewayError('INVALID_KEY')
-    return this.validity(ctx) ?? ctx
+    return this.refusalNow(ctx) ?? ctx
   }
 
   /**
@@ -101,7 +101,7 @@ export class KeyDirectory {
    * 403), or undefined while it may. Checked at every request, and for open WebSocket connections
    * at every message.
    */
-  validity(ctx: KeyContext): GatewayError | undefined {
+  refusalNow(ctx: KeyContext): GatewayError | undefined {
     const now = this.#clock.now()
     if (ctx.record.revokedAt !== null && ctx.record.revokedAt <= now) {
       return new GatewayError('INVALID_KEY', 'Invalid API key: this key was revoked or regenerated; use the current key from the dashboard (My Subscription)')
@@ -171,6 +171,20 @@ export class KeyDirectory {
     }
   }
 
+  /**
+   * A reload's plan catalog: every key in memory takes its plan from it now, and every actor its
+   * limits (bucket levels kept, as at a plan change), so that a limit changed in the catalog holds
+   * from the next call without a restart.
+   */
+  setCatalog(catalog: PlanCatalog): void {
+    this.#catalog = catalog
+    const accountIds = new Set(this.#actors.keys())
+    this.#registry.forEach((ctx) => {
+      if (ctx) accountIds.add(ctx.account.accountId)
+    })
+    this.refresh({ keyHashes: [], accountIds: [...accountIds] })
+  }
+
   /** Passivate idle keys (their durable facts come back from LMDB, their buckets start full). */
   sweep(): void {
     this.#registry.sweep()
@@ -178,13 +192,8 @@ export class KeyDirectory {
 
   /** What each account's actor admitted since the last call, with its open connections now. */
   takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
-    const out: { accountId: string; consumed: Consumption; open: number }[] = []
-    const consumers = this.#consumers
+    const out = takeConsumedOf(this.#consumers)
     this.#consumers = new Map()
-    for (const [actor, accountId] of consumers) {
-      const consumed = actor.takeConsumed()
-      if (consumed !== undefined) out.push({ accountId, consumed, open: actor.wsOpen })
-    }
     const now = this.#clock.now()
     for (const [accountId, e] of this.#elsewhere) if (now - e.at > ELSEWHERE_KEPT_MS) this.#elsewhere.delete(accountId)
     return out
@@ -205,9 +214,12 @@ export class KeyDirectory {
     // the key had been idle across the fleet.
     const kept = this.#elsewhere.get(accountId)
     if (kept === undefined) return void this.#elsewhere.set(accountId, { consumed: { ...consumed }, at: this.#clock.now() })
-    for (const k of ['full', 'archive', 'messages', 'connects'] as const) kept.consumed[k] += consumed[k]
+    for (const k of ['full', 'archive', 'fullUnits', 'archiveUnits', 'messages', 'connects'] as const) kept.consumed[k] += consumed[k]
     kept.consumed.cooldownUntil = Math.max(kept.consumed.cooldownUntil, consumed.cooldownUntil)
     kept.consumed.penaltyUntil = Math.max(kept.consumed.penaltyUntil, consumed.penaltyUntil)
+    // The connections kept count from the newest of them (absent: from when they are applied).
+    if (kept.consumed.connectedAt !== undefined)
+      kept.consumed.connectedAt = consumed.connectedAt === undefined ? undefined : Math.max(kept.consumed.connectedAt, consumed.connectedAt)
   }
 
   /**
@@ -230,7 +242,12 @@ export class KeyDirectory {
 
   #limitsOf(plan: Plan | undefined): KeyState['limits'] {
     const limits = limitsOf(plan)
-    return { full: scaled(limits.full, this.#share), archive: scaled(limits.archive, this.#share) }
+    return {
+      full: scaled(limits.full, this.#share),
+      archive: scaled(limits.archive, this.#share),
+      fullUnits: scaled(limits.fullUnits ?? null, this.#share),
+      archiveUnits: scaled(limits.archiveUnits ?? null, this.#share),
+    }
   }
 
   #wsLimitsOf(plan: Plan | undefined): WsKeyLimits {
@@ -254,7 +271,7 @@ export class KeyDirectory {
   }
 
   /** The account's actor (made with full buckets when none of its keys is in memory). */
-  #acquire(record: KeyRecord, plan: Plan | undefined): KeyActor {
+  #acquire(record: KeyRecord, plan: Plan | undefined): AccountActor {
     let entry = this.#actors.get(record.accountId)
     if (entry === undefined) {
       const state: KeyState = initialKeyState(
@@ -262,7 +279,7 @@ export class KeyDirectory {
         this.#clock.now(),
       )
       const accountId = record.accountId
-      const actor = new KeyActor(state, this.#clock, (a) => this.#consumers.set(a, accountId))
+      const actor = new AccountActor(state, this.#clock, (a) => this.#consumers.set(a, accountId))
       entry = { actor, holders: 0 }
       this.#actors.set(accountId, entry)
       const elsewhere = this.#elsewhere.get(accountId)
@@ -306,8 +323,13 @@ export function wsLimitsOf(plan: Plan | undefined, ws: WsConfig | undefined): Ws
   return base
 }
 
-/** The HTTP limits a plan gives a key: rps per node kind, null unlimited, 0 none. */
-export function limitsOf(plan: Plan | undefined): KeyState['limits'] {
-  if (!plan) return { full: 0, archive: 0 }
-  return { full: plan.limits.fullRps, archive: plan.limits.archiveRps }
+/** The HTTP limits a plan gives a key: rps per node kind, null unlimited, 0 none; units per second per node kind, null none. */
+function limitsOf(plan: Plan | undefined): KeyState['limits'] {
+  if (!plan) return { full: 0, archive: 0, fullUnits: null, archiveUnits: null }
+  return {
+    full: plan.limits.fullRps,
+    archive: plan.limits.archiveRps,
+    fullUnits: plan.limits.fullUnitsPerSecond ?? null,
+    archiveUnits: plan.limits.archiveUnitsPerSecond ?? null,
+  }
 }

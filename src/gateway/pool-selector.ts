@@ -53,6 +53,20 @@ export class PoolSelector {
     }
   }
 
+  /**
+   * A reload dropped these shared nodes: the dedicated pools that borrowed one of them (shared
+   * nodes of the kinds they have none of) are made again on next use, as at refresh, so that none
+   * keeps a node that is closing. The others are left alone: remaking them would end the
+   * subscriptions of their hubs.
+   */
+  sharedDropped(dropped: readonly UpstreamNode[]): void {
+    if (dropped.length === 0 || this.#dedicated.size === 0) return
+    const gone = new Set(dropped)
+    const accounts = new Set<string>()
+    for (const [id, pool] of this.#dedicated) if (pool?.nodes().some((n) => gone.has(n))) accounts.add(id.slice(0, id.indexOf('|')))
+    if (accounts.size > 0) this.refresh([...accounts])
+  }
+
   async close(): Promise<void> {
     const nodes = [...this.#owned.values()].flat()
     this.#owned.clear()

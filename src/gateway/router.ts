@@ -1,4 +1,4 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { MethodSpec } from '../rpc/method-table.js'
 
 /** Which node kinds the key may use on the network, and which the network has healthy now. */

@@ -1,4 +1,4 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { UpstreamPool } from '../upstream/pool.js'
 import { Answer } from '../upstream/answer.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
@@ -16,6 +16,7 @@ import { groupForUpstream, planBatch, type Copy, type Refused, type Routed } fro
 import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
+import { HEAVY_RETRY_AFTER_S, type HeavyCalls } from './heavy-calls.js'
 
 /**
  * What to answer a message: an HTTP status, the body and headers. The body is one call's Answer
@@ -31,6 +32,12 @@ export interface RpcAnswer {
    * the node: malformed or unsupported messages, which the WebSocket penalty counts.
    */
   malformed?: number
+  /**
+   * Subscriptions the message's local calls created (eth_subscribe over WebSocket): the session
+   * lets their notifications through once this answer is sent, and not before (the client must
+   * know the id before a notification names it).
+   */
+  subscribed?: string[]
 }
 
 export interface DispatchContext {
@@ -69,8 +76,11 @@ export interface CallPolicy {
   readonly notesMalformed: boolean
 }
 
-/** Charges `full` and `archive` calls of a message to its key: how long to queue them, or the refusal. */
-export type CallCharge = (ctx: DispatchContext, full: number, archive: number) => Charged
+/**
+ * Charges `full` and `archive` calls of a message, and their compute units, to its key: how long
+ * to queue them, or the refusal.
+ */
+export type CallCharge = (ctx: DispatchContext, full: number, archive: number, fullUnits: number, archiveUnits: number) => Charged
 
 export type Charged = { readonly delayMs: number; readonly refusal?: undefined } | { readonly refusal: RpcAnswer; readonly delayMs?: undefined }
 
@@ -82,9 +92,11 @@ export interface LocalAnswer {
   malformed: boolean
   /** The gateway error the body carries, when it is one (a 5xx is logged with its cause). */
   failure?: GatewayError
+  /** The subscription id an eth_subscribe created (RpcAnswer.subscribed). */
+  subscribed?: string
 }
 
-/** Calls the gateway answers itself rather than a node. */
+/** Calls the gateway answers itself rather than a node: one per WebSocket session, not per message. */
 export interface LocalCalls {
   call(call: RpcCall, idJson: string, kind: NodeKind): Promise<LocalAnswer>
 }
@@ -103,11 +115,18 @@ export interface RpcDispatcherDeps {
   calls: UpstreamCaller
   /** Each 5xx error the gateway answers a call with, with its cause (FaultLog.answered). */
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
+  /** Tell the client how a single call was served (diagnostics.responseHeaders; see diagnosticHeaders). */
+  diagnosticHeaders?: boolean
+  /** Each key's heavy calls at once (absent: no bound). */
+  heavy?: HeavyCalls
 }
 
 const NODE_KINDS: readonly NodeKind[] = ['full', 'archive']
 
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
+
+/** A single call refused for its key's heavy calls at once (the only 429 a call's own answer carries). */
+const HEAVY_RETRY: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(HEAVY_RETRY_AFTER_S) })
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -118,6 +137,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  */
 export class RpcDispatcher {
   constructor(private readonly deps: RpcDispatcherDeps) {}
+
+  /** A reload's limits (maxBatch, batchConcurrency), for the requests that come from now on. */
+  setLimits(limits: LimitsConfig): void {
+    this.deps.limits = limits
+  }
 
   /**
    * The calls a parsed message costs the key's rate: each call of a batch it will handle, and one
@@ -154,15 +178,24 @@ export class RpcDispatcher {
       if (entry.idJson === undefined) return { status: 204, body: null, malformed }
       return { status: routed.status, body: routed.body, malformed }
     }
-    const charged = this.#charge(ctx, [routed])
+    // One call: its kind and cost as they are (no array of one per request).
+    const cost = routed.spec.cost
+    const charged = routed.kind === 'full' ? ctx.policy.charge(ctx, 1, 0, cost, 0) : ctx.policy.charge(ctx, 0, 1, 0, cost)
     if (charged.refusal) return charged.refusal
     if (charged.delayMs > 0) await sleep(charged.delayMs)
-    const out = await this.#forward(ctx, routed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.size)
+    const subscribed: string[] | undefined = routed.local ? [] : undefined
+    const out = await this.#forward(ctx, routed, subscribed)
+    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.size, cost)
     const malformed = out.malformed ? 1 : 0
-    if (entry.idJson === undefined) return { status: 204, body: null, malformed }
-    const headers = out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
-    return { status: out.status, body: out, headers, malformed }
+    // An eth_subscribe that made a subscription: the WebSocket session takes its id from here.
+    const made = subscribed !== undefined && subscribed.length > 0 ? subscribed : undefined
+    if (entry.idJson === undefined) return { status: 204, body: null, malformed, subscribed: made }
+    let headers = this.deps.diagnosticHeaders === true ? diagnosticHeaders(out) : out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
+    // No node could take the call now (none healthy, or all at capacity): a second is the usual wait.
+    if (out.status === 503) headers = { ...headers, 'Retry-After': '1' }
+    // Its key's heavy calls at once were all running (HEAVY_CALLS_BUSY).
+    else if (out.status === 429) headers = { ...headers, ...HEAVY_RETRY }
+    return { status: out.status, body: out, headers, malformed, subscribed: made }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -177,15 +210,17 @@ export class RpcDispatcher {
     const routeContext = this.#routeContext(ctx)
     const { parts, routed, copies, malformed: refusedMalformed } = planBatch(entries, (call, i) => this.#route(ctx, call, routeContext, i))
     let malformed = refusedMalformed
+    let subscribed: string[] | undefined
     if (routed.length > 0) {
       const charged = this.#charge(ctx, routed, copies)
       if (charged.refusal) return charged.refusal
       if (charged.delayMs > 0) await sleep(charged.delayMs)
-      const served = { full: { n: 0, errors: 0, bytes: 0 }, archive: { n: 0, errors: 0, bytes: 0 } }
+      const served = { full: { n: 0, errors: 0, bytes: 0, units: 0 }, archive: { n: 0, errors: 0, bytes: 0, units: 0 } }
       const outcomes = copies.length > 0 ? new Array<Answer | undefined>(entries.length) : undefined
       const record = (r: Routed, out: Answer): void => {
         const s = served[out.kind]
         s.n++
+        s.units += r.spec.cost
         if (out.isError) s.errors++
         if (out.malformed) malformed++
         s.bytes += out.size
@@ -236,7 +271,7 @@ export class RpcDispatcher {
       const worker = async (): Promise<void> => {
         while (next < alone.length) {
           const r = alone[next++]
-          record(r, await this.#forward(ctx, r))
+          record(r, await this.#forward(ctx, r, r.local ? (subscribed ??= []) : undefined))
         }
       }
       const workers: Promise<void>[] = []
@@ -247,6 +282,7 @@ export class RpcDispatcher {
         const body = out.withId(c.idJson ?? 'null').text
         const s = served[out.kind]
         s.n++
+        s.units += c.of.spec.cost
         if (out.isError) s.errors++
         if (out.malformed) malformed++
         s.bytes += body.length
@@ -257,14 +293,14 @@ export class RpcDispatcher {
         const s = served[kind]
         if (s.n === 0) continue
         // Request bytes are counted once, with the first node kind the batch used.
-        this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, s.n, s.errors, first ? ctx.bytesIn : 0, s.bytes)
+        this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, s.n, s.errors, first ? ctx.bytesIn : 0, s.bytes, s.units)
         first = false
       }
     }
     const answered = parts.filter((p): p is string => p !== undefined)
     // A batch of notifications only is answered with nothing (JSON-RPC 2.0, section 6).
-    if (answered.length === 0) return { status: 204, body: null, malformed }
-    return { status: 200, body: `[${answered.join(',')}]`, malformed }
+    if (answered.length === 0) return { status: 204, body: null, malformed, subscribed }
+    return { status: 200, body: `[${answered.join(',')}]`, malformed, subscribed }
   }
 
   /**
@@ -273,7 +309,7 @@ export class RpcDispatcher {
    * upstream batch. Per call: the answer, undefined (send it alone), or the failure that answered it.
    */
   #sendGroup(ctx: DispatchContext, kind: NodeKind, group: readonly Routed[]): Promise<Array<Answer | Error | undefined>> {
-    return this.deps.calls.batch(ctx.network, ctx.pool, kind, group)
+    return this.deps.calls.batch(ctx.network, ctx.pool, kind, group, ctx.key.account)
   }
 
   /** What routing needs to know of the key, the network's nodes and its head, now. */
@@ -308,25 +344,40 @@ export class RpcDispatcher {
     }
   }
 
-  /** Charge the calls to the key's rate as the transport says (CallPolicy.charge): each copy counts. */
-  #charge(ctx: DispatchContext, routed: readonly Routed[], copies: readonly Copy[] = []): Charged {
+  /** Charge the calls and their units to the key's rate as the transport says (CallPolicy.charge): each copy counts. */
+  #charge(ctx: DispatchContext, routed: readonly Routed[], copies: readonly Copy[]): Charged {
     let full = 0
     let archive = 0
+    let fullUnits = 0
+    let archiveUnits = 0
     for (const r of routed) {
-      if (r.kind === 'full') full++
-      else archive++
+      if (r.kind === 'full') {
+        full++
+        fullUnits += r.spec.cost
+      } else {
+        archive++
+        archiveUnits += r.spec.cost
+      }
     }
     for (const c of copies) {
-      if (c.of.kind === 'full') full++
-      else archive++
+      if (c.of.kind === 'full') {
+        full++
+        fullUnits += c.of.spec.cost
+      } else {
+        archive++
+        archiveUnits += c.of.spec.cost
+      }
     }
-    return ctx.policy.charge(ctx, full, archive)
+    return ctx.policy.charge(ctx, full, archive, fullUnits, archiveUnits)
   }
 
-  /** Send one call upstream; gateway failures become this call's JSON-RPC error. */
-  async #forward(ctx: DispatchContext, r: Routed): Promise<Answer> {
+  /**
+   * Send one call upstream; gateway failures become this call's JSON-RPC error. A local call is
+   * answered by the transport (ctx.local); a subscription it creates goes into `subscribed`.
+   */
+  async #forward(ctx: DispatchContext, r: Routed, subscribed?: string[]): Promise<Answer> {
     const idJson = r.call.idJson ?? 'null'
-    if (r.local) return this.#local(ctx, r, idJson)
+    if (r.local) return this.#local(ctx, r, idJson, subscribed)
     let node: string | undefined
     if (r.spec.filter === 'use' || r.spec.filter === 'uninstall') {
       const params = r.call.params as unknown[] | undefined
@@ -367,14 +418,16 @@ export class RpcDispatcher {
    */
   #upstreamError(ctx: DispatchContext, err: unknown, method: string, calls?: number): GatewayError {
     const e = gatewayErrorFor(err, ctx.network)
-    this.deps.onServerError?.(e, { network: ctx.network, method, calls })
+    // A 429 (heavy calls at once) is the client's limit, not a fault of the gateway or a node.
+    if (e.http >= 500) this.deps.onServerError?.(e, { network: ctx.network, method, calls })
     return e
   }
 
-  async #local(ctx: DispatchContext, r: Routed, idJson: string): Promise<Answer> {
+  async #local(ctx: DispatchContext, r: Routed, idJson: string, subscribed: string[] | undefined): Promise<Answer> {
     try {
       if (ctx.local === undefined) throw new Error(`no local handler for ${r.call.method}`)
       const out = await ctx.local.call(r.call, idJson, r.kind)
+      if (out.subscribed !== undefined) subscribed?.push(out.subscribed)
       if (out.failure !== undefined && out.failure.http >= 500) this.deps.onServerError?.(out.failure, { network: ctx.network, method: r.call.method })
       const answer = Answer.ofText(out.body, out.isError, 'gateway', r.kind)
       answer.malformed = out.malformed
@@ -389,8 +442,33 @@ export class RpcDispatcher {
   #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<Answer> {
     const { method, params } = r.call
     const minBlock = r.spec.block === undefined ? undefined : newestBlockOf(r.spec, params)
-    return this.deps.calls.call({ network: ctx.network, pool: ctx.pool, kind, method, params, idJson, node, minBlock })
+    const heavy = r.spec.heavy === true ? this.deps.heavy?.slotFor(ctx.key) : undefined
+    return this.deps.calls.call({
+      network: ctx.network,
+      pool: ctx.pool,
+      kind,
+      method,
+      params,
+      idJson,
+      node,
+      minBlock,
+      heavy,
+      account: ctx.key.account,
+    })
   }
+}
+
+/**
+ * How a call was served, as response headers (diagnostics.responseHeaders, off by default: node
+ * names are the operator's): the node that answered (`cache`, `gateway`), the nodes asked, the
+ * consensus reached, and the cache's hit or miss as always.
+ */
+function diagnosticHeaders(out: Answer): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Tollgate-Node': out.node }
+  if (out.node !== 'cache' && out.node !== 'gateway') headers['X-Tollgate-Attempts'] = String(out.attempts)
+  if (out.cache !== undefined) headers['X-Tollgate-Cache'] = out.cache
+  if (out.consensus !== undefined) headers['X-Tollgate-Consensus'] = out.consensus
+  return headers
 }
 
 /** A gateway error as a call's answer. */

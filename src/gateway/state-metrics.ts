@@ -2,15 +2,31 @@ import type { Registry } from 'prom-client'
 import { scrapedValue } from '../metrics/scraped.js'
 
 /**
- * The /metrics gauges of the gateway's state beside the call path: events waiting for the event
- * log, how far the projections are, and the key actors in memory. Read when scraped.
+ * The /metrics gauges of the gateway's state beside the call path: whether the event log is
+ * reachable, events waiting for it, how far the projections are, and the key actors in memory;
+ * and the compute units served.
+ * Read when scraped.
  */
 export function registerStateMetrics(
   registry: Registry,
-  parts: { outbox: { pending(): number }; store: { checkpoint(): number }; keys: { readonly size: number } },
+  parts: {
+    log: { readonly connected: boolean }
+    outbox: { pending(): number }
+    store: { checkpoint(): number }
+    keys: { readonly size: number }
+    usage?: { readonly unitsServed: number }
+  },
 ): void {
   const gauge = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'gauge', name, help, value)
+  // The one sign of a NATS outage that does not wait for the outbox to fill: calls are still
+  // served meanwhile, so nothing else on /metrics changes at once.
+  gauge('tollgate_event_log_connected', '1 while the event log takes appends (NATS connected; the embedded log: always), 0 while not', () =>
+    parts.log.connected ? 1 : 0,
+  )
   gauge('tollgate_outbox_pending_events', 'Events waiting in the durable outbox for the event log', () => parts.outbox.pending())
   gauge('tollgate_projection_checkpoint', 'Last event log position applied to the LMDB projections', () => parts.store.checkpoint())
   gauge('tollgate_active_keys', 'Key actors in memory', () => parts.keys.size)
+  const usage = parts.usage
+  if (usage !== undefined)
+    scrapedValue(registry, 'counter', 'tollgate_units_served_total', 'Compute units of the calls served since start (docs/costs.md)', () => usage.unitsServed)
 }

@@ -1,14 +1,16 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { Answer } from '../upstream/answer.js'
 import type { UpstreamPool, PoolCallOptions } from '../upstream/pool.js'
+import type { CallFor } from '../upstream/node-capacity.js'
 import { spliceId } from '../upstream/json-rpc-wire.js'
 import { METHODS } from '../rpc/method-table.js'
 import { cacheRuleFor, isFinal, mayBeFinal, type CacheRule } from '../cache/cache-rules.js'
 import type { ImmutableCache } from '../cache/immutable-cache.js'
-import { GetLogs } from '../heavy/get-logs.js'
-import type { GetLogsLimits } from '../heavy/logs-range.js'
+import { GetLogs } from '../get-logs/get-logs.js'
+import type { GetLogsLimits } from '../get-logs/logs-range.js'
 import { TransactionSender } from '../upstream/send-transaction.js'
 import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
+import type { HeavySlot } from './heavy-calls.js'
 import { paramsJson } from '../rpc/params-json.js'
 
 /** One call routed to a node kind, on its way upstream. */
@@ -24,6 +26,13 @@ export interface UpstreamCall {
   readonly node?: string
   /** The newest block the call names, when it names one: it goes to a node whose head reaches it. */
   readonly minBlock?: number
+  /** The account it is for: its turn on nodes with a capacity (PoolCallOptions.account). */
+  readonly account?: CallFor
+  /**
+   * A heavy call's place among its key's heavy calls at once (src/gateway/heavy-calls.ts): taken
+   * only when the call goes to a node, not when the cache answers it or it joins one in flight.
+   */
+  readonly heavy?: HeavySlot
 }
 
 /** A call of a client batch for UpstreamCaller.batch, with its params already written as JSON. */
@@ -71,8 +80,13 @@ export class UpstreamCaller {
   readonly logs: GetLogs
   readonly transactions = new TransactionSender()
 
-  constructor(private readonly opts: UpstreamCallerOptions) {
+  constructor(private opts: UpstreamCallerOptions) {
     this.logs = new GetLogs(opts.heavy.getLogs)
+  }
+
+  /** A reload's time-out of ordinary calls and hedging, for the calls that start from now on. */
+  retune(timeoutMs: number, hedge: UpstreamCallerOptions['hedge']): void {
+    this.opts = { ...this.opts, timeoutMs, hedge }
   }
 
   /**
@@ -96,11 +110,17 @@ export class UpstreamCaller {
    * @returns per call: the node's answer with the call's id, undefined (the node's answer did not
    *   cover it: send it alone), or the failure that answered it
    */
-  async batch(network: string, pool: UpstreamPool, kind: NodeKind, calls: ReadonlyArray<BatchedCall>): Promise<Array<Answer | Error | undefined>> {
+  async batch(
+    network: string,
+    pool: UpstreamPool,
+    kind: NodeKind,
+    calls: ReadonlyArray<BatchedCall>,
+    account?: CallFor,
+  ): Promise<Array<Answer | Error | undefined>> {
     // Many distinct calls: an in-flight key each (a string of the params, hashed, looked up, set
     // and deleted) cost a batch of 50 distinct eth_getBalance a fifth of its throughput (bench
     // batch-distinct), for calls that rarely meet their twin in flight. As they are.
-    if (calls.length > SHARED_BATCH_MAX) return sendAsOneBatch(pool, kind, calls, this.opts.timeoutMs)
+    if (calls.length > SHARED_BATCH_MAX) return sendAsOneBatch(pool, kind, calls, this.opts.timeoutMs, account)
     const out = new Array<Answer | Error | undefined>(calls.length)
     const joined: Array<{ index: number; answer: Promise<Answer> }> = []
     const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
@@ -111,7 +131,7 @@ export class UpstreamCaller {
       const idJson = call.idJson ?? 'null'
       const key = inflightKeyOf(network, kind, call.method, pj)
       if (this.inflight.has(key)) {
-        const c: UpstreamCall = { network, pool, kind, method: call.method, params: call.params, idJson }
+        const c: UpstreamCall = { network, pool, kind, method: call.method, params: call.params, idJson, account }
         joined.push({ index: i, answer: this.inflight.run(key, idJson, () => this.#send(c)) })
         continue
       }
@@ -121,10 +141,10 @@ export class UpstreamCaller {
     }
     if (sent.length === 1) {
       // One call is sent as one (no batch around it), shared in flight as any single call.
-      const c: UpstreamCall = { network, pool, kind, method: sent[0].method, params: sent[0].params, idJson: sent[0].clientIdJson }
+      const c: UpstreamCall = { network, pool, kind, method: sent[0].method, params: sent[0].params, idJson: sent[0].clientIdJson, account }
       joined.push({ index: sentIndex[0], answer: this.#shared(c, () => this.#send(c)) })
     } else if (sent.length > 1) {
-      const answers = pool.callBatch(kind, sent, { timeoutMs: this.opts.timeoutMs })
+      const answers = pool.callBatch(kind, sent, { timeoutMs: this.opts.timeoutMs, account })
       this.inflight.shareBatch(sentKeys, answers)
       try {
         const replies = await answers
@@ -148,17 +168,25 @@ export class UpstreamCaller {
   call(c: UpstreamCall): Promise<Answer> {
     const spec = METHODS[c.method]
     if (spec === undefined)
-      return c.pool.call(c.kind, c.method, c.params, c.idJson, { timeoutMs: this.#timeoutOf(c.method), deadlineMs: this.#timeoutOf(c.method) }) // not in the method table: as it is (MethodSpec.unlisted)
+      return c.pool.call(c.kind, c.method, c.params, c.idJson, {
+        timeoutMs: this.#timeoutOf(c.method),
+        deadlineMs: this.#timeoutOf(c.method),
+        account: c.account,
+      }) // not in the method table: as it is (MethodSpec.unlisted)
     // Pinned or stateful (filters): exactly what the client asked, to exactly that node.
     if (c.node !== undefined || spec?.filter !== undefined) return this.#send(c)
     if (spec?.path === 'send') {
       return this.#shared(c, () => this.transactions.send(c.pool, c.kind, c.params, c.idJson, this.#timeoutOf(c.method)))
     }
     if (spec?.path === 'logs') {
-      return this.logs.call(c.params, c.idJson, c.kind, {
-        fetch: (params, idJson) => this.#cached({ ...c, params, idJson }),
-        resolveTag: (tag) => this.#resolveTag(c, tag),
-      })
+      // One slot for the whole call, however many parts it is split in: its parts and tag lookups take none.
+      const plain: UpstreamCall = c.heavy === undefined ? c : { ...c, heavy: undefined }
+      const logs = () =>
+        this.logs.call(c.params, c.idJson, c.kind, {
+          fetch: (params, idJson) => this.#cached({ ...plain, params, idJson }),
+          resolveTag: (tag) => this.#resolveTag(plain, tag),
+        })
+      return c.heavy === undefined ? logs() : c.heavy.run(logs)
     }
     return this.#cached(c)
   }
@@ -219,16 +247,24 @@ export class UpstreamCaller {
   }
 
   #shared(c: UpstreamCall, send: () => Promise<Answer>): Promise<Answer> {
-    return this.inflight.run(inflightKey(c.network, c.kind, c.method, c.params), c.idJson, send)
+    const key = inflightKey(c.network, c.kind, c.method, c.params)
+    // A heavy call joining an identical one in flight costs the node nothing: only one that goes
+    // to the node takes a slot of its key's heavy calls at once (and may wait for it, or be refused).
+    if (c.heavy !== undefined && !this.inflight.has(key)) return c.heavy.run(() => this.inflight.run(key, c.idJson, send))
+    return this.inflight.run(key, c.idJson, send)
   }
 
   #send(c: UpstreamCall): Promise<Answer> {
     const spec = METHODS[c.method]
     const timeoutMs = this.#timeoutOf(c.method)
-    const opts: PoolCallOptions = { timeoutMs, node: c.node, minBlock: c.minBlock }
+    const opts: PoolCallOptions = { timeoutMs, node: c.node, minBlock: c.minBlock, account: c.account }
     // A heavy call that timed out on one node would most likely time out on the next: its
     // time-out is its whole budget (a fast failure, a refused connection, still fails over).
-    if (spec?.heavy === true) opts.deadlineMs = timeoutMs
+    if (spec?.heavy === true) {
+      opts.deadlineMs = timeoutMs
+      // Looked up once here: the pool scores, and the node times, heavy calls apart.
+      opts.heavy = true
+    }
     // Only reads are hedged or probe a node: a filter made twice, a transaction sent twice, are not the same call.
     else if (c.node === undefined && spec?.filter === undefined && spec?.path !== 'send') {
       opts.read = true
@@ -269,17 +305,18 @@ export class UpstreamCaller {
  * Calls of a client batch to one node as ONE upstream batch, nothing shared in flight: per call
  * the answer, undefined (the node's answer did not cover it), or the failure of the whole batch.
  */
-export async function sendAsOneBatch(
+async function sendAsOneBatch(
   pool: UpstreamPool,
   kind: NodeKind,
   calls: ReadonlyArray<BatchedCall>,
   timeoutMs: number,
+  account?: CallFor,
 ): Promise<Array<Answer | Error | undefined>> {
   try {
     return await pool.callBatch(
       kind,
       calls.map((c) => ({ method: c.call.method, params: c.call.params, paramsJson: c.paramsJson, clientIdJson: c.call.idJson ?? 'null' })),
-      { timeoutMs },
+      { timeoutMs, account },
     )
   } catch (err) {
     const e = asError(err)

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/registry.js'
-import { NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from '../upstream/errors.js'
+import { NodeBusy, NodesDisagree, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from '../upstream/errors.js'
+import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 
 /**
  * The gateway error a client gets when the upstream could not serve its call: the registry code
@@ -16,6 +17,22 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
       { cause: err },
     )
   }
+  if (err instanceof NodeBusy) {
+    return new GatewayError(
+      'NODES_BUSY',
+      `The nodes for this call are at capacity: it waited ${err.waitedMs} ms for a free slot and got none; retry after the time in Retry-After, with backoff`,
+      { cause: err },
+    )
+  }
+  if (err instanceof NodesDisagree) {
+    return new GatewayError(
+      'NODES_DISAGREE',
+      `The nodes disagree on this answer: ${err.what}; retry (a node may be catching up), and report it if it persists`,
+      {
+        cause: err,
+      },
+    )
+  }
   if (err instanceof UpstreamTimeout) {
     return new GatewayError(
       'UPSTREAM_TIMEOUT',
@@ -28,6 +45,14 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
       'UPSTREAM_ANSWER_TOO_LARGE',
       `The node sent ${err.what} bytes that this gateway passes on (limits.maxUpstreamBytes); ask for less: a narrower block range, fewer calls in a batch`,
       { cause: err },
+    )
+  }
+  if (err instanceof HeavyCallsBusy) {
+    return new GatewayError(
+      'HEAVY_CALLS_BUSY',
+      `Too many heavy calls at once: this key may have ${err.max} heavy calls (traces, debug_trace*, eth_getLogs, eth_getBlockReceipts…) running at once, ` +
+        `and none finished within ${err.waitedMs} ms; retry after ${HEAVY_RETRY_AFTER_S} s, or send them one after another`,
+      { cause: err, headers: { 'Retry-After': String(HEAVY_RETRY_AFTER_S) } },
     )
   }
   if (err instanceof UpstreamTransportError) {

@@ -9,7 +9,7 @@ import { CRC32_START, crc32, crc32End, crc32Step } from './crc32.js'
  * Like GitHub's tokens: the prefix lets secret scanners recognise a leaked key, and the
  * checksum lets the gateway refuse a mistyped or truncated key without a lookup.
  */
-export const API_KEY_PREFIX = 'tg_'
+const API_KEY_PREFIX = 'tg_'
 const RANDOM_LENGTH = 32
 const CHECKSUM_LENGTH = 6
 export const API_KEY_LENGTH = API_KEY_PREFIX.length + RANDOM_LENGTH + CHECKSUM_LENGTH

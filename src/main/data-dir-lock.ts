@@ -1,6 +1,6 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { takeLock, type HeldLock, type LockHolder } from './process-lock.js'
+import { lockHolder, takeLock, type HeldLock, type LockHolder } from './process-lock.js'
 
 /** The data folder is held by another live process (a gateway, a supervisor, a replay). */
 export class DataDirInUseError extends Error {
@@ -36,6 +36,20 @@ export async function lockDataDir(dataDir: string, user: DataDirUser, role: stri
       : `the data folder ${dir} ("dataDir" in the config) is in use by ${who}: a data folder belongs to one gateway (or one replay) at a time, its projections and outbox are one process's. ` +
           'Stop the other process or wait for it to end, or give this gateway a dataDir of its own; to run several gateway processes on one port and one folder, use "workers" in the config',
   )
+}
+
+/**
+ * The process that holds `dataDir` now (a gateway, the supervisor of its workers, a replay), or
+ * undefined when none does: how `tollgate reload` finds the gateway of a config.
+ */
+export async function dataDirHolder(dataDir: string): Promise<LockHolder | undefined> {
+  let id: { dev: number; ino: number }
+  try {
+    id = statSync(resolve(dataDir))
+  } catch {
+    return undefined
+  }
+  return lockHolder(`tollgate:data:${id.dev}:${id.ino}`)
 }
 
 function describe(holder: LockHolder | undefined): string {

@@ -44,6 +44,15 @@ export async function takeLock(name: string, role: string): Promise<{ held: Held
   return { held: { release: () => close(server) } }
 }
 
+/**
+ * Who holds the lock `name` now, without taking it: undefined when nobody does (or on a system
+ * without abstract sockets, where locks are not kept).
+ */
+export function lockHolder(name: string): Promise<LockHolder | undefined> {
+  if (process.platform !== 'linux') return Promise.resolve(undefined)
+  return askHolder(`\0${name}`)
+}
+
 /** The holder's answer, or undefined when it does not give one in time (a process stopped with SIGSTOP). */
 function askHolder(path: string): Promise<LockHolder | undefined> {
   return new Promise((resolve) => {

@@ -20,7 +20,10 @@ import { NetworkLabels } from '../metrics/labels.js'
 import { UpstreamDurations } from '../metrics/upstream-durations.js'
 import { KeyDirectory } from '../gateway/key-directory.js'
 import { RpcDispatcher, type UsageSink } from '../gateway/rpc-dispatcher.js'
-import { chargePerCall } from '../gateway/call-charge.js'
+import { chargePerCall, chargeUnitsOnly } from '../gateway/call-charge.js'
+import { dashboardPages } from '../dashboard/api-routes.js'
+import { HeavyCalls } from '../gateway/heavy-calls.js'
+import { MethodRules } from '../rpc/method-policy.js'
 import { HttpServer } from '../front/http-server.js'
 import type { Exchanges } from '../front/exchanges.js'
 import { HttpCounters } from '../front/http-counters.js'
@@ -49,6 +52,9 @@ import { Fleet } from '../fleet/fleet.js'
 import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { VERSION } from '../fleet/package-version.js'
+import { catalogChanges, changedPaths, restartNeeded, type ReloadOutcome } from './reload.js'
+import type { PlanCatalog } from '../plans/catalog.js'
+import type { UpstreamsOptions } from '../upstream/upstreams.js'
 
 export interface RunningGateway {
   /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
@@ -67,6 +73,13 @@ export interface RunningGateway {
   readonly upstreams: Upstreams
   /** Cache, in-flight sharing, getLogs splitting (counters, for tests and tools). */
   readonly calls: UpstreamCaller
+  /**
+   * Apply a new config to the running gateway (SIGHUP, `tollgate reload`): the nodes, the plan
+   * catalog, the limits, health and hedging change for the calls that come from now on; nothing
+   * is closed under a client. Refused whole when a field that needs a restart changed, or the
+   * plan catalog cannot be read; the running config then stays. See src/main/reload.ts.
+   */
+  reload(next: Config): ReloadOutcome
   /** The immutable-answer cache, when enabled. */
   readonly cache?: ImmutableCache
   readonly finality?: FinalityTracker
@@ -128,7 +141,9 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   // A worker's own folder for what one process writes (projections, outbox); the rest is shared.
   const ownDir = opts.worker === undefined ? config.dataDir : join(config.dataDir, 'workers', String(opts.worker.index))
   mkdirSync(ownDir, { recursive: true })
-  const catalog = loadPlanCatalog(config.plans.catalog)
+  let catalog = loadPlanCatalog(config.plans.catalog)
+  /** The config in force: the start's, then each reload's (read by the parts that poll, never per call). */
+  let live = config
   /** When the drain began plus shutdownMs: what is left of it goes to flushing the outbox. */
   let deadline = Number.POSITIVE_INFINITY
 
@@ -136,7 +151,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   // NATS is logged once, whichever of them meets it, then its state every 30 s.
   const store = closers.add('state store', StateStore.open(join(ownDir, 'state')), (s) => s.close())
   const parts: EventLogParts = {}
-  const outage = closers.add('outage log', eventLogOutage(logger, parts), (o) => o.close())
+  const outage = closers.add('outage log', eventLogOutage(logger, parts, config.events.outageLogEveryMs), (o) => o.close())
   const log = closers.add('event log', await openEventLog(config.events, config.dataDir, { whileNatsIsDown: (err) => outage.report(err) }), (l) => l.close())
   parts.log = log
   const outbox = closers.add(
@@ -170,7 +185,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     logger.warn({ ip, until: new Date(until).toISOString(), rejections }, 'client IP throttled')
     outbox.publish([
       makeEvent(
-        { type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: config.limits.ipThrottle.windowMs, instance },
+        { type: 'IpThrottled', ip, until, reason: 'rate-limit-rejections', rejections, windowMs: live.limits.ipThrottle.windowMs, instance },
         clock.now(),
       ),
     ])
@@ -191,25 +206,30 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const faults = new FaultLog(logger, { clock })
   const registry = gatewayRegistry()
   const durations = new UpstreamDurations(registry)
-  const upstreams = closers.add(
-    'upstreams',
-    Upstreams.fromConfig(config.networks, {
-      maxAnswerBytes: config.limits.maxUpstreamBytes,
-      onNodeFailure: faults.nodeFailed,
-      durations: (network, node, kind) => durations.forNode(network, node, kind),
-      health: {
-        failureThreshold: config.health.failureThreshold,
-        cooldownMs: config.health.cooldownMs,
-        maxErrorRate: config.health.maxErrorRate,
-        maxLagBlocks: config.health.maxLagBlocks,
-      },
-      methodSetAsideMs: config.health.methodSetAsideMs,
-    }),
-    (u) => u.close(),
-  )
+  /** What the nodes are built with, from a config (at start and at each reload). */
+  const upstreamsOptions = (c: Config): UpstreamsOptions => ({
+    maxAnswerBytes: c.limits.maxUpstreamBytes,
+    onNodeFailure: faults.nodeFailed,
+    durations: (network, node, kind) => durations.forNode(network, node, kind),
+    health: {
+      failureThreshold: c.health.failureThreshold,
+      cooldownMs: c.health.cooldownMs,
+      maxErrorRate: c.health.maxErrorRate,
+      maxLagBlocks: c.health.maxLagBlocks,
+    },
+    methodSetAsideMs: c.health.methodSetAsideMs,
+    capacityWaitMs: c.limits.capacityWaitMs,
+    instances: () => Math.max(1, fleet?.fleet()?.members().length ?? 1),
+  })
+  const upstreams = closers.add('upstreams', Upstreams.fromConfig(config.networks, upstreamsOptions(config)), (u) => u.close())
   const subscriptions = closers.add(
     'subscriptions',
-    Subscriptions.fromUpstreams(upstreams, { timeoutMs: config.limits.upstreamTimeoutMs, onWarning: (msg, detail) => logger.warn(detail ?? {}, msg) }),
+    Subscriptions.fromUpstreams(upstreams, {
+      timeoutMs: config.limits.upstreamTimeoutMs,
+      maxLogsFiltersPerKey: config.ws.maxLogsFiltersPerKey,
+      maxLogsFiltersPerNetwork: config.ws.maxLogsFiltersPerNetwork,
+      onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
+    }),
     (s) => s.close(),
   )
   const pools = closers.add(
@@ -228,7 +248,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       onBest: (network, best) => heads.observe(network, best),
       onChange: (network, node, behind, lag) =>
         logger.warn(
-          { network, node, lag, maxLagBlocks: config.health.maxLagBlocks },
+          { network, node, lag, maxLagBlocks: live.health.maxLagBlocks },
           behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in',
         ),
       onChain: (network, node, wrong, chainId, expectedChainId) =>
@@ -251,7 +271,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
         new FinalityTracker(upstreams, {
           intervalMs: config.cache.finalityPollMs,
           timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-          depthFor: (network) => config.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
+          depthFor: (network) => live.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
           headOf: (network) => heads.head(network),
           onReorg: async (network, block) => {
             logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
@@ -307,10 +327,16 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     cache,
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
-  calls.transactions.broadcastOn(Object.keys(config.networks).filter((slug) => config.networks[slug].broadcastTransactions === true))
+  const broadcastOn = (c: Config) => calls.transactions.broadcastOn(Object.keys(c.networks).filter((slug) => c.networks[slug].broadcastTransactions === true))
+  broadcastOn(config)
   const admission = new Admission({ upstreams, ips, keys, pools })
+  // Which methods are served, each with its cost (the method table's, or config.methodCosts).
+  const methodRules = new MethodRules(config.methodCosts)
   const meter = opts.meterUsage === false ? NO_USAGE : usage
+  // Each key's heavy calls at the nodes at once (heavy.atOnce, or its plan's heavyCallsAtOnce).
+  const heavyCalls = new HeavyCalls({ atOnce: config.heavy.atOnce, waitMs: config.heavy.atOnceWaitMs })
   const dispatcher = new RpcDispatcher({
+    heavy: heavyCalls,
     usage: meter,
     limits: config.limits,
     heads,
@@ -318,17 +344,22 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     windowBlocks: config.routing.fullNodeWindowBlocks,
     calls,
     onServerError: faults.answered,
+    diagnosticHeaders: config.diagnostics.responseHeaders,
   })
 
   // Metrics. Label values only from the config: an unknown slug in a request counts as `other`.
   const networkLabels = new NetworkLabels(Object.keys(config.networks))
-  registerStateMetrics(registry, { outbox, store, keys })
+  registerStateMetrics(registry, { log, outbox, store, keys, usage })
   if (fleet) registerFleetMetrics(registry, fleet)
-  registerCallPathMetrics(registry, { upstreams, calls, cache, finality })
+  registerCallPathMetrics(registry, { upstreams, calls, cache, finality, heavy: heavyCalls })
 
   // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
+  // Read per call as a field; a reload replaces its queueMs.
+  const charging = { usage: meter, queueMs: config.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
   const wsServer = new WsServer({
     admission,
+    methodRules,
+    chargeUnits: chargeUnitsOnly(charging),
     ips,
     trustProxy: config.trustProxy,
     subscriptions,
@@ -343,7 +374,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   const secret = opts.secret ?? process.env.TOLLGATE_SECRET
   let baseUrl = ''
-  const dashboard =
+  const dashboard: DashboardService | undefined =
     secret === undefined || secret === ''
       ? undefined
       : new DashboardService({
@@ -364,15 +395,20 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     keys,
     trustProxy: config.trustProxy,
     dispatcher,
-    chargeCalls: chargePerCall({ usage: meter, queueMs: config.limits.queueMs, onRejected: (ip, n) => ips.rejected(ip, n) }),
+    methodRules,
+    chargeCalls: chargePerCall(charging),
     counters: new HttpCounters(registry, networkLabels),
     maxBodyBytes: config.limits.maxBodyBytes,
     bodyTimeoutMs: config.limits.bodyTimeoutMs,
     // Ready when the projections caught up, or the log cannot be reached: an outage of NATS must
     // not take every instance out of its load balancer at once; they serve from the last state.
     ready: () => projector.caughtUp() || !log.connected,
-    dashboard: { service: () => dashboard, staticDir: opts.dashboardDir ?? dashboardDir() },
     onError: (err) => logger.error({ err }, 'unexpected error on the request path'),
+    pages: dashboardPages(
+      () => dashboard,
+      opts.dashboardDir ?? dashboardDir(),
+      (err) => logger.error({ err }, 'unexpected error on the request path'),
+    ),
     routes: (app, exchanges) => wsServer.register(app, exchanges),
   })
   closers.defer('front end', () => server.close())
@@ -418,7 +454,57 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       await closeAll()
     }
   }
+  /**
+   * A reload, in the order that never leaves a call without a node: the new nodes are made and
+   * the pools given them, the subscriptions move off the dropped nodes, then the dropped nodes are
+   * closed once their calls end; then the plans and limits for the next calls.
+   */
+  const reload = (next: Config): ReloadOutcome => {
+    if (closing !== undefined) return { applied: false, error: new Error('the gateway is draining: a reload would change nothing that lasts') }
+    const restart = restartNeeded(live, next)
+    if (restart.length > 0) return { applied: false, restart }
+    let nextCatalog: PlanCatalog
+    try {
+      nextCatalog = loadPlanCatalog(next.plans.catalog)
+    } catch (err) {
+      return { applied: false, error: err as Error }
+    }
+    const nodes = upstreams.reconfigure(next.networks, upstreamsOptions(next))
+    subscriptions.reconfigure(upstreams)
+    subscriptions.retune(next.limits.upstreamTimeoutMs)
+    pools.sharedDropped(nodes.dropped)
+    nodeHeads.reconfigure(nodes.built, nodes.dropped, next.health.pollMs, Math.min(next.limits.upstreamTimeoutMs, 5_000))
+    upstreams.retire(nodes.dropped)
+    for (const network of nodes.networksRemoved) heads.forget(network)
+    networkLabels.add(Object.keys(next.networks))
+    broadcastOn(next)
+    calls.retune(next.limits.upstreamTimeoutMs, next.hedge)
+    dispatcher.setLimits(next.limits)
+    charging.queueMs = next.limits.queueMs
+    ips.limits = next.limits.ipThrottle
+    const plans = catalogChanges(catalog, nextCatalog)
+    keys.setCatalog(nextCatalog)
+    dashboard?.reconfigure(next, nextCatalog)
+    const changes: Record<string, unknown> = {}
+    if (nodes.networksAdded.length > 0) changes.networksAdded = nodes.networksAdded
+    if (nodes.networksRemoved.length > 0) changes.networksRemoved = nodes.networksRemoved
+    if (nodes.nodes.length > 0) changes.nodes = nodes.nodes
+    if (plans.added.length + plans.removed.length + plans.changed.length > 0 || plans.catalog !== undefined) changes.plans = plans
+    for (const section of ['limits', 'health', 'hedge'] as const) {
+      const paths = changedPaths(live[section], next[section], section)
+      if (paths.length > 0) changes[section] = paths
+    }
+    // Other network settings (finalityDepth, broadcastTransactions) than the nodes and consensus.
+    const networkPaths = changedPaths(live.networks, next.networks, 'networks').filter((p) => !/^networks\.[^.]+\.(upstreams|consensus)/.test(p))
+    const common = networkPaths.filter((p) => Object.hasOwn(live.networks, p.split('.')[1]) && Object.hasOwn(next.networks, p.split('.')[1]))
+    if (common.length > 0) changes.networks = common
+    catalog = nextCatalog
+    live = next
+    return { applied: true, changes }
+  }
+
   return {
+    reload,
     http,
     ws,
     port,

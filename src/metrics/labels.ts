@@ -15,10 +15,29 @@ export const OTHER = 'other'
  * networks.of('x'.repeat(64)) // 'other'
  */
 export class NetworkLabels {
-  readonly #configured: ReadonlySet<string>
+  readonly #configured: Set<string>
+  readonly #onAdded: Array<(label: string) => void> = []
 
   constructor(configured: Iterable<string>) {
     this.#configured = new Set(configured)
+  }
+
+  /**
+   * A reload configured these networks: the new ones get their label (told to `onAdded` first, so
+   * that counters made per label have it before it is counted). A removed network keeps its label:
+   * its series keep their counts, and the set still only grows with the config, never with requests.
+   */
+  add(networks: Iterable<string>): void {
+    for (const network of networks) {
+      if (this.#configured.has(network)) continue
+      for (const listener of this.#onAdded) listener(network)
+      this.#configured.add(network)
+    }
+  }
+
+  /** Call `listener` with each label a reload adds (see add). */
+  onAdded(listener: (label: string) => void): void {
+    this.#onAdded.push(listener)
   }
 
   /** The configured slugs and `other`: every value `of` can return. */

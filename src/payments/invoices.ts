@@ -8,7 +8,7 @@ import type { NewInvoice } from '../accounts/decide.js'
 import type { InvoiceState } from '../accounts/account-state.js'
 import { UnknownAccountError, UnknownPlanError, WrongPlanKindError } from '../accounts/errors.js'
 import { checkNodeChoice } from '../accounts/plan-activation.js'
-import { PaymentError } from './payment-error.js'
+import { PaymentError } from '../accounts/errors.js'
 import { amountFor, type TokenDecimals } from './token.js'
 
 export interface InvoiceDeps extends AccountCommandDeps {

@@ -4,7 +4,7 @@ import { hostOf, newKey } from '../accounts/commands.js'
 import { transferKey } from '../accounts/account-state.js'
 import { minedAfterExpiry } from '../accounts/decide.js'
 import { invoiceRecord, type InvoiceDeps } from './invoices.js'
-import { PaymentError } from './payment-error.js'
+import { PaymentError } from '../accounts/errors.js'
 import { verifyTransfer } from './verify-transfer.js'
 
 export interface PaidInvoice {

@@ -1,7 +1,7 @@
 import { formatUnits, parseUnits } from 'viem'
 import type { ChainRpc } from '../chain/chain-rpc.js'
 import { ChainRpcError } from '../chain/chain-rpc.js'
-import { PaymentError } from './payment-error.js'
+import { PaymentError } from '../accounts/errors.js'
 
 /** keccak256("Transfer(address,address,uint256)"): topic 0 of an ERC-20 (and ERC-721) Transfer. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'

@@ -1,6 +1,6 @@
 import type { ChainRpc } from '../chain/chain-rpc.js'
 import { ChainRpcError } from '../chain/chain-rpc.js'
-import { PaymentError } from './payment-error.js'
+import { PaymentError } from '../accounts/errors.js'
 import { TRANSFER_TOPIC, usdOf } from './token.js'
 
 export interface TransferExpectation {

@@ -24,7 +24,7 @@ export interface PlanCatalog {
 }
 
 /** Catalogs shipped in schemas/catalogs/, selectable by name in `plans.catalog`. */
-export const SHIPPED_CATALOGS = ['default', 'set-b'] as const
+const SHIPPED_CATALOGS = ['default', 'set-b'] as const
 
 /**
  * Load a plan catalog: `default` (set A) or `set-b` name a shipped catalog, anything else is

@@ -1,4 +1,5 @@
-import type { Entitlement, NodeKind } from '../events/types.js'
+import type { Entitlement } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { Plan } from './catalog.js'
 
 /** The node kinds a key may use on one network. */
@@ -7,7 +8,7 @@ export interface Access {
   readonly archive: boolean
 }
 
-export const NO_ACCESS: Access = Object.freeze({ full: false, archive: false })
+const NO_ACCESS: Access = Object.freeze({ full: false, archive: false })
 
 /**
  * What an account may use on a network, from its plan's node rule and its selected nodes:

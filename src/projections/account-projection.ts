@@ -2,11 +2,12 @@ import type { TollgateEvent } from '../events/types.js'
 import { endsPeriod } from '../accounts/account-state.js'
 import type { AccountRecord } from '../store/records.js'
 import type { StateWriter } from '../store/state-writer.js'
-import { unhandledEvent, type Projection } from './projection.js'
+import type { Projection } from '../store/projection.js'
 
 /** Keeps `accounts` (accountId → AccountRecord) and `wallets` (wallet → accountId). */
 export const accountProjection: Projection = {
   name: 'accounts',
+  handles: new Set(['AccountCreated', 'KeyIssued', 'KeyRevoked', 'NodesSelected', 'PlanActivated', 'PlanEnded']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'AccountCreated': {
@@ -42,25 +43,8 @@ export const accountProjection: Projection = {
         // Regenerating issues the new key before revoking the old one: only clear the active
         // key when it is the one revoked.
         return update(writer, event.accountId, (a) => (a.activeKeyId === event.keyId ? { ...a, activeKeyId: null } : a))
-      case 'RateLimited':
-      case 'IpThrottled':
-      case 'UsageRecorded':
-      case 'WsLimited':
-      case 'WsCooldownStarted':
-      case 'WsPenaltyImposed':
-      case 'NotificationsRecorded':
-      case 'SignedIn':
-      case 'SignedOut':
-      case 'FreePlanClaimed':
-      case 'InvoiceCreated':
-      case 'PaymentConfirmed':
-      case 'PaymentUnmatched':
-      case 'PrivateNodeRequested':
-      case 'DomainsRestricted':
-      case 'DedicatedNodeAttached':
-        return
       default:
-        return unhandledEvent(event)
+        return
     }
   },
 }

@@ -1,8 +1,8 @@
 import type { TollgateEvent } from '../events/types.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { paymentOf } from '../store/records.js'
-import { sessionsEndedBySignIn } from '../siwe/sessions.js'
-import { unhandledEvent, type Projection } from './projection.js'
+import { sessionsEndedBySignIn } from '../accounts/sessions.js'
+import type { Projection } from '../store/projection.js'
 
 /** Claim keys of ClaimRecord: one place that spells them, for the projection and the commands. */
 export const claimKeys = {
@@ -23,6 +23,18 @@ export const claimKeys = {
  */
 export const billingProjection: Projection = {
   name: 'billing',
+  handles: new Set([
+    'DedicatedNodeAttached',
+    'FreePlanClaimed',
+    'InvoiceCreated',
+    'KeyRevoked',
+    'PaymentConfirmed',
+    'PaymentUnmatched',
+    'PlanActivated',
+    'PrivateNodeRequested',
+    'SignedIn',
+    'SignedOut',
+  ]),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'SignedIn':
@@ -101,21 +113,8 @@ export const billingProjection: Projection = {
         if (event.effectiveAt > event.time) writer.putClaim(claimKeys.graceKey(event.accountId), { by: event.keyId, at: event.effectiveAt })
         else if (writer.claim(claimKeys.graceKey(event.accountId))?.by === event.keyId) writer.removeClaim(claimKeys.graceKey(event.accountId))
         return
-      case 'AccountCreated':
-      case 'PlanEnded':
-      case 'NodesSelected':
-      case 'KeyIssued':
-      case 'RateLimited':
-      case 'UsageRecorded':
-      case 'DomainsRestricted':
-      case 'IpThrottled':
-      case 'WsLimited':
-      case 'WsCooldownStarted':
-      case 'WsPenaltyImposed':
-      case 'NotificationsRecorded':
-        return
       default:
-        return unhandledEvent(event)
+        return
     }
   },
 }

@@ -1,10 +1,11 @@
 import type { DomainsRestricted, KeyIssued, KeyRevoked, TollgateEvent } from '../events/types.js'
 import type { StateWriter } from '../store/state-writer.js'
-import { unhandledEvent, type Projection } from './projection.js'
+import type { Projection } from '../store/projection.js'
 
 /** Keeps `keys` (keyHash → KeyRecord) and `keyIds` (keyId → keyHash): what the request path checks. */
 export const keyProjection: Projection = {
   name: 'keys',
+  handles: new Set(['DomainsRestricted', 'KeyIssued', 'KeyRevoked']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'KeyIssued':
@@ -13,28 +14,8 @@ export const keyProjection: Projection = {
         return revoke(event, writer)
       case 'DomainsRestricted':
         return restrict(event, writer)
-      case 'AccountCreated':
-      case 'PlanActivated':
-      case 'PlanEnded':
-      case 'NodesSelected':
-      case 'RateLimited':
-      case 'IpThrottled':
-      case 'UsageRecorded':
-      case 'WsLimited':
-      case 'WsCooldownStarted':
-      case 'WsPenaltyImposed':
-      case 'NotificationsRecorded':
-      case 'SignedIn':
-      case 'SignedOut':
-      case 'FreePlanClaimed':
-      case 'InvoiceCreated':
-      case 'PaymentConfirmed':
-      case 'PaymentUnmatched':
-      case 'PrivateNodeRequested':
-      case 'DedicatedNodeAttached':
-        return
       default:
-        return unhandledEvent(event)
+        return
     }
   },
 }

@@ -1,7 +1,7 @@
 import type { TollgateEvent } from '../events/types.js'
 import type { StateWriter } from '../store/state-writer.js'
 import { wsCooldownKey, wsPenaltyKey } from '../store/records.js'
-import { unhandledEvent, type Projection } from './projection.js'
+import type { Projection } from '../store/projection.js'
 
 /**
  * Keeps `penalties`: decisions in force until a time (IP throttles, WebSocket cooldowns and
@@ -11,6 +11,7 @@ import { unhandledEvent, type Projection } from './projection.js'
  */
 export const penaltyProjection: Projection = {
   name: 'penalties',
+  handles: new Set(['IpThrottled', 'WsCooldownStarted', 'WsPenaltyImposed']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'IpThrottled': {
@@ -29,28 +30,8 @@ export const penaltyProjection: Projection = {
         writer.putPenalty(key, { kind: cooldown ? 'ws-cooldown' : 'ws-penalty', reason: event.reason, since: event.time, until: event.until })
         return
       }
-      case 'AccountCreated':
-      case 'PlanActivated':
-      case 'PlanEnded':
-      case 'NodesSelected':
-      case 'KeyIssued':
-      case 'KeyRevoked':
-      case 'RateLimited':
-      case 'UsageRecorded':
-      case 'WsLimited':
-      case 'NotificationsRecorded':
-      case 'SignedIn':
-      case 'SignedOut':
-      case 'FreePlanClaimed':
-      case 'InvoiceCreated':
-      case 'PaymentConfirmed':
-      case 'PaymentUnmatched':
-      case 'PrivateNodeRequested':
-      case 'DomainsRestricted':
-      case 'DedicatedNodeAttached':
-        return
       default:
-        return unhandledEvent(event)
+        return
     }
   },
 }

@@ -31,7 +31,7 @@ export interface ReplayOptions {
  * (EventBatch, ~250 bytes an event: 25 MB) while the next is read. A SIGKILL loses at most one
  * batch of work (seconds), which the next run does again.
  */
-export const REPLAY_BATCH = 100_000
+const REPLAY_BATCH = 100_000
 
 /**
  * Rebuild the projections from the whole log: wipe every db (checkpoint back to 0, in one

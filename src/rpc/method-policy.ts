@@ -10,17 +10,40 @@ export type MethodRule =
 
 export type Transport = 'http' | 'ws'
 
-const cache = { http: new Map<string, MethodRule>(), ws: new Map<string, MethodRule>() }
+/**
+ * The method rules of one gateway: its configured costs (config `methodCosts`) are put on the
+ * entries themselves, once, so that the call path reads a call's cost from the rule it looked up
+ * anyway. Each instance keeps its own rules per transport.
+ * @example
+ * const rules = new MethodRules({ eth_call: 30 })
+ * const r = rules.rule('eth_call', 'http') // r.ok && r.spec.cost === 30
+ */
+export class MethodRules {
+  readonly #costs: Readonly<Record<string, number>>
+  readonly #cache = { http: new Map<string, MethodRule>(), ws: new Map<string, MethodRule>() }
+
+  constructor(costs: Readonly<Record<string, number>> = {}) {
+    this.#costs = costs
+  }
+
+  rule(method: string, transport: Transport = 'http'): MethodRule {
+    const byMethod = this.#cache[transport]
+    let rule = byMethod.get(method)
+    if (rule === undefined) {
+      rule = decideRule(method, transport)
+      if (rule.ok && Object.hasOwn(this.#costs, method)) rule = { ...rule, spec: Object.freeze({ ...rule.spec, cost: this.#costs[method] }) }
+      // Bounded: a client sending random method names must not grow this without end.
+      if (byMethod.size < 4096) byMethod.set(method, rule)
+    }
+    return rule
+  }
+}
+
+/** The rules with the table's own costs. */
+const DEFAULT_RULES = new MethodRules()
 
 export function methodRule(method: string, transport: Transport = 'http'): MethodRule {
-  const byMethod = cache[transport]
-  let rule = byMethod.get(method)
-  if (rule === undefined) {
-    rule = decideRule(method, transport)
-    // Bounded: a client sending random method names must not grow this without end.
-    if (byMethod.size < 4096) byMethod.set(method, rule)
-  }
-  return rule
+  return DEFAULT_RULES.rule(method, transport)
 }
 
 function decideRule(method: string, transport: Transport): MethodRule {

@@ -5,6 +5,11 @@
  * call them before they ever send a transaction (eth_chainId, eth_feeHistory, eth_getProof…).
  * A method that is not here, in a namespace the gateway serves, goes to the nodes with cautious
  * defaults (UNLISTED); one that would operate or change the node is refused with -32601 and why.
+ *
+ * Each method has a cost in compute units, modelled on Alchemy's compute units (the table most
+ * clients already know): what usage events count and what a plan's units per second limit
+ * (docs/costs.md lists them; config `methodCosts` overrides them). The cost sits on the entry the
+ * call path has already looked up, so that pricing a call is a field read, not a lookup.
  */
 
 /** Where a method's block parameter is, for routing old state to archive nodes. */
@@ -30,8 +35,13 @@ export interface MethodSpec {
   readonly path?: 'send' | 'logs'
   /** Answered by the gateway itself, over WebSocket only (shared subscriptions: src/ws/). */
   readonly local?: 'subscribe' | 'unsubscribe'
-  /** Resource-intensive (the spec's heavy calls). */
+  /**
+   * Resource-intensive (the spec's heavy calls): a key may have only so many running at once
+   * (limits.heavyCallsAtOnce, src/gateway/heavy-calls.ts).
+   */
   readonly heavy?: boolean
+  /** Compute units one call costs: counted in UsageRecorded.units and against a plan's units per second. */
+  readonly cost: number
   /**
    * Not in this table, in a served namespace: forwarded as the client sent it, never cached, shared
    * in flight nor hedged, and not tried on another node after a time-out (what it does is unknown:
@@ -40,93 +50,93 @@ export interface MethodSpec {
   readonly unlisted?: true
 }
 
-const any: MethodSpec = { needs: 'any' }
-const at = (i: number, extra: Partial<MethodSpec> = {}): MethodSpec => ({ needs: 'any', block: { at: i }, ...extra })
-const archive = (extra: Partial<MethodSpec> = {}): MethodSpec => ({ needs: 'archive', ...extra })
+const any = (cost: number): MethodSpec => ({ needs: 'any', cost })
+const at = (i: number, cost: number, extra: Partial<MethodSpec> = {}): MethodSpec => ({ needs: 'any', block: { at: i }, cost, ...extra })
+const archive = (cost: number, extra: Partial<MethodSpec> = {}): MethodSpec => ({ needs: 'archive', cost, ...extra })
 
 export const METHODS: Readonly<Record<string, MethodSpec>> = Object.freeze({
   // eth: chain state and blocks
-  eth_blockNumber: any,
-  eth_chainId: any,
-  eth_syncing: any,
-  eth_protocolVersion: any,
-  eth_gasPrice: any,
-  eth_maxPriorityFeePerGas: any,
-  eth_blobBaseFee: any,
-  eth_feeHistory: at(1),
-  eth_getBalance: at(1),
-  eth_getCode: at(1),
-  eth_getStorageAt: at(2),
-  eth_getTransactionCount: at(1),
-  eth_getProof: at(2),
-  eth_call: at(1),
-  eth_estimateGas: at(1),
-  eth_createAccessList: at(1),
-  eth_simulateV1: at(1),
-  eth_getBlockByNumber: at(0),
-  eth_getBlockByHash: any,
-  eth_getBlockReceipts: at(0, { heavy: true }),
-  eth_getBlockTransactionCountByNumber: at(0),
-  eth_getBlockTransactionCountByHash: any,
-  eth_getUncleCountByBlockNumber: at(0),
-  eth_getUncleCountByBlockHash: any,
-  eth_getUncleByBlockNumberAndIndex: at(0),
-  eth_getUncleByBlockHashAndIndex: any,
-  eth_getHeaderByNumber: at(0),
-  eth_getHeaderByHash: any,
+  eth_blockNumber: any(10),
+  eth_chainId: any(0),
+  eth_syncing: any(0),
+  eth_protocolVersion: any(0),
+  eth_gasPrice: any(20),
+  eth_maxPriorityFeePerGas: any(10),
+  eth_blobBaseFee: any(10),
+  eth_feeHistory: at(1, 10),
+  eth_getBalance: at(1, 19),
+  eth_getCode: at(1, 19),
+  eth_getStorageAt: at(2, 17),
+  eth_getTransactionCount: at(1, 26),
+  eth_getProof: at(2, 21),
+  eth_call: at(1, 26),
+  eth_estimateGas: at(1, 87),
+  eth_createAccessList: at(1, 26),
+  eth_simulateV1: at(1, 87),
+  eth_getBlockByNumber: at(0, 16),
+  eth_getBlockByHash: any(21),
+  eth_getBlockReceipts: at(0, 500, { heavy: true }),
+  eth_getBlockTransactionCountByNumber: at(0, 20),
+  eth_getBlockTransactionCountByHash: any(20),
+  eth_getUncleCountByBlockNumber: at(0, 20),
+  eth_getUncleCountByBlockHash: any(20),
+  eth_getUncleByBlockNumberAndIndex: at(0, 20),
+  eth_getUncleByBlockHashAndIndex: any(20),
+  eth_getHeaderByNumber: at(0, 16),
+  eth_getHeaderByHash: any(21),
   // eth: transactions and logs
-  eth_getTransactionByHash: any,
-  eth_getRawTransactionByHash: any,
-  eth_getTransactionByBlockNumberAndIndex: at(0),
-  eth_getTransactionByBlockHashAndIndex: any,
-  eth_getTransactionReceipt: any,
-  eth_sendRawTransaction: { needs: 'any', path: 'send' },
-  eth_getLogs: { needs: 'any', block: { filter: true }, heavy: true, path: 'logs' },
+  eth_getTransactionByHash: any(17),
+  eth_getRawTransactionByHash: any(17),
+  eth_getTransactionByBlockNumberAndIndex: at(0, 15),
+  eth_getTransactionByBlockHashAndIndex: any(15),
+  eth_getTransactionReceipt: any(15),
+  eth_sendRawTransaction: { needs: 'any', path: 'send', cost: 250 },
+  eth_getLogs: { needs: 'any', block: { filter: true }, heavy: true, path: 'logs', cost: 75 },
   // eth: filters (state on one node)
-  eth_newFilter: { needs: 'any', filter: 'create' },
-  eth_newBlockFilter: { needs: 'any', filter: 'create' },
-  eth_newPendingTransactionFilter: { needs: 'any', filter: 'create' },
-  eth_getFilterChanges: { needs: 'any', filter: 'use' },
-  eth_getFilterLogs: { needs: 'any', filter: 'use' },
-  eth_uninstallFilter: { needs: 'any', filter: 'uninstall' },
+  eth_newFilter: { needs: 'any', filter: 'create', cost: 20 },
+  eth_newBlockFilter: { needs: 'any', filter: 'create', cost: 20 },
+  eth_newPendingTransactionFilter: { needs: 'any', filter: 'create', cost: 20 },
+  eth_getFilterChanges: { needs: 'any', filter: 'use', cost: 20 },
+  eth_getFilterLogs: { needs: 'any', filter: 'use', cost: 75 },
+  eth_uninstallFilter: { needs: 'any', filter: 'uninstall', cost: 10 },
   // eth: subscriptions (WebSocket only; refused over HTTP by the policy)
-  eth_subscribe: { needs: 'any', local: 'subscribe' },
-  eth_unsubscribe: { needs: 'any', local: 'unsubscribe' },
+  eth_subscribe: { needs: 'any', local: 'subscribe', cost: 10 },
+  eth_unsubscribe: { needs: 'any', local: 'unsubscribe', cost: 10 },
   // net, web3
-  net_version: any,
-  net_listening: any,
-  net_peerCount: any,
-  web3_clientVersion: any,
-  web3_sha3: any,
+  net_version: any(0),
+  net_listening: any(0),
+  net_peerCount: any(0),
+  web3_clientVersion: any(0),
+  web3_sha3: any(10),
   // txpool
-  txpool_content: any,
-  txpool_contentFrom: any,
-  txpool_status: any,
-  txpool_inspect: any,
+  txpool_content: any(200),
+  txpool_contentFrom: any(100),
+  txpool_status: any(20),
+  txpool_inspect: any(100),
   // debug (full and archive nodes)
-  debug_traceTransaction: { needs: 'any', heavy: true },
-  debug_traceCall: at(1, { heavy: true }),
-  debug_traceBlockByNumber: at(0, { heavy: true }),
-  debug_traceBlockByHash: { needs: 'any', heavy: true },
-  debug_traceBlock: { needs: 'any', heavy: true },
-  debug_getRawBlock: at(0),
-  debug_getRawHeader: at(0),
-  debug_getRawReceipts: at(0),
-  debug_getRawTransaction: any,
-  debug_getBadBlocks: any,
-  debug_storageRangeAt: { needs: 'any', heavy: true },
-  debug_getModifiedAccountsByNumber: { needs: 'any', heavy: true },
-  debug_getModifiedAccountsByHash: { needs: 'any', heavy: true },
+  debug_traceTransaction: { needs: 'any', heavy: true, cost: 309 },
+  debug_traceCall: at(1, 309, { heavy: true }),
+  debug_traceBlockByNumber: at(0, 497, { heavy: true }),
+  debug_traceBlockByHash: { needs: 'any', heavy: true, cost: 497 },
+  debug_traceBlock: { needs: 'any', heavy: true, cost: 497 },
+  debug_getRawBlock: at(0, 20),
+  debug_getRawHeader: at(0, 20),
+  debug_getRawReceipts: at(0, 50),
+  debug_getRawTransaction: any(17),
+  debug_getBadBlocks: any(20),
+  debug_storageRangeAt: { needs: 'any', heavy: true, cost: 200 },
+  debug_getModifiedAccountsByNumber: { needs: 'any', heavy: true, cost: 200 },
+  debug_getModifiedAccountsByHash: { needs: 'any', heavy: true, cost: 200 },
   // trace (archive nodes only)
-  trace_transaction: archive({ heavy: true }),
-  trace_get: archive(),
-  trace_block: archive({ heavy: true }),
-  trace_filter: archive({ heavy: true }),
-  trace_call: archive(),
-  trace_callMany: archive(),
-  trace_rawTransaction: archive(),
-  trace_replayTransaction: archive({ heavy: true }),
-  trace_replayBlockTransactions: archive({ heavy: true }),
+  trace_transaction: archive(40, { heavy: true }),
+  trace_get: archive(17),
+  trace_block: archive(500, { heavy: true }),
+  trace_filter: archive(75, { heavy: true }),
+  trace_call: archive(75),
+  trace_callMany: archive(150),
+  trace_rawTransaction: archive(75),
+  trace_replayTransaction: archive(2983, { heavy: true }),
+  trace_replayBlockTransactions: archive(2983, { heavy: true }),
 })
 
 /** Refused with a reason, though a node may know them: they use or change the node itself. */
@@ -195,9 +205,16 @@ export const REFUSED_NAMESPACES: Readonly<Record<string, string>> = Object.freez
 export const SERVED_NAMESPACES: readonly string[] = Object.freeze(['eth', 'net', 'web3', 'txpool', 'debug', 'trace'])
 
 /**
+ * What a call of a method not in the table costs: what it does is unknown, so it is priced above
+ * every common read (an eth_call is 26), and a trace_ method as a block's trace (trace_block 500).
+ */
+export const UNLISTED_COST = 100
+export const UNLISTED_TRACE_COST = 500
+
+/**
  * A method of a served namespace that is not in the table (eth_getAccountInfo, eth_config,
  * debug_getRawBlockAccessList…): the nodes may serve it, so it goes to them, cautiously (see
  * MethodSpec.unlisted). Full nodes first, as the table's debug_ methods; trace_ needs an archive node.
  */
-export const UNLISTED: MethodSpec = Object.freeze({ needs: 'any', unlisted: true })
-export const UNLISTED_TRACE: MethodSpec = Object.freeze({ needs: 'archive', unlisted: true })
+export const UNLISTED: MethodSpec = Object.freeze({ needs: 'any', unlisted: true, cost: UNLISTED_COST })
+export const UNLISTED_TRACE: MethodSpec = Object.freeze({ needs: 'archive', unlisted: true, cost: UNLISTED_TRACE_COST })

@@ -117,7 +117,7 @@ export function parseAnyLayout(text: string): ParsedBody {
  * it allowed), so that its id is echoed as those bytes; without them (a request built in code)
  * the id is written out from its value.
  */
-export function checkRequest(value: unknown, text?: string, start = 0, end = 0): RpcEntry {
+function checkRequest(value: unknown, text?: string, start = 0, end = 0): RpcEntry {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return invalid('null', 'Invalid Request: expected a JSON-RPC request object {"jsonrpc":"2.0","method":...,"params":[...],"id":...}')
   }

@@ -1,6 +1,6 @@
 import { createSiweMessage, parseSiweMessage, type SiweMessage } from 'viem/siwe'
 import { getAddress, isAddress } from 'viem'
-import { SiweError } from './siwe-error.js'
+import { SiweError } from '../accounts/errors.js'
 
 /** What a sign-in message must say, from our configuration (never from the request). */
 export interface SiweExpectations {

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { SiweError } from './siwe-error.js'
+import { SiweError } from '../accounts/errors.js'
 
 /** How long a nonce may be used after it was handed out. */
 export const NONCE_TTL_MS = 5 * 60_000

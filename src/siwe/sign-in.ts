@@ -8,9 +8,9 @@ import { AccountHost } from '../accounts/account-host.js'
 import { accountIdForWallet } from '../accounts/wallet.js'
 import { checkSiweMessage, type SiweExpectations } from './check-message.js'
 import { NONCE_TTL_MS, type SiweNonces } from './nonces.js'
-import { refuseOtherChain } from './contract-chain.js'
+import { refuseOtherChain } from '../accounts/contract-chain.js'
 import type { SessionTokens } from './session-tokens.js'
-import { SiweError } from './siwe-error.js'
+import { SiweError } from '../accounts/errors.js'
 import { verifySiweSignature } from './verify-signature.js'
 
 export interface SignInDeps {

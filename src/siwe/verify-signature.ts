@@ -12,7 +12,8 @@ import {
   type Hex,
 } from 'viem'
 import { ChainRpcError, type ChainRpc } from '../chain/chain-rpc.js'
-import { SiweError } from './siwe-error.js'
+import { SiweError } from '../accounts/errors.js'
+import type { SignerKind } from '../accounts/wallet.js'
 
 const HEX = /^0x[0-9a-fA-F]*$/
 /** Longest signature accepted: an ERC-6492 wrapper carries a factory call (init code), a few KB. */
@@ -35,9 +36,6 @@ export interface SignatureCheck {
    */
   beforeNodeCheck?(): void
 }
-
-/** Who vouched for the signature: the address's own key, or a contract (deployed or not) on the message's chain. */
-export type SignerKind = 'eoa' | 'contract'
 
 /**
  * Check that `address` signed `message` (EIP-191 personal_sign), spending on our node only what a

@@ -1,4 +1,6 @@
-import type { Entitlement, NodeKind, PaymentConfirmed } from '../events/types.js'
+import type { Entitlement, PaymentConfirmed } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
+import { unitsOf } from '../events/usage-units.js'
 
 /**
  * The records the projections keep in LMDB (msgpack values). They are derived from the event log
@@ -64,6 +66,11 @@ export interface UsageTotals {
   rateLimited: number
   /** Subscription notifications sent over WebSocket (from NotificationsRecorded; their bytes are in bytesOut). */
   notifications: number
+  /**
+   * Compute units of the calls served (UsageRecorded). A row written before units were counted
+   * lacks it: it summed only version 1 events, so its units are its requests × 26 (unitsOf).
+   */
+  units: number
 }
 
 /** One row of the `usage` db: the totals of one key on one network and node kind. */
@@ -74,7 +81,7 @@ export interface UsageRow extends UsageTotals {
   kind: NodeKind
 }
 
-/** Narrows usageTotals()/usageRows(); absent fields match everything. */
+/** Narrows usageTotals()/usageRows() (usage/usage-queries.ts); absent fields match everything. */
 export interface UsageFilter {
   accountId?: string
   keyId?: string
@@ -83,7 +90,7 @@ export interface UsageFilter {
 }
 
 export function emptyUsage(): UsageTotals {
-  return { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0, notifications: 0 }
+  return { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, rateLimited: 0, notifications: 0, units: 0 }
 }
 
 /**
@@ -202,6 +209,8 @@ export interface PrivateNodeRecord {
 export interface HourlyUsage {
   requests: number
   errors: number
+  /** Their compute units (absent in rows written before units: see UsageTotals.units). */
+  units: number
 }
 
 /** One row of usageHourly(): an hour (start, ms since epoch) of one network and node kind. */
@@ -244,6 +253,8 @@ export interface KeyUsage {
   errors: number
   bytesIn: number
   bytesOut: number
+  /** Compute units (absent in rows written before units: see UsageTotals.units). */
+  units: number
 }
 
 /** One row of the `keyUsageHours` db: a key's UsageRecorded sums in one hour (start, ms since epoch). */
@@ -292,5 +303,14 @@ export function addKeyUsage(a: KeyUsage | undefined, b: KeyUsage): KeyUsage {
     errors: (a?.errors ?? 0) + b.errors,
     bytesIn: (a?.bytesIn ?? 0) + b.bytesIn,
     bytesOut: (a?.bytesOut ?? 0) + b.bytesOut,
+    units: (a === undefined ? 0 : unitsOf(a)) + unitsOf(b),
   }
+}
+
+/** meta: the newest intervalStart of a usage event (ms); the usage windows end there (usage/usage-dedup.ts). */
+export const USAGE_NEWEST = 'usageNewest'
+
+/** Key of the `usageEvents` db: the interval first (15 digits, so that keys sort by it), so that the ids that leave the window are one key range. */
+export function usageEventKey(intervalStart: number, id: string): string {
+  return `${String(intervalStart).padStart(15, '0')}|${id}`
 }

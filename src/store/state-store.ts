@@ -1,24 +1,8 @@
 import { mkdirSync } from 'node:fs'
 import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb'
-import type {
-  AccountRecord,
-  ClaimRecord,
-  HourlyUsageRow,
-  InvoiceRecord,
-  KeyRecord,
-  KeyUsageFoldedRow,
-  KeyUsageHourRow,
-  PenaltyRecord,
-  PrivateNodeRecord,
-  SessionRecord,
-  UsageFilter,
-  UsageRow,
-  UsageTotals,
-  WsBlocks,
-} from './records.js'
-import { emptyUsage, hourlyUsageKey, keyUsageHourStart, wsCooldownKey, wsPenaltyKey } from './records.js'
-import { KEY_USAGE_FOLDED_BEFORE, LAYOUT_VERSION, StateWriter, type StateDbs } from './state-writer.js'
-import { USAGE_NEWEST, usageEventKey } from './usage-dedup.js'
+import type { AccountRecord, ClaimRecord, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, WsBlocks } from './records.js'
+import { USAGE_NEWEST, usageEventKey, wsCooldownKey, wsPenaltyKey } from './records.js'
+import { LAYOUT_VERSION, StateWriter, type StateDbs } from './state-writer.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags = TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
 
@@ -235,73 +219,17 @@ export class StateStore {
     return this.#dbs.privateNodes.get(accountId)
   }
 
-  /** An account's calls per hour from `from` (ms, inclusive) to `to` (exclusive), by network and node kind. */
-  usageHourly(accountId: string, from: number, to: number): HourlyUsageRow[] {
-    const rows: HourlyUsageRow[] = []
-    const range = { start: hourlyUsageKey(accountId, from, '', 'full').split('||')[0], end: hourlyUsageKey(accountId, to, '', 'full').split('||')[0] }
-    for (const { key, value } of this.#dbs.usageHourly.getRange(range)) {
-      const [, hour, network, kind] = key.split('|') as [string, string, string, HourlyUsageRow['kind']]
-      rows.push({ hour: Number(hour), network, kind, requests: value.requests, errors: value.errors })
-    }
-    return rows
-  }
-
   /** The last event seq applied to this store (0: none). */
   checkpoint(): number {
     return this.#dbs.meta.get(CHECKPOINT_KEY) ?? 0
   }
 
-  /** UsageRecorded sums per key of each hour in [from, to) (ms; to may be Infinity) still kept by hour, in hour order. */
-  *keyUsageHours(from: number, to: number): Generator<KeyUsageHourRow> {
-    const range = { start: keyUsageHourStart(Math.max(0, from)), ...(Number.isFinite(to) ? { end: keyUsageHourStart(to) } : {}) }
-    for (const { key, value } of this.#dbs.keyUsageHours.getRange(range)) {
-      const [hour, accountId, keyId] = key.split('|') as [string, string, string]
-      yield { hour: Number(hour), accountId, keyId, ...value }
-    }
-  }
-
-  /** UsageRecorded sums per key over the hours before keyUsageFoldedBefore(), one account's or all. */
-  *keyUsageFolded(accountId?: string): Generator<KeyUsageFoldedRow> {
-    const range = accountId === undefined ? {} : { start: `${accountId}|`, end: `${accountId}}` }
-    for (const { key, value } of this.#dbs.keyUsageFolded.getRange(range)) {
-      const [rowAccountId, keyId] = key.split('|') as [string, string]
-      yield { accountId: rowAccountId, keyId, ...value }
-    }
-  }
-
-  /** Hours before this one (ms) are kept only as sums per key (keyUsageFolded); 0 when every hour is kept. */
-  keyUsageFoldedBefore(): number {
-    return this.#dbs.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0
-  }
-
-  /** Usage rows (one per account, key, network and node kind) that match `filter`, in key order. */
-  usageRows(filter: UsageFilter = {}): UsageRow[] {
-    // An account's rows are one key range: '|' (0x7c) separates fields and '}' (0x7d) sorts
-    // right after it, so the range ends exactly after this account's last row.
-    const range = filter.accountId === undefined ? {} : { start: `${filter.accountId}|`, end: `${filter.accountId}}` }
-    const rows: UsageRow[] = []
-    for (const { key, value } of this.#dbs.usage.getRange(range)) {
-      const [accountId, keyId, network, kind] = key.split('|') as [string, string, string, UsageRow['kind']]
-      if (filter.keyId !== undefined && keyId !== filter.keyId) continue
-      if (filter.network !== undefined && network !== filter.network) continue
-      if (filter.kind !== undefined && kind !== filter.kind) continue
-      rows.push({ accountId, keyId, network, kind, ...value, notifications: value.notifications ?? 0 })
-    }
-    return rows
-  }
-
-  /** Usage summed over the rows that match `filter` (everything when absent). */
-  usageTotals(filter: UsageFilter = {}): UsageTotals {
-    const sum = emptyUsage()
-    for (const row of this.usageRows(filter)) {
-      sum.requests += row.requests
-      sum.errors += row.errors
-      sum.bytesIn += row.bytesIn
-      sum.bytesOut += row.bytesOut
-      sum.rateLimited += row.rateLimited
-      sum.notifications += row.notifications ?? 0
-    }
-    return sum
+  /**
+   * One db, for reading: for the folders that keep a part of the layout themselves (usage/,
+   * whose queries read its tables). Reads see the last commit.
+   */
+  table<N extends StateDbName>(name: N): StateDbs[N] {
+    return this.#dbs[name]
   }
 
   /**

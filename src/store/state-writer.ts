@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb'
-import { sessionOrder } from '../siwe/sessions.js'
+import { sessionOrder } from './session-order.js'
 import type {
   AccountRecord,
   ClaimRecord,
@@ -14,8 +14,6 @@ import type {
 } from './records.js'
 import { BufferedTable } from './buffered-table.js'
 import { accountInvoiceKey, accountSessionKey } from './records.js'
-import { UsageDedup, type CountedEvent } from './usage-dedup.js'
-import { UsageRows, type UsageByHour, type UsageScope } from './usage-rows.js'
 
 /** The named dbs of the state store (see StateStore). */
 export interface StateDbs {
@@ -24,9 +22,9 @@ export interface StateDbs {
   accounts: Database<AccountRecord, string>
   wallets: Database<string, string>
   usage: Database<UsageTotals, string>
-  /** usageEventKey() → producer: ids of usage events counted in the last minutes of event time (see UsageDedup). */
+  /** usageEventKey() → producer: ids of usage events counted in the last minutes of event time (see usage/usage-dedup.ts). */
   usageEvents: Database<string, string>
-  /** producer → the newest intervalStart of it that left the id window (see UsageDedup). */
+  /** producer → the newest intervalStart of it that left the id window (see usage/usage-dedup.ts). */
   usageProducers: Database<number, string>
   meta: Database<number, string>
   penalties: Database<PenaltyRecord, string>
@@ -50,11 +48,19 @@ export interface StateDbs {
 
 const CHECKPOINT = 'checkpoint'
 export { LAYOUT_VERSION } from './records.js'
-export { KEY_USAGE_FOLDED_BEFORE, KEY_USAGE_NEWEST_HOUR } from './usage-rows.js'
-export type { UsageByHour, UsageScope } from './usage-rows.js'
 
 /** The dbs as one write transaction sees them: reads see its own writes, kept in memory until flush(). */
-type StateTables = { [K in keyof StateDbs]: StateDbs[K] extends Database<infer V, string> ? BufferedTable<V> : never }
+export type StateTables = { [K in keyof StateDbs]: StateDbs[K] extends Database<infer V, string> ? BufferedTable<V> : never }
+
+/**
+ * A part of the state that a folder of its own keeps over the writer's tables (usage/: its
+ * dedup and rows), with what it holds in memory during a transaction: written into the
+ * transaction by flush() before the tables are, forgotten by reset() when the transaction ends.
+ */
+export interface WriterPart {
+  flush(): void
+  reset(): void
+}
 
 /**
  * Typed access to the state store from inside ONE write transaction (StateStore.write). Reads
@@ -66,20 +72,31 @@ type StateTables = { [K in keyof StateDbs]: StateDbs[K] extends Database<infer V
  */
 export class StateWriter {
   readonly #t: StateTables
-  readonly #usage: UsageDedup
-  readonly #usageRows: UsageRows
+  /** Parts by the function that opened them, in the order they were first used (see part()). */
+  readonly #parts = new Map<(tables: StateTables) => WriterPart, WriterPart>()
   constructor(dbs: StateDbs) {
     const tables: Record<string, BufferedTable<unknown>> = {}
     for (const [name, db] of Object.entries(dbs)) tables[name] = new BufferedTable(db as Database<unknown, string>)
     this.#t = tables as StateTables
-    this.#usage = new UsageDedup(this.#t)
-    this.#usageRows = new UsageRows(this.#t)
+  }
+
+  /**
+   * The part that `open` makes over this writer's tables, made on first use and kept with the
+   * writer (one per store): its flush and reset follow each transaction. `open` must be one
+   * function for the life of the process (a module's export), since it is the part's name.
+   */
+  part<P extends WriterPart>(open: (tables: StateTables) => P): P {
+    let part = this.#parts.get(open) as P | undefined
+    if (part === undefined) {
+      part = open(this.#t)
+      this.#parts.set(open, part)
+    }
+    return part
   }
 
   /** Write everything pending into the transaction (StateStore.write, before it commits). */
   flush(): void {
-    this.#usage.flush()
-    this.#usageRows.flush()
+    for (const part of this.#parts.values()) part.flush()
     for (const table of Object.values(this.#t)) table.flush()
     this.#endTransaction()
   }
@@ -91,8 +108,7 @@ export class StateWriter {
   }
 
   #endTransaction(): void {
-    this.#usage.reset()
-    this.#usageRows.reset()
+    for (const part of this.#parts.values()) part.reset()
   }
 
   /** The last seq applied (0: nothing yet). */
@@ -127,14 +143,6 @@ export class StateWriter {
   }
   putPenalty(key: string, penalty: PenaltyRecord): void {
     this.#t.penalties.put(key, penalty)
-  }
-
-  /**
-   * Add a counted usage event's figures (see UsageRows): `totals` to its key's totals, `byHour`
-   * (UsageRecorded) to its key's hour and, with `account`, to its account's hour.
-   */
-  addUsage(scope: UsageScope, totals: Partial<UsageTotals>, byHour?: UsageByHour): void {
-    this.#usageRows.add(scope, totals, byHour)
   }
 
   session(sessionHash: string): SessionRecord | undefined {
@@ -184,15 +192,5 @@ export class StateWriter {
   }
   putPrivateNode(record: PrivateNodeRecord): void {
     this.#t.privateNodes.put(record.accountId, record)
-  }
-
-  /**
-   * Marks a usage event as counted; false when it already was. The log dedups ids, but only
-   * within JetStream's duplicate window: an outbox that re-sends after a long outage stores the
-   * same fact at a second seq, and without this guard its usage would be counted twice. The
-   * state it keeps for that is bounded (see UsageDedup).
-   */
-  markUsageCounted(event: CountedEvent): boolean {
-    return this.#usage.markCounted(event)
   }
 }

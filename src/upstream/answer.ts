@@ -1,4 +1,4 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { Span } from '../rpc/json-scan.js'
 import { byteLength, joined, spliceId, spliceIdAt, spliceIdBytes, type ByteChunks } from './json-rpc-wire.js'
 
@@ -27,6 +27,10 @@ export class Answer {
   cache: 'hit' | 'miss' | undefined = undefined
   /** A malformed or unsupported call (-32700, -32600, -32601, -32602): the WebSocket penalty counts it. */
   malformed = false
+  /** Nodes this call was sent to, failovers, hedges and asks again included (the X-Tollgate-Attempts header). */
+  attempts = 1
+  /** The agreement consensus reached, `agreeing/participants` (`2/3`), when the network asks for it. */
+  consensus: string | undefined = undefined
 
   private constructor(
     text: string | undefined,
@@ -87,6 +91,8 @@ export class Answer {
     a.status = this.status
     a.cache = this.cache
     a.malformed = this.malformed
+    a.attempts = this.attempts
+    a.consensus = this.consensus
     return a
   }
 }

@@ -1,4 +1,4 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 
 /**
  * A call could not be carried to a node or its answer could not be read: connection refused or
@@ -76,6 +76,38 @@ export class NoHealthyUpstream extends Error {
     this.network = opts.network
     this.kind = opts.kind
     this.why = opts.why
+  }
+}
+
+/**
+ * Consensus (networks.<slug>.consensus) reached no agreement: the nodes asked gave different
+ * answers and no answer had `agreement` of them. Not a failure of a node (it is not counted
+ * against any, nor tried elsewhere): the client is told the nodes disagree, never given a guess.
+ */
+export class NodesDisagree extends Error {
+  override name = 'NodesDisagree'
+  /** What was seen, in words, without node names: `3 nodes gave 3 different answers; 2 must agree`. */
+  readonly what: string
+  constructor(what: string) {
+    super(what)
+    this.what = what
+  }
+}
+
+/**
+ * Every slot of the node this call was for (`upstreams[].maxInFlight`, this instance's share) stayed
+ * taken for longer than the call may wait (see NodeCapacity). Not the node's failure: it is not
+ * counted against it, and the call is not sent elsewhere (every node of the kind was full when it
+ * was chosen). The client gets 503 with Retry-After.
+ */
+export class NodeBusy extends Error {
+  override name = 'NodeBusy'
+  readonly node: string
+  readonly waitedMs: number
+  constructor(opts: { node: string; waitedMs: number; limit: number }) {
+    super(`${opts.node}: all ${opts.limit} slots of this instance stayed taken for ${opts.waitedMs} ms`)
+    this.node = opts.node
+    this.waitedMs = opts.waitedMs
   }
 }
 

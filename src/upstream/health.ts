@@ -24,7 +24,7 @@ export interface NodeHealthOptions {
 }
 
 /** Why a node is out, for /metrics and logs. */
-export type OutReason = 'failures' | 'error-rate' | 'behind' | 'wrong-chain'
+export type OutReason = 'failures' | 'error-rate' | 'behind' | 'wrong-chain' | 'disputes'
 
 /**
  * A node's chain, checked against its network's `chainId`: a node of another chain put into a
@@ -71,10 +71,10 @@ export class ChainCheck {
  * by the node is a success here: the node works.
  */
 export class NodeHealth {
-  readonly #threshold: number
-  readonly #cooldownMs: number
-  readonly #maxErrorRate: number
-  readonly #maxLagBlocks: number
+  #threshold: number
+  #cooldownMs: number
+  #maxErrorRate: number
+  #maxLagBlocks: number
   readonly #clock: Clock
   /** Outcomes of the last calls, 1 = failed, as a ring. */
   readonly #outcomes: Uint8Array
@@ -90,6 +90,8 @@ export class NodeHealth {
   #lag: number | undefined
   #behind = false
   readonly #chain: ChainCheck | undefined
+  /** 0, or the time a sit-out for answering against consensus ends (see sitOut). */
+  #sitOutUntil = 0
 
   constructor(opts: NodeHealthOptions = {}) {
     this.#threshold = opts.failureThreshold ?? 3
@@ -101,16 +103,28 @@ export class NodeHealth {
     this.#clock = opts.clock ?? systemClock
   }
 
+  /**
+   * New bounds from a reloaded config, kept state and all: a node that is out stays out until its
+   * cooldown ends, and the new bounds count from its next call (the error window keeps its size).
+   */
+  retune(opts: Pick<NodeHealthOptions, 'failureThreshold' | 'cooldownMs' | 'maxErrorRate' | 'maxLagBlocks'>): void {
+    this.#threshold = opts.failureThreshold ?? this.#threshold
+    this.#cooldownMs = opts.cooldownMs ?? this.#cooldownMs
+    this.#maxErrorRate = opts.maxErrorRate ?? this.#maxErrorRate
+    this.#maxLagBlocks = opts.maxLagBlocks ?? this.#maxLagBlocks
+  }
+
   /** May a call be sent to this node now (in step, and up or out with its cooldown over and no probe running)? */
   available(): boolean {
     if (this.#behind || this.#chain?.wrong) return false
+    if (this.#sitOutUntil !== 0 && !this.#sitOutOver()) return false
     if (this.#outUntil === 0) return true
     return !this.#probing && this.#clock.now() >= this.#outUntil
   }
 
   /** The node is up (not out, not behind, on its chain, and not being probed). */
   up(): boolean {
-    return this.#outUntil === 0 && !this.#behind && this.#chain?.wrong !== true
+    return this.#outUntil === 0 && !this.#behind && this.#chain?.wrong !== true && (this.#sitOutUntil === 0 || this.#sitOutOver())
   }
 
   /** Why the node is out, undefined while it is up. */
@@ -118,6 +132,7 @@ export class NodeHealth {
     // First: whatever else is wrong with it, it must not serve until it is on the right chain.
     if (this.#chain?.wrong) return 'wrong-chain'
     if (this.#behind) return 'behind'
+    if (this.#sitOutUntil !== 0 && !this.#sitOutOver()) return 'disputes'
     return this.#outUntil === 0 ? undefined : this.#outReason
   }
 
@@ -169,6 +184,20 @@ export class NodeHealth {
   /** Blocks behind the best node at the last head poll, undefined before the first. */
   lag(): number | undefined {
     return this.#lag
+  }
+
+  /**
+   * Out for `ms` whatever its calls do: it answered against its network's consensus too often
+   * (see Disputes). Its answers are not trusted until the time is over; then it takes calls again.
+   */
+  sitOut(ms: number): void {
+    this.#sitOutUntil = this.#clock.now() + ms
+  }
+
+  #sitOutOver(): boolean {
+    if (this.#clock.now() < this.#sitOutUntil) return false
+    this.#sitOutUntil = 0
+    return true
   }
 
   #takeOut(reason: OutReason): void {

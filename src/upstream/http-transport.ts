@@ -6,7 +6,7 @@ export interface HttpTransportOptions {
   /** Sockets kept open to the node (default 16). */
   connections?: number
   /**
-   * Requests in flight per socket (default 1). ARCHITECTURE.md measured 32k → 51k rps with 16,
+   * Requests in flight per socket (default 1). docs/architecture.md measured 32k → 51k rps with 16,
    * but a slow answer then holds up the ones queued behind it on the same socket.
    */
   pipelining?: number
@@ -158,9 +158,14 @@ export class HttpTransport {
     })
   }
 
-  /** Close the sockets; calls in flight are allowed to finish. */
+  /**
+   * Close the sockets, and cut the calls still in flight. The gateway closes its nodes after the
+   * front end drained (every client's call answered or cut at shutdownMs): what is left is only
+   * the losing side of a hedge or a consensus, whose client has its answer. Waiting for those
+   * (undici's close()) let a node that never answers hold the process past shutdownMs.
+   */
   async close(): Promise<void> {
-    await this.#pool.close()
+    await this.#pool.destroy()
   }
 }
 

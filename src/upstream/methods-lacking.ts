@@ -20,7 +20,8 @@ export class MethodsLacking {
   readonly #until = new Map<string, number>()
 
   constructor(
-    private readonly setAsideMs = METHOD_SET_ASIDE_MS,
+    /** Changed by a reload (health.methodSetAsideMs): methods set aside before keep their time. */
+    public setAsideMs = METHOD_SET_ASIDE_MS,
     private readonly clock: Clock = systemClock,
   ) {}
 

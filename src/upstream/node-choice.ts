@@ -1,4 +1,5 @@
 import type { UpstreamNode } from './node.js'
+import type { CallFor } from './node-capacity.js'
 
 /**
  * One call in this many goes to a node outside the best ones (a probe), so that a node that got
@@ -15,11 +16,13 @@ const CLOSE_MS = 2
 const ERROR_WEIGHT_MS = 1_000
 
 /**
- * The one scoring function of a node (lower is better): its median latency, plus its error rate
- * weighed in milliseconds. Undefined before its first measured call.
+ * The one scoring function of a node (lower is better): its median latency for this kind of call
+ * (heavy calls have their own window; a node not measured on heavy calls yet is judged by its
+ * ordinary ones), plus its error rate weighed in milliseconds. Undefined before its first measured call.
  */
-export function scoreOf(node: UpstreamNode): number | undefined {
-  const p50 = node.latency.p50()
+export function scoreOf(node: UpstreamNode, heavy = false): number | undefined {
+  let p50 = heavy ? node.heavyLatency.p50() : Number.NaN
+  if (Number.isNaN(p50)) p50 = node.latency.p50()
   if (Number.isNaN(p50)) return undefined
   return p50 + ERROR_WEIGHT_MS * node.errorRate()
 }
@@ -41,6 +44,10 @@ export interface ChoiceOptions {
   minBlock?: number
   /** The call may be a probe (a read: hedged to the best node, so the client does not wait for the probed one). */
   mayProbe: boolean
+  /** A heavy call (method table `heavy`): nodes are scored by their heavy calls' latency. */
+  heavy?: boolean
+  /** The account the call is for: nodes with a free slot for it (see NodeCapacity) are preferred. */
+  account?: CallFor
 }
 
 export interface Choice {
@@ -67,6 +74,7 @@ export class NodeChooser {
 
   choose(nodes: readonly UpstreamNode[], tried: ReadonlySet<UpstreamNode>, opts: ChoiceOptions): Choice | undefined {
     const top = highestHead(nodes)
+    const heavy = opts.heavy === true
     const ranked = this.#ranked
     ranked.length = 0
     let bestRank = Number.POSITIVE_INFINITY
@@ -85,7 +93,7 @@ export class NodeChooser {
     let best: UpstreamNode | undefined
     let bestScore = Number.POSITIVE_INFINITY
     for (const n of ranked) {
-      const s = scoreOf(n)
+      const s = scoreOf(n, heavy)
       if (s !== undefined && s < bestScore) {
         bestScore = s
         best = n
@@ -99,24 +107,25 @@ export class NodeChooser {
     let close = 0
     let far = 0
     for (const n of ranked) {
-      const s = scoreOf(n)
+      const s = scoreOf(n, heavy)
       if (s === undefined || s <= bound) close++
       else far++
     }
     this.#calls++
     if (opts.mayProbe && far > 0 && this.#calls % PROBE_EVERY === 0) {
       const k = this.#probeTurn++ % far
-      return { node: nth(ranked, k, (s) => s !== undefined && s > bound), best, probe: true }
+      return { node: nth(ranked, k, heavy, (s) => s !== undefined && s > bound), best, probe: true }
     }
-    const node = nth(ranked, this.#turn++ % close, (s) => s === undefined || s <= bound)
+    const node = nth(ranked, this.#turn++ % close, heavy, (s) => s === undefined || s <= bound)
     // A node not measured yet is a probe too: hedged to the best, measured by this call.
-    return { node, best, probe: node !== best && scoreOf(node) === undefined && opts.mayProbe }
+    return { node, best, probe: node !== best && scoreOf(node, heavy) === undefined && opts.mayProbe }
   }
 }
 
-/** Lower is preferred: serves the method (4), reaches the block (2), is at the highest head (1). */
+/** Lower is preferred: serves the method (4), reaches the block (2), is at the highest head (1), has a free slot (0.5). */
 function rankOf(n: UpstreamNode, opts: ChoiceOptions, top: number | undefined): number {
   let rank = 0
+  if (n.capacity !== undefined && !n.hasRoom(opts.account)) rank += 0.5
   if (opts.method !== undefined && n.lacking.has(opts.method)) rank += 4
   if (opts.minBlock !== undefined && n.head !== undefined && n.head < opts.minBlock) rank += 2
   if (top !== undefined && n.head !== undefined && n.head < top) rank += 1
@@ -124,10 +133,10 @@ function rankOf(n: UpstreamNode, opts: ChoiceOptions, top: number | undefined): 
 }
 
 /** The k-th node of the list whose score `keep` accepts. */
-function nth(nodes: readonly UpstreamNode[], k: number, keep: (score: number | undefined) => boolean): UpstreamNode {
+function nth(nodes: readonly UpstreamNode[], k: number, heavy: boolean, keep: (score: number | undefined) => boolean): UpstreamNode {
   let seen = 0
   for (const n of nodes) {
-    if (!keep(scoreOf(n))) continue
+    if (!keep(scoreOf(n, heavy))) continue
     if (seen++ === k) return n
   }
   return nodes[0]

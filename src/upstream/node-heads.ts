@@ -17,6 +17,9 @@ export interface NodeHeadMonitorOptions {
 }
 
 const HEX = /"result"\s*:\s*"(0x[0-9a-fA-F]+)"/
+/** A newHeads notification: its subscription id, and the block number in it. */
+const SUBSCRIPTION = /"subscription"\s*:\s*"(0x[0-9a-fA-F]+)"/
+const NUMBER = /"number"\s*:\s*"(0x[0-9a-fA-F]{1,16})"/
 
 /**
  * Polls every node of every network with eth_blockNumber and tells each node how far it is
@@ -33,14 +36,81 @@ export class NodeHeadMonitor {
 
   constructor(
     private readonly upstreams: Upstreams,
-    private readonly opts: NodeHeadMonitorOptions,
+    private opts: NodeHeadMonitorOptions,
   ) {}
 
-  /** Poll now, then every interval; resolves after the first round. */
+  /** The node's own newHeads subscription id on its WebSocket, while it has one. */
+  readonly #headSubscriptions = new Map<UpstreamNode, string>()
+  #stopped = false
+
+  /**
+   * Poll now, then every interval; resolves after the first round. Nodes with a WebSocket are
+   * also followed by their newHeads (see #follow): a new block counts the moment the node shows it.
+   */
   async start(): Promise<void> {
     await this.pollAll()
     this.#timer = setInterval(() => void this.pollAll(), this.opts.intervalMs)
     this.#timer.unref()
+    for (const network of this.upstreams.networks()) for (const node of this.upstreams.pool(network)!.nodes()) this.#follow(network, node)
+  }
+
+  /**
+   * A reload built these nodes and dropped those: follow the new ones' heads, forget the old ones
+   * (the polls read each network's nodes anew every round), and poll at the new interval.
+   */
+  reconfigure(built: readonly { network: string; node: UpstreamNode }[], dropped: readonly UpstreamNode[], intervalMs: number, timeoutMs: number): void {
+    for (const node of dropped) this.#headSubscriptions.delete(node)
+    const interval = intervalMs !== this.opts.intervalMs
+    this.opts = { ...this.opts, intervalMs, timeoutMs }
+    if (this.#stopped) return
+    for (const { network, node } of built) this.#follow(network, node)
+    if (interval && this.#timer !== undefined) {
+      clearInterval(this.#timer)
+      this.#timer = setInterval(() => void this.pollAll(), intervalMs)
+      this.#timer.unref()
+    }
+    // The new nodes are measured now, not an interval later: until then they have no head and no chain check.
+    if (built.length > 0) void this.pollAll()
+  }
+
+  /**
+   * Subscribe to the node's newHeads over its WebSocket (again after each reconnect), and take each
+   * head it announces as its head at once: between two polls (health.pollMs) the network's head
+   * is the highest any node has announced, so a node a block behind is passed over for the next
+   * `latest` read, not up to two seconds later. The lag that takes a node out stays the poll's.
+   * The notifications of this subscription stop here: the handler is chained in front of the
+   * ones installed before it (the client subscriptions' hub), which never see them.
+   */
+  #follow(network: string, node: UpstreamNode): void {
+    const ws = node.ws
+    if (ws === undefined) return
+    const onNotification = ws.onNotification
+    ws.onNotification = (text) => {
+      const id = this.#headSubscriptions.get(node)
+      if (id === undefined || SUBSCRIPTION.exec(text)?.[1] !== id) return onNotification(text)
+      const hex = NUMBER.exec(text)?.[1]
+      if (hex === undefined) return
+      node.sawHead(Number.parseInt(hex, 16))
+      if (node.head !== undefined && this.upstreams.chainOf(node)?.wrong !== true) this.opts.onBest?.(network, node.head)
+    }
+    const subscribe = (): void => {
+      if (this.#stopped || this.upstreams.chainOf(node) === undefined) return
+      ws.call('eth_subscribe', ['newHeads'], this.opts.timeoutMs).then(
+        (answer) => {
+          const id = /"result"\s*:\s*"(0x[0-9a-fA-F]+)"/.exec(answer)?.[1]
+          if (id !== undefined) this.#headSubscriptions.set(node, id)
+        },
+        // No newHeads on this node (or the socket dropped again): the poll is what is known.
+        () => {},
+      )
+    }
+    const onStateChange = ws.onStateChange
+    ws.onStateChange = (open) => {
+      onStateChange(open)
+      this.#headSubscriptions.delete(node)
+      if (open) subscribe()
+    }
+    if (ws.isOpen()) subscribe()
   }
 
   /** One round over every network; a round still running is joined rather than doubled. */
@@ -57,6 +127,7 @@ export class NodeHeadMonitor {
   }
 
   stop(): void {
+    this.#stopped = true
     if (this.#timer) clearInterval(this.#timer)
   }
 

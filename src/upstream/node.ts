@@ -1,4 +1,4 @@
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { isUpstreamFailure, MalformedResponse, UpstreamTransportError } from './errors.js'
 import { NodeHealth, type NodeHealthOptions, type OutReason } from './health.js'
 import { HttpTransport } from './http-transport.js'
@@ -9,6 +9,7 @@ import { Answer } from './answer.js'
 import { MethodsLacking } from './methods-lacking.js'
 import { WsTransport, type WsTransportOptions } from './ws-transport.js'
 import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
+import type { CallFor, NodeCapacity } from './node-capacity.js'
 
 export interface UpstreamNodeOptions {
   name: string
@@ -39,6 +40,16 @@ export interface UpstreamNodeOptions {
   onDuration?: (method: string, ms: number) => void
   /** How long a method the node said it lacks is set aside on it (default METHOD_SET_ASIDE_MS). */
   methodSetAsideMs?: number
+  /** At most this many client calls at once (upstreams[].maxInFlight, see NodeCapacity); undefined: no limit. */
+  capacity?: NodeCapacity
+}
+
+/** What a call tells the node beside itself (the pool hands on its own options: nothing is made per call). */
+export interface NodeCallOptions {
+  /** The account it is for: it takes a slot of the node's capacity (undefined: the gateway's own call, not counted). */
+  account?: CallFor
+  /** A heavy call (method table `heavy`): its latency goes to heavyLatency. */
+  heavy?: boolean
 }
 
 /** Answers at least this large are kept as bytes (see Answer); smaller ones become text. */
@@ -78,10 +89,19 @@ export class UpstreamNode {
   /** Methods the node said it does not serve, set aside for a while (see MethodsLacking). */
   readonly lacking: MethodsLacking
   readonly #health: NodeHealth
-  /** Latencies of successful calls (hedging waits for a node's p95 before asking another). */
+  /** Latencies of successful ordinary calls (hedging waits for a node's p95 before asking another). */
   readonly latency = new LatencyWindow()
+  /**
+   * Latencies of successful heavy calls (method table `heavy`: traces, eth_getLogs, block
+   * receipts), apart: a node busy with traces answers balances as fast as ever, and a trace's
+   * second on one node must not make it look slow for balances, nor a fast balance make it look
+   * fast for traces. See scoreOf.
+   */
+  readonly heavyLatency = new LatencyWindow()
   readonly #onFailure: ((err: UpstreamTransportError, method: string | undefined) => void) | undefined
   readonly #onDuration: ((method: string, ms: number) => void) | undefined
+  /** The node's slots for client calls (upstreams[].maxInFlight), undefined when it has no limit. */
+  readonly capacity: NodeCapacity | undefined
   #nextId = 1
   #inFlight = 0
 
@@ -99,13 +119,47 @@ export class UpstreamNode {
     this.lacking = new MethodsLacking(opts.methodSetAsideMs, opts.health?.clock)
     this.#onFailure = opts.onFailure
     this.#onDuration = opts.onDuration
+    this.capacity = opts.capacity
+  }
+
+  /** A call of `account` would be sent at once (no limit, or a free slot for it). */
+  hasRoom(account: CallFor | undefined): boolean {
+    return this.capacity === undefined || account === undefined || this.capacity.hasRoom(account)
   }
 
   /**
    * Send one call and resolve with the node's answer (our id in it: see Answer.withId). A JSON-RPC error is an answer.
    * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
    */
-  async call(method: string, params: unknown, timeoutMs: number): Promise<Answer> {
+  call(method: string, params: unknown, timeoutMs: number, opts?: NodeCallOptions): Promise<Answer> {
+    const capacity = this.capacity
+    const account = opts?.account
+    const heavy = opts?.heavy === true
+    if (capacity === undefined || account === undefined) return this.#call(method, params, timeoutMs, heavy)
+    return this.#withSlot(capacity, account, timeoutMs, (left) => this.#call(method, params, left, heavy))
+  }
+
+  /**
+   * `send` in a slot of the node's capacity for `account`: at once when one is free, else after
+   * waiting for one (at most capacity.waitMs, and never past the call's own time-out, which the
+   * wait uses up). @throws NodeBusy when no slot came in time
+   */
+  async #withSlot<T>(capacity: NodeCapacity, account: CallFor, timeoutMs: number, send: (timeoutMs: number) => Promise<T>): Promise<T> {
+    const waiting = capacity.acquire(account, Math.min(capacity.waitMs, timeoutMs - 1))
+    let left = timeoutMs
+    if (waiting !== undefined) {
+      const since = performance.now()
+      await waiting
+      left = Math.max(1, timeoutMs - (performance.now() - since))
+    }
+    try {
+      return await send(left)
+    } finally {
+      capacity.release(account)
+    }
+  }
+
+  async #call(method: string, params: unknown, timeoutMs: number, heavy: boolean): Promise<Answer> {
     this.#health.begin()
     this.counters.calls++
     this.#inFlight++
@@ -129,7 +183,7 @@ export class UpstreamNode {
         reply = Answer.ofBytes([answer], readHead(this.name, answer).isError, this.name, this.kind)
       }
       const ms = performance.now() - started
-      this.latency.record(ms)
+      ;(heavy ? this.heavyLatency : this.latency).record(ms)
       this.#onDuration?.(method, ms)
       this.#health.succeeded()
       return reply
@@ -149,7 +203,14 @@ export class UpstreamNode {
    * then sends those calls one by one.
    * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
    */
-  async callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<Array<Answer | undefined>> {
+  callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number, account?: CallFor): Promise<Array<Answer | undefined>> {
+    const capacity = this.capacity
+    // A batch takes one slot: the node answers it as one request.
+    if (capacity === undefined || account === undefined) return this.#callBatch(calls, timeoutMs)
+    return this.#withSlot(capacity, account, timeoutMs, (left) => this.#callBatch(calls, left))
+  }
+
+  async #callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<Array<Answer | undefined>> {
     this.#health.begin()
     this.counters.calls += calls.length
     this.#inFlight += calls.length
@@ -186,6 +247,12 @@ export class UpstreamNode {
     this.#onFailure?.(err, method)
   }
 
+  /** New health bounds from a reloaded config (see NodeHealth.retune); the node keeps its state and sockets. */
+  retune(health: NodeHealthOptions, methodSetAsideMs: number | undefined): void {
+    this.#health.retune(health)
+    if (methodSetAsideMs !== undefined) this.lacking.setAsideMs = methodSetAsideMs
+  }
+
   /** May calls be sent here now (see NodeHealth.available). */
   healthy(): boolean {
     return this.#health.available()
@@ -199,6 +266,11 @@ export class UpstreamNode {
   /** Why the node is out (failures, error rate, behind), undefined while up. */
   outReason(): OutReason | undefined {
     return this.#health.outReason()
+  }
+
+  /** Take no call for `ms`: it answered against consensus too often (see NodeHealth.sitOut). */
+  sitOut(ms: number): void {
+    this.#health.sitOut(ms)
   }
 
   /** Share of failed calls among its last calls. */

@@ -1,12 +1,13 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
-import type { NodeKind } from '../events/types.js'
-import { isUpstreamFailure, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
+import type { NodeKind } from '../core/node-kind.js'
+import { isUpstreamFailure, NodesDisagree, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
 import type { Answer } from './answer.js'
 import { blockNumberIn, emptyWhenBehind, saysMethodMissing } from './answer-checks.js'
-import type { UpstreamNode } from './node.js'
+import type { NodeCallOptions, UpstreamNode } from './node.js'
 import { highestHead, NodeChooser, type Choice } from './node-choice.js'
+import { Disputes, answerValue, type ConsensusCounters, type ConsensusPolicy } from './consensus.js'
 
-export interface PoolCallOptions {
+export interface PoolCallOptions extends NodeCallOptions {
   /** Time-out of one attempt on one node, in ms. */
   timeoutMs: number
   /**
@@ -28,7 +29,7 @@ export interface PoolCallOptions {
   read?: boolean
   /**
    * Hedging of reads: when the node asked has not answered after the best node's p95 (within
-   * these bounds; not before the best node has HEDGE_MIN_SAMPLES), ask another healthy node of
+   * these bounds; maxDelayMs until the best node has HEDGE_MIN_SAMPLES), ask another healthy node of
    * the kind too, and take the first answer. The slower call is left to finish; its answer is dropped.
    */
   hedge?: { minDelayMs: number; maxDelayMs: number }
@@ -74,17 +75,46 @@ const NOT_SAFE_TO_REPEAT: ReadonlySet<string> = new Set(['eth_sendRawTransaction
  */
 export class UpstreamPool {
   readonly network: string
-  readonly #byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
+  /** Replaced whole at a reload (see reconfigure): a call in flight keeps the node it is on. */
+  #byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
   readonly #chooser: Record<NodeKind, NodeChooser> = { full: new NodeChooser(), archive: new NodeChooser() }
   readonly #clock: Clock
   readonly hedges: HedgeCounters = { started: 0, won: 0 }
   /** Answers asked again of another node, for /metrics (see call()). */
   readonly askedAgain: AskedAgainCounters = { behind: 0, methodMissing: 0 }
+  /** The network's consensus settings, undefined when it asks for none (replaced at a reload). */
+  consensus: ConsensusPolicy | undefined
+  /** The consensus section of the config it was last given (to tell a reload's change of it). */
+  consensusConfig: unknown
+  readonly consensusCounters: ConsensusCounters = { agreed: 0, disagreed: 0, fanOut: 0 }
+  /** Each node's disputes (answers against an agreement), made at its first. */
+  readonly #disputes = new Map<UpstreamNode, Disputes>()
 
-  constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock } = {}) {
+  constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock; consensus?: ConsensusPolicy } = {}) {
     this.network = network
     for (const node of nodes) this.#byKind[node.kind].push(node)
     this.#clock = opts.clock ?? systemClock
+    this.consensus = opts.consensus
+  }
+
+  /**
+   * Serve with these nodes and settings from now on (a reload). The pool object stays, so what
+   * holds it (admission, the subscriptions hub, the metrics) needs no news; a call in flight
+   * finishes on the node it is on and fails over to the new nodes. Nodes kept keep their
+   * disputes; the dropped ones' go.
+   */
+  reconfigure(nodes: readonly UpstreamNode[], consensus: ConsensusPolicy | undefined): void {
+    const byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
+    for (const node of nodes) byKind[node.kind].push(node)
+    this.#byKind = byKind
+    this.consensus = consensus
+    for (const node of this.#disputes.keys()) if (!nodes.includes(node)) this.#disputes.delete(node)
+  }
+
+  /** A node's disputes and sit-outs so far (for /metrics). */
+  disputesOf(node: UpstreamNode): { disputes: number; sitOuts: number } {
+    const d = this.#disputes.get(node)
+    return { disputes: d?.total ?? 0, sitOuts: d?.sitOuts ?? 0 }
   }
 
   /** Nodes of this kind are configured (healthy or not). */
@@ -105,9 +135,14 @@ export class UpstreamPool {
    * @throws UpstreamTimeout / UpstreamTransportError every node tried failed (the last failure)
    */
   async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
+    if (this.consensus !== undefined && opts.node === undefined && this.consensus.methods.has(method)) {
+      return (await this.#agreed(this.consensus, kind, method, params, opts)).withId(clientIdJson)
+    }
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
     if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
+    // Nodes passed over from the start are not attempts (avoid may name nodes of another pool).
+    const avoided = tried.size
     let lastFailure: UpstreamTransportError | undefined
     // An answer judged not good enough (a node behind, a method the node lacks), kept in case no
     // other node does better: the client then gets it, a node's answer as it was.
@@ -129,7 +164,9 @@ export class UpstreamPool {
         const timeoutMs = Math.min(opts.timeoutMs, left)
         const hedgeMs = this.#hedgeDelay(choice, opts)
         const reply =
-          hedgeMs === undefined ? await node.call(method, params, timeoutMs) : await this.#hedged(kind, choice, method, params, timeoutMs, hedgeMs, tried, opts)
+          hedgeMs === undefined
+            ? await node.call(method, params, timeoutMs, opts)
+            : await this.#hedged(kind, choice, method, params, timeoutMs, hedgeMs, tried, opts)
         if (opts.node === undefined) {
           const better = this.#judge(kind, method, reply, kept)
           if (better !== undefined) {
@@ -137,7 +174,9 @@ export class UpstreamPool {
             continue
           }
         }
-        return reply.withId(clientIdJson)
+        const out = reply.withId(clientIdJson)
+        out.attempts = tried.size - avoided
+        return out
       } catch (err) {
         if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
         if (NOT_SAFE_TO_REPEAT.has(method) && err.requestSent) throw err
@@ -183,6 +222,135 @@ export class UpstreamPool {
     return undefined
   }
 
+  /**
+   * One call under consensus: sent at once to `participants` nodes of the kind at the network's
+   * head (best by score first; no probes, no hedges: the fan-out is the hedge); the answer of the
+   * first `agreement` nodes whose answers are the same JSON value (see answerValue) is the call's,
+   * without waiting for the rest. A node that fails, or lacks the method, is replaced by another
+   * while one is left and time remains; its answer is not a vote. When every node asked has
+   * answered and none agreed: NodesDisagree. Once all have answered, a node whose answer differed
+   * from the agreed one is counted (Disputes); past the threshold it sits out, unless that would
+   * leave fewer than `agreement` nodes of the kind to take calls.
+   * @throws NoHealthyUpstream fewer healthy nodes than `agreement` / NodesDisagree / the last failure when too many failed
+   */
+  #agreed(policy: ConsensusPolicy, kind: NodeKind, method: string, params: unknown, opts: PoolCallOptions): Promise<Answer> {
+    const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
+    const nodes = this.#byKind[kind]
+    const healthy = nodes.filter((n) => n.healthy() && !opts.avoid?.has(n.name)).length
+    if (healthy < policy.agreement) {
+      return Promise.reject(
+        new NoHealthyUpstream({
+          network: this.network,
+          kind,
+          why: `consensus needs ${policy.agreement} nodes to agree and ${healthy} of ${nodes.length} take calls: ${this.#whyNone(kind)}`,
+        }),
+      )
+    }
+    // Nodes at the network's head first: a node a block behind answers a `latest` read otherwise.
+    const top = highestHead(nodes)
+    const minBlock = top === undefined ? opts.minBlock : Math.max(top, opts.minBlock ?? 0)
+    const asked = new Set<UpstreamNode>()
+    if (opts.avoid) for (const n of nodes) if (opts.avoid.has(n.name)) asked.add(n)
+    const avoided = asked.size
+    const votes = new Map<string, Answer[]>()
+    const voteOf = new Map<UpstreamNode, string>()
+    let running = 0
+    let lastFailure: UpstreamTransportError | undefined
+    let winner: string | undefined
+    return new Promise<Answer>((resolve, reject) => {
+      const ask = (): boolean => {
+        const left = deadline - this.#clock.now()
+        if (left <= 0) return false
+        const node = this.#chooser[kind].choose(nodes, asked, { method, minBlock, mayProbe: false, heavy: opts.heavy, account: opts.account })?.node
+        if (node === undefined) return false
+        asked.add(node)
+        running++
+        this.consensusCounters.fanOut++
+        node.call(method, params, Math.min(opts.timeoutMs, left), opts).then(
+          (answer) => answered(node, answer),
+          (err: unknown) => failed(err),
+        )
+        return true
+      }
+      const answered = (node: UpstreamNode, answer: Answer): void => {
+        running--
+        if (saysMethodMissing(answer)) {
+          node.lacking.lacks(method)
+          if (winner === undefined) ask()
+        } else {
+          const value = answerValue(answer)
+          voteOf.set(node, value)
+          const group = votes.get(value) ?? []
+          group.push(answer)
+          votes.set(value, group)
+          if (winner === undefined && group.length >= policy.agreement) {
+            winner = value
+            this.consensusCounters.agreed++
+            const out = group[0].withId('null')
+            out.attempts = asked.size - avoided
+            out.consensus = `${group.length}/${policy.participants}`
+            resolve(out)
+          }
+        }
+        done()
+      }
+      const failed = (err: unknown): void => {
+        running--
+        if (isUpstreamFailure(err) && !(err instanceof UpstreamAnswerTooLarge)) {
+          lastFailure = err
+          if (winner === undefined) ask()
+        } else if (winner === undefined) {
+          winner = ''
+          reject(err)
+        }
+        done()
+      }
+      // Every node asked has answered: count the minority, or tell the client there is no agreement.
+      const done = (): void => {
+        if (running > 0) return
+        if (winner === undefined) {
+          winner = ''
+          if (votes.size <= 1) {
+            // Too few answers, not a disagreement: why the others did not answer.
+            const answers = votes.size === 0 ? 0 : [...votes.values()][0].length
+            reject(
+              lastFailure ??
+                new NoHealthyUpstream({ network: this.network, kind, why: `consensus needs ${policy.agreement} nodes to agree and ${answers} answered` }),
+            )
+            return
+          }
+          this.consensusCounters.disagreed++
+          const sizes = [...votes.values()].map((g) => g.length).sort((a, b) => b - a)
+          const answers = sizes.reduce((a, b) => a + b, 0)
+          reject(
+            new NodesDisagree(
+              `${answers} node${answers === 1 ? '' : 's'} gave ${votes.size} different answer${votes.size === 1 ? '' : 's'} (${sizes.join(' against ')}); ${policy.agreement} must agree`,
+            ),
+          )
+          return
+        }
+        if (winner === '') return
+        for (const [node, value] of voteOf) if (value !== winner) this.#disputed(policy, node)
+      }
+      for (let i = 0; i < policy.participants; i++) if (!ask()) break
+      if (running === 0) done()
+    })
+  }
+
+  /** A node answered against an agreement: counted; past the threshold it sits out (see #agreed). */
+  #disputed(policy: ConsensusPolicy, node: UpstreamNode): void {
+    let d = this.#disputes.get(node)
+    if (d === undefined) {
+      d = new Disputes({ disputeWindowMs: policy.disputeWindowMs, disputeThreshold: policy.disputeThreshold, clock: this.#clock })
+      this.#disputes.set(node, d)
+    }
+    if (!d.record()) return
+    const others = this.#byKind[node.kind].filter((n) => n !== node && n.healthy()).length
+    if (others < policy.agreement) return
+    node.sitOut(policy.sitOutMs)
+    d.sitOuts++
+  }
+
   /** How long to wait before hedging this attempt: a probe always (to the best node), a read when hedging is on. */
   #hedgeDelay(choice: Choice, opts: PoolCallOptions): number | undefined {
     if (opts.node !== undefined || opts.read !== true) return undefined
@@ -192,7 +360,11 @@ export class UpstreamPool {
       const p95 = best.p95()
       return Number.isNaN(p95) ? undefined : Math.max(1, Math.ceil(p95))
     }
-    if (opts.hedge === undefined || best.count < HEDGE_MIN_SAMPLES) return undefined
+    if (opts.hedge === undefined) return undefined
+    // Until the best node's p95 is trusted, the longest wait: a read on a hung node is hedged all
+    // the same. (A node that became best on a few probes got no hedge at all before: a read on it,
+    // hung, waited for the whole time-out.)
+    if (best.count < HEDGE_MIN_SAMPLES) return opts.hedge.maxDelayMs
     return Math.min(opts.hedge.maxDelayMs, Math.max(opts.hedge.minDelayMs, Math.ceil(best.p95())))
   }
 
@@ -213,20 +385,22 @@ export class UpstreamPool {
     // Identical calls of a client batch were merged by the dispatcher (the one place that decides
     // which calls are alike): what comes here is sent as it is, but for what must not be repeated.
     // index: where each sent call stands in `calls`; undefined when every call is sent.
-    const index = calls.some((c) => NOT_SAFE_TO_REPEAT.has(c.method)) ? calls.flatMap((c, i) => (NOT_SAFE_TO_REPEAT.has(c.method) ? [] : [i])) : undefined
+    // Calls consensus checks go alone too: call() asks several nodes for each.
+    const alone = (m: string): boolean => NOT_SAFE_TO_REPEAT.has(m) || this.consensus?.methods.has(m) === true
+    const index = calls.some((c) => alone(c.method)) ? calls.flatMap((c, i) => (alone(c.method) ? [] : [i])) : undefined
     const sent = index === undefined ? calls : index.map((i) => calls[i])
     if (sent.length === 0) return out
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const tried = new Set<UpstreamNode>()
     let lastFailure: UpstreamTransportError | undefined
     for (;;) {
-      const node = this.#choose(kind, tried, undefined, { timeoutMs: opts.timeoutMs })?.node
+      const node = this.#choose(kind, tried, undefined, { timeoutMs: opts.timeoutMs, account: opts.account })?.node
       if (node === undefined) throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
       const left = deadline - this.#clock.now()
       if (left <= 0) throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
       tried.add(node)
       try {
-        const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left))
+        const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left), opts.account)
         for (let k = 0; k < replies.length; k++) {
           const r = replies[k]
           if (r !== undefined) out[index === undefined ? k : index[k]] = r.withId(sent[k].clientIdJson)
@@ -277,13 +451,14 @@ export class UpstreamPool {
       const timer = setTimeout(() => {
         if (settled || hedgeMs >= timeoutMs) return
         const second = choice.probe && !tried.has(choice.best) ? choice.best : this.#choose(kind, tried, method, { ...opts, read: false })?.node
-        if (second === undefined) return
+        // A hedge is extra load: never one that would wait for a slot of a full node.
+        if (second === undefined || !second.hasRoom(opts.account)) return
         tried.add(second)
         running++
         this.hedges.started++
-        second.call(method, params, timeoutMs - hedgeMs).then(win(second), lose)
+        second.call(method, params, timeoutMs - hedgeMs, opts).then(win(second), lose)
       }, hedgeMs)
-      first.call(method, params, timeoutMs).then(win(first), lose)
+      first.call(method, params, timeoutMs, opts).then(win(first), lose)
     })
   }
 
@@ -296,6 +471,7 @@ export class UpstreamPool {
       'error-rate': 'failing too often',
       behind: 'behind the other nodes',
       'wrong-chain': 'on another chain',
+      disputes: 'sitting out: it answered against the other nodes',
     }
     return nodes.map((n) => `${n.name}: ${reasons[n.outReason() ?? ''] ?? 'being probed'}`).join(', ')
   }
@@ -318,7 +494,13 @@ export class UpstreamPool {
 
   /** The node for the next attempt of a call (see NodeChooser), undefined when none is left to try. */
   #choose(kind: NodeKind, tried: ReadonlySet<UpstreamNode>, method: string | undefined, opts: PoolCallOptions): Choice | undefined {
-    return this.#chooser[kind].choose(this.#byKind[kind], tried, { method, minBlock: opts.minBlock, mayProbe: opts.read === true })
+    return this.#chooser[kind].choose(this.#byKind[kind], tried, {
+      method,
+      minBlock: opts.minBlock,
+      mayProbe: opts.read === true,
+      heavy: opts.heavy,
+      account: opts.account,
+    })
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { keccak256 } from 'viem/utils'
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { isUpstreamFailure, NoHealthyUpstream } from './errors.js'
 import type { UpstreamPool } from './pool.js'
 import { Answer } from './answer.js'
@@ -36,11 +36,12 @@ type Outcome = { accepted: true; answer: Answer } | { accepted: false; answer: A
 export class TransactionSender {
   readonly counters: SendCounters = { alreadyKnown: 0, recovered: 0, broadcast: 0 }
   /** Networks whose transactions go to every healthy node of the kind (broadcastTransactions). */
-  readonly #broadcast = new Set<string>()
+  #broadcast = new Set<string>()
 
   /** Send the transactions of these networks to every healthy node of the kind (the config's broadcastTransactions). */
   broadcastOn(networks: Iterable<string>): void {
-    for (const network of networks) this.#broadcast.add(network)
+    // Replaced, not added to: a reload may turn a network's broadcast off.
+    this.#broadcast = new Set(networks)
   }
 
   async send(pool: UpstreamPool, kind: NodeKind, params: unknown, idJson: string, timeoutMs: number): Promise<Answer> {

@@ -1,10 +1,12 @@
 import type { Clock } from '../../actors/runtime/clock.js'
-import type { NetworkConfig } from '../config/types.js'
-import type { NodeKind } from '../events/types.js'
+import type { NetworkConfig, UpstreamConfig } from '../config/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { ChainCheck, type NodeHealthOptions } from './health.js'
 import type { UpstreamTransportError } from './errors.js'
 import { UpstreamNode } from './node.js'
 import { UpstreamPool } from './pool.js'
+import { NodeCapacity, type CapacityCounters } from './node-capacity.js'
+import { CONSENSUS_DEFAULTS, DEFAULT_CONSENSUS_METHODS, type ConsensusPolicy } from './consensus.js'
 import type { WsTransportOptions } from './ws-transport.js'
 
 export interface UpstreamsOptions {
@@ -23,6 +25,10 @@ export interface UpstreamsOptions {
   onNodeFailure?: (network: string, node: string, err: UpstreamTransportError, method: string | undefined) => void
   /** The recorder of each node's call durations (for /metrics), asked once per node. */
   durations?: (network: string, node: string, kind: NodeKind) => (method: string, ms: number) => void
+  /** Instances sharing the nodes now (the fleet's live members, workers included): each takes its share of maxInFlight. */
+  instances?: () => number
+  /** Longest a call waits for a slot of a node with maxInFlight (limits.capacityWaitMs; default 1000). */
+  capacityWaitMs?: number
 }
 
 /** One node's figures for /metrics. */
@@ -56,6 +62,11 @@ export interface UpstreamNodeStats {
   outReason: string | undefined
   /** Its eth_chainId at the last check, undefined before it answered one. */
   chainId: number | undefined
+  /** Answers it gave against a consensus agreement, and the sit-outs they caused. */
+  disputes: number
+  sitOuts: number
+  /** Its capacity (upstreams[].maxInFlight), when it has one: this instance's slots, calls waiting, waits. */
+  capacity: (CapacityCounters & { slots: number; waiting: number; byPlan: ReadonlyMap<string, CapacityCounters> }) | undefined
 }
 
 /**
@@ -67,42 +78,121 @@ export interface UpstreamNodeStats {
 export class Upstreams {
   readonly #pools: Map<string, UpstreamPool>
   /** Each configured node's chain check (nodes built elsewhere, e.g. dedicated ones, have none). */
-  readonly #chains: ReadonlyMap<UpstreamNode, ChainCheck>
+  readonly #chains: Map<UpstreamNode, ChainCheck>
+  /** What each configured node was built from (see nodeRecipe): a reload keeps a node whose recipe is the same. */
+  readonly #recipes = new Map<UpstreamNode, string>()
+  #opts: UpstreamsOptions
+  /** Dropped nodes waiting for their calls to end (closed with the rest at shutdown). */
+  readonly #retiring = new Set<UpstreamNode>()
 
-  constructor(pools: Iterable<UpstreamPool>, chains: ReadonlyMap<UpstreamNode, ChainCheck> = new Map()) {
+  constructor(pools: Iterable<UpstreamPool>, chains: Map<UpstreamNode, ChainCheck> = new Map(), opts: UpstreamsOptions = {}) {
     this.#pools = new Map([...pools].map((pool) => [pool.network, pool]))
     this.#chains = chains
+    this.#opts = opts
   }
 
   static fromConfig(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions = {}): Upstreams {
-    const pools: UpstreamPool[] = []
-    const chains = new Map<UpstreamNode, ChainCheck>()
+    const upstreams = new Upstreams([], new Map(), opts)
+    upstreams.reconfigure(networks, opts)
+    return upstreams
+  }
+
+  /**
+   * Serve these networks with these nodes from now on (at start, and at each reload). A node whose
+   * settings are the same as before is kept as it is (its sockets, health, latency and
+   * subscriptions); a new or changed one is built. Pools of the networks that stay are the same
+   * objects, given their new nodes (see UpstreamPool.reconfigure). The nodes dropped are returned,
+   * still open: the caller moves their subscriptions, then hands them to retire().
+   */
+  reconfigure(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions): UpstreamsChange {
+    this.#opts = opts
+    const change: UpstreamsChange = { networksAdded: [], networksRemoved: [], nodes: [], dropped: [], built: [] }
     for (const [network, config] of Object.entries(networks)) {
-      const onNodeFailure = opts.onNodeFailure
+      const pool = this.#pools.get(network)
+      const before = new Map((pool?.nodes() ?? []).map((n) => [n.name, n]))
+      const added: string[] = []
+      const changed: string[] = []
       const nodes = config.upstreams.map((u) => {
         const name = u.name ?? new URL(u.url).host
-        const chain = new ChainCheck(config.chainId)
-        const node = new UpstreamNode({
-          name,
-          kind: u.kind,
-          url: u.url,
-          wsUrl: u.ws,
-          coalesce: u.coalesce,
-          connections: opts.connections,
-          pipelining: opts.pipelining,
-          health: { ...opts.health, chain, clock: opts.health?.clock ?? opts.clock },
-          methodSetAsideMs: opts.methodSetAsideMs,
-          ws: opts.ws,
-          maxAnswerBytes: opts.maxAnswerBytes,
-          onFailure: onNodeFailure && ((err, method) => onNodeFailure(network, name, err, method)),
-          onDuration: opts.durations?.(network, name, u.kind),
-        })
-        chains.set(node, chain)
+        const recipe = nodeRecipe(u, config.chainId, opts)
+        const old = before.get(name)
+        if (old !== undefined && this.#recipes.get(old) === recipe) {
+          before.delete(name)
+          old.retune(opts.health ?? {}, opts.methodSetAsideMs)
+          return old
+        }
+        ;(old === undefined ? added : changed).push(name)
+        const node = this.#build(network, config.chainId, name, u)
+        this.#recipes.set(node, recipe)
+        change.built.push({ network, node })
         return node
       })
-      pools.push(new UpstreamPool(network, nodes, { clock: opts.clock }))
+      // Changed nodes were built anew: the old ones go as dropped, but are told as changed.
+      const removed = [...before.keys()].filter((name) => !changed.includes(name))
+      change.dropped.push(...before.values())
+      const consensus = consensusPolicy(config.consensus)
+      if (pool === undefined) {
+        this.#pools.set(network, new UpstreamPool(network, nodes, { clock: opts.clock, consensus }))
+        change.networksAdded.push(network)
+      } else {
+        pool.reconfigure(nodes, consensus)
+        const consensusChanged = JSON.stringify(pool.consensusConfig) !== JSON.stringify(config.consensus)
+        if (added.length + removed.length + changed.length > 0 || consensusChanged) {
+          change.nodes.push({ network, added, removed, changed, ...(consensusChanged ? { consensus: true } : {}) })
+        }
+      }
+      this.#pools.get(network)!.consensusConfig = config.consensus
     }
-    return new Upstreams(pools, chains)
+    for (const [network, pool] of this.#pools) {
+      if (Object.hasOwn(networks, network)) continue
+      this.#pools.delete(network)
+      change.networksRemoved.push(network)
+      change.dropped.push(...pool.nodes())
+    }
+    return change
+  }
+
+  /**
+   * Close nodes a reload dropped, each once its calls in flight have ended (and its queued calls
+   * have gone), so that no call is cut by a reload. Their chain checks go at once: the head
+   * monitor no longer polls them.
+   */
+  retire(nodes: readonly UpstreamNode[]): void {
+    for (const node of nodes) {
+      this.#chains.delete(node)
+      this.#recipes.delete(node)
+      this.#retiring.add(node)
+      void whenIdle(node).then(() => {
+        if (this.#retiring.delete(node)) return node.close()
+      })
+    }
+  }
+
+  #build(network: string, chainId: number, name: string, u: UpstreamConfig): UpstreamNode {
+    const opts = this.#opts
+    const onNodeFailure = opts.onNodeFailure
+    const chain = new ChainCheck(chainId)
+    const node = new UpstreamNode({
+      name,
+      kind: u.kind,
+      url: u.url,
+      wsUrl: u.ws,
+      coalesce: u.coalesce,
+      connections: opts.connections,
+      pipelining: opts.pipelining,
+      health: { ...opts.health, chain, clock: opts.health?.clock ?? opts.clock },
+      methodSetAsideMs: opts.methodSetAsideMs,
+      ws: opts.ws,
+      maxAnswerBytes: opts.maxAnswerBytes,
+      onFailure: onNodeFailure && ((err, method) => onNodeFailure(network, name, err, method)),
+      onDuration: opts.durations?.(network, name, u.kind),
+      capacity:
+        u.maxInFlight === undefined
+          ? undefined
+          : new NodeCapacity({ maxInFlight: u.maxInFlight, waitMs: opts.capacityWaitMs ?? 1_000, instances: opts.instances ?? (() => 1), node: name }),
+    })
+    this.#chains.set(node, chain)
+    return node
   }
 
   /** The check of a configured node's chain (the head monitor feeds it), undefined for other nodes. */
@@ -167,6 +257,13 @@ export class Upstreams {
           methodsSetAside: node.lacking.size,
           outReason: node.outReason(),
           chainId: this.#chains.get(node)?.actual,
+          ...pool.disputesOf(node),
+          capacity: node.capacity && {
+            ...node.capacity.counters,
+            slots: node.capacity.limit(),
+            waiting: node.capacity.waiting,
+            byPlan: node.capacity.byPlan,
+          },
         })
       }
     }
@@ -174,6 +271,59 @@ export class Upstreams {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#pools.values()].map((pool) => pool.close()))
+    const retiring = [...this.#retiring]
+    this.#retiring.clear()
+    await Promise.all([...[...this.#pools.values()].map((pool) => pool.close()), ...retiring.map((n) => n.close())])
+  }
+}
+
+/** What a reconfigure changed: for the reload's log line, and the nodes to move away from and retire. */
+export interface UpstreamsChange {
+  networksAdded: string[]
+  networksRemoved: string[]
+  /** Networks that stay, with the nodes added, removed, and changed (built anew), and whether their consensus changed. */
+  nodes: { network: string; added: string[]; removed: string[]; changed: string[]; consensus?: true }[]
+  /** Nodes no pool has any more (removed, replaced, or of a removed network), still open. */
+  dropped: UpstreamNode[]
+  /** Nodes built by this reconfigure, by network (the head monitor follows them). */
+  built: { network: string; node: UpstreamNode }[]
+}
+
+/**
+ * Everything a node is built from, as one string: a reload keeps a node whose recipe is the same,
+ * and builds anew one whose recipe changed. The health bounds are not in it: they are retuned in
+ * place (see UpstreamNode.retune), so that changing them moves no subscription.
+ */
+function nodeRecipe(u: UpstreamConfig, chainId: number, opts: UpstreamsOptions): string {
+  return JSON.stringify([u.url, u.ws, u.kind, u.coalesce, u.maxInFlight, chainId, opts.maxAnswerBytes, opts.capacityWaitMs])
+}
+
+/** A retired node that never quiets down (a call stuck past every time-out) is closed after this. */
+const RETIRE_MAX_MS = 10 * 60_000
+/** How often a retired node is looked at: off the call path, so a timer rather than a hook per call. */
+const RETIRE_CHECK_MS = 100
+
+/** Resolves once the node has no call in flight nor waiting for a slot (or RETIRE_MAX_MS passed). */
+function whenIdle(node: UpstreamNode): Promise<void> {
+  const until = Date.now() + RETIRE_MAX_MS
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if ((node.inFlight() === 0 && (node.capacity?.waiting ?? 0) === 0) || Date.now() > until) return resolve()
+      setTimeout(check, RETIRE_CHECK_MS).unref()
+    }
+    check()
+  })
+}
+
+/** A network's consensus settings with the defaults filled in; undefined when it asks for none. */
+function consensusPolicy(config: NetworkConfig['consensus']): ConsensusPolicy | undefined {
+  if (config === undefined) return undefined
+  return {
+    participants: config.participants,
+    agreement: config.agreement,
+    methods: new Set(config.methods ?? DEFAULT_CONSENSUS_METHODS),
+    disputeWindowMs: config.disputeWindowMs ?? CONSENSUS_DEFAULTS.disputeWindowMs,
+    disputeThreshold: config.disputeThreshold ?? CONSENSUS_DEFAULTS.disputeThreshold,
+    sitOutMs: config.sitOutMs ?? CONSENSUS_DEFAULTS.sitOutMs,
   }
 }

@@ -36,7 +36,7 @@ interface Pending {
 const CLOSE_WAIT_MS = 1_000
 
 /**
- * JSON-RPC over ONE WebSocket to a node, multiplexed with our own ids (ARCHITECTURE.md measured
+ * JSON-RPC over ONE WebSocket to a node, multiplexed with our own ids (docs/architecture.md measured
  * 80k rps this way against 32k for an HTTP pool). Replies are routed to pending calls by id;
  * messages without an id go to `onNotification`. Reconnects by itself until close().
  * @example

@@ -1,4 +1,5 @@
-import type { NodeKind, NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
+import type { NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { Clock } from '../../actors/runtime/clock.js'
 
 /**
@@ -27,6 +28,8 @@ interface Bucket {
   intervalStart: number
   requests: number
   errors: number
+  /** Compute units of the calls served (each call its method's cost). */
+  units: number
   bytesIn: number
   bytesOut: number
   rateLimited: number
@@ -38,6 +41,8 @@ interface Bucket {
 const FLUSH_AFTER_BOUNDARY_MS = 2
 
 export class UsageMeter {
+  /** Compute units of every call served since start (the tollgate_units_served_total counter). */
+  unitsServed = 0
   readonly #opts: UsageMeterOptions
   #buckets = new Map<string, Bucket>()
   /** The bucket last counted into; forgotten when a flush takes buckets out. */
@@ -48,10 +53,22 @@ export class UsageMeter {
     this.#opts = opts
   }
 
-  /** Count calls served for a key (each call of a batch counts). */
-  served(accountId: string, keyId: string, network: string, kind: NodeKind, requests: number, errors: number, bytesIn: number, bytesOut: number): void {
+  /** Count calls served for a key (each call of a batch counts), and their compute units. */
+  served(
+    accountId: string,
+    keyId: string,
+    network: string,
+    kind: NodeKind,
+    requests: number,
+    errors: number,
+    bytesIn: number,
+    bytesOut: number,
+    units: number,
+  ): void {
     const b = this.#bucket(accountId, keyId, network, kind)
     b.requests += requests
+    b.units += units
+    this.unitsServed += units
     b.errors += errors
     b.bytesIn += bytesIn
     b.bytesOut += bytesOut
@@ -105,7 +122,7 @@ export class UsageMeter {
         intervalMs: this.#opts.intervalMs,
       }
       if (b.requests > 0 || b.errors > 0) {
-        events.push({ type: 'UsageRecorded', ...head, requests: b.requests, errors: b.errors, bytesIn: b.bytesIn, bytesOut: b.bytesOut })
+        events.push({ type: 'UsageRecorded', ...head, requests: b.requests, errors: b.errors, bytesIn: b.bytesIn, bytesOut: b.bytesOut, units: b.units })
       }
       if (b.rateLimited > 0) events.push({ type: 'RateLimited', ...head, count: b.rateLimited, reason: 'http-rps' })
       if (b.notifications > 0) events.push({ type: 'NotificationsRecorded', ...head, notifications: b.notifications, bytesOut: b.notificationBytes })
@@ -140,6 +157,7 @@ export class UsageMeter {
         intervalStart: start,
         requests: 0,
         errors: 0,
+        units: 0,
         bytesIn: 0,
         bytesOut: 0,
         rateLimited: 0,

@@ -1,5 +1,6 @@
 import { addKeyUsage, DAY_MS, HOUR_MS, KEY_USAGE_HOURS_KEPT, type KeyUsage } from '../store/records.js'
 import { STATE_VERSION, type StateStore } from '../store/state-store.js'
+import { keyUsageFolded, keyUsageFoldedBefore, keyUsageHours } from './usage-queries.js'
 
 export type UsagePeriod = 'hour' | 'day'
 
@@ -54,7 +55,7 @@ export function usageReport(store: StateStore, query: UsageQuery): UsageReport {
     )
   }
   const notes: string[] = []
-  const foldedBefore = store.keyUsageFoldedBefore()
+  const foldedBefore = keyUsageFoldedBefore(store)
   const keptNote = `usage by hour is kept for the last ${KEY_USAGE_HOURS_KEPT / 24} days of usage; older hours only as totals per key`
   let since = query.since === undefined ? undefined : query.since - (((query.since % HOUR_MS) + HOUR_MS) % HOUR_MS)
   const until = query.until ?? Infinity
@@ -82,8 +83,8 @@ export function usageReport(store: StateStore, query: UsageQuery): UsageReport {
     const row = sums.get(id)
     sums.set(id, { accountId, keyId, ...(period === undefined ? {} : { period }), ...addKeyUsage(row, usage) })
   }
-  if (since === undefined) for (const row of store.keyUsageFolded(query.accountId)) add(row.accountId, row.keyId, undefined, row)
-  for (const row of store.keyUsageHours(since ?? 0, until)) {
+  if (since === undefined) for (const row of keyUsageFolded(store, query.accountId)) add(row.accountId, row.keyId, undefined, row)
+  for (const row of keyUsageHours(store, since ?? 0, until)) {
     const period = query.by === 'hour' ? row.hour : query.by === 'day' ? row.hour - (row.hour % DAY_MS) : undefined
     add(row.accountId, row.keyId, period, row)
   }

@@ -76,6 +76,18 @@ export class Supervisor {
     return this.#slots.filter((s) => s.child !== undefined).length
   }
 
+  /**
+   * Pass a reload on: SIGHUP to every live worker, each of which reads the config file again and
+   * applies it or refuses it (and logs which). Returns how many were told. Workers run in their
+   * own process group, so a SIGHUP to the supervisor reaches them only this way.
+   */
+  reload(): number {
+    if (this.#stopping) return 0
+    let told = 0
+    for (const slot of this.#slots) if (slot.child?.kill('SIGHUP') === true) told++
+    return told
+  }
+
   /** SIGTERM to every worker (each drains), and wait for them; past the grace, SIGKILL. */
   async stop(): Promise<void> {
     this.#stopping = true

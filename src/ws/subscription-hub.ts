@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import type { WsTransport } from '../upstream/ws-transport.js'
 import { readResponseHead } from '../upstream/json-rpc-wire.js'
@@ -7,6 +7,8 @@ import type { SubscriptionKind, SubscriptionRequest } from './subscription-reque
 
 /** Where a client subscription's notifications go (a WebSocket session). */
 export interface SubscriptionSink {
+  /** Whose subscriptions these are (the key id): distinct logs filters are counted per owner. */
+  readonly owner: string
   /** One notification for the client subscription `id`, with that id already in `text`. */
   notify(id: string, text: string, kind: NodeKind): void
 }
@@ -17,6 +19,8 @@ export type SubscribeResult =
   | { ok: false; nodeAnswer: string }
   /** No node to subscribe on, or the node failed: the gateway error to answer. */
   | { ok: false; failure: 'no-node' | 'upstream'; cause?: unknown }
+  /** A new logs filter past a cap: the owner's distinct filters (`key`), or the network's upstream ones (`network`). */
+  | { ok: false; failure: 'logs-filters'; limit: 'key' | 'network'; held: number; max: number }
 
 /** One upstream subscription serving every client that asked for the same thing. */
 interface Shared {
@@ -31,6 +35,10 @@ interface Shared {
 export interface SubscriptionHubOptions {
   /** Time-out of an upstream eth_subscribe / eth_unsubscribe. */
   timeoutMs: number
+  /** Distinct logs filters one owner (key) may hold on this hub (ws.maxLogsFiltersPerKey). */
+  maxLogsFiltersPerKey: number
+  /** Distinct logs filters subscribed upstream on this hub, all owners together (ws.maxLogsFiltersPerNetwork). */
+  maxLogsFiltersPerNetwork: number
   onWarning?: (message: string, detail?: Record<string, unknown>) => void
 }
 
@@ -46,14 +54,16 @@ export interface SubscriptionHubStats {
   clients: number
   /** Notifications received from the node since start. */
   notificationsIn: number
+  /** New logs filters refused since start, by the cap that refused them. */
+  logsFiltersRefused: Record<'key' | 'network', number>
 }
 
 /** Notifications for a subscription id we do not know yet are held for it (see #onNotification). */
 const MAX_ORPHANS = 64
 
 /**
- * The shared subscriptions of one network: the per-network actor of ARCHITECTURE.md "Actors in
- * this design". However many clients subscribe to newHeads, one upstream subscription serves
+ * The shared subscriptions of one network: state that belongs to one network, kept in one place
+ * as an account's is in its actor (docs/architecture.md). However many clients subscribe to newHeads, one upstream subscription serves
  * them; identical logs filters share one too. Each client gets its own subscription id, and
  * the node's notification text is passed on with only that id replaced.
  *
@@ -68,7 +78,9 @@ const MAX_ORPHANS = 64
  */
 export class SubscriptionHub {
   readonly network: string
-  readonly #nodes: readonly UpstreamNode[]
+  #nodes: readonly UpstreamNode[]
+  /** Nodes whose socket this hub listens to (a node kept across a reload is listened to once). */
+  readonly #listened = new WeakSet<UpstreamNode>()
   readonly #opts: SubscriptionHubOptions
   /** By SubscriptionRequest.key. */
   readonly #shared = new Map<string, Shared>()
@@ -83,13 +95,42 @@ export class SubscriptionHub {
   #closed = false
   readonly #subscribeCalls: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 }
   #notificationsIn = 0
+  /**
+   * Each owner's logs filters: filter (SubscriptionRequest.key) → its client subscriptions on it,
+   * those being made included. Each distinct filter is an upstream subscription that the node
+   * matches against every block's logs; without a cap, one key's 50 connections × 100
+   * subscriptions were 5,000 of them on our nodes.
+   */
+  readonly #logsByOwner = new Map<string, Map<string, number>>()
+  /** Shared logs subscriptions, open or opening (the upstream ones of this hub). */
+  #logsShared = 0
+  readonly #logsRefused: Record<'key' | 'network', number> = { key: 0, network: 0 }
 
   constructor(network: string, nodes: readonly UpstreamNode[], opts: SubscriptionHubOptions) {
     this.network = network
-    // Full nodes first: they follow the head; archive nodes stand in.
-    this.#nodes = [...nodes.filter((n) => n.ws && n.kind === 'full'), ...nodes.filter((n) => n.ws && n.kind === 'archive')]
     this.#opts = opts
-    for (const node of this.#nodes) {
+    this.#nodes = this.#take(nodes)
+  }
+
+  /**
+   * Serve from these nodes from now on (a reload changed the network's nodes). When the node the
+   * subscriptions live on was dropped, they move to one of these whose socket is open, as when a
+   * socket drops (clients keep their ids); while none is open yet (a new node still connecting),
+   * they stay on the dropped node, which is closed only later (see Upstreams.retire), and move
+   * when a new one opens or the old one closes.
+   */
+  setNodes(nodes: readonly UpstreamNode[]): void {
+    this.#nodes = this.#take(nodes)
+    if (this.#closed || this.#shared.size === 0) return
+    if (this.#current === undefined || !this.#nodes.includes(this.#current)) this.#ensureNode()
+  }
+
+  /** The nodes with a WebSocket, full nodes first (they follow the head; archive nodes stand in), each listened to. */
+  #take(nodes: readonly UpstreamNode[]): readonly UpstreamNode[] {
+    const taken = [...nodes.filter((n) => n.ws && n.kind === 'full'), ...nodes.filter((n) => n.ws && n.kind === 'archive')]
+    for (const node of taken) {
+      if (this.#listened.has(node)) continue
+      this.#listened.add(node)
       const ws = node.ws as WsTransport
       // Chained, not replaced: another part of the gateway may listen to the same socket.
       const onNotification = ws.onNotification
@@ -103,6 +144,7 @@ export class SubscriptionHub {
         this.#onStateChange(node, open)
       }
     }
+    return taken
   }
 
   /**
@@ -111,10 +153,22 @@ export class SubscriptionHub {
    */
   async subscribe(request: SubscriptionRequest, sink: SubscriptionSink): Promise<SubscribeResult> {
     if (this.#closed) return { ok: false, failure: 'no-node' }
+    if (request.kind !== 'logs') return this.#subscribe(request, sink)
+    // Checked and held before the first await, so that filters asked for at once count together.
+    const refused = this.#logsRefusal(request.key, sink.owner)
+    if (refused !== undefined) return refused
+    this.#holdLogs(sink.owner, request.key, 1)
+    const result = await this.#subscribe(request, sink)
+    if (!result.ok) this.#holdLogs(sink.owner, request.key, -1)
+    return result
+  }
+
+  async #subscribe(request: SubscriptionRequest, sink: SubscriptionSink): Promise<SubscribeResult> {
     let shared = this.#shared.get(request.key)
     if (shared === undefined) {
       shared = { request, clients: new Map(), upstreamId: undefined, opening: undefined }
       this.#shared.set(request.key, shared)
+      if (request.kind === 'logs') this.#logsShared++
       shared.opening = this.#open(shared)
       const result = await shared.opening
       shared.opening = undefined
@@ -138,8 +192,40 @@ export class SubscriptionHub {
     if (shared === undefined || shared.clients.get(id) !== sink) return false
     shared.clients.delete(id)
     this.#clients.delete(id)
+    if (shared.request.kind === 'logs') this.#holdLogs(sink.owner, shared.request.key, -1)
     if (shared.clients.size === 0 && shared.opening === undefined) this.#close(shared)
     return true
+  }
+
+  /** Why `owner` may not add logs filter `filter` now, or undefined: a filter it holds already, or one subscribed upstream, adds nothing to its cap's count. */
+  #logsRefusal(filter: string, owner: string): SubscribeResult | undefined {
+    const owned = this.#logsByOwner.get(owner)
+    if (owned?.has(filter)) return undefined
+    const perKey = this.#opts.maxLogsFiltersPerKey
+    if (owned !== undefined && owned.size >= perKey) {
+      this.#logsRefused.key++
+      return { ok: false, failure: 'logs-filters', limit: 'key', held: owned.size, max: perKey }
+    }
+    const perNetwork = this.#opts.maxLogsFiltersPerNetwork
+    if (!this.#shared.has(filter) && this.#logsShared >= perNetwork) {
+      this.#logsRefused.network++
+      return { ok: false, failure: 'logs-filters', limit: 'network', held: this.#logsShared, max: perNetwork }
+    }
+    return undefined
+  }
+
+  /** `owner` holds `delta` more (or fewer) client subscriptions on logs filter `filter`. */
+  #holdLogs(owner: string, filter: string, delta: 1 | -1): void {
+    let owned = this.#logsByOwner.get(owner)
+    if (owned === undefined) {
+      if (delta < 0) return
+      owned = new Map()
+      this.#logsByOwner.set(owner, owned)
+    }
+    const n = (owned.get(filter) ?? 0) + delta
+    if (n > 0) owned.set(filter, n)
+    else owned.delete(filter)
+    if (owned.size === 0) this.#logsByOwner.delete(owner)
   }
 
   stats(): SubscriptionHubStats {
@@ -152,6 +238,7 @@ export class SubscriptionHub {
       subscribeCalls: { ...this.#subscribeCalls },
       clients: this.#clients.size,
       notificationsIn: this.#notificationsIn,
+      logsFiltersRefused: { ...this.#logsRefused },
     }
   }
 
@@ -159,6 +246,8 @@ export class SubscriptionHub {
   close(): void {
     this.#closed = true
     this.#shared.clear()
+    this.#logsByOwner.clear()
+    this.#logsShared = 0
     this.#byUpstreamId.clear()
     this.#clients.clear()
   }
@@ -211,7 +300,10 @@ export class SubscriptionHub {
   }
 
   #forget(shared: Shared): void {
-    this.#shared.delete(shared.request.key)
+    if (this.#shared.get(shared.request.key) === shared) {
+      this.#shared.delete(shared.request.key)
+      if (shared.request.kind === 'logs') this.#logsShared--
+    }
     if (shared.upstreamId !== undefined) this.#byUpstreamId.delete(shared.upstreamId)
   }
 
@@ -219,9 +311,12 @@ export class SubscriptionHub {
   #ensureNode(): UpstreamNode | undefined {
     // A node on another chain never serves, not even as the last one open: its heads are not ours.
     const serves = (n: UpstreamNode): boolean => n.ws!.isOpen() && n.outReason() !== 'wrong-chain'
-    if (this.#current !== undefined && serves(this.#current)) return this.#current
+    const current = this.#current
+    if (current !== undefined && serves(current) && this.#nodes.includes(current)) return current
     const next = this.#nodes.find((n) => serves(n) && n.healthy()) ?? this.#nodes.find(serves)
-    if (next !== this.#current) this.#moveTo(next)
+    // A node a reload dropped serves on while none of the new ones is open yet (see setNodes).
+    if (next === undefined && current !== undefined && serves(current)) return current
+    if (next !== current) this.#moveTo(next)
     return next
   }
 
@@ -233,7 +328,8 @@ export class SubscriptionHub {
       this.#ensureNode() ?? this.#moveTo(undefined)
       return
     }
-    if (open && this.#current === undefined && this.#shared.size > 0) this.#ensureNode()
+    // A node opened while the subscriptions have none, or sit on a node a reload dropped.
+    if (open && this.#shared.size > 0 && (this.#current === undefined || !this.#nodes.includes(this.#current))) this.#ensureNode()
   }
 
   /** Move every shared subscription to `node` (undefined: none is reachable; they wait). */

@@ -18,9 +18,38 @@ export class Subscriptions {
   readonly #opts: SubscriptionHubOptions
 
   private constructor(upstreams: Upstreams, opts: SubscriptionHubOptions) {
-    this.#opts = opts
-    this.#shared = new Map(upstreams.networks().map((network) => [network, upstreams.pool(network)!]))
-    this.#hubs = new Map([...this.#shared].map(([network, pool]) => [network, new SubscriptionHub(network, pool.nodes(), opts)]))
+    // One object every hub reads: a reload's new time-out reaches them all (see retune).
+    this.#opts = { ...opts }
+    this.#shared = new Map()
+    this.#hubs = new Map()
+    this.reconfigure(upstreams)
+  }
+
+  /**
+   * The networks' nodes changed (a reload): each hub serves from its network's nodes now, moving
+   * its subscriptions off a dropped node (clients keep their ids); a new network gets a hub. The
+   * hub of a removed network stays, with no node: its subscriptions wait, and come back if the
+   * network does.
+   */
+  reconfigure(upstreams: Upstreams): void {
+    const networks = new Set(upstreams.networks())
+    for (const network of networks) {
+      const pool = upstreams.pool(network)!
+      this.#shared.set(network, pool)
+      const hub = this.#hubs.get(network)
+      if (hub === undefined) this.#hubs.set(network, new SubscriptionHub(network, pool.nodes(), this.#opts))
+      else hub.setNodes(pool.nodes())
+    }
+    for (const [network, hub] of this.#hubs) {
+      if (networks.has(network)) continue
+      this.#shared.delete(network)
+      hub.setNodes([])
+    }
+  }
+
+  /** The time-out of upstream eth_subscribe / eth_unsubscribe from now on (limits.upstreamTimeoutMs at a reload). */
+  retune(timeoutMs: number): void {
+    this.#opts.timeoutMs = timeoutMs
   }
 
   static fromUpstreams(upstreams: Upstreams, opts: SubscriptionHubOptions): Subscriptions {

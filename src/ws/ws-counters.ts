@@ -52,6 +52,7 @@ export class WsCounters {
     // Counted per message as plain numbers, read when scraped: a prom-client child's inc() hashes
     // its labels on every call (120 ns, on the path of every WebSocket message).
     for (const network of networks.values) this.#messages.set(network, { served: 0, throttled: 0, dropped: 0, penalized: 0 })
+    networks.onAdded((network) => this.#messages.set(network, { served: 0, throttled: 0, dropped: 0, penalized: 0 }))
     scraped(registry, 'counter', {
       name: 'tollgate_ws_messages_total',
       help: 'WebSocket messages received, by network and outcome',
@@ -103,6 +104,16 @@ export class WsCounters {
       'Notifications received from nodes since start (each fanned out to every client of its subscription), by network',
       ['network'],
       (s, emit) => emit({ network: s.network }, s.notificationsIn),
+    )
+    fromHubs(
+      'counter',
+      'tollgate_ws_logs_filters_refused_total',
+      'New logs filters refused, by network and the cap that refused them (key: ws.maxLogsFiltersPerKey, network: ws.maxLogsFiltersPerNetwork)',
+      ['network', 'limit'],
+      (s, emit) => {
+        emit({ network: s.network, limit: 'key' }, s.logsFiltersRefused.key)
+        emit({ network: s.network, limit: 'network' }, s.logsFiltersRefused.network)
+      },
     )
     scraped(registry, 'gauge', {
       name: 'tollgate_ws_subscription_node',

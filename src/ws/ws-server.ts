@@ -3,12 +3,14 @@ import type { WsConfig } from '../config/types.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { clientIp, keyFrom } from '../front/http-rpc-route.js'
 import { sendReply } from '../front/respond.js'
+import { refuseAmbiguousLength, repeatedHeader } from '../front/repeated-headers.js'
 import type { Exchanges } from '../front/exchanges.js'
 import { getAndHead, otherMethods } from '../front/route-methods.js'
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../front/uws.js'
 import type { Admission } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
-import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { CallCharge, CallPolicy, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { MethodRules } from '../rpc/method-policy.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { WsCloseCause, WsCounters } from './ws-counters.js'
@@ -23,6 +25,13 @@ export interface WsServerDeps {
   trustProxy: boolean
   subscriptions: Subscriptions
   dispatcher: RpcDispatcher
+  /** Which methods are served, and their costs (config `methodCosts`). */
+  methodRules: MethodRules
+  /**
+   * The charge of a message's compute units when the plan limits units (chargeUnitsOnly): its
+   * calls were charged as messages by the session.
+   */
+  chargeUnits: CallCharge
   usage: UsageMeter
   decisions: WsDecisions
   counters: WsCounters
@@ -63,9 +72,13 @@ export class WsServer {
   readonly #deps: WsServerDeps
   readonly #sessions = new Set<WsSession>()
   readonly #timer: NodeJS.Timeout
+  /** Calls over WebSocket: its method rules (subscriptions), admitted per message by the session, malformed ones counted. */
+  readonly #calls: CallPolicy
 
   constructor(deps: WsServerDeps) {
     this.#deps = deps
+    const rules = deps.methodRules
+    this.#calls = { methodRule: (method) => rules.rule(method, 'ws'), charge: deps.chargeUnits, notesMalformed: true }
     this.#timer = setInterval(() => this.#checkKeys(), KEY_CHECK_MS)
     this.#timer.unref()
   }
@@ -103,7 +116,10 @@ export class WsServer {
       close: (ws, code, message) => {
         const { session } = ws.getUserData()
         this.#sessions.delete(session)
-        session.closed(code, uwsCloseCause(code, message))
+        const cause = uwsCloseCause(code, message)
+        // A frame uWS refused (too big, not UTF-8) is a call refused before a node, as over HTTP.
+        if (cause !== undefined) this.#deps.admission.refusedCalls(() => session.ip, 1)
+        session.closed(code, cause)
       },
     })
     // A GET without `Upgrade: websocket` (a browser tab, a health probe) reaches these.
@@ -128,14 +144,15 @@ export class WsServer {
   #upgrade(res: HttpResponse, req: HttpRequest, context: unknown, exchanges: Exchanges): void {
     // Everything is decided synchronously, before uWS frees `req`.
     const network = req.getParameter(0)
-    const apiKey = keyFrom(req)
+    const repeated = repeatedHeader(req)
+    if (repeated === 'content-length') return refuseAmbiguousLength(res, exchanges.begin(res))
+    const apiKey = keyFrom(req, repeated)
     const secKey = req.getHeader('sec-websocket-key')
     const protocol = req.getHeader('sec-websocket-protocol')
     const extensions = req.getHeader('sec-websocket-extensions')
     const deps = this.#deps
     const ip = clientIp(res, req, deps.trustProxy)
     // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
-    if (apiKey instanceof GatewayError) return refuse(res, exchanges, network, deps.counters, apiKey)
     const admitted = deps.admission.admit({ network, apiKey, origin: req.getHeader('origin'), referer: req.getHeader('referer'), ip: () => ip })
     if (admitted instanceof GatewayError) return refuse(res, exchanges, network, deps.counters, admitted)
     const { key, pool } = admitted
@@ -177,6 +194,7 @@ export class WsServer {
       admission: deps.admission,
       ips: deps.ips,
       dispatcher: deps.dispatcher,
+      calls: this.#calls,
       usage: deps.usage,
       decisions: deps.decisions,
       counters: deps.counters,
@@ -189,7 +207,7 @@ export class WsServer {
 
   /** Close connections whose key was revoked, or whose plan ended, since they opened. */
   #checkKeys(): void {
-    for (const session of this.#sessions) session.readmit()
+    for (const session of this.#sessions) session.recheck()
   }
 }
 

@@ -1,15 +1,13 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsDecision } from '../../actors/key/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
-import type { NodeKind } from '../events/types.js'
+import type { NodeKind } from '../core/node-kind.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import type { CallPolicy, DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import { methodRule } from '../rpc/method-policy.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { Admission, Admitted } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
 import { gatewayErrorFor } from '../gateway/upstream-failure.js'
-import { ALREADY_CHARGED } from '../gateway/call-charge.js'
 import { METHODS } from '../rpc/method-table.js'
 import { isInvalid, parseRpcBytes, type ParsedBody, type RpcCall } from '../rpc/parse.js'
 import { spliceId } from '../upstream/json-rpc-wire.js'
@@ -29,6 +27,8 @@ export interface WsSessionDeps {
   admission: Admission
   ips: IpDirectory
   dispatcher: RpcDispatcher
+  /** How its calls are handled: the WebSocket method rules, their charge, malformed ones counted (WsServer.calls). */
+  calls: CallPolicy
   usage: UsageMeter
   decisions: WsDecisions
   counters: WsCounters
@@ -68,6 +68,10 @@ export class WsSession implements SubscriptionSink {
   readonly #hub: SubscriptionHub
   readonly #ip: string
   readonly #ipOf = (): string => this.#ip
+  /** eth_subscribe and eth_unsubscribe, which the dispatcher hands back (the subscription ids come back in its answer). */
+  readonly #local: LocalCalls = {
+    call: (call, idJson) => (METHODS[call.method]?.local === 'subscribe' ? this.subscribe(call, idJson) : Promise.resolve(this.unsubscribe(call, idJson))),
+  }
   readonly #deps: WsSessionDeps
   readonly #subs = new Map<string, ClientSub>()
   #socket: WebSocket<WsUserData> | undefined
@@ -87,8 +91,18 @@ export class WsSession implements SubscriptionSink {
     this.#deps = deps
   }
 
+  /** The key whose subscriptions these are (the hub counts distinct logs filters per key). */
+  get owner(): string {
+    return this.key.record.keyId
+  }
+
   get isClosed(): boolean {
     return this.#closed
+  }
+
+  /** The client's address (for the IP throttle). */
+  get ip(): string {
+    return this.#ip
   }
 
   get subscriptions(): number {
@@ -105,7 +119,10 @@ export class WsSession implements SubscriptionSink {
     if (this.#closed) return
     // No larger than ws.maxMessageBytes: uWS refuses a larger one at its header (ws-server.ts).
     const bytes = data.byteLength
-    if (!this.readmit()) return
+    if (!this.recheck()) return
+    // A message past the key's limit with no answer left is dropped unread: a flood is not
+    // parsed to be thrown away. It counts as one call (what it holds is not known).
+    if (this.key.actor.wsDropsUnread()) return this.#dropped(1)
     // Parsing copies what it keeps out of uWS's buffer before anything asynchronous happens.
     // A text frame is valid UTF-8 (uWS checks); a binary one is checked here.
     const parsed = parseRpcBytes(Buffer.from(data))
@@ -113,26 +130,34 @@ export class WsSession implements SubscriptionSink {
     const decision = this.key.actor.ws({ type: 'WsMessage', calls })
     if (decision.type === 'WsMessageRejected') return this.#refuse(parsed, calls, decision)
     this.#deps.counters.message(this.network, 'served')
-    const local = new SessionLocalCalls(this)
     const ctx: DispatchContext = {
       key: this.key,
-      // Looked up per message (readmit): a plan or node selection changed meanwhile applies at once.
+      // Looked up per message (recheck): a plan or node selection changed meanwhile applies at once.
       access: this.#admitted.access,
       network: this.network,
       pool: this.#admitted.pool,
       bytesIn: bytes,
       ip: this.#ipOf,
-      policy: WS_CALLS,
-      local,
+      policy: this.#deps.calls,
+      local: this.#local,
     }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(
       (answer) => {
         // Sent at the end of this loop turn with the connection's other answers of the turn.
-        const body = answer.body
+        let body = answer.body
+        if (answer.status === ERRORS.RATE_LIMITED.http && typeof body === 'string') {
+          // The whole message refused by its charge (compute units per second): one error per
+          // call, each with its id, as the session's own refusals are (a client waits for its ids).
+          const { code, message } = (JSON.parse(body) as { error: { code: number; message: string } }).error
+          body = errorsFor(parsed, code, message, undefined)
+        }
         if (body !== null) this.send(typeof body === 'string' ? body : body.text, true)
         // Only now does the client know these ids: notifications held for them may follow.
-        for (const id of local.created) this.#arm(id)
-        if (answer.malformed) this.#noteBad(answer.malformed)
+        if (answer.subscribed !== undefined) for (const id of answer.subscribed) this.#arm(id)
+        if (answer.malformed) {
+          this.#noteBad(answer.malformed)
+          this.#deps.admission.refusedCalls(this.#ipOf, answer.malformed)
+        }
       },
       (err: unknown) => {
         this.#deps.onError(err)
@@ -246,15 +271,15 @@ export class WsSession implements SubscriptionSink {
    * Pass the admission again (each message, and every second for open connections): the key not
    * revoked, the plan active, some node allowed. False when the connection was closed for it.
    */
-  readmit(): boolean {
-    const refused = this.#deps.admission.readmit(this.#admitted)
+  recheck(): boolean {
+    const refused = this.#deps.admission.recheck(this.#admitted)
     if (refused === undefined) return true
     this.end(CLOSE.POLICY, refused.message, 'key-invalid')
     return false
   }
 
   /** eth_subscribe: join or open the shared subscription; the answer carries the client's own id. */
-  async subscribe(call: RpcCall, idJson: string, created: string[]): Promise<LocalAnswer> {
+  async subscribe(call: RpcCall, idJson: string): Promise<LocalAnswer> {
     const max = this.#deps.config.maxSubscriptionsPerConnection
     // Subscriptions still being made count: a client sending 1,000 eth_subscribe at once must
     // not get them all because none had been answered when the next was checked.
@@ -278,11 +303,18 @@ export class WsSession implements SubscriptionSink {
         this.#hub.unsubscribe(result.id, this)
       } else {
         this.#subs.set(result.id, { ready: false, held: [] })
-        created.push(result.id)
+        return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false, subscribed: result.id }
       }
       return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false }
     }
     if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, malformed: true }
+    if (result.failure === 'logs-filters') {
+      const message =
+        result.limit === 'key'
+          ? `Too many logs filters: this key holds ${result.held} distinct logs filters on ${this.network}, at most ${result.max} are allowed per key and network (ws.maxLogsFiltersPerKey); put several addresses and topics in one filter, reuse a filter you hold, or unsubscribe some`
+          : `Too many logs filters on ${this.network}: the gateway holds ${result.held} distinct logs subscriptions on its nodes, at most ${result.max} (ws.maxLogsFiltersPerNetwork); subscribe to a filter already in use, or retry later`
+      return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_LOGS_FILTERS.rpc, message), isError: true, malformed: false }
+    }
     const e =
       result.failure === 'no-node'
         ? new GatewayError('NO_HEALTHY_UPSTREAM', `No node with a WebSocket is reachable for ${this.network} subscriptions right now; retry with backoff`)
@@ -321,11 +353,8 @@ export class WsSession implements SubscriptionSink {
 
   /** A message the key's limits refuse: throttled (answered -32005), penalised (answered), or dropped. */
   #refuse(parsed: ParsedBody, calls: number, d: Extract<WsDecision, { type: 'WsMessageRejected' }>): void {
+    if (d.reason === 'ws-messages-dropped') return this.#dropped(calls)
     this.#deps.decisions.limited(this.#scope(), d.reason, calls)
-    if (d.reason === 'ws-messages-dropped') {
-      this.#deps.counters.message(this.network, 'dropped')
-      return
-    }
     let code: number
     let message: string
     if (d.reason === 'ws-messages-throttled') {
@@ -344,22 +373,14 @@ export class WsSession implements SubscriptionSink {
     if (body !== null) this.send(body)
   }
 
+  /** A message dropped unanswered: over the key's limit, and its throttle answers spent too. */
+  #dropped(calls: number): void {
+    this.#deps.decisions.limited(this.#scope(), 'ws-messages-dropped', calls)
+    this.#deps.counters.message(this.network, 'dropped')
+  }
+
   #scope() {
     return { accountId: this.key.account.accountId, keyId: this.key.record.keyId, network: this.network }
-  }
-}
-
-/** Calls over WebSocket: its method policy (subscriptions), admitted per message by the session, malformed ones counted. */
-const WS_CALLS: CallPolicy = { methodRule: (method) => methodRule(method, 'ws'), charge: ALREADY_CHARGED, notesMalformed: true }
-
-/** The local calls of one message: remembers the subscriptions it created, to arm them after its answer. */
-class SessionLocalCalls implements LocalCalls {
-  readonly created: string[] = []
-  constructor(private readonly session: WsSession) {}
-
-  call(call: RpcCall, idJson: string): Promise<LocalAnswer> {
-    if (METHODS[call.method]?.local === 'subscribe') return this.session.subscribe(call, idJson, this.created)
-    return Promise.resolve(this.session.unsubscribe(call, idJson))
   }
 }
 

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { runCli } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess } from '../helpers/gateway-process.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
 import { until } from '../helpers/eventually.js'
 
 // `tollgate accounts create` run a second time for a wallet. docs/operations.md calls it

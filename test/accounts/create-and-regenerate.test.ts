@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { createAccount, openAccount, regenerateKey, showKey, type AccountCommandDeps } from '../../src/accounts/commands.js'
 import { AccountCommandError } from '../../src/accounts/errors.js'
 import { accountIdForWallet } from '../../src/accounts/wallet.js'
@@ -11,6 +11,7 @@ import type { EventLog } from '../../src/events/log.js'
 import { hashApiKey } from '../../src/keys/api-key.js'
 import { KeyCipher } from '../../src/keys/key-cipher.js'
 import { loadPlanCatalog } from '../../src/plans/catalog.js'
+import { Projector } from '../../src/projections/projector.js'
 import { isKeyActive, StateStore } from '../../src/store/state-store.js'
 import { within } from '../helpers/eventually.js'
 
@@ -23,7 +24,8 @@ function setup(t: Test) {
   const log = EmbeddedLog.open(join(dir, 'log'))
   const store = StateStore.open(join(dir, 'state'))
   const clock = new FakeClock()
-  const deps: AccountCommandDeps = { log, store, clock, catalog: loadPlanCatalog('default'), cipher: KeyCipher.fromSecret(SECRET) }
+  const projector = new Projector(store, log)
+  const deps: AccountCommandDeps = { log, store, clock, catalog: loadPlanCatalog('default'), cipher: KeyCipher.fromSecret(SECRET), projector }
   t.teardown(async () => {
     await store.close()
     await log.close()

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { createAccount, regenerateKey, type AccountCommandDeps } from '../../src/accounts/commands.js'
 import { JetStreamLog } from '../../src/events/jetstream-log.js'
 import { makeEvent } from '../../src/events/make-event.js'
@@ -13,7 +13,8 @@ import { loadPlanCatalog } from '../../src/plans/catalog.js'
 import { Projector } from '../../src/projections/projector.js'
 import { replay, stateDigest } from '../../src/projections/replay.js'
 import { StateStore } from '../../src/store/state-store.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
+import { usageTotals } from '../../src/usage/usage-queries.js'
 
 /** The same commands and projections on JetStream: a CLI connection appends, a gateway connection follows. */
 t.test('on JetStream: create, regenerate and usage reach a following store; replay gives the same digest', async (t) => {
@@ -62,6 +63,7 @@ t.test('on JetStream: create, regenerate and usage reach a following store; repl
     clock,
     catalog: loadPlanCatalog('default'),
     cipher: KeyCipher.fromSecret('test-secret-of-a-decent-length-0123456789'),
+    projector: new Projector(cliStore, cliLog),
   }
   const created = await createAccount(deps, { wallet: '0x' + 'c0'.repeat(20), planId: 'tier-2', nodes: [{ network: 'eth-1', kind: 'full' }] })
   t.ok(cliStore.keyByHash(hashApiKey(created.apiKey)), 'the command sees its own write')
@@ -93,6 +95,7 @@ t.test('on JetStream: create, regenerate and usage reach a following store; repl
       errors: 1,
       bytesIn: 300,
       bytesOut: 4_000,
+      units: 442,
     },
     clock.now() + 10_000,
   )
@@ -102,7 +105,7 @@ t.test('on JetStream: create, regenerate and usage reach a following store; repl
   t.equal(lastSeq, 7, '4 events to create, 2 to regenerate, the usage once')
   await new Projector(cliStore, cliLog).catchUp()
   await t.resolves(reached(() => gatewayStore.checkpoint() === lastSeq))
-  t.same(gatewayStore.usageTotals(), { requests: 17, errors: 1, bytesIn: 300, bytesOut: 4_000, rateLimited: 0, notifications: 0 })
+  t.same(usageTotals(gatewayStore), { requests: 17, errors: 1, bytesIn: 300, bytesOut: 4_000, rateLimited: 0, notifications: 0, units: 442 })
 
   const digest = stateDigest(cliStore)
   t.equal(stateDigest(gatewayStore), digest, 'two stores of one log agree')

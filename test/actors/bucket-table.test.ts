@@ -1,6 +1,6 @@
 import t from 'tap'
 import { BucketTable } from '../../actors/rate/bucket-table.js'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 
 // A limit per client with a fake clock: the burst, the refill, Retry-After, and the bound on the
 // clients it remembers. Time only moves when the test says so.

@@ -39,9 +39,25 @@ t.test('what other instances admitted comes out of the key budget, in debt if ne
   const state = initialKeyState({ keyId: 'k', accountId: 'a', limits: { full: 10, archive: null } }, now)
   const after = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 25, archive: 5, messages: 0, connects: 0 }, now)
   t.equal(after.buckets.full.tokens, -15, 'ten in the bucket, 25 taken elsewhere')
-  const refused = decide(after, { type: 'Admit', kind: 'full', calls: 1 }, now + 1_000)
+  const refused = decide(after, { type: 'Charge', kind: 'full', calls: 1 }, now + 1_000)
   t.equal(refused.decision.type, 'Rejected', 'a second later the debt is not paid back yet')
-  const admitted = decide(after, { type: 'Admit', kind: 'full', calls: 1 }, now + 1_600)
+  const admitted = decide(after, { type: 'Charge', kind: 'full', calls: 1 }, now + 1_600)
   t.equal(admitted.decision.type, 'Admitted', 'after 1.6 s it is')
   t.same(after.buckets.archive, state.buckets.archive, 'an unlimited kind has no budget to take from')
+})
+
+t.test("another instance's new connections count in the one-second window from when it made them", async (t) => {
+  const now = 1_000_000
+  const state = initialKeyState({ keyId: 'k', accountId: 'a', limits: { full: 10, archive: null } }, now)
+  const wsAt = (s: typeof state, at: number) => decide(s, { type: 'WsConnect' }, at).decision.type
+  const fresh = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 0, archive: 0, messages: 0, connects: 15, connectedAt: now }, now)
+  t.equal(wsAt(fresh, now + 10), 'WsRefused', '15 just made elsewhere: the 16th within the second is refused here')
+  const late = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 0, archive: 0, messages: 0, connects: 15, connectedAt: now - 1_500 }, now)
+  t.equal(late.ws.recentConnects.length, 0, 'a message that arrives 1.5 s after they were made adds nothing to the window')
+  t.equal(wsAt(late, now + 10), 'WsAccepted', 'and a connection is accepted')
+  const partly = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 0, archive: 0, messages: 0, connects: 15, connectedAt: now - 600 }, now)
+  t.equal(wsAt(partly, now + 10), 'WsRefused', 'made 0.6 s ago: they still count')
+  t.equal(wsAt(partly, now + 420), 'WsAccepted', 'until a second after they were made, not after they arrived')
+  const ahead = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 0, archive: 0, messages: 0, connects: 15, connectedAt: now + 5_000 }, now)
+  t.same(ahead.ws.recentConnects, Array(15).fill(now), 'a sender whose clock is ahead: counted from now')
 })

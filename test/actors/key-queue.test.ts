@@ -1,22 +1,22 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
-import { KeyActor } from '../../actors/key/key-actor.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { AccountActor } from '../../actors/key/account-actor.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 
 // Excess calls wait briefly in a queue bounded in time (queueMs) and so in length
 // (limit × queueMs / 1000 calls), then are rejected.
 function given(limit: number) {
   const clock = new FakeClock()
-  const actor = new KeyActor(initialKeyState({ keyId: 'key_q', accountId: 'acc_q', limits: { full: limit, archive: 0 } }, clock.now()), clock)
+  const actor = new AccountActor(initialKeyState({ keyId: 'key_q', accountId: 'acc_q', limits: { full: limit, archive: 0 } }, clock.now()), clock)
   return { clock, actor }
 }
 
 t.test('past the burst, calls queue for the time their token needs, up to queueMs', async (t) => {
   const { actor } = given(100) // 10 ms per token
-  for (let i = 0; i < 100; i++) t.equal(actor.admit('full', 1, 250).type, 'Admitted')
-  const first = actor.admit('full', 1, 250)
+  for (let i = 0; i < 100; i++) t.equal(actor.charge('full', 1, 250).type, 'Admitted')
+  const first = actor.charge('full', 1, 250)
   t.same(first, { type: 'Admitted', remaining: 0, limit: 100, resetMs: 1000, delayMs: 10 }, 'the 101st waits one token')
-  const waits = Array.from({ length: 30 }, () => actor.admit('full', 1, 250))
+  const waits = Array.from({ length: 30 }, () => actor.charge('full', 1, 250))
   const admitted = waits.filter((d) => d.type === 'Admitted')
   t.equal(admitted.length, 24, 'the queue holds 250 ms of the limit: 25 calls in all')
   t.equal(admitted.at(-1)?.type === 'Admitted' && admitted.at(-1)?.delayMs, 250, 'the last one waits the whole queue time')
@@ -27,16 +27,16 @@ t.test('past the burst, calls queue for the time their token needs, up to queueM
 
 t.test('the queue drains with time', async (t) => {
   const { actor, clock } = given(100)
-  for (let i = 0; i < 125; i++) actor.admit('full', 1, 250)
-  t.equal(actor.admit('full', 1, 250).type, 'Rejected', 'full queue')
+  for (let i = 0; i < 125; i++) actor.charge('full', 1, 250)
+  t.equal(actor.charge('full', 1, 250).type, 'Rejected', 'full queue')
   clock.advance(250)
-  const d = actor.admit('full', 1, 250)
+  const d = actor.charge('full', 1, 250)
   t.same(d, { type: 'Admitted', remaining: 0, limit: 100, resetMs: 1000, delayMs: 10 }, 'room again after the queue time')
 })
 
 t.test('without a queue, excess calls are rejected at once', async (t) => {
   const { actor } = given(100)
-  for (let i = 0; i < 100; i++) actor.admit('full', 1)
-  t.equal(actor.admit('full', 1).type, 'Rejected')
-  t.equal(actor.admit('full', 1, 5).type, 'Rejected', 'a queue shorter than one token is no queue')
+  for (let i = 0; i < 100; i++) actor.charge('full', 1)
+  t.equal(actor.charge('full', 1).type, 'Rejected')
+  t.equal(actor.charge('full', 1, 5).type, 'Rejected', 'a queue shorter than one token is no queue')
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { ActorRegistry } from '../../actors/runtime/registry.js'
 
 function given(options: { canPassivate?: (actor: { key: string }) => boolean } = {}) {

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
-import { KeyActor } from '../../actors/key/key-actor.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { AccountActor } from '../../actors/key/account-actor.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimits } from '../../actors/key/ws-limits.js'
 
@@ -11,7 +11,7 @@ import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimit
 function given(history: WsCommand[] = [], limits: Partial<WsKeyLimits> = {}) {
   const clock = new FakeClock()
   const ws = { ...DEFAULT_WS_KEY_LIMITS, ...limits }
-  const actor = new KeyActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits: { full: 500, archive: 250 }, ws }, clock.now()), clock)
+  const actor = new AccountActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits: { full: 500, archive: 250 }, ws }, clock.now()), clock)
   for (const c of history) actor.ws(c)
   return {
     clock,
@@ -103,6 +103,29 @@ t.test('a flood past the limit gets at most 500 answers a second; the rest is dr
   const decisions = g.many(600, message)
   t.equal(decisions.filter((d) => d.type === 'WsMessageRejected' && d.reason === 'ws-messages-throttled').length, 500)
   t.equal(decisions.filter((d) => d.type === 'WsMessageRejected' && d.reason === 'ws-messages-dropped').length, 100)
+})
+
+t.test('past the limit with no answer left, a message is dropped before it is read; a dropped batch spends what was left', async (t) => {
+  const g = given([...times(550, message), ...times(500, message)])
+  t.equal(g.actor.wsDropsUnread(), true, 'no call and no answer left: dropped whatever it holds')
+  g.clock.advance(100) // 55 calls and 50 answers come back
+  t.equal(g.actor.wsDropsUnread(), false)
+  const big: WsCommand = { type: 'WsMessage', calls: 100 }
+  t.same(
+    types(g.many(50, big)),
+    times(50, big).map(() => 'ws-messages-throttled'),
+    'batches over what is left are answered while answers last',
+  )
+  t.equal(g.actor.wsDropsUnread(), false, '55 calls are still there: the next message must be read to know its cost')
+  t.same(g.when(big), { type: 'WsMessageRejected', reason: 'ws-messages-dropped' })
+  t.equal(g.actor.wsDropsUnread(), true, 'the dropped batch spent the 55: what follows is dropped unread')
+  g.clock.advance(2)
+  t.equal(g.actor.wsDropsUnread(), false, 'one call comes back after 1/550 s')
+})
+
+t.test('unlimited messages are never dropped unread', async (t) => {
+  const g = given([], { messagesPerSecond: null })
+  t.equal(g.actor.wsDropsUnread(), false)
 })
 
 t.test('unlimited messages (a Private Node plan)', async (t) => {

@@ -1,18 +1,19 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { until } from '../helpers/eventually.js'
 
 // After anvil_reorg no stale block is served: blocks above the finalized one were never cached,
 // and a reorg that reaches below it (possible on a dev chain only) drops the network's cache.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-await anvil.rpc('anvil_mine', ['0x64'])
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
+const {
+  anvil,
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, {
+  nodeWs: false,
+  beforeGateway: (node) => node.rpc('anvil_mine', ['0x64']),
   config: { cache: { finalityPollMs: 100 } },
 })
-const { apiKey } = await tg.createKey('tier-3')
 const block = (n: string, id = 1) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getBlockByNumber', params: [n, false] }, { apiKey })
 const nodeBlock = async (n: string) => (await anvil.rpc('eth_getBlockByNumber', [n, false])).result
 

@@ -10,8 +10,9 @@ import { encodeEvent } from '../../src/events/codec.js'
 import { JetStreamLog } from '../../src/events/jetstream-log.js'
 import { subjectOf, type KeyRevoked, type TollgateEvent } from '../../src/events/types.js'
 import { StateStore } from '../../src/store/state-store.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
 import { accountWithKey, ev, rateLimitedEvent, T0, tempDir, usageEvent } from '../projections/fixtures.js'
+import { usageTotals } from '../../src/usage/usage-queries.js'
 
 // `tollgate replay` stopped mid-way, by Ctrl-C (SIGINT) or by SIGKILL, and started again, ends with
 // the digest of a replay that ran through: against a real nats-server, the CLI in its own process.
@@ -175,7 +176,7 @@ t.test('a replay that runs through applies the whole stream, duplicates counted 
   const store = StateStore.open(through.state)
   t.teardown(() => store.close())
   const sums = events.reduce((sum, e) => (e.type === 'UsageRecorded' ? sum + e.requests : sum), 0)
-  t.equal(store.usageTotals().requests, sums, 'each re-sent fact counted once')
+  t.equal(usageTotals(store).requests, sums, 'each re-sent fact counted once')
   t.notOk(store.replaying(), 'the store is no longer marked as being replayed')
 })
 

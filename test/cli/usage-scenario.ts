@@ -1,6 +1,6 @@
-import { rpc, startTestGateway, TEST_SECRET, type TestGateway } from '../helpers/gateway.js'
-import { startAnvil } from '../helpers/anvil.js'
-import { startNats, type NatsServer } from '../helpers/nats-server.js'
+import { rpc, TEST_SECRET, type TestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { startNats, type NatsServer } from '../../harness/nats-server.js'
 import { runCli, type CliResult } from '../helpers/cli.js'
 import type { UsageRecorded } from '../../src/events/types.js'
 
@@ -16,6 +16,7 @@ export interface UsageLine {
   accountId: string
   period?: string
   requests: number
+  units: number
   errors: number
   bytesIn: number
   bytesOut: number
@@ -32,23 +33,9 @@ export interface KeyCalls {
 
 /** anvil, a nats-server and a gateway on both whose usage intervals are 200 ms, all stopped at teardown. */
 export async function startGatewayOnNats(t: { teardown(fn: () => unknown): void }): Promise<{ tg: TestGateway; nats: NatsServer }> {
-  const anvil = await startAnvil()
-  t.teardown(() => anvil.stop())
   const nats = await startNats()
   t.teardown(() => nats.stop())
-  const tg = await startTestGateway(t, {
-    networks: {
-      'eth-1': {
-        chainId: 31337,
-        upstreams: [
-          { url: anvil.url, kind: 'full' },
-          { url: anvil.url, kind: 'archive' },
-        ],
-      },
-    },
-    nats: nats.url,
-    usageIntervalMs: 200,
-  })
+  const { tg } = await anvilGateway(t, { nodeWs: false, archive: true, nats: nats.url, usageIntervalMs: 200, plan: null })
   return { tg, nats }
 }
 
@@ -130,8 +117,19 @@ export function sumsOf(events: readonly UsageRecorded[], opts: { by?: 'hour' | '
     const start = opts.by === 'hour' ? hour : opts.by === 'day' ? hour - (hour % (24 * HOUR_MS)) : undefined
     const period = start === undefined ? undefined : new Date(start).toISOString()
     const id = `${e.accountId}|${e.keyId}|${period ?? ''}`
-    const row = sums.get(id) ?? { keyId: e.keyId, accountId: e.accountId, ...(period ? { period } : {}), requests: 0, errors: 0, bytesIn: 0, bytesOut: 0 }
+    const row = sums.get(id) ?? {
+      keyId: e.keyId,
+      accountId: e.accountId,
+      ...(period ? { period } : {}),
+      requests: 0,
+      units: 0,
+      errors: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+    }
     row.requests += e.requests
+    // As docs/costs.md tells a consumer: a version 1 event's calls count 26 units each.
+    row.units += e.units ?? e.requests * 26
     row.errors += e.errors
     row.bytesIn += e.bytesIn
     row.bytesOut += e.bytesOut

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway, TEST_SECRET } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { TEST_SECRET } from '../helpers/gateway.js'
 import { runCli } from '../helpers/cli.js'
 import { callWithTwoKeys, replayCommand, sumsOf, usageFromEventsCommand, usageJson } from './usage-scenario.js'
 
@@ -8,20 +8,8 @@ import { callWithTwoKeys, replayCommand, sumsOf, usageFromEventsCommand, usageJs
 // UsageRecorded events that `tollgate events` prints, exactly, before and after a replay.
 // Each command is its own process (as an operator runs it): on a busy machine they add up.
 t.setTimeout(240_000)
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: anvil.url, kind: 'full' },
-        { url: anvil.url, kind: 'archive' },
-      ],
-    },
-  },
-  usageIntervalMs: 200,
-})
+// The scenario makes the keys: usage lists only theirs.
+const { tg } = await anvilGateway(t, { nodeWs: false, archive: true, usageIntervalMs: 200, plan: null })
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const [a, b] = await callWithTwoKeys(tg)
 const events = await usageFromEventsCommand(tg.configPath)
@@ -38,7 +26,7 @@ t.test('usage --json: one line per key, the sums of UsageRecorded in the log', a
     )
   }
   for (const l of lines) t.equal(l.bytesIn > 100 && l.bytesOut > 100, true, `${l.keyId}: bytes in and out counted (${l.bytesIn}, ${l.bytesOut})`)
-  t.same(Object.keys(lines[0]!), ['keyId', 'accountId', 'requests', 'errors', 'bytesIn', 'bytesOut'])
+  t.same(Object.keys(lines[0]!), ['keyId', 'accountId', 'requests', 'units', 'errors', 'bytesIn', 'bytesOut'])
 })
 
 t.test('--by, --since, --until, --account and --key narrow to the same sums', async (t) => {
@@ -62,21 +50,21 @@ t.test('--by, --since, --until, --account and --key narrow to the same sums', as
   )
 })
 
-t.test('the table shows account, key, calls, errors and bytes per key, and a total', async (t) => {
+t.test('the table shows account, key, calls, units, errors and bytes per key, and a total', async (t) => {
   const out = await runCli(['usage', '--config', tg.configPath], env)
   t.equal(out.code, 0, out.stderr)
   const rows = out.stdout
     .trimEnd()
     .split('\n')
     .map((l) => l.split(/\s{2,}/))
-  t.same(rows[0], ['account', 'key', 'calls', 'errors', 'bytes in', 'bytes out'])
+  t.same(rows[0], ['account', 'key', 'calls', 'units', 'errors', 'bytes in', 'bytes out'])
   const sums = sumsOf(events)
   t.same(
     rows.slice(1, 3),
-    sums.map((l) => [l.accountId, l.keyId, String(l.requests), String(l.errors), String(l.bytesIn), String(l.bytesOut)]),
+    sums.map((l) => [l.accountId, l.keyId, String(l.requests), String(l.units), String(l.errors), String(l.bytesIn), String(l.bytesOut)]),
   )
-  const total = (f: 'requests' | 'errors' | 'bytesIn' | 'bytesOut') => String(sums.reduce((n, l) => n + l[f], 0))
-  t.same(rows[3], ['total', total('requests'), total('errors'), total('bytesIn'), total('bytesOut')])
+  const total = (f: 'requests' | 'units' | 'errors' | 'bytesIn' | 'bytesOut') => String(sums.reduce((n, l) => n + l[f], 0))
+  t.same(rows[3], ['total', total('requests'), total('units'), total('errors'), total('bytesIn'), total('bytesOut')])
   t.equal(total('requests'), '15')
 })
 

@@ -76,6 +76,37 @@ t.test('what the schema cannot check: URLs that only look right, duplicate names
   )
 })
 
+t.test('consensus: agreement within participants, and enough nodes of each kind to agree', async (t) => {
+  const two = [upstream, { ...upstream, url: 'http://127.0.0.1:8546' }]
+  const withConsensus = (consensus: unknown, upstreams = two) => ({ networks: { 'eth-1': { chainId: 1, upstreams, consensus } } })
+  t.equal(
+    refusal(t, withConsensus({ participants: 2, agreement: 3 })),
+    'config.json: /networks/eth-1/consensus/agreement must be at most participants (2): more nodes cannot agree than are asked\n' +
+      'config.json: /networks/eth-1/consensus/agreement the network has 2 full nodes, fewer than agreement (3): no call of that kind could be agreed',
+  )
+  t.equal(
+    refusal(t, withConsensus({ participants: 2, agreement: 2 }, [upstream])),
+    'config.json: /networks/eth-1/consensus/agreement the network has 1 full node, fewer than agreement (2): no call of that kind could be agreed',
+  )
+  t.match(refusal(t, withConsensus({ participants: 2 })), /consensus\/agreement is required/)
+  t.doesNotThrow(() => parseConfig(withConsensus({ participants: 2, agreement: 2, methods: ['eth_call'] }), 'config.json'))
+})
+
+t.test('methodCosts: a cost for a method the gateway does not serve, or not a whole number, is refused by name', async (t) => {
+  t.equal(
+    refusal(t, { ...valid, methodCosts: { eth_sign: 5 } }),
+    'config.json: /methodCosts/eth_sign is not a method this gateway serves (Method not found: eth_sign is not available through this gateway: it signs with the node’s own accounts; sign locally and use eth_sendRawTransaction)',
+  )
+  t.match(
+    refusal(t, { ...valid, methodCosts: { admin_peers: 5 } }),
+    /^config\.json: \/methodCosts\/admin_peers is not a method this gateway serves \(.*the namespace administers the node\)$/,
+  )
+  t.equal(refusal(t, { ...valid, methodCosts: { eth_call: -1 } }), 'config.json: /methodCosts/eth_call must be >= 0')
+  t.equal(refusal(t, { ...valid, methodCosts: { eth_call: 2.5 } }), 'config.json: /methodCosts/eth_call must be integer')
+  t.match(refusal(t, { ...valid, methodCosts: { 'eth call': 5 } }), /^config\.json: \/methodCosts\/eth call name must match /)
+  t.same(parseConfig({ ...valid, methodCosts: { eth_call: 30, eth_someNewMethod: 7 } }).methodCosts, { eth_call: 30, eth_someNewMethod: 7 })
+})
+
 t.test('several problems are all reported, one per line', async (t) => {
   const message = refusal(t, { listen: { port: -1 }, networks: { 'eth-1': { chainId: 0, upstreams: [upstream] } } })
   t.same(message.split('\n'), ['config.json: /listen/port must be >= 0', 'config.json: /networks/eth-1/chainId must be >= 1'])

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { parseConfig } from '../../src/config/load.js'
 import { ApiError } from '../../src/dashboard/api-errors.js'
 import { ApiLimits, ipLimitKey, type ApiClient, type ApiLimitName } from '../../src/dashboard/api-limits.js'

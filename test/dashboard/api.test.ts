@@ -1,6 +1,7 @@
+import { METHODS } from '../../src/rpc/method-table.js'
 import t from 'tap'
 import { parseUnits } from 'viem'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { DashboardClient } from '../helpers/dashboard-client.js'
 import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
@@ -142,7 +143,7 @@ t.test('regenerating: with a grace period the old key works until it ends; at on
   t.equal((await c.post('/api/keys/regenerate', { graceSeconds: -1 })).json.error.code, 'BAD_GRACE')
 })
 
-t.test('usage shows calls per hour by network and node kind', async (t) => {
+t.test('usage shows calls and units per hour by network and node kind', async (t) => {
   const me = (await c.get('/api/me')).json
   for (let i = 0; i < 3; i++) await call(me.key.apiKey)
   // Usage reaches the projection through the outbox and the log: wait for it, bounded.
@@ -158,6 +159,7 @@ t.test('usage shows calls per hour by network and node kind', async (t) => {
   t.match(usage.series[0], { network: 'eth-1', kind: 'full' })
   t.equal(usage.series[0].requests.length, 24)
   t.ok(usage.series[0].requests[23] >= 11, `this hour counts the calls made (${usage.series[0].requests[23]})`)
+  t.equal(usage.series[0].units[23], usage.series[0].requests[23] * METHODS.eth_blockNumber!.cost, 'and their compute units (all eth_blockNumber)')
 })
 
 t.test('signing out ends the session on the server, not only in the browser', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createWalletClient, http, parseUnits, type Hex } from 'viem'
 import type { Page } from 'playwright-core'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
 import { ensureDashboardBuilt } from '../helpers/dashboard-build.js'
@@ -81,10 +81,9 @@ await page.exposeFunction('__testWallet', async (method: string, params: unknown
       return (await anvil.rpc(method, params)).result
   }
 })
-await page.addInitScript(() => {
-  const w = window as unknown as { ethereum: unknown; __testWallet(method: string, params: unknown[]): Promise<unknown> }
-  w.ethereum = { isTestWallet: true, request: ({ method, params }: { method: string; params?: unknown[] }) => w.__testWallet(method, params ?? []), on() {} }
-})
+// As the page's own script text, not a function of this file: the file runs under tsx, whose
+// transform names functions with a helper the page does not have.
+await page.addInitScript('window.ethereum = { isTestWallet: true, request: ({ method, params }) => window.__testWallet(method, params ?? []), on() {} }')
 
 async function shoot(p: Page, name: string, section?: string): Promise<void> {
   const path = artifactPath('dashboard', `${name}.png`)
@@ -172,7 +171,7 @@ t.test('on a phone', async (t) => {
   await page.setViewportSize({ width: 390, height: 844 })
   await page.reload()
   await page.locator('[data-field=plan]').waitFor()
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+  const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')
   t.equal(overflow, 0, 'nothing wider than the screen')
   await shoot(page, '08-phone')
   t.same(problems, [], 'no error in the page console (CSP, scripts)')

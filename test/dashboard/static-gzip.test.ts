@@ -20,8 +20,7 @@ for (const name of ['gzip', 'gzipSync'] as const) {
   }
 }
 syncBuiltinESMExports()
-const { startTestGateway } = await import('../helpers/gateway.js')
-const { startAnvil } = await import('../helpers/anvil.js')
+const { anvilGateway } = await import('../helpers/anvil-gateway.js')
 
 const dir = await mkdtemp(join(tmpdir(), 'tollgate-static-'))
 t.teardown(() => rm(dir, { recursive: true, force: true }))
@@ -30,12 +29,7 @@ await mkdir(join(dir, 'assets'))
 const script = `${randomBytes(30).toString('hex')}\n`.repeat(5000)
 await writeFile(join(dir, 'assets', 'main-abc123.js'), script)
 await writeFile(join(dir, 'index.html'), `<!doctype html><title>t</title>${'<p>hello</p>'.repeat(200)}`)
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  dashboardDir: dir,
-})
+const { tg } = await anvilGateway(t, { nodeWs: false, dashboardDir: dir, plan: null })
 
 t.test('100 gzip requests for a static file compress nothing more; the answers are right', async (t) => {
   const before = compressions

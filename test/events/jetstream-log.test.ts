@@ -1,11 +1,12 @@
 import t from 'tap'
 import { JetStreamLog, StreamMismatch } from '../../src/events/jetstream-log.js'
 import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
+import { ReaderThread, readerThreadOptions } from '../../src/events/read-in-thread.js'
 import type { StoredEvent } from '../../src/events/types.js'
 import { connect } from '@nats-io/transport-node'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { until, within } from '../helpers/eventually.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
 import { runEventLogSuite, runReadAllTests, usageEvents, waitFor, type OpenedLog } from './log-suite.js'
 
 const nats = await startNats()
@@ -95,6 +96,39 @@ for (const [how, readThreadFrom] of [
     t.equal(left, 0, 'the consumer is deleted after the read')
   })
 }
+
+t.test('jetstream: a reader thread started before the log (as a replay does) is the one its first threaded readAll reads with', async (t) => {
+  const names = freshNames()
+  // Started before the stream exists: it only connects until it is told what to read.
+  const early = ReaderThread.start(readerThreadOptions({ servers: nats.url, stream: names.stream, name: 'early' }))
+  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, readThreadFrom: 1, readerThread: early, ...names })
+  t.teardown(() => log.close())
+  await log.append(usageEvents(2500))
+  t.notOk(early.used, 'not used before a read')
+  const sizes: number[] = []
+  const seqs: number[] = []
+  t.equal(
+    await log.readAll(
+      1,
+      (batch) => {
+        sizes.push(batch.length)
+        for (const { seq } of batch) seqs.push(seq)
+      },
+      { batch: 1000 },
+    ),
+    2500,
+  )
+  t.ok(early.used, 'the early thread did the read')
+  t.same(sizes, [1000, 1000, 500])
+  t.same(
+    seqs,
+    Array.from({ length: 2500 }, (_, i) => i + 1),
+  )
+  // A thread reads once: the next read starts a thread of its own.
+  const again: number[] = []
+  t.equal(await log.readAll(2001, (batch) => void again.push(batch.length), { batch: 1000 }), 2500)
+  t.same(again, [500])
+})
 
 t.test('jetstream: NATS gone in the middle of a readAll in a worker thread: EventLogUnavailable, and nothing more', async (t) => {
   const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, readThreadFrom: 1, ...freshNames() })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { openEventLog } from '../../src/events/open-log.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
 import { usageEvents } from './log-suite.js'
 
 t.test('without events.nats: the embedded log in <dataDir>/log', async (t) => {

@@ -7,7 +7,7 @@ import { JetStreamLog } from '../../src/events/jetstream-log.js'
 import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
 import { Outbox } from '../../src/events/outbox.js'
 import type { StoredEvent } from '../../src/events/types.js'
-import { startNats, type NatsServer } from '../helpers/nats-server.js'
+import { startNats, type NatsServer } from '../../harness/nats-server.js'
 import { usageEvents, waitFor } from './log-suite.js'
 
 const nats = await startNats()

@@ -54,6 +54,7 @@ export const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { typ
     errors: 1,
     bytesIn: 300,
     bytesOut: 4_000_000_000,
+    units: 3_708,
   },
   WsLimited: {
     type: 'WsLimited',

@@ -67,7 +67,8 @@ async function usageInStream(): Promise<UsageRecorded[]> {
 t.test("it prints the calls made with the account's key, and their bytes as the stream has them", async (t) => {
   const line = await printedLine((l) => l.keyId === a!.keyId && l.requests >= a!.calls)
   const [sums] = sumsOf((await usageInStream()).filter((e) => e.keyId === a!.keyId))
-  t.same(line, { accountId: a!.accountId, keyId: a!.keyId, requests: 11, errors: 1, bytesIn: sums!.bytesIn, bytesOut: sums!.bytesOut })
+  t.same(line, { accountId: a!.accountId, keyId: a!.keyId, requests: 11, units: sums!.units, errors: 1, bytesIn: sums!.bytesIn, bytesOut: sums!.bytesOut })
+  t.ok(line.units > 0, 'units counted')
   t.ok(line.bytesIn > 0 && line.bytesOut > 0, 'bytes counted')
 })
 

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
-import type { Consumption } from '../../actors/key/key-actor.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import type { Consumption } from '../../actors/key/account-actor.js'
 import type { FleetChannel } from '../../src/fleet/fleet-bus.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 
@@ -54,7 +54,13 @@ class OpenCounts implements FleetKeys {
   takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
     if (!this.#changed) return []
     this.#changed = false
-    return [{ accountId: ACCOUNT, consumed: { full: 0, archive: 0, messages: 0, connects: 1, cooldownUntil: 0, penaltyUntil: 0 }, open: this.open }]
+    return [
+      {
+        accountId: ACCOUNT,
+        consumed: { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0, messages: 0, connects: 1, cooldownUntil: 0, penaltyUntil: 0 },
+        open: this.open,
+      },
+    ]
   }
   openConnections(): { accountId: string; open: number }[] {
     return this.open > 0 ? [{ accountId: ACCOUNT, open: this.open }] : []

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { freePort } from '../helpers/free-port.js'
+import { freePort } from '../../harness/free-port.js'
 import { runCli } from '../helpers/cli.js'
 
 // `tollgate dev --fleet`: 3 NATS servers in a cluster, 3 gateways, nginx in front; the printed

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startAnvil } from '../../harness/anvil.js'
+import { startNats } from '../../harness/nats-server.js'
 import { runCli, within } from '../helpers/cli.js'
 import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { restartableConfig, startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
@@ -11,6 +11,9 @@ import { startNginx } from '../helpers/nginx.js'
 // without pause: each instance is restarted in turn (SIGTERM, wait for its exit, start again on
 // the same port). No call fails, and the usage events add up to the calls served, exactly.
 
+// Gateway processes started, restarted and killed: minutes on a loaded machine (tap's 120 s was hit
+// at a load average of 15-19); each wait inside still ends a test that never gets there.
+t.setTimeout(600_000)
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { runCli, within } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess } from '../helpers/gateway-process.js'
-import { freePort } from '../helpers/free-port.js'
+import { freePort } from '../../harness/free-port.js'
 import { createAccountKey } from '../helpers/fleet.js'
 
 // `workers: 2` without NATS: `tollgate start` runs two gateway processes on one port, each with its

@@ -1,16 +1,13 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { generateApiKey } from '../../src/keys/api-key.js'
 
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-})
-const url = tg.url('eth-1')
+const {
+  url,
+  key: { apiKey },
+} = await anvilGateway(t, { nodeWs: false, plan: 'tier-1', keyNodes: [{ network: 'eth-1', kind: 'full' }] })
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
-const { apiKey } = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
 
 t.test('the key works as ?apikey= and as Authorization: Bearer', async (t) => {
   const q = await rpc(url, call, { apiKey })
@@ -19,6 +16,19 @@ t.test('the key works as ?apikey= and as Authorization: Bearer', async (t) => {
   const b = await rpc(url, call, { bearer: apiKey })
   t.equal(b.status, 200)
   t.match(b.json.result, /^0x/)
+})
+
+t.test('?apikey= is found among other parameters, percent-encoded or not, and not inside another name', async (t) => {
+  const post = (query: string) => rpc(`${url}?${query}`, call)
+  t.equal((await post(`chain=1&apikey=${apiKey}&x=2`)).status, 200, 'between other parameters')
+  t.equal((await post(`apikey=${apiKey}&x=2`)).status, 200, 'first, with more after it')
+  const escaped = [...apiKey].map((c) => '%' + c.charCodeAt(0).toString(16).padStart(2, '0')).join('')
+  t.equal((await post(`apikey=${escaped}`)).status, 200, 'every character percent-encoded')
+  const other = await post(`xapikey=${apiKey}`)
+  t.equal(other.status, 401, 'xapikey= is not the key')
+  t.equal(other.json.error.code, -32001)
+  t.equal((await post(`xapikey=nope&apikey=${apiKey}`)).status, 200, 'the key after a parameter whose name ends in apikey')
+  t.equal((await post('apikey=')).status, 401, 'an empty key is no key')
 })
 
 t.test('a missing key gets 401 saying how to pass one', async (t) => {

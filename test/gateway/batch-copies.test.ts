@@ -1,16 +1,13 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 
 // Identical reads of one batch are asked once and each copy answered with its own id; calls that
 // change something on the node (a filter made, a transaction) are never merged.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
-})
-const { apiKey } = await tg.createKey('tier-3')
+const {
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, { nodeWs: false, config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } } })
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const address = `0x${'7'.repeat(40)}`
 

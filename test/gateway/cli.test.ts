@@ -1,6 +1,6 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway, TEST_SECRET } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { runCli, within } from '../helpers/cli.js'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,10 +8,8 @@ import { StateStore } from '../../src/store/state-store.js'
 import { stateDigest } from '../../src/projections/replay.js'
 
 // The command line against a running gateway that shares its event log (the embedded one here).
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } } })
-const url = tg.url('eth-1')
+// Keys are made with the command line here, not by the fixture.
+const { tg, url } = await anvilGateway(t, { nodeWs: false, plan: null })
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const wallet = '0x1111111111111111111111111111111111111111'

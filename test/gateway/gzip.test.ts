@@ -1,13 +1,12 @@
 import t from 'tap'
 import { request } from 'node:http'
 import { gunzipSync } from 'node:zlib'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } } })
-const { apiKey } = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
+const {
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, { plan: 'tier-1', keyNodes: [{ network: 'eth-1', kind: 'full' }] })
 
 /** A raw HTTP POST (fetch would decompress on its own and hide the encoding). */
 function post(

@@ -1,19 +1,15 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { until } from '../helpers/eventually.js'
 
 // Ten identical calls in flight at once cost the node one call; each client gets its own id.
-const anvil = await startAnvil()
-t.teardown(async () => {
-  anvil.thaw()
-  await anvil.stop()
-})
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
-})
-const { apiKey } = await tg.createKey('tier-3')
+// A node frozen by a failed test is let go at teardown: stop() sends SIGCONT after SIGTERM.
+const {
+  anvil,
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, { nodeWs: false, config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } } })
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const inflight = tg.gateway.calls.inflight
 

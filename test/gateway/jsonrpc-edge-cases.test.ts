@@ -1,17 +1,15 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { wsRpc } from '../helpers/ws-rpc.js'
 
 // JSON-RPC 2.0 as the spec says, checked through the real gateway against a real anvil.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-  limits: { maxBatch: 5, maxBodyBytes: 4096 },
-})
-const { apiKey } = await tg.createKey('tier-3')
-const url = tg.url('eth-1')
+const {
+  anvil,
+  tg,
+  key: { apiKey },
+  url,
+} = await anvilGateway(t, { limits: { maxBatch: 5, maxBodyBytes: 4096 } })
 const chainId = (await anvil.rpc('eth_chainId')).result
 
 t.test('ids are echoed exactly: number, string, null, zero, large', async (t) => {

@@ -1,24 +1,20 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startNats } from '../helpers/nats-server.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { startNats } from '../../harness/nats-server.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { within } from '../helpers/cli.js'
 import { JetStreamLog } from '../../src/events/jetstream-log.js'
 import type { UsageRecorded } from '../../src/events/types.js'
 
 // Killing and restarting nats-server while requests flow loses no usage event: the outbox keeps
 // them while NATS is down, and msgID dedup makes re-sending harmless.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
 const nats = await startNats()
 t.teardown(() => nats.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-  nats: nats.url,
-  usageIntervalMs: 100,
-})
-const { apiKey, keyId } = await tg.createKey('tier-3')
-const url = tg.url('eth-1')
+const {
+  tg,
+  key: { apiKey, keyId },
+  url,
+} = await anvilGateway(t, { nats: nats.url, usageIntervalMs: 100 })
 
 t.test('no usage event is lost while nats-server is killed and restarted', async (t) => {
   let served = 0

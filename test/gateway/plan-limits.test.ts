@@ -2,9 +2,9 @@ import t from 'tap'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { openEventLog } from '../../src/events/open-log.js'
 
 // Limits over time, with a fake clock in the gateway: the trial period, the archive limit apart

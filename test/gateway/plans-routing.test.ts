@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { runCli } from '../helpers/cli.js'
 

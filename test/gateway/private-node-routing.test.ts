@@ -1,32 +1,20 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway, TEST_SECRET } from '../helpers/gateway.js'
+import { startAnvil } from '../../harness/anvil.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { runCli, within } from '../helpers/cli.js'
 import { connectWs } from '../helpers/ws-client.js'
 
 // Private Node: on the shared nodes without a rate limit until the operator attaches a dedicated
 // node; then its calls go there (the shared archive nodes still serve kinds it has no node of).
 // The dedicated node is 50 blocks ahead, so eth_blockNumber (never cached) says which answered.
-const shared = await startAnvil({ chainId: 1 })
+// The dedicated node is not in the gateway's config: the operator attaches it in the test.
 const dedicated = await startAnvil({ chainId: 1 })
-t.teardown(async () => {
-  await Promise.all([shared.stop(), dedicated.stop()])
-})
+t.teardown(() => dedicated.stop())
 await dedicated.rpc('anvil_mine', ['0x32'])
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 1,
-      upstreams: [
-        { url: shared.url, ws: shared.wsUrl, kind: 'full' },
-        { url: shared.url, kind: 'archive' },
-      ],
-    },
-  },
-})
-const url = tg.url('eth-1')
+// The shared node serves the network's full and archive calls.
+const { anvil: shared, tg, key: priv, url } = await anvilGateway(t, { anvil: { chainId: 1 }, archive: true, plan: 'private' })
 const blockNumber = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
-const priv = await tg.createKey('private')
 const other = await tg.createKey('tier-3')
 
 t.test('a dedicated node serves the account once attached', async (t) => {

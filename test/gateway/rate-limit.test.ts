@@ -1,7 +1,7 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { openEventLog } from '../../src/events/open-log.js'
 import type { RateLimited } from '../../src/events/types.js'
 
@@ -10,17 +10,18 @@ import type { RateLimited } from '../../src/events/types.js'
 // moves: a burst arrives at one instant however slow the machine, so the counts are exact (on the
 // real clock a token could come back during the burst). Refill over time is pinned further in
 // test/actors/key-admission.test.ts.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
 const clock = new FakeClock(Date.now())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
+const {
+  tg,
+  key: { apiKey, keyId },
+  url,
+} = await anvilGateway(t, {
   catalog: 'set-b',
   usageIntervalMs: 200,
   clock,
+  plan: 'free', // set B Free: 2 requests per second
+  keyNodes: [{ network: 'eth-1', kind: 'full' }],
 })
-const { apiKey, keyId } = await tg.createKey('free', [{ network: 'eth-1', kind: 'full' }]) // set B Free: 2 requests per second
-const url = tg.url('eth-1')
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
 /** 429s given to `keyId`, to compare with what the RateLimited events count. */
 let refused = 0

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { receiptOf, startAnvil } from '../helpers/anvil.js'
+import { receiptOf, startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { wsRpc } from '../helpers/ws-rpc.js'
 

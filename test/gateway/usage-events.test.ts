@@ -1,27 +1,14 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import type { UsageRecorded } from '../../src/events/types.js'
 import { openEventLog } from '../../src/events/open-log.js'
+import { METHODS } from '../../src/rpc/method-table.js'
+import { metric } from '../helpers/metrics.js'
 
 // Usage events add up exactly to the calls served, each call of a batch counted.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: anvil.url, ws: anvil.wsUrl, kind: 'full' },
-        { url: anvil.url, kind: 'archive' },
-      ],
-    },
-  },
-  usageIntervalMs: 200,
-})
-const a = await tg.createKey('tier-3')
+const { tg, key: a, url } = await anvilGateway(t, { archive: true, usageIntervalMs: 200 })
 const b = await tg.createKey('tier-1', [{ network: 'eth-1', kind: 'full' }])
-const url = tg.url('eth-1')
 const call = (id: number, method = 'eth_blockNumber') => ({ jsonrpc: '2.0', id, method, params: [] })
 
 t.test('usage events add up exactly to the calls served', async (t) => {
@@ -53,6 +40,7 @@ t.test('usage events add up exactly to the calls served', async (t) => {
   // Key b: 7 singles.
   for (let i = 0; i < 7; i++) await rpc(url, call(i, 'eth_chainId'), { apiKey: b.apiKey })
 
+  const unitsServed = await metric(tg.gateway.admin, 'tollgate_units_served_total')
   await tg.stop() // flushes the meter and the outbox
 
   const log = await openEventLog(tg.config.events, tg.config.dataDir)
@@ -69,6 +57,17 @@ t.test('usage events add up exactly to the calls served', async (t) => {
   t.equal(sum(a.keyId, 'full'), 5 + 10 + 1, 'key a: full-node calls served')
   t.equal(sum(a.keyId, 'archive'), 2, 'key a: archive-node calls served')
   t.equal(sum(b.keyId), 7, 'key b: calls served')
+  const units = (keyId: string, kind: string) => events.filter((e) => e.keyId === keyId && e.kind === kind).reduce((n, e) => n + (e.units ?? -1), 0)
+  const cost = (method: string) => METHODS[method]!.cost
+  t.equal(units(a.keyId, 'full'), 15 * cost('eth_blockNumber') + cost('eth_chainId'), "key a: each full-node call its method's units")
+  t.equal(units(a.keyId, 'archive'), 2 * cost('trace_block'), 'key a: the traces, at their units')
+  t.equal(units(b.keyId, 'full'), 7 * cost('eth_chainId'), 'key b')
+  for (const e of events) t.equal(e.version, 2, 'events of the current version, with units')
+  t.equal(
+    unitsServed,
+    events.reduce((n, e) => n + (e.units ?? 0), 0),
+    'tollgate_units_served_total: the units of the events',
+  )
   for (const e of events) {
     t.equal(e.network, 'eth-1')
     t.ok(e.accountId === a.accountId || e.accountId === b.accountId)

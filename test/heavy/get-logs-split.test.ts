@@ -1,7 +1,7 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
-import { deployLogEmitter, emitLogs, EMITTED_TOPIC } from '../helpers/log-emitter.js'
+import { deployLogEmitter, emitLogs, EMITTED_TOPIC } from '../../harness/log-emitter.js'
 
 // A wide eth_getLogs is split into chunks through the gateway, and the client gets exactly what
 // one call to the node gives; ranges and results over the limits are refused with a range that works.

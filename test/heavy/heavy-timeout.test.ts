@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { startCountingProxy } from '../helpers/counting-proxy.js'
 import { waitFor } from '../helpers/eventually.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/heavy/logs-range.js'
+import { logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/get-logs/logs-range.js'
 
 const limits = { chunkBlocks: 100, maxRangeBlocks: 1000, maxLogs: 50, concurrency: 4 }
 const plan = (filter: object, resolved: Record<string, number> = {}) => planLogs(logsBounds(filter)!, new Map(Object.entries(resolved)), limits)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { keccak256 } from 'viem/utils'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { startFlakyProxy } from '../helpers/flaky-proxy.js'
 

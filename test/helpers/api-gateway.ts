@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { createSiweMessage } from 'viem/siwe'
 import type { Address } from 'viem'
 import type { PrivateKeyAccount } from 'viem/accounts'
-import { startAnvil, type Anvil, type StartAnvilOptions } from './anvil.js'
+import { startAnvil, type Anvil, type StartAnvilOptions } from '../../harness/anvil.js'
 import { startCountingProxy, type CountingProxy } from './counting-proxy.js'
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js'
-import { freePort } from './free-port.js'
-import { startNats, type NatsServer } from './nats-server.js'
+import { freePort } from '../../harness/free-port.js'
+import { startNats, type NatsServer } from '../../harness/nats-server.js'
 
 /**
  * A real gateway process on a real nats-server (its monitoring on, to count what the gateway asks

@@ -38,6 +38,8 @@ export interface FaultProxy {
   forwarded(method?: string): number
   /** Calls waiting for a worker now. */
   readonly queued: number
+  /** Calls that found every worker busy and waited in the queue, of one method or all. */
+  waited(method?: string): number
   close(): Promise<void>
 }
 
@@ -61,6 +63,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
   const rules = new Map<string, FaultRule>()
   const received = new Map<string, number>()
   const forwarded = new Map<string, number>()
+  const waited = new Map<string, number>()
   const waiting: Array<() => void> = []
   let busy = 0
 
@@ -75,11 +78,12 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     method === undefined ? [...map.values()].reduce((a, b) => a + b, 0) : (map.get(method) ?? 0)
 
   /** A worker slot: resolves when fewer than `workers` calls are being handled (arrival order). */
-  const acquire = (): Promise<void> => {
+  const acquire = (method: string): Promise<void> => {
     if (proxy.workers === undefined || busy < proxy.workers) {
       busy++
       return Promise.resolve()
     }
+    count(waited, method)
     // The slot is handed over by release(): `busy` already counts it.
     return new Promise<void>((resolve) => waiting.push(resolve))
   }
@@ -91,6 +95,17 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
       waiting.shift()!()
     }
   }
+
+  // Delays still running when the proxy closes are dropped: a call held for minutes must not keep the test alive.
+  const delays = new Set<NodeJS.Timeout>()
+  const delay = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        delays.delete(timer)
+        resolve()
+      }, ms)
+      delays.add(timer)
+    })
 
   const post = async (body: string): Promise<{ status: number; text: string }> => {
     const res = await fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
@@ -105,7 +120,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     const notification = typeof call === 'object' && call !== null && !('id' in call)
     count(received, method)
     const rule = ruleOf(method)
-    await acquire()
+    await acquire(method)
     try {
       let answer: string
       if (rule?.refuse) {
@@ -113,7 +128,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
       } else if (rule?.answerNull) {
         answer = `{"jsonrpc":"2.0","id":${idJson},"result":null}`
       } else {
-        if (rule?.delayMs) await new Promise((resolve) => setTimeout(resolve, rule.delayMs))
+        if (rule?.delayMs) await delay(rule.delayMs)
         count(forwarded, method)
         answer = (await post(JSON.stringify(call))).text
         if (rule?.alter) {
@@ -164,10 +179,15 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     workers: undefined,
     received: (method) => total(received, method),
     forwarded: (method) => total(forwarded, method),
+    waited: (method) => total(waited, method),
     get queued() {
       return waiting.length
     },
-    close: () => listener.close(),
+    close: () => {
+      for (const timer of delays) clearTimeout(timer)
+      server.closeAllConnections()
+      return listener.close()
+    },
   }
   return proxy
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { TEST_SECRET } from './gateway.js'
-import { freePort } from './free-port.js'
+import { freePort } from '../../harness/free-port.js'
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))

@@ -4,8 +4,8 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from './free-port.js'
-import { findNatsServer, launch } from './nats-server.js'
+import { freePort } from '../../harness/free-port.js'
+import { findNatsServer, launch } from '../../harness/nats-server.js'
 import { clusterArgs } from '../../src/dev/nats-cluster.js'
 
 /** One node of a real nats-server cluster. */

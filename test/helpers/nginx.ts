@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from './free-port.js'
+import { freePort } from '../../harness/free-port.js'
 import { startFleetNginx } from '../../src/dev/nginx.js'
 
 /** A real nginx (Debian's) in front of gateways, with the config of docs/fleet.md (src/dev/nginx-config.ts). */

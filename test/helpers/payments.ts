@@ -8,7 +8,7 @@ import { makeEvent } from '../../src/events/make-event.js'
 import type { InvoiceDeps } from '../../src/payments/invoices.js'
 import { TokenDecimals } from '../../src/payments/token.js'
 import { Upstreams } from '../../src/upstream/upstreams.js'
-import type { Anvil } from './anvil.js'
+import type { Anvil } from '../../harness/anvil.js'
 import { anvilAccount, chainAt, deployToken, transferToken, type Chain } from './contracts.js'
 import type { Ledger } from './ledger.js'
 

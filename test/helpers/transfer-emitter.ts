@@ -1,4 +1,4 @@
-import type { Anvil } from './anvil.js'
+import type { Anvil } from '../../harness/anvil.js'
 
 /** keccak256("Transfer(address,address,uint256)"): the event a token transfer emits. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'

@@ -62,7 +62,15 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
       }
     }
     ws.onclose = (ev) => resolveClosed({ code: ev.code, reason: ev.reason })
-    ws.onerror = () => reject(new Error(`WebSocket to ${url.replace(/apikey=[^&]+/, 'apikey=…')} failed`))
+    ws.onerror = () => {
+      const where = `WebSocket to ${url.replace(/apikey=[^&]+/, 'apikey=…')} failed`
+      // undici does not say how the upgrade was refused: one more attempt, on this failing path
+      // only, names the status and the gateway's message in the test's output.
+      tryUpgrade(url, init.headers).then(
+        (again) => reject(new Error(`${where}; an upgrade tried again got ${again.status} ${JSON.stringify(again.body ?? '')}`)),
+        (err) => reject(new Error(`${where}; an upgrade tried again failed too: ${(err as Error).message}`)),
+      )
+    }
     ws.onopen = () => {
       const send = (body: unknown) => ws.send(typeof body === 'string' ? body : JSON.stringify(body))
       resolve({

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { normalizeDomains, originAllowed } from '../../src/keys/domain-allowlist.js'
+import { originAllowed } from '../../src/keys/domain-allowlist.js'
+import { normalizeDomains } from '../../src/accounts/key-settings.js'
 import { BadDomainsError } from '../../src/accounts/errors.js'
 
 t.test('an allowlist is normalised: lower case, no scheme or path, no duplicates', async (t) => {

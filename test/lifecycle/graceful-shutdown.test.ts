@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { connect } from 'node:net'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { runCli } from '../helpers/cli.js'
 import { startCountingProxy } from '../helpers/counting-proxy.js'
 import { waitFor } from '../helpers/eventually.js'

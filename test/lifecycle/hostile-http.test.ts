@@ -2,16 +2,13 @@ import t, { type Test } from 'tap'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { postHead, rawConnect, type RawConnection } from '../helpers/raw-socket.js'
 
 // Hostile input over HTTP against a real gateway and a real anvil: each attack gets a clear
 // answer (or a closed socket where HTTP allows nothing else), and a normal call made while it
 // runs, and after it, is answered 200 with the right result.
-
-const anvil = await startAnvil({ chainId: 1 })
-t.teardown(() => anvil.stop())
 
 // The dashboard's folder, with a file beside it that no request may reach.
 const site = await mkdtemp(join(tmpdir(), 'tollgate-site-'))
@@ -24,13 +21,14 @@ await writeFile(join(site, 'secret.txt'), SECRET)
 await writeFile(join(site, 'dashboard', 'assets', '..secret.txt'), 'a file whose name starts with two dots is still inside')
 
 const BODY_TIMEOUT_MS = 1000
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 1, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
+const {
+  key: { apiKey },
+  url,
+} = await anvilGateway(t, {
+  anvil: { chainId: 1 },
   limits: { bodyTimeoutMs: BODY_TIMEOUT_MS },
   dashboardDir: join(site, 'dashboard'),
 })
-const { apiKey } = await tg.createKey('tier-3')
-const url = tg.url('eth-1')
 const port = Number(new URL(url).port)
 const rpcPath = `/http/eth-1?apikey=${apiKey}`
 
@@ -146,7 +144,10 @@ t.test('500 slowloris sockets (headers a byte a second) do not stop normal calls
     await sleep(300)
   }
   // uWebSockets.js gives a request's headers 10 s (checked every 4 s) before it closes the socket.
-  const closedAll = await Promise.race([Promise.all(sockets.map((s) => s.closed)).then(() => true), sleep(30_000).then(() => false)])
+  const closedAll = await Promise.race([
+    Promise.all(sockets.map((s) => s.closed)).then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), 30_000).unref()),
+  ])
   clearInterval(drip)
   t.ok(closedAll, 'every slowloris socket was closed by the gateway within 30 s')
   t.equal(sockets.filter((s) => s.closedByServer()).length, 500)

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import WebSocket from 'ws'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { connectWs } from '../helpers/ws-client.js'
 import { until } from '../helpers/metrics.js'
 
@@ -9,14 +9,12 @@ import { until } from '../helpers/metrics.js'
 // the client (it sends frames undici's WebSocket will not: invalid UTF-8 in a text frame). Each
 // attack ends in a clear close code or a clear JSON-RPC error, and other clients are served.
 
-const anvil = await startAnvil({ chainId: 1 })
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 1, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-})
 // The Private Node plan has no message rate, so 1,000 messages at once meet only the subscription limit.
-const { apiKey } = await tg.createKey('private')
-const url = tg.url('eth-1')
+const {
+  tg,
+  key: { apiKey },
+  url,
+} = await anvilGateway(t, { anvil: { chainId: 1 }, plan: 'private' })
 const wsUrl = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
 
 /** A normal call over HTTP and over another WebSocket: both answered with anvil's chain id. */

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startAnvil } from '../../harness/anvil.js'
+import { startNats } from '../../harness/nats-server.js'
 import { runCli, within } from '../helpers/cli.js'
 import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { restartableConfig, startGatewayProcess } from '../helpers/gateway-process.js'

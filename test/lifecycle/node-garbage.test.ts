@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import pino from 'pino'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { HUGE_BYTES, HUGE_WS_BYTES, startGarbageNode, type GarbageMode } from '../helpers/garbage-node.js'
 

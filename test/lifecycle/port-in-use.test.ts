@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import { request } from 'undici'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { within } from '../helpers/cli.js'
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
-import { freePort } from '../helpers/free-port.js'
+import { freePort } from '../../harness/free-port.js'
 import { createAccountKey } from '../helpers/fleet.js'
 
 // uWS listens with SO_REUSEPORT by default, and Linux lets a second process of the same user bind

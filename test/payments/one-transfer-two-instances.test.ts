@@ -1,6 +1,6 @@
 import t from 'tap'
 import { parseUnits } from 'viem'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { runCli } from '../helpers/cli.js'
 import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
 import { startCountingProxy } from '../helpers/counting-proxy.js'
@@ -8,7 +8,7 @@ import { DashboardClient } from '../helpers/dashboard-client.js'
 import { waitFor } from '../helpers/eventually.js'
 import { startFleet } from '../helpers/fleet.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { startNats } from '../helpers/nats-server.js'
+import { startNats } from '../../harness/nats-server.js'
 
 /*
  * One transfer offered for two invoices at the same moment on two gateway instances: two

@@ -1,14 +1,14 @@
 import t, { type Test } from 'tap'
 import { parseUnits } from 'viem'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { transferToken } from '../helpers/contracts.js'
 import { openLedger } from '../helpers/ledger.js'
 import { accountFor, AVAILABLE, invoiceDeps, setUpPaymentChain } from '../helpers/payments.js'
 import { createInvoice } from '../../src/payments/invoices.js'
 import { payInvoice } from '../../src/payments/pay-invoice.js'
-import { PaymentError } from '../../src/payments/payment-error.js'
+import { PaymentError } from '../../src/accounts/errors.js'
 import type { ChainRpc } from '../../src/chain/chain-rpc.js'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 
 /*
  * Payment verification against a real anvil with real OpenZeppelin ERC-20 contracts (18 decimals,

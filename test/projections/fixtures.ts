@@ -42,10 +42,13 @@ export interface UsageInput {
   errors?: number
   bytesIn?: number
   bytesOut?: number
+  /** Absent: an event as version 1 wrote it (its calls count 26 units each). */
+  units?: number
 }
 
+/** A UsageRecorded; without `units`, shaped (and versioned) as version 1 wrote it. */
 export function usageEvent(u: UsageInput): UsageRecorded {
-  return ev<UsageRecorded>(
+  const e = ev<UsageRecorded>(
     {
       type: 'UsageRecorded',
       accountId: u.accountId,
@@ -59,9 +62,11 @@ export function usageEvent(u: UsageInput): UsageRecorded {
       errors: u.errors ?? 0,
       bytesIn: u.bytesIn ?? 0,
       bytesOut: u.bytesOut ?? 0,
+      ...(u.units === undefined ? {} : { units: u.units }),
     },
     u.intervalStart + 10_000,
   )
+  return u.units === undefined ? { ...e, version: 1 } : e
 }
 
 export function rateLimitedEvent(accountId: string, keyId: string, intervalStart: number, count: number): RateLimited {

@@ -1,25 +1,22 @@
-import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { EmbeddedLog } from '../../src/events/embedded-log.js'
 import type { KeyIssued, KeyRevoked, NodesSelected, PlanEnded } from '../../src/events/types.js'
 import { generateApiKey, hashApiKey } from '../../src/keys/api-key.js'
 import { Projector, type ProjectorChanges } from '../../src/projections/projector.js'
 import { isKeyActive } from '../../src/store/records.js'
-import { StateStore } from '../../src/store/state-store.js'
-import { accountWithKey, ev, T0, tempDir } from './fixtures.js'
+import { openLedger } from '../helpers/ledger.js'
+import { accountWithKey, ev, T0 } from './fixtures.js'
 
 const WALLET = '0x' + 'ab'.repeat(20)
 
 async function setup(t: Test) {
-  const dir = tempDir(t, 'keys')
-  const log = EmbeddedLog.open(join(dir, 'log'))
-  const store = StateStore.open(join(dir, 'state'))
   const changes: ProjectorChanges[] = []
   let onChange = () => {}
-  const projector = new Projector(store, log, {
-    onApplied: (c) => {
-      changes.push(c)
-      onChange()
+  const { log, store, projector } = await openLedger(t, {
+    projector: {
+      onApplied: (c) => {
+        changes.push(c)
+        onChange()
+      },
     },
   })
   /** Resolves once onApplied has been called with changes that satisfy `done` (checked on each call). */
@@ -27,11 +24,6 @@ async function setup(t: Test) {
     new Promise<void>((resolve) => {
       onChange = () => done() && resolve()
     })
-  t.teardown(async () => {
-    await projector.stop()
-    await store.close()
-    await log.close()
-  })
   return { log, store, projector, changes, appliedUntil }
 }
 

@@ -1,21 +1,26 @@
 import { join } from 'node:path'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { open } from 'lmdb'
-import { EmbeddedLog } from '../../src/events/embedded-log.js'
 import type { UsageRecorded } from '../../src/events/types.js'
+import { unitsOf } from '../../src/events/usage-units.js'
 import { Projector } from '../../src/projections/projector.js'
 import { replay, stateDigest } from '../../src/projections/replay.js'
 import { HOUR_MS, KEY_USAGE_HOURS_KEPT } from '../../src/store/records.js'
 import { STATE_VERSION, StateStore } from '../../src/store/state-store.js'
 import { DAY_MS, usageReport, UsageReportError, type UsageQuery } from '../../src/usage/usage-report.js'
+import { openLedger } from '../helpers/ledger.js'
 import { accountWithKey, T0, tempDir, usageEvent } from './fixtures.js'
+import { keyUsageFoldedBefore, keyUsageHours, usageHourly } from '../../src/usage/usage-queries.js'
 
 // T0 is 2023-11-14T22:13:20Z; hours and days below are counted from the hour it falls in.
 const H0 = T0 - (T0 % HOUR_MS)
 
 /** The sums a consumer of the log computes: UsageRecorded per key (and period), each id once. */
 function expected(events: readonly UsageRecorded[], q: UsageQuery & { from?: number } = {}) {
-  const sums = new Map<string, { accountId: string; keyId: string; period?: number; requests: number; errors: number; bytesIn: number; bytesOut: number }>()
+  const sums = new Map<
+    string,
+    { accountId: string; keyId: string; period?: number; requests: number; errors: number; bytesIn: number; bytesOut: number; units: number }
+  >()
   const seen = new Set<string>()
   for (const e of events) {
     if (seen.has(e.id)) continue
@@ -35,8 +40,10 @@ function expected(events: readonly UsageRecorded[], q: UsageQuery & { from?: num
       errors: 0,
       bytesIn: 0,
       bytesOut: 0,
+      units: 0,
     }
     row.requests += e.requests
+    row.units += unitsOf(e)
     row.errors += e.errors
     row.bytesIn += e.bytesIn
     row.bytesOut += e.bytesOut
@@ -45,24 +52,23 @@ function expected(events: readonly UsageRecorded[], q: UsageQuery & { from?: num
   return [...sums.values()].sort((a, b) => (a.accountId + a.keyId).localeCompare(b.accountId + b.keyId) || (a.period ?? 0) - (b.period ?? 0))
 }
 
-async function setup(t: Test, name: string) {
-  const dir = tempDir(t, name)
-  const log = EmbeddedLog.open(join(dir, 'log'))
-  const store = StateStore.open(join(dir, 'state'))
-  t.teardown(async () => {
-    await store.close()
-    await log.close()
-  })
-  return { dir, log, store }
-}
-
 /** Usage of keys a1, a2 (account a) and b1 (account b) every `stepMs` for `count` steps. */
 function usageOver(count: number, stepMs: number, offset = 0): UsageRecorded[] {
   const events: UsageRecorded[] = []
   for (let i = 0; i < count; i++) {
     const at = T0 + offset + i * stepMs
     events.push(
-      usageEvent({ accountId: 'acc_a', keyId: 'key_a1', intervalStart: at, requests: 10 + (i % 7), errors: i % 3, bytesIn: 100 + i, bytesOut: 1000 + 3 * i }),
+      // key_a1's events carry units (version 2); the others count as version 1 events (26 a call).
+      usageEvent({
+        accountId: 'acc_a',
+        keyId: 'key_a1',
+        intervalStart: at,
+        requests: 10 + (i % 7),
+        errors: i % 3,
+        bytesIn: 100 + i,
+        bytesOut: 1000 + 3 * i,
+        units: 300 * (i % 5),
+      }),
     )
     if (i % 2 === 0)
       events.push(
@@ -74,7 +80,7 @@ function usageOver(count: number, stepMs: number, offset = 0): UsageRecorded[] {
 }
 
 t.test('usage per key and per hour or day equals the sums of UsageRecorded, with filters', async (t) => {
-  const { log, store } = await setup(t, 'key-usage')
+  const { log, store } = await openLedger(t)
   const a = accountWithKey('acc_a', '0x' + 'a'.repeat(40))
   // 3 days of 20-minute intervals, appended in chunks and applied in batches of 9.
   const events = usageOver(3 * 72, 20 * 60_000)
@@ -105,16 +111,16 @@ t.test('usage per key and per hour or day equals the sums of UsageRecorded, with
 })
 
 t.test('hour rows stay bounded; older hours fold into totals that stay exact', async (t) => {
-  const { log, store } = await setup(t, 'key-usage-fold')
+  const { log, store } = await openLedger(t)
   // 80 days, an interval every 5 hours: more than twice the hours kept.
   const events = usageOver((80 * 24) / 5, 5 * HOUR_MS)
   await log.append(events)
   await new Projector(store, log, { batch: 64 }).catchUp()
 
   const lastHour = H0 + ((80 * 24) / 5 - 1) * 5 * HOUR_MS
-  const foldedBefore = store.keyUsageFoldedBefore()
+  const foldedBefore = keyUsageFoldedBefore(store)
   t.equal(foldedBefore, lastHour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS, 'the last KEY_USAGE_HOURS_KEPT hours are kept')
-  const hourRows = [...store.keyUsageHours(0, Infinity)]
+  const hourRows = [...keyUsageHours(store, 0, Infinity)]
   t.equal(Math.min(...hourRows.map((r) => r.hour)) >= foldedBefore, true, 'no hour row before the fold')
   t.equal(hourRows.length, expected(events, { from: foldedBefore, by: 'hour' }).length, 'one row per key and hour kept, no more')
   t.same(usageReport(store, {}).rows, expected(events), 'totals since the first event are exact')
@@ -133,7 +139,7 @@ t.test('hour rows stay bounded; older hours fold into totals that stay exact', a
   await log.append([late])
   await new Projector(store, log).catchUp()
   t.same(usageReport(store, {}).rows, expected([...events, late]))
-  t.equal([...store.keyUsageHours(0, Infinity)].length, hourRows.length, 'and adds no hour row')
+  t.equal([...keyUsageHours(store, 0, Infinity)].length, hourRows.length, 'and adds no hour row')
 
   t.test('replay folds the same rows: the same digest', async (t) => {
     const live = stateDigest(store)
@@ -147,7 +153,7 @@ t.test('an interval of the hour before, sent after the next hour began, counts i
   // Two instances: gw-b's interval of 11:00 reaches the log before gw-a's last intervals of 10:00
   // (two outboxes, never in step). The hour's move folds and flushes the rows written so far in
   // the middle of the transaction; the late rows must add to them, not replace them.
-  const { log } = await setup(t, 'key-usage-late')
+  const { log } = await openLedger(t)
   const at = (hour: number, s: number) => H0 + hour * HOUR_MS + s * 1000
   const events = [
     usageEvent({ accountId: 'acc_a', keyId: 'key_a1', instance: 'gw-a', intervalStart: at(1, 3590), requests: 5, errors: 1, bytesIn: 10, bytesOut: 100 }),
@@ -164,7 +170,7 @@ t.test('an interval of the hour before, sent after the next hour began, counts i
     await new Projector(store, log, { batch }).catchUp()
     t.same(usageReport(store, { by: 'hour' }).rows, expected(events, { by: 'hour' }), `by hour, ${batch} event(s) a transaction`)
     t.same(
-      store.usageHourly('acc_a', at(1, 0), at(3, 0)).map((r) => r.requests),
+      usageHourly(store, 'acc_a', at(1, 0), at(3, 0)).map((r) => r.requests),
       [5 + 7 + 13, 11 + 17],
       `the account's calls by hour, ${batch} event(s) a transaction`,
     )
@@ -179,12 +185,9 @@ t.test('a store built before usage per key and hour was kept is refused with wha
   const env = open({ path: join(dir, 'state'), maxDbs: 32 })
   await env.openDB('meta', { encoding: 'msgpack' }).put('checkpoint', 12)
   await env.close()
-  const store = StateStore.open(join(dir, 'state'))
-  t.teardown(() => store.close())
+  const { log, store } = await openLedger(t, { dir })
   t.equal(store.version(), 1)
   t.throws(() => usageReport(store, {}), { name: 'UsageReportError', message: /built before usage per key and hour.*tollgate replay --config FILE/ })
-  const log = EmbeddedLog.open(join(dir, 'log'))
-  t.teardown(() => log.close())
   await log.append(usageOver(3, HOUR_MS))
   await replay(store, log)
   t.equal(store.version(), STATE_VERSION, 'a replay builds it by the current layout')

@@ -6,7 +6,9 @@ import type { KeyRevoked, TollgateEvent } from '../../src/events/types.js'
 import { ProjectionAheadOfLog, Projector } from '../../src/projections/projector.js'
 import { replay, stateDigest } from '../../src/projections/replay.js'
 import { StateStore } from '../../src/store/state-store.js'
+import { openLedger } from '../helpers/ledger.js'
 import { accountWithKey, ev, rateLimitedEvent, T0, tempDir, usageEvent } from './fixtures.js'
+import { usageTotals } from '../../src/usage/usage-queries.js'
 
 /** Three accounts, a regenerated key, usage from two instances: appended in `chunks` appends. */
 function history(): TollgateEvent[][] {
@@ -52,7 +54,7 @@ t.test('replay after deleting the state folder gives the same digest as live pro
   await caughtUp(store, log)
   await projector.stop()
   const live = stateDigest(store)
-  t.ok(store.usageTotals().requests > 0, 'the digest covers real state')
+  t.ok(usageTotals(store).requests > 0, 'the digest covers real state')
   await store.close()
 
   rmSync(statePath, { recursive: true, force: true })
@@ -65,13 +67,7 @@ t.test('replay after deleting the state folder gives the same digest as live pro
 })
 
 t.test('the digest tells different states apart', async (t) => {
-  const dir = tempDir(t, 'digest')
-  const log = EmbeddedLog.open(join(dir, 'log'))
-  const store = StateStore.open(join(dir, 'state'))
-  t.teardown(async () => {
-    await store.close()
-    await log.close()
-  })
+  const { log, store } = await openLedger(t)
   const empty = stateDigest(store)
   await log.append([usageEvent({ accountId: 'acc_a', keyId: 'key_1', intervalStart: T0, requests: 1 })])
   await new Projector(store, log).catchUp()

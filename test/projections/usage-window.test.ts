@@ -1,13 +1,12 @@
-import { join } from 'node:path'
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
-import { EmbeddedLog } from '../../src/events/embedded-log.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { openLedger } from '../helpers/ledger.js'
 import type { UsageRecorded } from '../../src/events/types.js'
-import { Projector } from '../../src/projections/projector.js'
 import { DAY_MS, HOUR_MS, USAGE_HOURLY_KEPT_MS } from '../../src/store/records.js'
-import { StateStore, type StateDbName } from '../../src/store/state-store.js'
-import { USAGE_IDS_KEPT_MS, USAGE_PRODUCERS_KEPT_MS } from '../../src/store/usage-dedup.js'
-import { T0, tempDir, usageEvent } from './fixtures.js'
+import type { StateDbName } from '../../src/store/state-store.js'
+import { USAGE_IDS_KEPT_MS, USAGE_PRODUCERS_KEPT_MS } from '../../src/usage/usage-dedup.js'
+import { T0, usageEvent } from './fixtures.js'
+import { usageHourly, usageTotals } from '../../src/usage/usage-queries.js'
 
 /*
  * The usage tables that would grow with every event stay bounded: the ids counted (a window of
@@ -22,14 +21,7 @@ const MINUTE = 60_000
 const STEP = 10_000
 const INSTANCES = ['gw-a', 'gw-b', 'gw-c']
 
-const dir = tempDir(t, 'usage-window')
-const log = EmbeddedLog.open(join(dir, 'log'))
-const store = StateStore.open(join(dir, 'state'))
-t.teardown(async () => {
-  await store.close()
-  await log.close()
-})
-const projector = new Projector(store, log)
+const { store, projector } = await openLedger(t)
 const clock = new FakeClock(T0 - (T0 % HOUR_MS))
 let seq = 0
 const sent: UsageRecorded[] = []
@@ -45,7 +37,7 @@ async function tick(): Promise<void> {
   clock.advance(STEP)
 }
 const rows = (db: StateDbName): number => [...store.entries()].filter((e) => e.db === db).length
-const counted = (): number => store.usageTotals().requests
+const counted = (): number => usageTotals(store).requests
 const served = (): number => sent.reduce((n, e) => n + e.requests, 0)
 
 t.test('ids counted: only those of the window behind the newest interval, however long the stream', async (t) => {
@@ -84,7 +76,7 @@ t.test('months later: the old ids, watermarks and hours are gone; a re-delivered
   await tick()
   t.equal(rows('usageEvents'), INSTANCES.length, 'only the ids of the new interval')
   t.equal(rows('usageProducers'), 0, 'producers silent for longer than their window are forgotten')
-  const hours = store.usageHourly('acc_a', 0, hour + HOUR_MS).map((r) => r.hour)
+  const hours = usageHourly(store, 'acc_a', 0, hour + HOUR_MS).map((r) => r.hour)
   t.same(hours, [hour], `the dashboard's hours older than ${USAGE_HOURLY_KEPT_MS / DAY_MS} days are dropped`)
   await deliver([sent[0]!, sent[1]!])
   t.equal(counted(), served(), 'usage older than every window is not counted again')

@@ -1,11 +1,10 @@
 import { join } from 'node:path'
 import t from 'tap'
-import { EmbeddedLog } from '../../src/events/embedded-log.js'
 import type { NotificationsRecorded, WsCooldownStarted, WsPenaltyImposed } from '../../src/events/types.js'
-import { Projector } from '../../src/projections/projector.js'
 import { replay, stateDigest } from '../../src/projections/replay.js'
-import { StateStore } from '../../src/store/state-store.js'
-import { accountWithKey, ev, T0, tempDir } from './fixtures.js'
+import { openLedger } from '../helpers/ledger.js'
+import { accountWithKey, ev, T0 } from './fixtures.js'
+import { usageTotals } from '../../src/usage/usage-queries.js'
 
 const WALLET = '0x' + '34'.repeat(20)
 
@@ -34,17 +33,10 @@ function penalty(keyId: string, until: number): WsPenaltyImposed {
 }
 
 t.test('cooldowns and penalties land in the penalties db; the later end wins, in any order', async (t) => {
-  const dir = tempDir(t, 'wsblocks')
-  const log = EmbeddedLog.open(join(dir, 'log'))
-  const store = StateStore.open(join(dir, 'state'))
-  t.teardown(async () => {
-    await store.close()
-    await log.close()
-  })
+  const changed: string[][] = []
+  const { log, store, projector, dir } = await openLedger(t, { projector: { onApplied: (c) => changed.push(c.keyHashes) } })
   const a = accountWithKey('acc_w', WALLET)
   const keyId = a.key.keyId
-  const changed: string[][] = []
-  const projector = new Projector(store, log, { onApplied: (c) => changed.push(c.keyHashes) })
   await log.append(a.events)
   await projector.catchUp()
   t.equal(store.wsBlocks(keyId), undefined, 'no block yet')
@@ -72,7 +64,7 @@ t.test('cooldowns and penalties land in the penalties db; the later end wins, in
   })
   await log.append([notified, notified])
   await projector.catchUp()
-  t.match(store.usageTotals({ keyId }), { notifications: 7, bytesOut: 700 }, 'notifications are usage, counted once')
+  t.match(usageTotals(store, { keyId }), { notifications: 7, bytesOut: 700 }, 'notifications are usage, counted once')
 
   const before = stateDigest(store)
   const rebuilt = await replay(join(dir, 'replayed'), log)

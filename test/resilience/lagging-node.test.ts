@@ -1,26 +1,17 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { until } from '../helpers/eventually.js'
 
 // A node that falls behind the others (they mine, it does not) is taken out: clients never read
 // its old chain. It comes back once it catches up.
-const [a, b, c] = await Promise.all([startAnvil(), startAnvil(), startAnvil()])
-t.teardown(() => Promise.all([a.stop(), b.stop(), c.stop()]))
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: a.url, kind: 'full', name: 'a' },
-        { url: b.url, kind: 'full', name: 'b' },
-        { url: c.url, kind: 'full', name: 'c' },
-      ],
-    },
-  },
-  config: { health: { pollMs: 100, maxLagBlocks: 4 } },
-})
-const { apiKey } = await tg.createKey('tier-3')
+const {
+  anvils,
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, { anvils: 3, names: ['a', 'b', 'c'], nodeWs: false, config: { health: { pollMs: 100, maxLagBlocks: 4 } } })
+const [a, b, c] = anvils as [Anvil, Anvil, Anvil]
 const [nodeA] = tg.gateway.upstreams.pool('eth-1')!.nodes()
 const blockNumber = async () =>
   parseInt((await rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }, { apiKey })).json.result, 16)

@@ -1,23 +1,16 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 
 // A node killed in the middle of traffic costs no client a failed read: its calls (in flight over
 // its WebSocket or HTTP) are carried by the other node.
-const [a, b] = await Promise.all([startAnvil(), startAnvil()])
-t.teardown(() => Promise.all([a.stop(), b.stop()]))
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: a.url, ws: a.wsUrl, kind: 'full', name: 'a' },
-        { url: b.url, ws: b.wsUrl, kind: 'full', name: 'b' },
-      ],
-    },
-  },
-})
-const { apiKey } = await tg.createKey('tier-3')
+const {
+  anvils,
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, { anvils: 2, names: ['a', 'b'] })
+const [a] = anvils as [Anvil, Anvil]
 await tg.gateway.upstreams.waitForSockets(5_000)
 
 const READS: Array<[string, unknown[]]> = [

@@ -5,6 +5,7 @@
  */
 import type {
   DedicatedNodeAttached,
+  Entitlement,
   EventType,
   InvoiceCreated,
   NodeKind,
@@ -18,6 +19,14 @@ import type {
 } from '../../src/events/types.js'
 import type { Config, FleetConfig, UpstreamConfig, PaymentsConfig, WsConfig } from '../../src/config/types.js'
 import type { Plan } from '../../src/plans/catalog.js'
+type ConsensusConfig = {
+  participants: number
+  agreement: number
+  methods?: string[]
+  disputeWindowMs?: number
+  disputeThreshold?: number
+  sitOutMs?: number
+}
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 const checks: [
   Equal<PlanEnded['startsAt'], number | undefined>,
@@ -26,6 +35,7 @@ const checks: [
   Equal<PlanEnded['type'], 'PlanEnded'>,
   Equal<DedicatedNodeAttached['ws'], string | null>,
   Equal<NodeKind, 'full' | 'archive'>,
+  Equal<Entitlement['kind'], NodeKind>, // the schema's kinds are the core's
   Equal<WsLimitReason, 'ws-connections' | 'ws-cooldown' | 'ws-messages-throttled' | 'ws-messages-dropped' | 'ws-penalty'>,
   Equal<
     Extract<TollgateEvent, { type: 'SignedOut' }>,
@@ -37,10 +47,22 @@ const checks: [
   Equal<UpstreamConfig['kind'], NodeKind>,
   Equal<UpstreamConfig['ws'], string | undefined>,
   Equal<PaymentsConfig['confirmations'], number>,
-  Equal<Config['networks'], Record<string, { chainId: number; upstreams: UpstreamConfig[]; finalityDepth?: number; broadcastTransactions?: boolean }>>,
+  Equal<
+    Config['networks'],
+    Record<string, { chainId: number; upstreams: UpstreamConfig[]; finalityDepth?: number; broadcastTransactions?: boolean; consensus?: ConsensusConfig }>
+  >,
   Equal<WsConfig['idleTimeoutSec'], number>,
   Equal<Config['events']['nats'], string | string[] | undefined>,
-  Equal<Plan['limits'], { fullRps: number | null; archiveRps: number | null }>,
+  Equal<
+    Plan['limits'],
+    {
+      fullRps: number | null
+      archiveRps: number | null
+      fullUnitsPerSecond?: number | null | undefined
+      archiveUnitsPerSecond?: number | null | undefined
+      heavyCallsAtOnce?: number | null | undefined
+    }
+  >,
   Equal<Plan['priceFrom'], boolean | undefined>,
   Equal<Config['heavy']['methodTimeoutMs'], Record<string, number>>,
   Equal<InvoiceCreated['expiresAt'], number | undefined>, // version 2
@@ -53,6 +75,7 @@ const checks: [
   Equal<FleetConfig, { syncMs: number; heartbeatMs: number; silentMs: number }>,
   Equal<PaymentsConfig['invoiceTtlMs'], number>,
 ] = [
+  true,
   true,
   true,
   true,

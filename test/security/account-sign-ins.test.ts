@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { startApiGateway } from '../helpers/api-gateway.js'
-import { jetStreamApiCalls, messagesDelivered } from '../helpers/nats-server.js'
+import { jetStreamApiCalls, messagesDelivered } from '../../harness/nats-server.js'
 
 // What sign-ins naming one wallet cost, from many IPs: before, sign-ins were limited per IP only
 // (40 junk-signature sign-ins for one wallet from 40 addresses: 40 × 401, each an eth_getCode on

@@ -1,21 +1,21 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { tryUpgrade } from '../helpers/ws-client.js'
 
 // A request that names two different keys (?apikey= and Authorization: Bearer) is refused: the
 // gateway must not pick one silently, charging a key its owner did not mean to use.
 
-const anvil = await startAnvil({ chainId: 1 })
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 1, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } } })
-const one = await tg.createKey('tier-3')
+const { tg, key: one } = await anvilGateway(t, { anvil: { chainId: 1 } })
 const other = await tg.createKey('tier-3')
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }
 const CONFLICT = {
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32001, message: 'Conflicting keys: ?apikey= and Authorization: Bearer name two different keys; send one key, in one of the two places' },
+  error: {
+    code: -32001,
+    message: 'Conflicting keys: the request names more than one key (?apikey= and Authorization: Bearer differ); send one key, in one place, once',
+  },
 }
 
 t.test('over HTTP: two different keys are 401 conflicting keys; the same key twice is served', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Address } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { startApiGateway } from '../helpers/api-gateway.js'
 import { erc1271WalletRuntime } from '../helpers/contracts.js'
 

@@ -1,16 +1,15 @@
 import t from 'tap'
 import WebSocket from 'ws'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 
 // JSON-RPC requires the answer's id to be the request's id; a gateway that parses the id and
 // writes it out again changes it (an id above 2^53 rounded, 1e3 as 1000, -0 as 0, escapes
 // decoded). Through a real gateway to a real anvil, the answer carries the id's bytes as sent.
 
-const anvil = await startAnvil({ chainId: 1 })
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 1, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } } })
-const { apiKey } = await tg.createKey('tier-3')
+const {
+  tg,
+  key: { apiKey },
+} = await anvilGateway(t, { anvil: { chainId: 1 } })
 const url = `${tg.url('eth-1')}?apikey=${apiKey}`
 
 /** Ids as JSON text, each different from what JSON.parse + JSON.stringify would give back. */

@@ -1,7 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { MAX_ID_LENGTH, isInvalid, parseRpcBytes, type ParsedBody, type RpcEntry } from '../../src/rpc/parse.js'
 import { errorResponseJson } from '../../src/errors/registry.js'
 
@@ -83,10 +82,10 @@ t.test('on any bytes the parser never throws, and every answer it leads to is JS
 })
 
 t.test('through a real gateway', async (t) => {
-  const anvil = await startAnvil({ chainId: 1 })
-  t.teardown(() => anvil.stop())
-  const tg = await startTestGateway(t, { networks: { 'eth-1': { chainId: 1, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } } })
-  const { apiKey } = await tg.createKey('tier-3')
+  const {
+    tg,
+    key: { apiKey },
+  } = await anvilGateway(t, { anvil: { chainId: 1 } })
   const post = async (body: Uint8Array | string) => {
     const res = await fetch(`${tg.url('eth-1')}?apikey=${apiKey}`, {
       method: 'POST',

@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { startApiGateway } from '../helpers/api-gateway.js'
-import { jetStreamApiCalls } from '../helpers/nats-server.js'
+import { jetStreamApiCalls } from '../../harness/nats-server.js'
 
 // A session cookie the gateway never issued must be refused without the event log. Before session
 // tokens were signed, any unknown token of 20-100 characters made the API catch the projections up

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { runCli } from '../helpers/cli.js'
 import { until } from '../helpers/eventually.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
@@ -84,29 +84,39 @@ t.test('every key the account had, loaded at once, is served at most the plan ra
   // Let the bucket fill again after that probe: a full burst is part of the bound below.
   await new Promise((r) => setTimeout(r, 1_100))
   const statuses = new Map<number, number>()
+  // Per key: the statuses it got (a key is live, or past the live-keys bound, for the whole load).
+  const byKey = keys.map(() => new Map<number, number>())
   const started = Date.now()
   const loadUntil = started + 3_000
   await Promise.all(
-    keys.flatMap((key) =>
+    keys.flatMap((key, k) =>
       [0, 1].map(async () => {
         while (Date.now() < loadUntil) {
           const status = await call(key)
           statuses.set(status, (statuses.get(status) ?? 0) + 1)
+          byKey[k].set(status, (byKey[k].get(status) ?? 0) + 1)
         }
       }),
     ),
   )
   const seconds = (Date.now() - started) / 1000
   const served = statuses.get(200) ?? 0
+  const tally = [...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')
   // The bucket's burst (one second of the rate) plus the rate over the time the load lasted.
   const allowed = RPS * (seconds + 1)
-  t.ok(
-    served <= allowed * 1.05,
-    `${served} calls served in ${seconds.toFixed(2)} s: at most 1.05 x ${allowed.toFixed(0)} (${[...statuses].map(([s, n]) => `${s}: ${n}`).join(', ')})`,
-  )
+  t.ok(served <= allowed * 1.05, `${served} calls served in ${seconds.toFixed(2)} s: at most 1.05 x ${allowed.toFixed(0)} (${tally})`)
   t.ok(served >= RPS, 'the live keys are served')
-  t.ok((statuses.get(429) ?? 0) > 0, 'the rest is refused as over the rate')
-  t.ok((statuses.get(401) ?? 0) > 0, 'keys past the live-keys bound are refused outright')
+  const live = byKey.filter((m) => m.has(200))
+  const dead = byKey.filter((m) => !m.has(200))
+  // What the live keys were not served was refused as over the rate, whatever the machine's speed:
+  // how many calls the client could send in 3 s (on a loaded machine, fewer than the rate allows,
+  // and then none is refused) decides how many 429s there are, not whether a refusal is one.
+  t.same(
+    live.flatMap((m) => [...m.keys()].filter((s) => s !== 200 && s !== 429)),
+    [],
+    `the live keys' calls were served or refused as over the rate (${tally})`,
+  )
+  t.ok(dead.length > 0 && dead.every((m) => m.size === 1 && m.has(401)), `keys past the live-keys bound are refused outright, every call (${dead.length} keys)`)
 })
 
 t.test('the live keys share one set of WebSocket connections', async (t) => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { createAccountKey } from '../helpers/fleet.js'
 import { startGatewayProcess } from '../helpers/gateway-process.js'
 import { within } from '../helpers/eventually.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { NONCE_TTL_MS, SiweNonces } from '../../src/siwe/nonces.js'
 
 // The nonces a process has seen tried are remembered only while they could still be used (their

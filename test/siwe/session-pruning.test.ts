@@ -1,10 +1,10 @@
 import { join } from 'node:path'
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { AccountHost } from '../../src/accounts/account-host.js'
 import { accountIdForWallet } from '../../src/accounts/wallet.js'
 import { replay, stateDigest } from '../../src/projections/replay.js'
-import { MAX_SESSIONS_PER_ACCOUNT, sessionsEndedBySignIn } from '../../src/siwe/sessions.js'
+import { MAX_SESSIONS_PER_ACCOUNT, sessionsEndedBySignIn } from '../../src/accounts/sessions.js'
 import { openLedger } from '../helpers/ledger.js'
 
 // Sessions end: an expired one is deleted from the projection when its account signs in again,

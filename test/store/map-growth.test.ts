@@ -6,13 +6,12 @@ import { join } from 'node:path'
 import t from 'tap'
 import { open } from 'lmdb'
 import { ImmutableCache } from '../../src/cache/immutable-cache.js'
-import { EmbeddedLog } from '../../src/events/embedded-log.js'
 import { Outbox } from '../../src/events/outbox.js'
-import { Projector } from '../../src/projections/projector.js'
-import { StateStore } from '../../src/store/state-store.js'
 import { makeEvent } from '../../src/events/make-event.js'
 import type { UsageRecorded } from '../../src/events/types.js'
+import { openLedger } from '../helpers/ledger.js'
 import { answerOf } from './map-growth-data.js'
+import { usageTotals } from '../../src/usage/usage-queries.js'
 
 /*
  * What happens when an LMDB environment reaches its map size. Plain LMDB refuses the write with
@@ -60,17 +59,10 @@ t.test('an environment opened with a 64 KiB map takes 24 MB: async puts, a large
 })
 
 t.test('the event log, the outbox and the state store grow past their initial map without losing an event', async (t) => {
-  const dir = await tempDir(t)
-  const log = EmbeddedLog.open(join(dir, 'log'))
+  const { dir, log, store, projector } = await openLedger(t)
+  // Closed before the ledger's log (teardowns run last first).
   const outbox = Outbox.open(join(dir, 'outbox'), log)
-  const store = StateStore.open(join(dir, 'state'))
-  const projector = new Projector(store, log)
-  t.teardown(async () => {
-    await projector.stop()
-    await outbox.close()
-    await log.close()
-    await store.close()
-  })
+  t.teardown(() => outbox.close())
   // 5,000 keys of 5,000 accounts, 4 intervals each an hour apart: rows in every usage table.
   const T0 = 1_700_000_000_000
   const events = Array.from({ length: 20_000 }, (_, i) => {
@@ -88,7 +80,7 @@ t.test('the event log, the outbox and the state store grow past their initial ma
   await projector.catchUp()
   t.equal(store.checkpoint(), events.length, 'the state store projected every event')
   t.equal(
-    store.usageTotals().requests,
+    usageTotals(store).requests,
     events.reduce((n, e) => n + e.requests, 0),
     'and counted every one, once',
   )

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { rawRpc, startAnvil } from '../helpers/anvil.js'
+import { rawRpc, startAnvil } from '../../harness/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
 import { batchHeadId, splitBatch } from '../../src/upstream/json-rpc-wire.js'

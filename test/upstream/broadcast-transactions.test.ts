@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startAnvil, type Anvil } from '../helpers/anvil.js'
+import { startAnvil, type Anvil } from '../../harness/anvil.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric } from '../helpers/metrics.js'

@@ -1,8 +1,9 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { freePort } from '../helpers/free-port.js'
+import { startAnvil } from '../../harness/anvil.js'
+import { freePort } from '../../harness/free-port.js'
 import { UpstreamNode, type UpstreamNodeOptions } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
+import { scoreOf } from '../../src/upstream/node-choice.js'
 import { NoHealthyUpstream, UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
 
 // Two real anvil nodes of kind `full` with different chain ids, so an answer tells who gave it.
@@ -45,16 +46,41 @@ async function burst(p: UpstreamPool, n: number, waves: number, during?: () => P
 t.test('a killed node fails over to the other node with no failed call (HTTP)', async (t) => {
   const p = pool([node('a', a), node('b', b)])
   t.same(new Set(await burst(p, 10, 1)), new Set(['0x1', '0x2']), 'both nodes serve while up')
-  const answers = await burst(p, 20, 3, () => a.kill())
+  // Calls go by score: the node that scores best surely gets the next ones (all of them when the
+  // other is much slower, as on a loaded machine), so that is the node to kill.
+  const nodes = p.nodes()
+  const dying = nodes.reduce((x, y) => ((scoreOf(y) ?? Infinity) < (scoreOf(x) ?? Infinity) ? y : x))
+  const [anvil, live] = dying === nodes[0] ? [a, '0x2'] : [b, '0x1']
+  const answers = await burst(p, 20, 3, () => anvil.kill())
   t.equal(answers.length, 60, 'every call answered')
-  const [nodeA] = p.nodes()
-  t.ok(nodeA.counters.failures >= 1, 'the dead node failed calls, which were carried by the other')
-  t.notOk(nodeA.healthy(), 'the dead node is out')
+  t.ok(dying.counters.failures >= 1, 'the dead node failed calls, which were carried by the other')
+  t.notOk(dying.healthy(), 'the dead node is out')
   t.ok(
-    answers.slice(-20).every((id) => id === '0x2'),
+    answers.slice(-20).every((id) => id === live),
     'then only the live node answers',
   )
-  await a.restart()
+  await anvil.restart()
+})
+
+t.test('with hedging on, a read on a hung best node is hedged at maxDelayMs while its p95 is not trusted yet', async (t) => {
+  const p = pool([node('a', a), node('b', b)])
+  // A few calls: both nodes measured, far below the 20 samples their p95 needs.
+  await burst(p, 4, 1)
+  const nodes = p.nodes()
+  const best = nodes.reduce((x, y) => ((scoreOf(y) ?? Infinity) < (scoreOf(x) ?? Infinity) ? y : x))
+  t.ok(best.latency.count < 20, `the best node has ${best.latency.count} samples`)
+  const [anvil, live] = best === nodes[0] ? [a, '0x2'] : [b, '0x1']
+  await anvil.freeze()
+  try {
+    const hedge = { minDelayMs: 50, maxDelayMs: 300 }
+    const calls = Array.from({ length: 4 }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 10_000, read: true, hedge }))
+    const answers = (await Promise.all(calls)).map((reply) => chainIdOf(reply.text))
+    t.same(new Set(answers), new Set([live]), 'every read answered by the live node')
+    // Without a hedge, the reads on the hung node would fail over only at their 10 s time-out.
+    t.ok(p.hedges.won >= 1, `hedged: ${JSON.stringify(p.hedges)}`)
+  } finally {
+    anvil.thaw()
+  }
 })
 
 t.test('a killed node fails over with no failed call (WebSocket, calls in flight)', async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { startAnvil, type Anvil } from '../helpers/anvil.js'
-import { oneNetwork, rpc, startTestGateway } from '../helpers/gateway.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
+import { rpc } from '../helpers/gateway.js'
 import { metric, until } from '../helpers/metrics.js'
 
 // Two real anvils of one chain behind a gateway, one of them blocks behind (within
@@ -11,9 +12,6 @@ import { metric, until } from '../helpers/metrics.js'
 
 const GENESIS = 1_700_000_000
 const args = ['--no-mining', '--timestamp', String(GENESIS)]
-const ahead = await startAnvil({ args })
-const behind = await startAnvil({ args })
-t.teardown(() => Promise.all([ahead.stop(), behind.stop()]))
 
 /** Mine `n` empty blocks, block i with timestamp GENESIS + i: the same blocks on every node. */
 async function mine(node: Anvil, n: number): Promise<void> {
@@ -22,18 +20,23 @@ async function mine(node: Anvil, n: number): Promise<void> {
     await node.rpc('evm_mine', [GENESIS + head + 1])
   }
 }
-await mine(ahead, 10)
-await mine(behind, 5)
 
-const tg = await startTestGateway(t, {
-  networks: oneNetwork([
-    { url: ahead.url, name: 'ahead' },
-    { url: behind.url, name: 'behind' },
-  ]),
+const {
+  anvil: ahead,
+  tg,
+  key: { apiKey },
+  url,
+} = await anvilGateway(t, {
+  anvils: 2,
+  names: ['ahead', 'behind'],
+  anvil: { args },
+  nodeWs: false,
+  beforeGateway: async (_, [ahead, behind]) => {
+    await mine(ahead!, 10)
+    await mine(behind!, 5)
+  },
   config: { health: { pollMs: 100 } },
 })
-const { apiKey } = await tg.createKey('tier-3')
-const url = tg.url('eth-1')
 const call = async (method: string, params: unknown[] = []) => (await rpc(url, { jsonrpc: '2.0', id: 1, method, params }, { apiKey })).json
 
 /** The head monitor has polled both nodes and knows how far behind the second one is. */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createServer, type Server } from 'node:http'
-import { freePort } from '../helpers/free-port.js'
+import { freePort } from '../../harness/free-port.js'
 import { HttpTransport } from '../../src/upstream/http-transport.js'
 import { UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
 

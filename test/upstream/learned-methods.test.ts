@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
+import { startAnvil } from '../../harness/anvil.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { oneNetwork, rpc, startTestGateway } from '../helpers/gateway.js'
 import { until } from '../helpers/eventually.js'

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { WebSocket } from 'undici'
-import { rawRpc, startAnvil, receiptOf } from '../helpers/anvil.js'
+import { rawRpc, startAnvil, receiptOf } from '../../harness/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
 

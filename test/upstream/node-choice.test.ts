@@ -98,3 +98,18 @@ t.test('a node not measured yet shares the calls, hedged to the best', async (t)
     'each hedged to the measured node',
   )
 })
+
+t.test('heavy calls are scored by heavy calls: a node slow at traces still gets the balance reads', async (t) => {
+  // a answers balances in 1 ms and traces in 900 ms (busy, or a weaker disk); b: 1 ms and 40 ms.
+  const a = node('a', { ms: 1 })
+  const b = node('b', { ms: 1 })
+  for (let i = 0; i < 30; i++) {
+    a.heavyLatency.record(900)
+    b.heavyLatency.record(40)
+  }
+  t.same(picks(new NodeChooser(), [a, b], 200, { mayProbe: false }), { a: 100, b: 100 }, 'ordinary calls: alike, shared')
+  t.same(picks(new NodeChooser(), [a, b], 200, { mayProbe: false, heavy: true }), { b: 200 }, 'heavy calls: to the node fast at them')
+  t.ok(scoreOf(a, true)! > scoreOf(b, true)! && scoreOf(a)! === scoreOf(b)!, 'one node, two scores')
+  const fresh = node('fresh', { ms: 3 })
+  t.equal(scoreOf(fresh, true), scoreOf(fresh), 'a node not measured on heavy calls is judged by its ordinary ones')
+})

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { NodeHealth } from '../../src/upstream/health.js'
 
 t.test('an error rate over the bound takes a node out, though failures are never consecutive', async (t) => {

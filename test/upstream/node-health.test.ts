@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
+import { FakeClock } from '../helpers/fake-clock.js'
 import { NodeHealth } from '../../src/upstream/health.js'
 
 const COOLDOWN = 1_000

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { freePort } from '../helpers/free-port.js'
+import { startAnvil } from '../../harness/anvil.js'
+import { freePort } from '../../harness/free-port.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
 

@@ -1,19 +1,18 @@
 import t from 'tap'
 import { createPublicClient, webSocket } from 'viem'
 import { WebSocketProvider } from 'ethers'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { deployTransferEmitter, TRANSFER_TOPIC } from '../helpers/transfer-emitter.js'
 import { metric, until } from '../helpers/metrics.js'
 
 // viem's and ethers' WebSocket providers, pointed at the gateway, work as they do against a node.
-const anvil = await startAnvil({ blockTime: 1 })
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-})
-const { apiKey } = await tg.createKey('tier-3')
-const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
+const {
+  anvil,
+  tg,
+  key: { apiKey },
+  wsUrl,
+} = await anvilGateway(t, { anvil: { blockTime: 1 } })
+const url = `${wsUrl}?apikey=${apiKey}`
 
 /** viem's types lose the transport type through createPublicClient here; poll: false is what makes it subscribe. */
 function subscribed<T>(params: { poll: false } & Record<string, unknown>): T {

@@ -1,18 +1,15 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { connectWs, tryUpgrade } from '../helpers/ws-client.js'
 import { generateApiKey } from '../../src/keys/api-key.js'
 
 // JSON-RPC over /ws/<network>: the key at the upgrade, every method as over HTTP, batches, and
 // ids echoed exactly.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-})
-const { apiKey } = await tg.createKey('free-trial')
-const wsUrl = tg.wsUrl('eth-1')
+const {
+  tg,
+  key: { apiKey },
+  wsUrl,
+} = await anvilGateway(t, { plan: 'free-trial' })
 
 t.test('a missing, malformed or unknown key is refused at the upgrade with 401', async (t) => {
   const missing = await tryUpgrade(wsUrl)

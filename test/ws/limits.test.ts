@@ -1,6 +1,6 @@
 import t from 'tap'
-import { FakeClock } from '../../actors/runtime/clock.js'
-import { startAnvil } from '../helpers/anvil.js'
+import { FakeClock } from '../helpers/fake-clock.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js'
 import { connectWs, tryUpgrade, type WsClient } from '../helpers/ws-client.js'
 import { openEventLog } from '../../src/events/open-log.js'
@@ -9,13 +9,13 @@ import { metric, until } from '../helpers/metrics.js'
 
 // The WebSocket limits per key at their thresholds, against a real gateway whose key actors run
 // on a fake clock: "within one second" is then exact, whatever the machine's load.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
 const clock = new FakeClock()
-const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' as const }] } }
 // Gateways restarted inside a subtest belong to the whole file, not to that subtest.
 const root = t
-let tg: TestGateway = await startTestGateway(root, { networks, clock })
+// Each subtest makes its own key; a restart (startTestGateway on the same data folder) is on the same node.
+const first = await anvilGateway(root, { clock, plan: null })
+const { networks } = first
+let tg: TestGateway = first.tg
 const wsUrl = (key: string) => `${tg.wsUrl('eth-1')}?apikey=${key}`
 const call = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })
 

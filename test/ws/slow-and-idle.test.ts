@@ -1,21 +1,18 @@
 import t from 'tap'
 import { connect } from 'node:net'
 import WebSocket from 'ws'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { connectWs } from '../helpers/ws-client.js'
 import { metric, until } from '../helpers/metrics.js'
 
 // A slow client is disconnected with a reason instead of slowing others or eating memory; a
 // half-open connection is closed after the idle time-out.
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-  ws: { maxBufferedBytes: 65_536, idleTimeoutSec: 8 },
-})
-const { apiKey } = await tg.createKey('tier-3')
-const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
+const {
+  tg,
+  key: { apiKey },
+  wsUrl,
+} = await anvilGateway(t, { ws: { maxBufferedBytes: 65_536, idleTimeoutSec: 8 } })
+const url = `${wsUrl}?apikey=${apiKey}`
 const closedBy = (cause: string) => metric(tg.gateway.admin, 'tollgate_ws_closed_total', { cause })
 
 /** eth_call of code that returns `bytes` zero bytes (a state override: no deployment needed). */
@@ -60,7 +57,7 @@ t.test('a half-open connection (no pong to our pings) is closed after idleTimeou
   const head = await new Promise<string>((resolve) => raw.once('data', (d) => resolve(d.toString('latin1'))))
   t.match(head, /^HTTP\/1.1 101/)
   // From here the raw socket reads but never answers: like a peer that vanished without a FIN.
-  const outcome = await Promise.race([rawClosed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 30_000))])
+  const outcome = await Promise.race([rawClosed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 30_000).unref())])
   t.equal(outcome, 'closed', 'closed by the gateway')
   t.ok(await until(async () => ((await closedBy('idle-or-error')) ?? 0) >= 1), 'counted as idle')
   t.equal((await healthy.call({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })).result, '0x7a69', 'the healthy quiet one is still open')

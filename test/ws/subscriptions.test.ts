@@ -1,18 +1,17 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { connectWs, type WsClient } from '../helpers/ws-client.js'
 import { metric, until } from '../helpers/metrics.js'
 import { deployTransferEmitter, TRANSFER_TOPIC } from '../helpers/transfer-emitter.js'
 
 // Subscriptions through the gateway, against anvil mining a block every second.
-const anvil = await startAnvil({ blockTime: 1 })
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-})
-const { apiKey } = await tg.createKey('tier-3')
-const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
+const {
+  anvil,
+  tg,
+  key: { apiKey },
+  wsUrl,
+} = await anvilGateway(t, { anvil: { blockTime: 1 } })
+const url = `${wsUrl}?apikey=${apiKey}`
 const base = tg.gateway.admin
 const newHeadsUpstream = () => metric(base, 'tollgate_ws_upstream_subscriptions', { network: 'eth-1', kind: 'newHeads' })
 

@@ -1,29 +1,22 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { connectWs, type WsClient } from '../helpers/ws-client.js'
 import { metric, until } from '../helpers/metrics.js'
 
 // When the node holding the shared subscriptions goes, the gateway re-subscribes on another
 // node (or on the same one once it is back) and clients keep their subscription ids.
-const a = await startAnvil({ blockTime: 1 })
-const b = await startAnvil({ blockTime: 1 })
-t.teardown(() => Promise.all([a.stop(), b.stop()]))
+const {
+  anvils,
+  tg,
+  key: { apiKey },
+  wsUrl,
+} = await anvilGateway(t, { anvils: 2, anvil: { blockTime: 1 } })
+const [a, b] = anvils as [Anvil, Anvil]
+// The gateway names a node by its host and port when the config gives it no name.
 const nameA = `127.0.0.1:${a.port}`
 const nameB = `127.0.0.1:${b.port}`
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': {
-      chainId: 31337,
-      upstreams: [
-        { url: a.url, ws: a.wsUrl, kind: 'full', name: nameA },
-        { url: b.url, ws: b.wsUrl, kind: 'full', name: nameB },
-      ],
-    },
-  },
-})
-const { apiKey } = await tg.createKey('tier-3')
-const url = `${tg.wsUrl('eth-1')}?apikey=${apiKey}`
+const url = `${wsUrl}?apikey=${apiKey}`
 const base = tg.gateway.admin
 const holder = async (): Promise<string | undefined> => {
   for (const name of [nameA, nameB]) if ((await metric(base, 'tollgate_ws_subscription_node', { network: 'eth-1', node: name })) === 1) return name
@@ -73,12 +66,7 @@ t.test('killing the node that holds the subscriptions moves them; restoring it a
 })
 
 t.test('with a single node: it goes down, comes back, and the subscription resumes', async (t) => {
-  const solo = await startAnvil({ blockTime: 1 })
-  t.teardown(() => solo.stop())
-  const tg2 = await startTestGateway(t, {
-    networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: solo.url, ws: solo.wsUrl, kind: 'full' }] } },
-  })
-  const key = await tg2.createKey('tier-3')
+  const { anvil: solo, tg: tg2, key } = await anvilGateway(t, { anvil: { blockTime: 1 } })
   const ws = await connectWs(`${tg2.wsUrl('eth-1')}?apikey=${key.apiKey}`)
   t.teardown(() => ws.close())
   const id = (await ws.call({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })).result

@@ -1,6 +1,5 @@
 import t from 'tap'
-import { startAnvil } from '../helpers/anvil.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { connectWs } from '../helpers/ws-client.js'
 import { regenerateKey } from '../../src/accounts/commands.js'
 import { KeyCipher } from '../../src/keys/key-cipher.js'
@@ -11,12 +10,8 @@ import type { NotificationsRecorded, UsageRecorded } from '../../src/events/type
 
 // WebSocket calls and notifications are metered like HTTP calls; a key regenerated while its
 // connections are open closes them.
-const anvil = await startAnvil({ blockTime: 1 })
-t.teardown(() => anvil.stop())
-const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } },
-  usageIntervalMs: 200,
-})
+// Each subtest makes its own key.
+const { tg } = await anvilGateway(t, { anvil: { blockTime: 1 }, usageIntervalMs: 200, plan: null })
 
 t.test('a regenerated key closes its open connections with 1008', async (t) => {
   const { apiKey, accountId } = await tg.createKey('tier-3')

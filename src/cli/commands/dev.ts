@@ -6,6 +6,7 @@ import { parseConfig } from '../../config/load.js'
 import { startGateway } from '../../main/start-gateway.js'
 import { makeLogger } from '../logger.js'
 import { runUntilSignal } from '../run-until-signal.js'
+import { holdReloadsWhileStarting, onReloadSignal } from '../reload-on-signal.js'
 import { freeLocalPort, startDevnet } from '../../dev/devnet.js'
 import { findNatsServer, startLocalNatsCluster } from '../../dev/nats-cluster.js'
 import { startFleetNginx } from '../../dev/nginx.js'
@@ -16,7 +17,7 @@ import { KeyCipher } from '../../keys/key-cipher.js'
 import { systemClock } from '../../../actors/runtime/clock.js'
 
 /** Anvil's first dev account: the demo account's wallet. */
-export const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
+const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
 
 /**
  * `tollgate dev [--port N] [--admin-port N] [--data DIR]`: a first try on a fresh machine. Starts a local anvil
@@ -40,6 +41,7 @@ export async function devCommand(args: string[]): Promise<void> {
   mkdirSync(dataDir, { recursive: true })
   const secret = devSecret(dataDir)
   const logger = makeLogger('stdout')
+  const starting = holdReloadsWhileStarting(logger)
 
   const devnet = await startDevnet()
   const raw = {
@@ -61,6 +63,9 @@ export async function devCommand(args: string[]): Promise<void> {
     await devnet.stop()
     throw err
   }
+  // The written config can be edited and applied as with `start` (tollgate reload, SIGHUP).
+  starting()
+  onReloadSignal(logger, configPath, (next) => gateway.reload(next))
   const endpoint = `${gateway.http}/http/dev-1`
   process.stdout.write(
     [

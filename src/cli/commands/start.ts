@@ -11,10 +11,12 @@ import { IpcFleetBus } from '../../fleet/ipc-bus.js'
 import { fleetSubjectRoot } from '../../fleet/fleet-bus.js'
 import { lockDataDir } from '../../main/data-dir-lock.js'
 import { claimWorkerPorts } from '../../workers/port-claim.js'
+import { holdReloadsWhileStarting, onReloadSignal } from '../reload-on-signal.js'
 
 /**
- * `tollgate start --config FILE`: run the gateway until SIGINT or SIGTERM. With `workers` > 1 this
- * process supervises that many gateway processes on the one port (src/workers/supervisor.ts);
+ * `tollgate start --config FILE`: run the gateway until SIGINT or SIGTERM; SIGHUP reloads the
+ * config file (see src/main/reload.ts). With `workers` > 1 this process supervises that many
+ * gateway processes on the one port (src/workers/supervisor.ts), and passes a SIGHUP on to them;
  * each of them runs this command again, as worker TOLLGATE_WORKER.
  */
 export async function startCommand(args: string[]): Promise<void> {
@@ -24,11 +26,14 @@ export async function startCommand(args: string[]): Promise<void> {
   // Refuse early: without the secret, keys could not be shown to their owners again.
   secretFromEnv()
   const logger = makeLogger('stdout')
+  const starting = holdReloadsWhileStarting(logger)
   const worker = process.env.TOLLGATE_WORKER
-  if (worker !== undefined) return runWorker(config, Number(worker), logger)
+  if (worker !== undefined) return runWorker(configPath, config, Number(worker), logger, starting)
   const count = config.workers === 'auto' ? availableParallelism() : config.workers
   if (count === 1) {
     const gateway = await startGateway(config, { logger })
+    starting()
+    onReloadSignal(logger, configPath, (next) => gateway.reload(next))
     return runUntilSignal(logger, () => gateway.close(), config.shutdownMs)
   }
   if (config.listen.port === 0) {
@@ -40,19 +45,29 @@ export async function startCommand(args: string[]): Promise<void> {
   const supervisor = new Supervisor({ count, args: [process.argv[1]!, 'start', '--config', configPath], logger, shutdownMs: config.shutdownMs })
   const ready = await supervisor.start()
   logger.info({ ...ready, workers: count }, 'all workers ready')
+  starting()
+  // Each worker checks and applies the file itself (and logs the outcome); the supervisor only passes the signal on.
+  process.on('SIGHUP', () => logger.info({ workers: supervisor.reload() }, 'reload passed on to the workers'))
   // The workers' own drains run in parallel; the supervisor waits for the last.
   return runUntilSignal(logger, () => supervisor.stop(), config.shutdownMs + 5_000)
 }
 
 /** One worker: its own admin port (admin.listen.port + index), the fleet through the supervisor without NATS. */
-async function runWorker(config: Config, index: number, logger: ReturnType<typeof makeLogger>): Promise<void> {
+async function runWorker(configPath: string, config: Config, index: number, logger: ReturnType<typeof makeLogger>, starting: () => void): Promise<void> {
   const log = logger.child({ worker: index })
-  const adminPort = config.admin.listen.port === 0 ? 0 : config.admin.listen.port + index
-  const own: Config = { ...config, admin: { ...config.admin, listen: { ...config.admin.listen, port: adminPort } } }
   const channel = config.events.nats === undefined ? new IpcFleetBus(fleetSubjectRoot(config)) : undefined
-  const gateway = await startGateway(own, { logger: log, worker: { index, channel } })
+  const gateway = await startGateway(workerConfig(config, index), { logger: log, worker: { index, channel } })
+  starting()
+  // A reloaded file is seen as this worker sees its config, so that its admin port compares equal.
+  onReloadSignal(log, configPath, (next) => gateway.reload(workerConfig(next, index)))
   process.send?.({ type: 'ready', http: gateway.http, ws: gateway.ws, admin: gateway.admin } satisfies WorkerReady)
   // The supervisor is gone (killed): stop as if told to, rather than serve unsupervised.
   process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'))
   return runUntilSignal(log, () => gateway.close(), config.shutdownMs)
+}
+
+/** A worker's config: the file's, with the worker's own admin port (admin.listen.port + index). */
+function workerConfig(config: Config, index: number): Config {
+  const adminPort = config.admin.listen.port === 0 ? 0 : config.admin.listen.port + index
+  return { ...config, admin: { ...config.admin, listen: { ...config.admin.listen, port: adminPort } } }
 }

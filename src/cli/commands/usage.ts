@@ -3,13 +3,14 @@ import { openCommandContext } from '../context.js'
 import { parseTimeArg } from '../time-arg.js'
 import { usageReport, type UsagePeriod, type UsageReportRow } from '../../usage/usage-report.js'
 
-const COLUMNS = ['account', 'key', 'calls', 'errors', 'bytes in', 'bytes out'] as const
+const COLUMNS = ['account', 'key', 'calls', 'units', 'errors', 'bytes in', 'bytes out'] as const
 
 /**
  * `tollgate usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]`:
  * UsageRecorded sums per key (and per UTC hour or day with --by) from the usage projection, after
  * applying what the log holds now. A table, or with --json one object a line: keyId, accountId,
- * requests, errors, bytesIn, bytesOut (and period, an ISO time, with --by).
+ * requests, units (compute units, docs/costs.md), errors, bytesIn, bytesOut (and period, an ISO time,
+ * with --by).
  */
 export async function usageCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('usage', args, {
@@ -48,6 +49,7 @@ function jsonLine(row: UsageReportRow) {
     accountId: row.accountId,
     ...(row.period === undefined ? {} : { period: new Date(row.period).toISOString() }),
     requests: row.requests,
+    units: row.units,
     errors: row.errors,
     bytesIn: row.bytesIn,
     bytesOut: row.bytesOut,
@@ -62,16 +64,17 @@ function table(rows: readonly UsageReportRow[], byPeriod: boolean): string {
     r.accountId,
     r.keyId,
     String(r.requests),
+    String(r.units),
     String(r.errors),
     String(r.bytesIn),
     String(r.bytesOut),
   ])
   if (rows.length === 0) return header.join('  ') + '\n(no usage)\n'
   if (rows.length > 1) {
-    const sum = (f: 'requests' | 'errors' | 'bytesIn' | 'bytesOut') => String(rows.reduce((n, r) => n + r[f], 0))
-    cells.push([...(byPeriod ? ['total'] : []), byPeriod ? '' : 'total', '', sum('requests'), sum('errors'), sum('bytesIn'), sum('bytesOut')])
+    const sum = (f: 'requests' | 'units' | 'errors' | 'bytesIn' | 'bytesOut') => String(rows.reduce((n, r) => n + r[f], 0))
+    cells.push([...(byPeriod ? ['total'] : []), byPeriod ? '' : 'total', '', sum('requests'), sum('units'), sum('errors'), sum('bytesIn'), sum('bytesOut')])
   }
-  const numeric = header.length - 4
+  const numeric = header.length - 5
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
   const line = (c: readonly string[]) =>
     c

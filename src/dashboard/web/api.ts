@@ -105,5 +105,6 @@ export interface Usage {
   from: number
   hours: number
   hourMs: number
-  series: Array<{ network: string; kind: NodeKind; requests: number[]; errors: number[] }>
+  /** units: compute units per hour (docs/costs.md). */
+  series: Array<{ network: string; kind: NodeKind; requests: number[]; errors: number[]; units: number[] }>
 }

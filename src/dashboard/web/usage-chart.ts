@@ -10,11 +10,17 @@ export function renderUsage(state: AppState): void {
   if (!usage) return fill('usage', h('p', {}, 'Loading usage…'))
   const hours = usage.hours
   const totals = new Array<number>(hours).fill(0)
-  for (const s of usage.series)
+  const units = new Array<number>(hours).fill(0)
+  for (const s of usage.series) {
     s.requests.forEach((n, i) => {
       totals[i] += n
     })
+    s.units.forEach((n, i) => {
+      units[i] += n
+    })
+  }
   const sum = totals.reduce((a, b) => a + b, 0)
+  const unitSum = units.reduce((a, b) => a + b, 0)
   const max = Math.max(1, ...totals)
   const width = 720
   const height = 220
@@ -34,7 +40,7 @@ export function renderUsage(state: AppState): void {
         svg(
           'rect',
           { x: left + i * barW + 1, y: top, width: Math.max(1, barW - 2), height: y(base) - top, fill: COLORS[k % COLORS.length] },
-          svg('title', {}, `${label(usage.from + i * usage.hourMs)}: ${n} calls (${s.network} ${s.kind})`),
+          svg('title', {}, `${label(usage.from + i * usage.hourMs)}: ${n} calls, ${s.units[i]} units (${s.network} ${s.kind})`),
         ),
       )
       base += n
@@ -60,7 +66,7 @@ export function renderUsage(state: AppState): void {
       { id: 'usage-summary', 'data-field': 'usage-total' },
       sum === 0
         ? `0 calls in the last ${hours} hours: calls made with your key appear here within seconds.`
-        : `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, per hour by network and node kind.`,
+        : `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, ${unitSum} compute unit${unitSum === 1 ? '' : 's'}; calls per hour by network and node kind.`,
     ),
     chart,
     h('ul', { class: 'legend' }, ...usage.series.map((s, k) => h('li', {}, h('span', { class: `swatch c${k % COLORS.length}` }), `${s.network} ${s.kind}`))),
@@ -71,12 +77,28 @@ export function renderUsage(state: AppState): void {
       h(
         'table',
         {},
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Hour'), ...usage.series.map((s) => h('th', { scope: 'col' }, `${s.network} ${s.kind}`)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Hour'),
+            ...usage.series.map((s) => h('th', { scope: 'col' }, `${s.network} ${s.kind}`)),
+            h('th', { scope: 'col' }, 'Units'),
+          ),
+        ),
         h(
           'tbody',
           {},
           ...totals.map((_, i) =>
-            h('tr', {}, h('th', { scope: 'row' }, label(usage.from + i * usage.hourMs)), ...usage.series.map((s) => h('td', {}, s.requests[i]))),
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row' }, label(usage.from + i * usage.hourMs)),
+              ...usage.series.map((s) => h('td', {}, s.requests[i])),
+              h('td', { 'data-field': 'usage-units' }, units[i]),
+            ),
           ),
         ),
       ),

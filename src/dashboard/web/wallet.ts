@@ -37,7 +37,7 @@ async function ask<T>(method: string, params?: unknown[], context?: { chainId?: 
 }
 
 /** EIP-1193 and EIP-1474 error codes, said plainly. */
-export function walletErrorText(err: unknown, context: { chainId?: number } = {}): string {
+function walletErrorText(err: unknown, context: { chainId?: number } = {}): string {
   if (err instanceof WalletFailure) return err.message
   const code = (err as { code?: number })?.code
   switch (code) {

@@ -1,0 +1,164 @@
+import type { Clock } from '../runtime/clock.js'
+import { consumedElsewhere, decide, withLimits, type ChargeDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
+import { dropsUnread, withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from './ws-limits.js'
+
+/**
+ * The actor of one account (every key of the account shares it, as they share the plan's limits):
+ * holds its rate and connection state and applies the decider with the injected clock. The folder
+ * is still called key/: its state and commands were per key before limits became per account.
+ *
+ * `charge` and `ws` are synchronous and need no mailbox: the decider does no I/O, so one message
+ * runs to completion before the next and nothing can interleave (the event loop is the mailbox).
+ * What it decided goes out without waiting: decisions and usage are counted by the host and
+ * handed to the outbox; penalties from elsewhere come back as commands (WsBlocksRestored,
+ * consumedElsewhere), applied as synchronously.
+ *
+ * @example
+ * const actor = new AccountActor(initialKeyState({ keyId, accountId, limits }, clock.now()), clock)
+ * const d = actor.charge('full', 1)
+ * if (d.type === 'Rejected') reply429(d.retryAfterMs)
+ */
+/** What an actor admitted since it was last asked: what the other instances of a fleet must take too. */
+export interface Consumption {
+  full: number
+  archive: number
+  /** Compute units admitted by node kind (only while the plan limits units). */
+  fullUnits: number
+  archiveUnits: number
+  messages: number
+  connects: number
+  /** A WebSocket cooldown or penalty this instance started (0: none): the others apply it too. */
+  cooldownUntil: number
+  penaltyUntil: number
+  /** When the newest of `connects` was made, by the clock of the instance that made it (absent: now). */
+  connectedAt?: number
+}
+
+export class AccountActor {
+  #state: KeyState
+  readonly #clock: Clock
+  #consumed: Consumption | undefined
+  /** Called when the actor charges something after `takeConsumed()` emptied it (once per interval). */
+  readonly #onConsumed: ((actor: AccountActor) => void) | undefined
+
+  constructor(state: KeyState, clock: Clock, onConsumed?: (actor: AccountActor) => void) {
+    this.#state = state
+    this.#clock = clock
+    this.#onConsumed = onConsumed
+  }
+
+  get state(): KeyState {
+    return this.#state
+  }
+
+  /**
+   * Charge `calls` calls (a batch counts each) to nodes of `kind`, costing `units` compute units,
+   * queueing up to `queueMs`.
+   */
+  charge(kind: CallKind, calls: number, queueMs = 0, units = 0): ChargeDecision {
+    const { state, decision } = decide(this.#state, { type: 'Charge', kind, calls, queueMs, units }, this.#clock.now())
+    this.#state = state
+    if (decision.type === 'Admitted') {
+      if (decision.limit !== null) this.#consume(kind, calls)
+      if (units > 0 && (kind === 'full' ? state.limits.fullUnits : state.limits.archiveUnits) != null)
+        this.#consume(kind === 'full' ? 'fullUnits' : 'archiveUnits', units)
+    }
+    return decision
+  }
+
+  /**
+   * A WebSocket command: a connection opening or closing, a message arriving, bad messages
+   * counted, or a cooldown or penalty restored from the projection (see ws-limits.ts).
+   * @example
+   * const d = actor.ws({ type: 'WsConnect' })
+   * if (d.type === 'WsRefused') refuseUpgrade(d.reason, d.retryAfterMs)
+   */
+  ws(command: WsCommand): WsDecision {
+    const { state, decision } = decide(this.#state, command, this.#clock.now())
+    this.#state = state
+    if (decision.type === 'WsAccepted') {
+      this.#consume('connects', 1)
+      this.#consumed!.connectedAt = this.#clock.now()
+    } else if (decision.type === 'WsRefused' && decision.reason === 'ws-connection-rate') this.#block('cooldownUntil', decision.until)
+    else if (decision.type === 'WsPenaltyStarted') this.#block('penaltyUntil', decision.until)
+    else if (decision.type === 'WsMessageAdmitted' && command.type === 'WsMessage') this.#consume('messages', command.calls)
+    else if (decision.type === 'WsClosed') this.#consume('connects', 0)
+    return decision
+  }
+
+  /** Whether the next WebSocket message is dropped whatever it holds (ws-limits.ts, dropsUnread): asked before reading it. */
+  wsDropsUnread(): boolean {
+    return dropsUnread(this.#state.ws, this.#clock.now())
+  }
+
+  /**
+   * What this actor admitted since the last call (undefined: nothing), and forget it: the fleet
+   * sends it to the other instances. A connection that closed shows as an empty consumption, so
+   * that the open count is published too.
+   */
+  takeConsumed(): Consumption | undefined {
+    const consumed = this.#consumed
+    this.#consumed = undefined
+    return consumed
+  }
+
+  /** Take what other instances admitted for this key from its budget (see ConsumedElsewhere). */
+  consumedElsewhere(c: Consumption): void {
+    const { full, archive, messages, connects, fullUnits, archiveUnits, connectedAt } = c
+    this.#state = consumedElsewhere(
+      this.#state,
+      { type: 'ConsumedElsewhere', full, archive, messages, connects, fullUnits, archiveUnits, connectedAt },
+      this.#clock.now(),
+    )
+    if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.ws({ type: 'WsBlocksRestored', cooldownUntil: c.cooldownUntil, penaltyUntil: c.penaltyUntil })
+  }
+
+  #consume(what: 'full' | 'archive' | 'fullUnits' | 'archiveUnits' | 'messages' | 'connects', n: number): void {
+    this.#pending()[what] += n
+  }
+
+  #block(what: 'cooldownUntil' | 'penaltyUntil', until: number): void {
+    const c = this.#pending()
+    c[what] = Math.max(c[what], until)
+  }
+
+  #pending(): Consumption {
+    if (this.#consumed === undefined) {
+      this.#consumed = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0, messages: 0, connects: 0, cooldownUntil: 0, penaltyUntil: 0 }
+      this.#onConsumed?.(this)
+    }
+    return this.#consumed
+  }
+
+  /** Connections open on this instance: while any is, the actor must not be passivated. */
+  get wsOpen(): number {
+    return this.#state.ws.open
+  }
+
+  /** The projection changed the key's plan: new limits, bucket levels kept (capped). */
+  updateLimits(limits: KeyLimits, ws?: WsKeyLimits): void {
+    const now = this.#clock.now()
+    this.#state = withLimits(this.#state, limits, now)
+    if (ws !== undefined) this.#state = { ...this.#state, ws: withWsLimits(this.#state.ws, ws, now) }
+  }
+}
+
+/** One account's part of what a fleet instance shares: what its actor admitted, and its open connections. */
+export interface ConsumedEntry {
+  accountId: string
+  consumed: Consumption
+  open: number
+}
+
+/**
+ * What each actor of `consumers` (actor -> its account id) admitted since it was last asked
+ * (AccountActor.takeConsumed), with its open connections: the entries a fleet instance publishes.
+ */
+export function takeConsumedOf(consumers: ReadonlyMap<AccountActor, string>): ConsumedEntry[] {
+  const out: ConsumedEntry[] = []
+  for (const [actor, accountId] of consumers) {
+    const consumed = actor.takeConsumed()
+    if (consumed !== undefined) out.push({ accountId, consumed, open: actor.wsOpen })
+  }
+  return out
+}

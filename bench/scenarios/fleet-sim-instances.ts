@@ -1,0 +1,236 @@
+/**
+ * Virtual instances of a fleet for `npm run bench:fleet-sim` (bench/fleet-sim.ts): each one is the
+ * gateway's own Fleet on its own FleetBus (its own NATS connection), as src/main/start-gateway.ts
+ * makes them; only what they serve is simulated (which accounts called each instance in an
+ * interval).
+ *
+ * Two roles:
+ * - `observer`: one instance that does all an instance does, with a real AccountActor per account: its
+ *   calls go through AccountActor.admit, what the others admitted through AccountActor.consumedElsewhere.
+ *   Its process holds nothing else, so its CPU is what limit sharing costs one instance.
+ * - `peers`: the other instances of the fleet, many in one process. They announce themselves and
+ *   publish their consumption every syncMs through Fleet.sync, exactly as instances do, but do not
+ *   subscribe to the others' consumption: N-1 instances each reading everyone would be N-1 times
+ *   the observer's work in one process, which 2 cores cannot host past a few instances (that work
+ *   is the observer's, measured once).
+ *
+ * Each peer's message ends with a probe entry whose account id carries the time it was taken, so the
+ * observer measures the lag from a peer's sync to the moment its actors took the consumption.
+ *
+ * Run as its own process: `node --import tsx bench/scenarios/fleet-sim-instances.ts '<json>'`; prints
+ * `{"ready":true}` once every bus is connected, then answers `mark` and `report` on stdin.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { createInterface } from 'node:readline'
+import { FleetBus, type FleetChannel } from '../../src/fleet/fleet-bus.js'
+import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
+import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
+import { initialKeyState } from '../../actors/key/decide.js'
+import { systemClock } from '../../actors/runtime/clock.js'
+
+export interface FleetSimInstancesOptions {
+  nats: string
+  /** The fleet's subjects (one per run, so that runs never hear each other). */
+  subjectRoot: string
+  role: 'observer' | 'peers'
+  /** Instance ids first … first+count-1 (the observer is 0). */
+  first: number
+  count: number
+  /** Instances in the fleet (for the share of an account's calls each one gets). */
+  fleetSize: number
+  /** Active accounts across the fleet. */
+  accounts: number
+  syncMs: number
+  /**
+   * `spread`: each account makes `rate` calls a second, spread by the load balancer over the
+   * instances, so an instance sees an account in an interval with probability 1 - e^(-rate·syncMs/N).
+   * `all`: every account calls every instance in every interval (the worst case: an account busier
+   * than N calls per syncMs, or a fleet sized so that it is).
+   */
+  workload: 'spread' | 'all'
+  rate: number
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as FleetSimInstancesOptions
+const now = (): number => performance.timeOrigin + performance.now()
+
+/** Account ids shaped as the gateway's (`acc_` + 16 hex: 20 characters), so messages have their real size. */
+const ACCOUNT_IDS = Array.from({ length: opts.accounts }, (_, i) => `acc_${i.toString(16).padStart(16, '0')}`)
+const PROBE = '~'
+
+/** The accounts that called one instance in one interval. */
+function accountsThisInterval(): number[] {
+  if (opts.workload === 'all') return ACCOUNT_IDS.map((_, i) => i)
+  const p = 1 - Math.exp(-(opts.rate * opts.syncMs) / 1000 / opts.fleetSize)
+  const out: number[] = []
+  for (let i = 0; i < opts.accounts; i++) if (Math.random() < p) out.push(i)
+  return out
+}
+
+const nothing = (): Consumption => ({ full: 0, archive: 0, messages: 0, connects: 0, cooldownUntil: 0, penaltyUntil: 0, fullUnits: 0, archiveUnits: 0 })
+
+/** A peer's keys: the consumption of the accounts that called it this interval, and the probe. */
+class SimulatedKeys implements FleetKeys {
+  /** Entries handed to the fleet by every peer of this process (the probes left out). */
+  static entriesOut = 0
+  takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
+    const out = accountsThisInterval().map((i) => ({ accountId: ACCOUNT_IDS[i], consumed: { ...nothing(), full: 1 }, open: 0 }))
+    SimulatedKeys.entriesOut += out.length
+    out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1 }, open: 0 })
+    return out
+  }
+  openConnections(): { accountId: string; open: number }[] {
+    return []
+  }
+  consumedElsewhere(): void {}
+  setShare(): void {}
+}
+
+/** The observer's keys: one real AccountActor per account (as src/gateway/key-directory.ts holds them). */
+class ActorKeys implements FleetKeys {
+  readonly actors = new Map<string, AccountActor>()
+  #consumers = new Map<AccountActor, string>()
+  entriesIn = 0
+  lagsMs: number[] = []
+
+  constructor() {
+    for (const accountId of ACCOUNT_IDS) {
+      // Limits above what the simulation calls: what is measured is the sharing, not refusals (an
+      // actor that refuses admits nothing, and its instance would then have nothing to publish).
+      const state = initialKeyState({ keyId: `key_${accountId}`, accountId, limits: { full: 1_000_000, archive: 1_000_000 } }, systemClock.now())
+      this.actors.set(accountId, new AccountActor(state, systemClock, (a) => this.#consumers.set(a, accountId)))
+    }
+  }
+
+  /** This instance's own calls of one interval, through the actors' admission. */
+  serve(): void {
+    for (const i of accountsThisInterval()) this.actors.get(ACCOUNT_IDS[i])!.charge('full', 1)
+  }
+
+  takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
+    const out = takeConsumedOf(this.#consumers)
+    this.#consumers = new Map()
+    return out
+  }
+  openConnections(): { accountId: string; open: number }[] {
+    return []
+  }
+  consumedElsewhere(accountId: string, consumed: Consumption): void {
+    if (accountId.startsWith(PROBE)) return void this.lagsMs.push(now() - Number(accountId.slice(1)))
+    this.entriesIn++
+    this.actors.get(accountId)?.consumedElsewhere(consumed)
+  }
+  setShare(): void {}
+}
+
+/** The bus with its limits messages counted (and, for peers, the others' limits not subscribed). */
+class CountedChannel implements FleetChannel {
+  readonly #bus: FleetBus
+  readonly #readLimits: boolean
+  static readonly counts = { msgsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 }
+
+  constructor(bus: FleetBus, readLimits: boolean) {
+    this.#bus = bus
+    this.#readLimits = readLimits
+  }
+  get subjects(): { members: string; limits: string } {
+    return this.#bus.subjects
+  }
+  get connected(): boolean {
+    return this.#bus.connected
+  }
+  publish(subject: string, data: Uint8Array): void {
+    if (subject === this.subjects.limits) {
+      CountedChannel.counts.msgsOut++
+      CountedChannel.counts.bytesOut += data.length
+    }
+    this.#bus.publish(subject, data)
+  }
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
+    if (subject !== this.subjects.limits) return this.#bus.subscribe(subject, onMessage)
+    if (!this.#readLimits) return
+    this.#bus.subscribe(subject, (data) => {
+      CountedChannel.counts.msgsIn++
+      CountedChannel.counts.bytesIn += data.length
+      onMessage(data)
+    })
+  }
+  close(): Promise<void> {
+    return this.#bus.close()
+  }
+}
+
+const observer = opts.role === 'observer'
+const keys = observer ? new ActorKeys() : undefined
+const instances: { fleet: Fleet; bus: FleetBus }[] = []
+for (let i = opts.first; i < opts.first + opts.count; i++) {
+  let fleet: Fleet | undefined
+  const bus = FleetBus.open(opts.nats, opts.subjectRoot, (connected) => fleet?.connectionChanged(connected), `fleet-sim-${i}`)
+  fleet = new Fleet({
+    bus: new CountedChannel(bus, observer),
+    keys: keys ?? new SimulatedKeys(),
+    self: { id: `sim-${String(i).padStart(3, '0')}`, address: `10.0.${i >> 8}.${i & 255}:8080`, startedAt: Date.now(), version: 'sim' },
+    clock: systemClock,
+    syncMs: opts.syncMs,
+    heartbeatMs: 1_000,
+    silentMs: 3_000,
+  })
+  instances.push({ fleet, bus })
+}
+while (!instances.every((x) => x.bus.connected)) await new Promise((r) => setTimeout(r, 20))
+// Started once connected: a first sync before the subscriptions are made would be lost.
+for (const { fleet } of instances) fleet.start()
+// The observer's own calls, one interval's worth every syncMs (its Fleet publishes them).
+const serving = keys && setInterval(() => keys.serve(), opts.syncMs)
+
+const eld = monitorEventLoopDelay({ resolution: 1 })
+eld.enable()
+let mark = { at: performance.now(), cpu: process.cpuUsage() }
+const lines = createInterface({ input: process.stdin })
+lines.on('line', (line) => {
+  const command = line.trim()
+  if (command === 'mark') {
+    Object.assign(CountedChannel.counts, { msgsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 })
+    SimulatedKeys.entriesOut = 0
+    if (keys) {
+      keys.entriesIn = 0
+      keys.lagsMs = []
+    }
+    eld.reset()
+    mark = { at: performance.now(), cpu: process.cpuUsage() }
+    process.stdout.write(JSON.stringify({ marked: true }) + '\n')
+  } else if (command === 'report') {
+    const s = (performance.now() - mark.at) / 1000
+    const cpu = process.cpuUsage(mark.cpu)
+    const c = CountedChannel.counts
+    const lags = (keys?.lagsMs ?? []).sort((a, b) => a - b)
+    const pct = (p: number): number => Math.round((lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))] ?? Number.NaN) * 10) / 10
+    process.stdout.write(
+      JSON.stringify({
+        seconds: Math.round(s * 10) / 10,
+        cpuPct: Math.round(((cpu.user + cpu.system) / 1e6 / s) * 1000) / 10,
+        msgsInPerS: Math.round(c.msgsIn / s),
+        bytesInPerS: Math.round(c.bytesIn / s),
+        msgsOutPerS: Math.round(c.msgsOut / s),
+        bytesOutPerS: Math.round(c.bytesOut / s),
+        entriesInPerS: Math.round((keys?.entriesIn ?? 0) / s),
+        entriesOutPerS: Math.round(SimulatedKeys.entriesOut / s),
+        probes: lags.length,
+        lagP50Ms: pct(50),
+        lagP99Ms: pct(99),
+        lagMaxMs: Math.round((lags[lags.length - 1] ?? Number.NaN) * 10) / 10,
+        eldP99Ms: Math.round(eld.percentile(99) / 1e5) / 10,
+        members: instances[0]?.fleet.members().length ?? 0,
+        rssMiB: Math.round(process.memoryUsage().rss / 1048576),
+      }) + '\n',
+    )
+  }
+})
+process.stdout.write(JSON.stringify({ ready: true, instances: instances.length }) + '\n')
+
+process.once('SIGTERM', async () => {
+  if (serving) clearInterval(serving)
+  for (const { fleet } of instances) fleet.stop()
+  await Promise.all(instances.map((x) => x.bus.close()))
+  process.exit(0)
+})

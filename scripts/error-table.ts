@@ -1,0 +1,62 @@
+import { ERRORS, type ErrorCode } from '../src/errors/registry.js'
+import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH } from '../src/rpc/parse.js'
+
+/** When each error is answered: docs/errors.md's table is this, rendered (and a test checks it is). */
+const WHEN: Record<ErrorCode, string> = {
+  PARSE_ERROR: 'the body is not valid JSON',
+  INVALID_REQUEST: `a request object is not JSON-RPC 2.0 (no \`"jsonrpc":"2.0"\`, no method, bad id or params), its id is longer than ${MAX_ID_LENGTH} characters or its params nest deeper than ${MAX_PARAMS_DEPTH} levels, or its bytes are not UTF-8`,
+  EMPTY_BATCH: 'the batch is `[]`',
+  METHOD_NOT_FOUND: 'the method does not exist, is not served, or needs a node kind the plan lacks',
+  INVALID_PARAMS: 'the parameters are wrong (the node says so; passed through as it says)',
+  INTERNAL_ERROR: 'a fault in the gateway',
+  MISSING_KEY: 'no `?apikey=` and no `Authorization: Bearer`',
+  INVALID_KEY: 'the key is malformed, unknown, regenerated or revoked',
+  CONFLICTING_KEYS:
+    'the request names more than one key: `?apikey=` and `Authorization: Bearer` differ, two `?apikey=` differ, or two `Authorization` headers differ (the same key twice is served)',
+  PLAN_INACTIVE: 'the account has no plan, or its period ended',
+  NODE_KIND_NOT_ALLOWED: 'the plan does not include this network or node kind',
+  ORIGIN_NOT_ALLOWED: "the key has a domain allowlist and the request's `Origin` (else `Referer`) is not on it, or has neither",
+  ARCHIVE_REQUIRED: 'the call reads state older than the full nodes keep (`routing.fullNodeWindowBlocks`) and the plan has no archive access',
+  IP_THROTTLED: 'the client IP kept exceeding rate limits (see IP throttling); lifted by itself',
+  LOGS_RANGE_TOO_WIDE:
+    'an `eth_getLogs` range wider than `heavy.getLogs.maxRangeBlocks`; the message names a range that works (`Try with this block range [0x…, 0x…].`)',
+  LOGS_TOO_MANY: 'an `eth_getLogs` result over `heavy.getLogs.maxLogs` logs; the message names a range that works',
+  FILTER_NOT_FOUND: 'eth_getFilterChanges & co. for a filter this key did not create here, or one idle over 5 minutes (as geth says it)',
+  RATE_LIMITED: "over the key's requests per second, or its plan's compute units per second (with `Retry-After`, `RateLimit-*`)",
+  HEAVY_CALLS_BUSY:
+    'a heavy call (traces, `debug_trace*`, `eth_getLogs`…) while the key already has `heavy.atOnce` (or its plan’s `heavyCallsAtOnce`) of them at the nodes, none finishing within `heavy.atOnceWaitMs` (with `Retry-After`)',
+  BODY_TOO_LARGE: 'the body is over `limits.maxBodyBytes`',
+  BATCH_TOO_LARGE: 'the batch has more than `limits.maxBatch` calls',
+  UNKNOWN_NETWORK: 'the network slug is not in the config',
+  NOT_FOUND: 'no such path',
+  METHOD_NOT_ALLOWED: 'a path with an HTTP method it does not take (the answer has `Allow`)',
+  AMBIGUOUS_LENGTH: 'two or more `Content-Length` headers, equal or not (a proxy in front may read the other one: request smuggling); the connection is closed',
+  METHOD_NOT_IMPLEMENTED:
+    'an HTTP method uWebSockets.js does not know (`FOO`, `PROPFIND`), answered by the nginx config of docs/fleet.md and docs/operations.md; the gateway alone closes such a connection unanswered (uWebSockets.js, see SECURITY.md)',
+  BODY_TIMEOUT: 'the body did not arrive within `limits.bodyTimeoutMs` of the headers (the connection is closed)',
+  UPGRADE_REQUIRED: 'a GET of `/ws/<network>` that is not a WebSocket upgrade',
+  ADMIN_UNAUTHORIZED: '`/metrics` on the admin listener without the bearer token `TOLLGATE_ADMIN_TOKEN` (when one is set)',
+  NO_HEALTHY_UPSTREAM: 'no node of the needed kind is up (all failing, or behind the best node by more than `health.maxLagBlocks`)',
+  UPSTREAM_TIMEOUT: 'the node did not answer within `limits.upstreamTimeoutMs` (heavy calls: `heavy.timeoutMs`)',
+  UPSTREAM_ERROR: 'the node failed: connection refused, reset or closed mid-answer; an empty, non-JSON or truncated answer (the message says which)',
+  NODES_DISAGREE:
+    'consensus is on for the network (`networks.<slug>.consensus`) and the nodes asked gave different answers, none reaching `agreement` (docs/upstream-selection.md)',
+  NODES_BUSY:
+    "every slot of the node chosen (`upstreams[].maxInFlight`, this instance's share) stayed taken longer than `limits.capacityWaitMs` (with `Retry-After`; docs/upstream-selection.md)",
+  UPSTREAM_ANSWER_TOO_LARGE: "the node's answer is over `limits.maxUpstreamBytes` (it is not tried on another node: the answer would be as large)",
+  WS_TOO_MANY_CONNECTIONS: 'a WebSocket upgrade past `ws.maxConnectionsPerKey` open connections (the upgrade is refused)',
+  WS_CONNECTION_COOLDOWN: 'a WebSocket upgrade during the cooldown after more than `ws.newConnectionsPerSecond` in one second (with `Retry-After`)',
+  WS_PENALIZED: 'a WebSocket message during the penalty after repeated malformed or unsupported messages (`error.data.retryAfterMs`)',
+  WS_TOO_MANY_SUBSCRIPTIONS: 'an `eth_subscribe` past `ws.maxSubscriptionsPerConnection` on one connection',
+  WS_TOO_MANY_LOGS_FILTERS:
+    "an `eth_subscribe` to a new logs filter past `ws.maxLogsFiltersPerKey` distinct filters of the key on the network, or past `ws.maxLogsFiltersPerNetwork` on the network's nodes",
+}
+
+export function renderErrorTable(): string {
+  const rows = ['| code | HTTP | JSON-RPC | when |', '|---|---|---|---|']
+  for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    const e = ERRORS[code]
+    rows.push(`| \`${code}\` | ${e.http} | ${e.rpc} | ${WHEN[code]} |`)
+  }
+  return rows.join('\n')
+}
