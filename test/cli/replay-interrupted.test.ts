@@ -13,11 +13,12 @@ import { StateStore } from '../../src/store/state-store.js'
 import { startNats } from '../../harness/nats-server.js'
 import { accountWithKey, ev, rateLimitedEvent, T0, tempDir, usageEvent } from '../projections/fixtures.js'
 import { usageTotals } from '../../src/usage/usage-queries.js'
+import { builtMain } from '../helpers/built.js'
 
 // `tollgate replay` stopped mid-way, by Ctrl-C (SIGINT) or by SIGKILL, and started again, ends with
 // the digest of a replay that ran through: against a real nats-server, the CLI in its own process.
 t.setTimeout(90_000)
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const MAIN = await builtMain()
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** Events per transaction: small, so that the stream makes dozens of checkpoints. */
 const BATCH = 1_000
@@ -119,7 +120,7 @@ interface Ended {
  * the process is sent `signal`, by its own PID.
  */
 function replay(configPath: string, stop?: { signal: NodeJS.Signals; after: number }): Promise<Ended> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'replay', '--config', configPath, '--batch', String(BATCH)], {
+  const child = spawn(process.execPath, [MAIN, 'replay', '--config', configPath, '--batch', String(BATCH)], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'debug' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,21 +3,21 @@ import { spawn, execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { freePort } from '../../harness/free-port.js'
 import { runCli } from '../helpers/cli.js'
+import { builtMain } from '../helpers/built.js'
 
 // `tollgate dev --fleet`: 3 NATS servers in a cluster, 3 gateways, nginx in front; the printed
 // curl line works through nginx, `tollgate fleet` lists the 3 instances, and Ctrl-C stops it all.
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const MAIN = await builtMain()
 const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-dev-fleet-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
 t.test('the printed curl line works through nginx, and the fleet has three instances', async (t) => {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'dev', '--fleet', '--port', String(port), '--data', dataDir], {
+  const child = spawn(process.execPath, [MAIN, 'dev', '--fleet', '--port', String(port), '--data', dataDir], {
     env: { ...process.env, TOLLGATE_SECRET: '', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

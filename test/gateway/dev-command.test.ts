@@ -3,17 +3,17 @@ import { spawn, execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { builtMain } from '../helpers/built.js'
 
 // `tollgate dev` on a fresh data folder: starts anvil, prints a key and a curl line that works;
 // a second run shows the same key again.
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const MAIN = await builtMain()
 const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-dev-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
 async function runDev(): Promise<{ key: string; curl: string; metrics: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'dev', '--port', '0', '--data', dataDir], {
+  const child = spawn(process.execPath, [MAIN, 'dev', '--port', '0', '--data', dataDir], {
     env: { ...process.env, TOLLGATE_SECRET: '', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { builtMain } from './built.js'
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 export interface CliResult {
@@ -12,10 +12,11 @@ export interface CliResult {
   last: any
 }
 
-/** Run `tollgate <args>` from the sources (tsx), as an operator would, in its own process. */
-export function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 30_000): Promise<CliResult> {
+/** Run `tollgate <args>` (built from the sources: see built.ts), as an operator would, in its own process. */
+export async function runCli(args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 30_000): Promise<CliResult> {
+  const main = await builtMain()
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    const child = spawn(process.execPath, [main, ...args], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,14 +3,14 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { builtMain } from '../helpers/built.js'
 
 // Ctrl-C on `npm start` (`tollgate dev`): a terminal sends SIGINT to the whole foreground process
 // group, so the devnet's anvil dies of it too, before the gateway's stop asks it to. The stop must
 // still end with "stopped" and exit code 0. It waited for anvil's exit, which had happened: with
 // nothing left to keep it alive the process ended quietly after "draining", never saying "stopped".
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const MAIN = await builtMain()
 const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-dev-ctrl-c-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
@@ -25,7 +25,7 @@ function terminalEnv(): NodeJS.ProcessEnv {
 
 t.test('Ctrl-C (SIGINT to the process group) ends tollgate dev with "stopped"', async (t) => {
   // A process group of its own, as a shell gives a foreground job: the group is what Ctrl-C signals.
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'dev', '--port', '0', '--data', dataDir], {
+  const child = spawn(process.execPath, [MAIN, 'dev', '--port', '0', '--data', dataDir], {
     env: { ...terminalEnv(), TOLLGATE_SECRET: '', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
