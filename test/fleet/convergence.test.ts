@@ -15,8 +15,8 @@ import { connectWs } from '../helpers/ws-client.js'
 // a second, but how long it takes here is the speed of a shared machine, not a property of the
 // code, so the test waits for the event (up to WAIT_MS) and reports the time rather than assert it.
 
-// Three gateway processes and four command-line runs, each compiling the sources with tsx: about
-// 110 s on a quiet machine, past tap's 120 s on a loaded one (3 of 3 runs with a load average of
+// Three gateway processes and four command-line runs, each loading the gateway (then through tsx):
+// about 110 s on a quiet machine, past tap's 120 s on a loaded one (3 of 3 runs with a load average of
 // 20 on 2 cores). Every wait inside has a bound of its own.
 t.setTimeout(600_000)
 const WAIT_MS = 30_000

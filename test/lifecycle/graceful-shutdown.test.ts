@@ -12,7 +12,7 @@ import { connectWs } from '../helpers/ws-client.js'
 // A deploy sends SIGTERM. Before this, the process logged "stopped", kept the sockets of
 // kept-alive clients, answered each of their calls 502 (its LMDB already closed) and never exited.
 
-// Two gateway processes and five command-line runs, each compiling the sources with tsx: 40 s
+// Two gateway processes and five command-line runs, each loading the gateway (then through tsx): 40 s
 // here when the machine is quiet, 200 s and more on 2 cores shared with other suites (the file
 // timed out at tap's 120 s in 3 of 3 runs so). Every wait inside has a bound of its own.
 t.setTimeout(600_000)

@@ -12,7 +12,7 @@ import { createAccountKey } from '../helpers/fleet.js'
 // issued"). A gateway must refuse a port (RPC or admin) another process serves, saying which and
 // what to do; the workers of one supervisor share their port on purpose, and nobody else may join them.
 
-// A few gateways start one after the other (tsx compiles the sources for each): more than tap's 120 s.
+// A few gateways start one after the other, each loading the gateway: on a loaded machine, more than tap's 120 s.
 t.setTimeout(300_000)
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())

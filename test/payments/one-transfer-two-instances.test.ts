@@ -95,7 +95,7 @@ t.test(`one transfer for two invoices on two instances at once, ${ROUNDS} rounds
     t.same(await statuses(b, invoices), expected, `round ${round}: instance B shows the same`)
   }
   t.comment(`the instance that won each round: ${paid.join(', ')}`)
-  // 3 minutes, not runCli's 30 s: tsx compiles the sources first, slow on a loaded machine.
+  // 3 minutes, not runCli's 30 s: loading the gateway is slow on a loaded machine.
   const events = await runCli(['events', '--config', gateways[0]!.configPath], { TOLLGATE_SECRET: TEST_SECRET }, 180_000)
   t.equal(events.code, 0, events.stderr)
   const confirmed = events.stdout

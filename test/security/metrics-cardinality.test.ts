@@ -188,8 +188,8 @@ t.test('an admin listener beyond loopback without a token refuses to start', asy
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
   const path = join(dataDir, 'config.json')
   await writeFile(path, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, admin: { listen: { host: '0.0.0.0', port: 0 } }, dataDir, networks }))
-  // Bounded by 3 minutes, not runCli's 30 s: tsx compiles the sources first, which took longer
-  // than 30 s on a loaded machine.
+  // Bounded by 3 minutes, not runCli's 30 s: loading the gateway took longer than 30 s on a
+  // loaded machine (then through tsx).
   const out = await runCli(['start', '--config', path], { TOLLGATE_SECRET: TEST_SECRET, TOLLGATE_ADMIN_TOKEN: '' }, 180_000)
   t.equal(out.code, 1)
   t.match(
