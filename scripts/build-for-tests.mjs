@@ -8,8 +8,8 @@
 // run what the tests run in-process: no bundling, no type check (lint does that).
 //
 // Run by tap before the suite (.taprc `before`), and by test/helpers/built.ts when a test is run
-// on its own and the sources are newer than the build.
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+// on its own; either keeps a build made from the sources as they are.
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -35,11 +35,20 @@ export function sourceFiles() {
   return out
 }
 
-/** The newest modification time among the sources (ms), to tell whether the build is stale. */
+/** The newest modification time among the sources and this script (ms), to tell whether the build is stale. */
 export function newestSource(files = sourceFiles()) {
-  let newest = 0
+  let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs
   for (const f of files) newest = Math.max(newest, statSync(f).mtimeMs)
   return newest
+}
+
+/** Whether dist-test/ was built from the sources as they are now (none newer, none added or removed). */
+export function isFresh() {
+  const stamp = join(OUT, 'built.json')
+  if (!existsSync(stamp)) return false
+  const built = JSON.parse(readFileSync(stamp, 'utf8'))
+  const files = sourceFiles()
+  return built.files === files.length && built.newestSource >= newestSource(files)
 }
 
 export async function buildForTests() {
@@ -69,6 +78,11 @@ export async function buildForTests() {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { files, ms } = await buildForTests()
-  console.log(`dist-test/: ${files} files in ${ms} ms`)
+  // Built already from these sources: kept, so that a second run beside this one (two tap
+  // commands in one checkout) does not rebuild under the other's processes.
+  if (isFresh()) console.log('dist-test/: up to date')
+  else {
+    const { files, ms } = await buildForTests()
+    console.log(`dist-test/: ${files} files in ${ms} ms`)
+  }
 }

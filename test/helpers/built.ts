@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 // @ts-expect-error: a plain JavaScript script without type declarations
-import { OUT, buildForTests, newestSource } from '../../scripts/build-for-tests.mjs'
+import { OUT, buildForTests, isFresh } from '../../scripts/build-for-tests.mjs'
 
 let checked: Promise<string> | undefined
 
@@ -13,9 +12,7 @@ let checked: Promise<string> | undefined
  */
 export function builtMain(): Promise<string> {
   checked ??= (async () => {
-    const stamp = join(OUT as string, 'built.json')
-    const fresh = existsSync(stamp) && (JSON.parse(readFileSync(stamp, 'utf8')) as { newestSource: number }).newestSource >= (newestSource() as number)
-    if (!fresh) await buildForTests()
+    if (!(isFresh() as boolean)) await buildForTests()
     return join(OUT as string, 'src', 'cli', 'main.js')
   })()
   return checked
