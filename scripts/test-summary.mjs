@@ -1,7 +1,7 @@
 // Reads the TAP text of a test run and prints what a reader of the run's last lines needs:
 // each failing test file with its failing assertions and their diagnostics, and the slowest files.
 // CI shows only the tail of its output, and a failure deep in 20,000 lines is otherwise lost.
-// Usage: node scripts/test-summary.mjs FILE.tap
+// Usage: node scripts/test-summary.mjs FILE.tap [EXIT_STATUS of the test command]
 import { readFileSync } from 'node:fs'
 
 const lines = readFileSync(process.argv[2] ?? '/dev/stdin', 'utf8').split('\n')
@@ -46,3 +46,8 @@ console.log('\n# The slowest files')
 for (const f of slowest) console.log(`${(f.ms / 1000).toFixed(1).padStart(7)} s  ${f.name}`)
 const total = files.reduce((s, f) => s + f.ms, 0)
 console.log(`${(total / 1000).toFixed(0).padStart(7)} s  all files together (two run at once)`)
+const status = Number(process.argv[3] ?? 0)
+if (status !== 0 && failed.length === 0) {
+  // Seen once: tap exited 1 on the coverage of its `before` script with every file passing.
+  console.log(`\n# The test command exited ${status} although no test file failed: the reason is in the last lines before this summary.`)
+}
