@@ -18,9 +18,13 @@ t.teardown(async () => {
 })
 
 /** An HTTP-only pool of one node behind the proxy. */
-function poolOf(coalesce?: ConstructorParameters<typeof UpstreamNode>[0]['coalesce'], extra: Partial<ConstructorParameters<typeof UpstreamNode>[0]> = {}) {
+function poolOf(
+  coalesce?: ConstructorParameters<typeof UpstreamNode>[0]['coalesce'],
+  extra: Partial<ConstructorParameters<typeof UpstreamNode>[0]> = {},
+  poolOpts: ConstructorParameters<typeof UpstreamPool>[2] = {},
+) {
   const node = new UpstreamNode({ name: 'http-only', kind: 'full', url: proxy.url, coalesce, ...extra })
-  return { node, pool: new UpstreamPool('eth-1', [node]) }
+  return { node, pool: new UpstreamPool('eth-1', [node], poolOpts) }
 }
 
 const address = (i: number) => `0x${(i * 7919).toString(16).padStart(40, '0')}`
@@ -220,7 +224,9 @@ t.test('a call sent again alone after its batch gets only the time it has left',
   // A fake clock that moves 3 s each time it is read: the batch is sent at one reading, and its
   // refused answer is read two readings later, 6 s after: past the calls' 5 s.
   let now = 0
-  const { pool } = poolOf({ now: () => (now += 3_000) })
+  // The pool's own deadline on a clock that stands still, so that each call reaches the node with
+  // exactly its 5 s: on the system clock a millisecond passing under load made it 4,999 (seen once).
+  const { pool } = poolOf({ now: () => (now += 3_000) }, {}, { clock: { now: () => 0 } })
   t.teardown(() => {
     proxy.refuseBatches = false
     return pool.close()
