@@ -4,20 +4,22 @@
 // Usage: node scripts/test-summary.mjs FILE.tap [EXIT_STATUS of the test command]
 import { readFileSync } from 'node:fs'
 
+/** A file by its source's name: the suite runs the built test/x.test.js of test/x.test.ts. */
+const source = (name) => name.replace(/\.js$/, '.ts')
 const lines = readFileSync(process.argv[2] ?? '/dev/stdin', 'utf8').split('\n')
 const files = [] // { name, ms, ok, failures: string[] }
 let current = null
 let inFailure = false
 for (const line of lines) {
-  const start = /^# Subtest: (test\/\S+)/.exec(line)
+  const start = /^# Subtest: (?:dist-test\/)?(test\/\S+)/.exec(line)
   if (start) {
-    current = { name: start[1], failures: [] }
+    current = { name: source(start[1]), failures: [] }
     inFailure = false
     continue
   }
-  const end = /^(not )?ok \d+ - (test\/\S+)(?: # time=([\d.]+)ms)?/.exec(line)
+  const end = /^(not )?ok \d+ - (?:dist-test\/)?(test\/\S+)(?: # time=([\d.]+)ms)?/.exec(line)
   if (end) {
-    files.push({ name: end[2], ok: !end[1], ms: Number(end[3] ?? 0), failures: current?.failures ?? [] })
+    files.push({ name: source(end[2]), ok: !end[1], ms: Number(end[3] ?? 0), failures: current?.failures ?? [] })
     current = null
     inFailure = false
     continue

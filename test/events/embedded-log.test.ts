@@ -7,6 +7,7 @@ import { EmbeddedLog } from '../../src/events/embedded-log.js'
 import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
 import { runEventLogSuite, usageEvents, waitFor } from './log-suite.js'
 import type { StoredEvent } from '../../src/events/types.js'
+import { childScript } from '../helpers/built.js'
 
 async function openTemp(): Promise<{ dir: string; path: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-embedded-'))
@@ -45,12 +46,12 @@ t.test('embedded: appends by another process are followed and take distinct seqs
   // Both processes append 200 events one by one at the same time: LMDB's cross-process write
   // lock must keep seqs unique and gap-free.
   const script = join(import.meta.dirname, 'fixtures', 'append-child.ts')
-  const child = spawn(process.execPath, ['--import', 'tsx', script, path, '200'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [...(await childScript(script)), path, '200'], { stdio: ['ignore', 'pipe', 'inherit'] })
   let childOpen = false
   let childCode: number | null | undefined
   child.stdout.on('data', (chunk: Buffer) => (childOpen ||= chunk.toString().includes('open')))
   child.once('exit', (code) => (childCode = code))
-  // Generous bounds: tsx start-up on 2 busy shared cores can take seconds.
+  // Generous bounds: a process's start-up on 2 busy shared cores can take seconds.
   await waitFor(() => childOpen || childCode !== undefined, 'the child process to open the log', 30_000)
   const parentCount = 200
   for (const event of usageEvents(parentCount, 10_000, 'parent')) await log.append([event])

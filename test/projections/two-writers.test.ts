@@ -9,18 +9,19 @@ import { decodeEvent } from '../../src/events/codec.js'
 import { StateStore } from '../../src/store/state-store.js'
 import { tempDir, usageEvent, T0 } from './fixtures.js'
 import { readModelDigest } from './fixtures-v1/read-model-digest.js'
+import { childScript } from '../helpers/built.js'
 
 // Two processes applying the same log into the same LMDB state folder at the same time (a
 // gateway and a command line on one data folder) leave it exactly as one process does: each
 // transaction tests the checkpoint it moves, so a batch the other process applied is skipped.
 // Small, different batch sizes make their transactions interleave.
 
-const CHILD = fileURLToPath(new URL('./fixtures/project-child.ts', import.meta.url))
+const CHILD = await childScript(fileURLToPath(new URL('./fixtures/project-child.ts', import.meta.url)))
 const records = unpack(readFileSync(new URL('./fixtures-v1/log-v1.msgpack', import.meta.url))) as Array<[string, Uint8Array]>
 
 function project(logPath: string, statePath: string, batch: number): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, logPath, statePath, String(batch)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [...CHILD, logPath, statePath, String(batch)], { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (d: Buffer) => (out += d.toString()))
     child.once('exit', (code) => resolve({ code, out }))

@@ -12,6 +12,7 @@ import type { UsageRecorded } from '../../src/events/types.js'
 import { openLedger } from '../helpers/ledger.js'
 import { answerOf } from './map-growth-data.js'
 import { usageTotals } from '../../src/usage/usage-queries.js'
+import { childScript } from '../helpers/built.js'
 
 /*
  * What happens when an LMDB environment reaches its map size. Plain LMDB refuses the write with
@@ -99,7 +100,7 @@ t.test('the answer cache grows past its map, and a process sharing the folder re
   t.teardown(() => cache.close())
   t.equal(cache.get('eth-1', 0, 'call-0'), undefined, 'empty at first')
   const script = join(import.meta.dirname, 'fixtures', 'cache-writer-child.ts')
-  const args = ['--import', 'tsx', script, path, String(COUNT), String(BYTES)]
+  const args = [...(await childScript(script)), path, String(COUNT), String(BYTES)]
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
