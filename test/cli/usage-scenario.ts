@@ -3,6 +3,7 @@ import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { startNats, type NatsServer } from '../../harness/nats-server.js'
 import { runCli, type CliResult } from '../helpers/cli.js'
 import type { UsageRecorded } from '../../src/events/types.js'
+import { until } from '../helpers/eventually.js'
 
 /** Shared by the `tollgate usage` tests on the embedded log and on NATS (tap runs only *.test.ts). */
 
@@ -65,15 +66,15 @@ export async function callWithTwoKeys(tg: TestGateway): Promise<KeyCalls[]> {
     { ...b, calls: 4, errors: 1 },
   ]
 
-  const deadline = Date.now() + USAGE_WAIT_MS
-  for (;;) {
+  // Usage reaches the log on the meter's interval, through the outbox: wait for it, bounded by
+  // USAGE_WAIT_MS so that the scenario cannot hang.
+  let counted: number[] = []
+  const arrived = await until(async () => {
     const usage = await usageEventsOf(tg)
-    const counted = keys.map((k) => usage.filter((e) => e.keyId === k.keyId).reduce((n, e) => n + e.requests, 0))
-    if (counted.every((n, i) => n === keys[i]!.calls)) break
-    if (Date.now() > deadline)
-      throw new Error(`usage events count ${counted.join(', ')} calls after ${USAGE_WAIT_MS} ms, not ${keys.map((k) => k.calls).join(', ')}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+    counted = keys.map((k) => usage.filter((e) => e.keyId === k.keyId).reduce((n, e) => n + e.requests, 0))
+    return counted.every((n, i) => n === keys[i]!.calls)
+  }, USAGE_WAIT_MS)
+  if (!arrived) throw new Error(`usage events count ${counted.join(', ')} calls after ${USAGE_WAIT_MS} ms, not ${keys.map((k) => k.calls).join(', ')}`)
   return keys
 }
 

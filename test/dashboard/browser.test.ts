@@ -6,6 +6,7 @@ import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
 import { ensureDashboardBuilt } from '../helpers/dashboard-build.js'
 import { artifactPath, launchChromium } from '../helpers/browser.js'
+import { until } from '../helpers/eventually.js'
 
 /*
  * The dashboard end to end in headless Chromium, with an EIP-1193 test wallet injected into the
@@ -156,12 +157,13 @@ t.test('the usage chart shows the calls', async (t) => {
   const key = await shownKey()
   for (let i = 0; i < 5; i++) await callGateway(key)
   t.ok(served >= 5, `${served} calls served to this account`)
-  for (let i = 0; i < 50; i++) {
+  // Usage reaches the page through the outbox, the log and the projection: reload until it shows
+  // (bounded; the assertion below says whether it came).
+  await until(async () => {
     await page.reload()
     const text = (await page.locator('[data-field=usage-total]').textContent()) ?? ''
-    if (Number(text.split(' ')[0]) >= served) break
-    await new Promise((r) => setTimeout(r, 200))
-  }
+    return Number(text.split(' ')[0]) >= served
+  }, 20_000)
   t.match(await page.locator('[data-field=usage-total]').textContent(), new RegExp(`^${served} calls in the last 24 hours`), 'every call served, and no other')
   t.ok((await page.locator('#usage svg rect').count()) > 0, 'bars are drawn')
   await shoot(page, '07-usage', 'usage')

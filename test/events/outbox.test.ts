@@ -44,18 +44,16 @@ async function connectLog(t: Test, server: NatsServer = nats): Promise<JetStream
 
 /** Wait until the log answers again after a restart (the client reconnects on its own). */
 async function untilReachable(log: EventLog): Promise<void> {
-  const deadline = Date.now() + 15_000
-  while (Date.now() < deadline) {
-    if (
-      await log.lastSeq().then(
+  // 15 s is an outer bound, so that a server that never comes back fails the test instead of hanging it.
+  await waitFor(
+    () =>
+      log.lastSeq().then(
         () => true,
         () => false,
-      )
-    )
-      return
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  throw new Error('NATS did not come back within 15 s')
+      ),
+    'NATS to come back',
+    15_000,
+  )
 }
 
 t.test('outbox: an embedded log receives every event once, in publish order', async (t) => {

@@ -8,6 +8,7 @@ import { encodeEvent } from '../../src/events/codec.js'
 import { subjectOf, type UsageRecorded } from '../../src/events/types.js'
 import { rpc } from '../helpers/gateway.js'
 import { callWithTwoKeys, startGatewayOnNats, sumsOf, type UsageLine } from '../cli/usage-scenario.js'
+import { until } from '../helpers/eventually.js'
 
 // examples/account-usage.ts, run as a consumer runs it, against a real gateway on a real
 // nats-server: it prints one account's usage per key, equal to the calls made with its key, live,
@@ -33,26 +34,17 @@ t.teardown(() => {
 let stderr = ''
 child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
 const printed: UsageLine[] = []
-const waiters: Array<() => void> = []
 createInterface({ input: child.stdout }).on('line', (line) => {
   printed.push(JSON.parse(line) as UsageLine)
-  for (const wake of waiters.splice(0)) wake()
 })
 
-/** The first line printed (already or to come) that `match` accepts; bounded. */
+/** The first line printed (already or to come) that `match` accepts; bounded by PRINT_WAIT_MS, so that the test cannot hang. */
 async function printedLine(match: (line: UsageLine) => boolean): Promise<UsageLine> {
-  const deadline = Date.now() + PRINT_WAIT_MS
-  for (;;) {
-    const found = printed.find(match)
-    if (found !== undefined) return found
-    if (child.exitCode !== null) throw new Error(`the example exited (${child.exitCode}): ${stderr}`)
-    if (Date.now() > deadline)
-      throw new Error(`the example printed no such line in ${PRINT_WAIT_MS} ms; it printed ${JSON.stringify(printed)}; stderr: ${stderr}`)
-    await new Promise<void>((resolve) => {
-      waiters.push(resolve)
-      setTimeout(resolve, 200)
-    })
-  }
+  await until(() => printed.some(match) || child.exitCode !== null, PRINT_WAIT_MS)
+  const found = printed.find(match)
+  if (found !== undefined) return found
+  if (child.exitCode !== null) throw new Error(`the example exited (${child.exitCode}): ${stderr}`)
+  throw new Error(`the example printed no such line in ${PRINT_WAIT_MS} ms; it printed ${JSON.stringify(printed)}; stderr: ${stderr}`)
 }
 
 /** Every UsageRecorded in the stream, as a consumer reading all of it would see them. */

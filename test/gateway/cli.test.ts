@@ -2,6 +2,10 @@ import t from 'tap'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { runCli, within } from '../helpers/cli.js'
+
+// The gateway learns of keys made or changed on the command line through its event log: each
+// wait below is bounded by 10 s so that the test cannot hang, and the time it took is reported,
+// not asserted (how fast the projection runs is the speed of the machine; see bench/).
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { StateStore } from '../../src/store/state-store.js'
@@ -19,19 +23,19 @@ t.equal(created.code, 0, created.stderr)
 t.match(created.last, { accountId: /^acc_/, apiKey: /^tg_/ })
 const key1: string = created.last.apiKey
 
-t.test('a key created from the command line works within a second', async (t) => {
-  const took = await within(1000, async () => (await rpc(url, call, { apiKey: key1 })).status === 200)
+t.test('a key created from the command line works once the gateway has it', async (t) => {
+  const took = await within(10_000, async () => (await rpc(url, call, { apiKey: key1 })).status === 200)
   t.ok(took !== undefined, `works after ${took} ms`)
 })
 
-t.test('a regenerated key works and its predecessor stops within a second', async (t) => {
+t.test('a regenerated key works and its predecessor stops', async (t) => {
   const regen = await runCli(['keys', 'regenerate', '--config', tg.configPath, '--account', created.last.accountId], env)
   t.equal(regen.code, 0, regen.stderr)
   const key2: string = regen.last.apiKey
   t.not(key2, key1)
-  const newWorks = await within(1000, async () => (await rpc(url, call, { apiKey: key2 })).status === 200)
+  const newWorks = await within(10_000, async () => (await rpc(url, call, { apiKey: key2 })).status === 200)
   t.ok(newWorks !== undefined, 'the new key works')
-  const oldStops = await within(1000, async () => (await rpc(url, call, { apiKey: key1 })).status === 401)
+  const oldStops = await within(10_000, async () => (await rpc(url, call, { apiKey: key1 })).status === 401)
   t.ok(oldStops !== undefined, `the old key is refused after ${oldStops} ms`)
   const refused = await rpc(url, call, { apiKey: key1 })
   t.match(refused.json.error.message, /regenerated|revoked/)

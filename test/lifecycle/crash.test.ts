@@ -1,7 +1,8 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
 import { startNats } from '../../harness/nats-server.js'
-import { runCli, within } from '../helpers/cli.js'
+import { runCli } from '../helpers/cli.js'
+import { until } from '../helpers/eventually.js'
 import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { restartableConfig, startGatewayProcess } from '../helpers/gateway-process.js'
 import { CallLoop } from '../helpers/call-loop.js'
@@ -25,7 +26,8 @@ t.test('a gateway SIGKILLed under load loses at most the usage interval in progr
   const created = await runCli(['accounts', 'create', '--config', first.configPath, '--wallet', `0x${'5'.repeat(40)}`, '--plan', 'tier-3'], env)
   t.equal(created.code, 0, created.stderr)
   const url = `${first.url('eth-1')}?apikey=${created.last.apiKey}`
-  t.ok(await within(2_000, async () => (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] })).status === 200), 'the key works')
+  // The gateway learns of the new key through its event log: wait for it (10 s, an outer bound).
+  t.ok(await until(async () => (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] })).status === 200), 'the key works')
 
   const clients = new CallLoop(() => url, 2)
   t.teardown(() => clients.stop())

@@ -9,6 +9,7 @@ import { StateStore } from '../../src/store/state-store.js'
 import { openLedger } from '../helpers/ledger.js'
 import { accountWithKey, ev, rateLimitedEvent, T0, tempDir, usageEvent } from './fixtures.js'
 import { usageTotals } from '../../src/usage/usage-queries.js'
+import { until } from '../helpers/eventually.js'
 
 /** Three accounts, a regenerated key, usage from two instances: appended in `chunks` appends. */
 function history(): TollgateEvent[][] {
@@ -35,11 +36,8 @@ function history(): TollgateEvent[][] {
 /** Wait (bounded) until the store has applied the log up to its last seq. */
 async function caughtUp(store: StateStore, log: EmbeddedLog): Promise<void> {
   const target = await log.lastSeq()
-  const deadline = Date.now() + 10_000
-  while (store.checkpoint() < target) {
-    if (Date.now() > deadline) throw new Error(`projection stuck at ${store.checkpoint()} of ${target}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  // 10 s is an outer bound, so that a projection that never catches up fails instead of hanging.
+  if (!(await until(() => store.checkpoint() >= target))) throw new Error(`projection stuck at ${store.checkpoint()} of ${target}`)
 }
 
 t.test('replay after deleting the state folder gives the same digest as live projection', async (t) => {

@@ -77,10 +77,16 @@ async function peakRss(settle: Promise<unknown>): Promise<number> {
   let peak = await rssBytes(gw.pid)
   let done = false
   void settle.finally(() => (done = true))
-  while (!done) {
-    peak = Math.max(peak, await rssBytes(gw.pid))
-    await new Promise((r) => setTimeout(r, 50))
-  }
+  // Sampled until `settle` has run; 100 s is an outer bound (under tap's 120 s), so that the
+  // sampling cannot outlive the test.
+  await within(
+    100_000,
+    async () => {
+      peak = Math.max(peak, await rssBytes(gw.pid))
+      return done
+    },
+    50,
+  )
   return Math.max(peak, await rssBytes(gw.pid))
 }
 

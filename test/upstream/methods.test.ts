@@ -3,6 +3,7 @@ import { WebSocket } from 'undici'
 import { rawRpc, startAnvil, receiptOf } from '../../harness/anvil.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
+import { until } from '../helpers/eventually.js'
 
 // Every method of the spec's table, through the pool (an HTTP-only node and a WebSocket node),
 // answers byte for byte what anvil answers directly to the same request: the gateway is
@@ -133,11 +134,8 @@ t.test('eth_sendRawTransaction over each transport', async (t) => {
     t.equal(answer.id, 'raw')
     t.equal(answer.result, await direct('web3_sha3', [raw]), `${label}: the hash of the signed transaction`)
     // anvil answers the hash before its automine has produced the block: wait for it (bounded).
-    let receipt = null
-    for (let tries = 0; receipt === null && tries < 100; tries++) {
-      receipt = await direct('eth_getTransactionReceipt', [answer.result])
-      if (receipt === null) await new Promise((r) => setTimeout(r, 20))
-    }
+    let receipt: any = null
+    await until(async () => (receipt = await direct('eth_getTransactionReceipt', [answer.result])) !== null)
     t.equal(receipt?.status, '0x1', `${label}: mined`)
   }
 })

@@ -3,6 +3,7 @@ import { startAnvil } from '../../harness/anvil.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric } from '../helpers/metrics.js'
+import { waitFor } from '../helpers/eventually.js'
 
 // One real anvil behind a proxy that behaves like a node's RPC server: 4 workers, the rest
 // queued in arrival order, and a trace takes 250 ms. Tenant A floods distinct traces from 48
@@ -45,8 +46,9 @@ t.test("one tenant's flood of traces does not queue another's reads at the node"
     }
   }
   const flood = Array.from({ length: 48 }, flooder)
-  // B starts once the node is busy with A's traces.
-  while (node.received('debug_traceCall') < 8) await new Promise((r) => setTimeout(r, 5))
+  // B starts once the node is busy with A's traces (30 s is an outer bound, so that the test
+  // cannot hang if they never come).
+  await waitFor(() => node.received('debug_traceCall') >= 8, "A's traces at the node", 30_000)
   const reads: number[] = []
   for (let i = 0; i < 60; i++) {
     const t0 = performance.now()
