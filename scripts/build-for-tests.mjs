@@ -24,8 +24,12 @@ export const OUT = join(ROOT, 'dist-test')
 /** The folders the tests and the gateway's processes load (src/dashboard/web is the browser's, built by vite). */
 export const SOURCE_DIRS = ['src', 'actors', 'schemas', 'harness', 'scripts', 'test']
 const SKIP = [join(ROOT, 'src', 'dashboard', 'web')]
-/** Whether a file's import.meta stays its source's (see above): the tests, their helpers and the scripts they load (docs.ts finds docs/ beside itself). */
-const keepsSourcePlace = (source) => [join(ROOT, 'test'), join(ROOT, 'scripts')].some((d) => source.startsWith(`${d}/`))
+/**
+ * Whether a file's import.meta stays its source's (see above): the tests and their helpers, the
+ * harness (it finds anvil in node_modules from where it is) and the scripts the tests load
+ * (docs.ts finds docs/ beside itself).
+ */
+const keepsSourcePlace = (source) => ['test', 'harness', 'scripts'].some((d) => source.startsWith(`${join(ROOT, d)}/`))
 
 /** Every file under the source folders: .ts to transpile, .js and .mjs to copy. */
 export function sourceFiles() {
