@@ -1,7 +1,7 @@
 import t from 'tap'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { runCli } from '../helpers/cli.js'
+import { begun, runCli } from '../helpers/cli.js'
 import { callWithTwoKeys, replayCommand, sumsOf, usageFromEventsCommand, usageJson } from './usage-scenario.js'
 
 // `tollgate usage` beside a running gateway on the embedded log: its figures are the sums of the
@@ -14,11 +14,6 @@ t.setTimeout(240_000)
 const { tg } = await anvilGateway(t, { nodeWs: false, archive: true, usageIntervalMs: 200, plan: null })
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const [a, b] = await callWithTwoKeys(tg)
-/** A command's result begun now and checked by a test below: a failure is that test's, not the file's. */
-const begun = <T>(run: Promise<T>): Promise<T> => {
-  run.catch(() => undefined)
-  return run
-}
 const tableRun = begun(runCli(['usage', '--config', tg.configPath], env))
 const badRun = (args: string[]) => begun(runCli(['usage', '--config', tg.configPath, ...args], env))
 const badRuns = [
