@@ -4,19 +4,29 @@ import { runCli } from './cli.js'
 import { TEST_SECRET } from './gateway.js'
 
 /**
- * Several `tollgate start` processes on one NATS stream: a fleet, as an operator runs one.
- * Each has its own data folder and ports; `config` is merged into each one's config.
+ * Several `tollgate start` processes on one NATS stream, started together: a fleet, as an operator
+ * runs one. Each has its own data folder and ports; `config` is merged into each one's config.
+ * `natsUrlOf` gives an instance another way to the same NATS (a link the test can cut).
+ * @example
+ * const { gateways } = await startFleet(t, { instances: 3, natsUrl: nats.url, nodeUrl: anvil.url, natsUrlOf: (i) => (i === 2 ? link.url : nats.url) })
  */
 export async function startFleet(
   t: { teardown(fn: () => unknown): void },
-  opts: { instances: number; natsUrl: string | string[]; nodeUrl: string; config?: Record<string, unknown>; events?: Record<string, unknown> },
+  opts: {
+    instances: number
+    natsUrl: string | string[]
+    natsUrlOf?: (instance: number) => string | string[]
+    nodeUrl: string
+    config?: Record<string, unknown>
+    events?: Record<string, unknown>
+  },
 ): Promise<{ gateways: GatewayProcess[]; stream: string }> {
   const stream = `F${randomBytes(4).toString('hex')}`
   const gateways = await Promise.all(
-    Array.from({ length: opts.instances }, () =>
+    Array.from({ length: opts.instances }, (_, i) =>
       startGatewayProcess(t, {
         config: {
-          events: { nats: opts.natsUrl, stream, ...opts.events },
+          events: { nats: opts.natsUrlOf?.(i) ?? opts.natsUrl, stream, ...opts.events },
           networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: opts.nodeUrl, kind: 'full' }] } },
           ...opts.config,
         },
