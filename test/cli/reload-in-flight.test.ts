@@ -2,7 +2,8 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import { request } from 'undici'
-import { startAnvil } from '../../harness/anvil.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { startAnvils } from '../helpers/anvil-gateway.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { runCli } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
@@ -15,9 +16,7 @@ import { waitFor } from '../helpers/eventually.js'
 
 t.setTimeout(240_000)
 const env = { TOLLGATE_SECRET: TEST_SECRET }
-const a = await startAnvil()
-const b = await startAnvil()
-t.teardown(() => Promise.all([a.stop(), b.stop()]))
+const [a, b] = (await startAnvils(t, {}, {})) as [Anvil, Anvil]
 const proxyA = await startFaultProxy(a)
 t.teardown(() => proxyA.close())
 const nodeA = { url: proxyA.url, kind: 'full', name: 'node-a' }

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { readFile, writeFile } from 'node:fs/promises'
-import { startAnvil } from '../../harness/anvil.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { startAnvils } from '../helpers/anvil-gateway.js'
 import { runCli } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { startGatewayProcess } from '../helpers/gateway-process.js'
-import { freePort } from '../../harness/free-port.js'
+import { startWorkersGateway } from '../helpers/gateway-process.js'
 import { metric } from '../helpers/metrics.js'
 
 // With `workers`, `tollgate reload` finds the supervisor (it holds the data folder) and the
@@ -13,21 +13,10 @@ import { metric } from '../helpers/metrics.js'
 
 t.setTimeout(300_000)
 const env = { TOLLGATE_SECRET: TEST_SECRET }
-const a = await startAnvil()
-const b = await startAnvil()
-t.teardown(() => Promise.all([a.stop(), b.stop()]))
-const adminPort = await freePort()
+const [a, b] = (await startAnvils(t, {}, {})) as [Anvil, Anvil]
 const nodeA = { url: a.url, kind: 'full', name: 'node-a' }
 const nodeB = { url: b.url, kind: 'full', name: 'node-b' }
-const gw = await startGatewayProcess(t, {
-  config: {
-    workers: 2,
-    listen: { host: '127.0.0.1', port: await freePort() },
-    admin: { listen: { host: '127.0.0.1', port: adminPort } },
-    networks: { 'eth-1': { chainId: 31337, upstreams: [nodeA] } },
-  },
-})
-await gw.waitForLog((l) => l.msg === 'all workers ready')
+const { gateway: gw, adminPort } = await startWorkersGateway(t, { workers: 2, config: { networks: { 'eth-1': { chainId: 31337, upstreams: [nodeA] } } } })
 
 t.test('tollgate reload reaches every worker through the supervisor', async (t) => {
   const running = JSON.parse(await readFile(gw.configPath, 'utf8')) as Record<string, any>

@@ -2,7 +2,8 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
 import { request } from 'undici'
-import { startAnvil } from '../../harness/anvil.js'
+import type { Anvil } from '../../harness/anvil.js'
+import { startAnvils } from '../helpers/anvil-gateway.js'
 import { runCli } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
@@ -19,10 +20,8 @@ import { freePort } from '../../harness/free-port.js'
 
 t.setTimeout(300_000)
 const env = { TOLLGATE_SECRET: TEST_SECRET }
-const a = await startAnvil({ blockTime: 1 })
 // Another gas limit: B's blocks never hash as A's (two anvils started in the same second mine the same blocks).
-const b = await startAnvil({ blockTime: 1, args: ['--gas-limit', '30000001'] })
-t.teardown(() => Promise.all([a.stop(), b.stop()]))
+const [a, b] = (await startAnvils(t, { blockTime: 1 }, { blockTime: 1, args: ['--gas-limit', '30000001'] })) as [Anvil, Anvil]
 const nodeA = { url: a.url, ws: a.wsUrl, kind: 'full', name: 'node-a' }
 const nodeB = { url: b.url, ws: b.wsUrl, kind: 'full', name: 'node-b' }
 

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startAnvil } from '../../harness/anvil.js'
-import { runCli } from '../helpers/cli.js'
+import { begun, runCli } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { startGatewayProcess } from '../helpers/gateway-process.js'
+import { refusedStart, startGatewayProcess } from '../helpers/gateway-process.js'
 import { lockDataDir } from '../../src/main/data-dir-lock.js'
 
 // `tollgate replay` rebuilt the projections of a data folder a live gateway was serving from,
@@ -23,9 +23,14 @@ const created = await runCli(
   env,
 )
 if (created.code !== 0) throw new Error(`accounts create failed: ${created.stderr}`)
+// The first two tests meet the live gateway's lock, and neither the refused replay nor the refused
+// gateway changes the folder: both begin now, together, and each test checks its own. The last two
+// need the gateway killed (a fresh start on its folder, and a process killed on it): they run after.
+const replayRun = begun(runCli(['replay', '--config', gateway.configPath], env))
+const secondStart = refusedStart(t, { config: { networks, dataDir: gateway.dataDir } })
 
 t.test('replay refuses the data folder of a live gateway, naming its pid', async (t) => {
-  const out = await runCli(['replay', '--config', gateway.configPath], env)
+  const out = await replayRun
   t.equal(out.code, 1, 'exit code 1')
   t.equal(out.stdout, '', 'nothing replayed')
   t.match(out.stderr, new RegExp(`DataDirInUseError: the data folder \\S+ is in use by a gateway \\(pid ${gateway.pid}, running since [0-9T:.-]+Z\\)`))
@@ -33,12 +38,9 @@ t.test('replay refuses the data folder of a live gateway, naming its pid', async
 })
 
 t.test('a second gateway on the same data folder is refused', async (t) => {
-  const second = await startGatewayProcess(t, { config: { networks, dataDir: gateway.dataDir } }).then(
-    (gw) => gw,
-    (err: Error) => err,
-  )
-  t.ok(second instanceof Error, 'it does not start')
-  t.match(String(second), new RegExp(`the data folder \\S+ \\("dataDir" in the config\\) is in use by a gateway \\(pid ${gateway.pid},`))
+  const second = await secondStart
+  t.match(second, /the gateway exited \(1\)/, 'it does not start')
+  t.match(second, new RegExp(`the data folder \\S+ \\("dataDir" in the config\\) is in use by a gateway \\(pid ${gateway.pid},`))
 })
 
 t.test('a gateway does not start on a folder a replay holds', async (t) => {
@@ -46,11 +48,8 @@ t.test('a gateway does not start on a folder a replay holds', async (t) => {
   // This test process holds the folder as a replay does (the same lock, for the time of the check).
   const lock = await lockDataDir(gateway.dataDir, 'replay', 'tollgate replay')
   t.teardown(() => lock.release())
-  const refused = await startGatewayProcess(t, { config: { networks, dataDir: gateway.dataDir } }).then(
-    (gw) => gw,
-    (err: Error) => err,
-  )
-  t.match(String(refused), new RegExp(`is in use by tollgate replay \\(pid ${process.pid},`))
+  const refused = await refusedStart(t, { config: { networks, dataDir: gateway.dataDir } })
+  t.match(refused, new RegExp(`is in use by tollgate replay \\(pid ${process.pid},`))
 })
 
 t.test('a gateway killed with SIGKILL leaves no lock behind: replay runs', async (t) => {

@@ -73,13 +73,14 @@ t.test('in the events: each call its method’s units, the configured cost inclu
 
 t.test('tollgate usage shows the same units, and a replay gives them again', async (t) => {
   await tg.stop() // flushes the last interval; a replay runs with the gateway stopped
-  const events = await usageFromEventsCommand(tg.configPath)
-  const before = await usageJson(tg.configPath)
+  // Both read the stopped gateway's folder: together; so do both after the replay.
+  const [events, before] = await Promise.all([usageFromEventsCommand(tg.configPath), usageJson(tg.configPath)])
   t.same(before, sumsOf(events), 'the sums of the events, units included')
   const units = (lines: typeof before, keyId: string) => lines.find((l) => l.keyId === keyId)?.units
   t.equal(units(before, tracer.keyId), CALLS * METHODS.debug_traceTransaction!.cost)
   t.ok(units(before, tracer.keyId)! > units(before, reader.keyId)!, 'the tracer spent more units with fewer calls')
   await replayCommand(tg.configPath)
-  t.same(await usageJson(tg.configPath), before, 'the same units after a replay')
-  t.same(await usageJson(tg.configPath, ['--by', 'hour']), sumsOf(events, { by: 'hour' }))
+  const [after, byHour] = await Promise.all([usageJson(tg.configPath), usageJson(tg.configPath, ['--by', 'hour'])])
+  t.same(after, before, 'the same units after a replay')
+  t.same(byHour, sumsOf(events, { by: 'hour' }))
 })

@@ -1,21 +1,38 @@
 import t from 'tap'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { runCli } from '../helpers/cli.js'
+import { begun, runCli } from '../helpers/cli.js'
 import { callWithTwoKeys, replayCommand, sumsOf, usageFromEventsCommand, usageJson } from './usage-scenario.js'
 
 // `tollgate usage` beside a running gateway on the embedded log: its figures are the sums of the
 // UsageRecorded events that `tollgate events` prints, exactly, before and after a replay.
-// Each command is its own process (as an operator runs it): on a busy machine they add up.
+// Each command is its own process (as an operator runs it): on a busy machine they add up. The
+// commands that only read the log while the gateway serves (nothing appends usage once the calls
+// are counted) run at once; the replay's test runs its own after the gateway stopped.
 t.setTimeout(240_000)
 // The scenario makes the keys: usage lists only theirs.
 const { tg } = await anvilGateway(t, { nodeWs: false, archive: true, usageIntervalMs: 200, plan: null })
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const [a, b] = await callWithTwoKeys(tg)
+const tableRun = begun(runCli(['usage', '--config', tg.configPath], env))
+const badRun = (args: string[]) => begun(runCli(['usage', '--config', tg.configPath, ...args], env))
+const badRuns = [
+  { args: ['--by', 'week'], message: /--by must be hour or day, got "week"/, code: 2 },
+  {
+    args: ['--since', 'yesterday'],
+    message: /--since must be an ISO date .*\(2025-06-01, 2025-06-01T12:00\) or a duration ago \(30m, 24h, 7d, 2w\), got "yesterday"/,
+    code: 2,
+  },
+  { args: ['--since', '1d', '--until', '2d'], message: /--until .* must be after --since/, code: 2 },
+  { args: ['--account', 'acc_typo'], message: /no account "acc_typo"/, code: 1 },
+].map((bad) => ({ ...bad, out: badRun(bad.args) }))
+const plainRun = begun(usageJson(tg.configPath))
+const byHourRun = begun(usageJson(tg.configPath, ['--by', 'hour']))
+const untilRun = begun(usageJson(tg.configPath, ['--until', '2000-01-01T00:00']))
 const events = await usageFromEventsCommand(tg.configPath)
 
 t.test('usage --json: one line per key, the sums of UsageRecorded in the log', async (t) => {
-  const lines = await usageJson(tg.configPath)
+  const lines = await plainRun
   t.same(lines, sumsOf(events))
   t.equal(lines.length, 2)
   for (const key of [a!, b!]) {
@@ -30,19 +47,26 @@ t.test('usage --json: one line per key, the sums of UsageRecorded in the log', a
 })
 
 t.test('--by, --since, --until, --account and --key narrow to the same sums', async (t) => {
-  t.same(await usageJson(tg.configPath, ['--by', 'hour']), sumsOf(events, { by: 'hour' }))
   const lastHour = Math.max(...events.map((e) => e.intervalStart - (e.intervalStart % 3_600_000)))
+  // --since and --key depend on the events read above; the four runs go at once.
+  const [byHour, sinceAccount, until, keyByDay] = await Promise.all([
+    byHourRun,
+    usageJson(tg.configPath, ['--since', new Date(lastHour).toISOString(), '--account', a!.accountId]),
+    untilRun,
+    usageJson(tg.configPath, ['--key', b!.keyId, '--by', 'day', '--since', '2h']),
+  ])
+  t.same(byHour, sumsOf(events, { by: 'hour' }))
   t.same(
-    await usageJson(tg.configPath, ['--since', new Date(lastHour).toISOString(), '--account', a!.accountId]),
+    sinceAccount,
     sumsOf(
       events.filter((e) => e.accountId === a!.accountId),
       { fromHour: lastHour },
     ),
     '--since an ISO time: from its hour on; --account: that account only',
   )
-  t.same(await usageJson(tg.configPath, ['--until', '2000-01-01T00:00']), [], '--until before any usage: nothing')
+  t.same(until, [], '--until before any usage: nothing')
   t.same(
-    await usageJson(tg.configPath, ['--key', b!.keyId, '--by', 'day', '--since', '2h']),
+    keyByDay,
     sumsOf(
       events.filter((e) => e.keyId === b!.keyId),
       { by: 'day' },
@@ -51,7 +75,7 @@ t.test('--by, --since, --until, --account and --key narrow to the same sums', as
 })
 
 t.test('the table shows account, key, calls, units, errors and bytes per key, and a total', async (t) => {
-  const out = await runCli(['usage', '--config', tg.configPath], env)
+  const out = await tableRun
   t.equal(out.code, 0, out.stderr)
   const rows = out.stdout
     .trimEnd()
@@ -69,24 +93,21 @@ t.test('the table shows account, key, calls, units, errors and bytes per key, an
 })
 
 t.test('bad arguments are refused with what to write instead', async (t) => {
-  const bad = async (args: string[], message: RegExp, code = 2) => {
-    const out = await runCli(['usage', '--config', tg.configPath, ...args], env)
-    t.equal(out.code, code, args.join(' '))
-    t.match(out.stderr, message)
+  for (const bad of badRuns) {
+    const out = await bad.out
+    t.equal(out.code, bad.code, bad.args.join(' '))
+    t.match(out.stderr, bad.message)
   }
-  await bad(['--by', 'week'], /--by must be hour or day, got "week"/)
-  await bad(['--since', 'yesterday'], /--since must be an ISO date .*\(2025-06-01, 2025-06-01T12:00\) or a duration ago \(30m, 24h, 7d, 2w\), got "yesterday"/)
-  await bad(['--since', '1d', '--until', '2d'], /--until .* must be after --since/)
-  await bad(['--account', 'acc_typo'], /no account "acc_typo"/, 1)
 })
 
 t.test('after a replay from the log, the same figures', async (t) => {
   await tg.stop() // a replay runs with the gateway stopped
-  const after = await usageFromEventsCommand(tg.configPath)
+  // Both read the stopped gateway's folder; so do both after the replay.
+  const [after, before] = await Promise.all([usageFromEventsCommand(tg.configPath), usageJson(tg.configPath, ['--by', 'hour'])])
   t.same(after, events, 'the gateway appended no usage since')
-  const before = await usageJson(tg.configPath, ['--by', 'hour'])
   await replayCommand(tg.configPath)
-  t.same(await usageJson(tg.configPath, ['--by', 'hour']), before)
+  const [byHour, plain] = await Promise.all([usageJson(tg.configPath, ['--by', 'hour']), usageJson(tg.configPath)])
+  t.same(byHour, before)
   t.same(before, sumsOf(after, { by: 'hour' }))
-  t.same(await usageJson(tg.configPath), sumsOf(after))
+  t.same(plain, sumsOf(after))
 })

@@ -2,10 +2,9 @@ import t from 'tap'
 import { Agent, request } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { startNats } from '../../harness/nats-server.js'
-import { runCli, within } from '../helpers/cli.js'
+import { begun, runCli, within } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { startGatewayProcess } from '../helpers/gateway-process.js'
-import { createAccountKey, metricValue } from '../helpers/fleet.js'
+import { createAccountKey, metricValue, startFleet } from '../helpers/fleet.js'
 import { startTcpLink } from '../helpers/tcp-link.js'
 
 // One instance of three loses NATS (its link is cut; NATS and the others go on): it keeps serving
@@ -20,15 +19,18 @@ const nats = await startNats()
 t.teardown(() => nats.stop())
 const link = await startTcpLink({ port: nats.port })
 t.teardown(() => link.close())
-const stream = `CUT${Date.now().toString(36)}`
-const config = (natsUrl: string) => ({
-  events: { nats: natsUrl, stream },
-  networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  plans: { catalog: 'set-b' },
-  limits: { queueMs: 0, ipThrottle: { rejections: 1_000_000 } },
+// Three instances on one stream; the third reaches NATS through the link the tests cut.
+const { gateways } = await startFleet(t, {
+  instances: 3,
+  natsUrl: nats.url,
+  natsUrlOf: (i) => (i === 2 ? link.url : nats.url),
+  nodeUrl: anvil.url,
+  config: { plans: { catalog: 'set-b' }, limits: { queueMs: 0, ipThrottle: { rejections: 1_000_000 } } },
 })
-const gateways = await Promise.all([nats.url, nats.url, link.url].map((url) => startGatewayProcess(t, { config: config(url) })))
 const cutOff = gateways[2]!
+// The key of the second test is made while the first one lists the fleet (neither changes what the
+// other reads).
+const keyMade = begun(createAccountKey(gateways[0]!, 'starter'))
 const agent = new Agent({ connections: 8 })
 t.teardown(() => agent.close())
 
@@ -71,7 +73,7 @@ t.test('tollgate fleet lists the three instances', async (t) => {
 })
 
 t.test('cut off, an instance serves its share; back, its whole limit without a burst', async (t) => {
-  const { apiKey } = await createAccountKey(gateways[0]!, 'starter')
+  const { apiKey } = await keyMade
   t.not(await within(15_000, async () => (await call(cutOff.url('eth-1'), apiKey)) === 200), undefined, 'the key works on the instance to be cut off')
   t.not(await within(15_000, async () => (await metricValue(cutOff, 'tollgate_fleet_instances')) === 3), undefined)
 

@@ -2,8 +2,7 @@ import t from 'tap'
 import { request } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { createAccountKey } from '../helpers/fleet.js'
-import { freePort } from '../../harness/free-port.js'
-import { startGatewayProcess } from '../helpers/gateway-process.js'
+import { startWorkersGateway } from '../helpers/gateway-process.js'
 import { within } from '../helpers/eventually.js'
 
 // `tollgate start --workers 2`, workers killed by their pid one after another while clients call.
@@ -22,19 +21,15 @@ const ATTEMPTS = 10
 
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
-const adminPort = await freePort()
-const gw = await startGatewayProcess(t, {
+const { gateway: gw } = await startWorkersGateway(t, {
+  workers: 2,
   config: {
-    workers: 2,
-    listen: { host: '127.0.0.1', port: await freePort() },
-    admin: { listen: { host: '127.0.0.1', port: adminPort } },
     networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
     // Fleet messages every millisecond: many of them cross each death.
     fleet: { syncMs: 1 },
     limits: { queueMs: 0, ipThrottle: { rejections: 1_000_000 } },
   },
 })
-await gw.waitForLog((l) => l.msg === 'all workers ready')
 // A plan with a rate: the workers share its consumption through the supervisor.
 const { apiKey } = await createAccountKey(gw, 'tier-3')
 let firstKillAt = 0

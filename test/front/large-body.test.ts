@@ -3,6 +3,7 @@ import { connect } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 import { randomBytes } from 'node:crypto'
 import { uws } from '../../src/front/uws.js'
+import { listenUws } from '../helpers/listen-local.js'
 import { sendReply } from '../../src/front/respond.js'
 import { Exchanges } from '../../src/front/exchanges.js'
 
@@ -29,15 +30,7 @@ app.get('/gzip', (res) => {
   const state = exchanges.begin(res)
   sendReply(res, state, { status: 200, body }, true)
 })
-let listenSocket: unknown
-const port = await new Promise<number>((resolve, reject) =>
-  app.listen('127.0.0.1', 0, (s) => {
-    if (!s) return reject(new Error('listen failed'))
-    listenSocket = s
-    resolve(uws.us_socket_local_port(s as never))
-  }),
-)
-t.teardown(() => uws.us_listen_socket_close(listenSocket as never))
+const port = await listenUws(t, app)
 
 /** GET with a client that pauses after every read, so that the server sees backpressure. */
 function slowGet(path: string, extraHeaders = ''): Promise<{ head: string; body: Buffer }> {

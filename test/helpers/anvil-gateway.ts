@@ -41,6 +41,22 @@ export interface AnvilGateway<K extends TestKey | undefined = TestKey> {
 }
 
 /**
+ * Real anvil nodes, one for each options object given (`{}` for the defaults), started together;
+ * each is stopped at teardown, by its own process (a node that started is stopped even when another
+ * failed to).
+ * @example
+ * const [a, b] = await startAnvils(t, { blockTime: 1 }, { blockTime: 1 })
+ */
+export async function startAnvils(t: { teardown(fn: () => unknown): void }, ...options: StartAnvilOptions[]): Promise<Anvil[]> {
+  const started = await Promise.allSettled(options.map((o) => startAnvil(o)))
+  const anvils = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+  t.teardown(() => Promise.all(anvils.map((a) => a.stop())))
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed) throw failed.reason
+  return anvils
+}
+
+/**
  * A real anvil and a real gateway in this process whose one network, eth-1, is that node (full,
  * with its WebSocket), and a key on a plan: the set-up of most tests that call through the
  * gateway. Every node is stopped at teardown, after the gateway.
@@ -66,10 +82,9 @@ export async function anvilGateway(t: { teardown(fn: () => unknown): void }, opt
     ...gatewayOptions
   } = opts
   if (names !== undefined && names.length !== count) throw new RangeError(`anvilGateway: ${names.length} names for ${count} node(s)`)
-  const anvils = await Promise.all(Array.from({ length: count }, () => startAnvil(anvilOptions)))
-  // Registered before the gateway's own teardown: tap runs teardowns last first, so the nodes
-  // stop after the gateway that calls them.
-  t.teardown(() => Promise.all(anvils.map((a) => a.stop())))
+  // Their teardown is registered before the gateway's own: tap runs teardowns last first, so the
+  // nodes stop after the gateway that calls them.
+  const anvils = await startAnvils(t, ...Array.from({ length: count }, () => anvilOptions))
   if (beforeGateway) await beforeGateway(anvils[0]!, anvils)
   const upstreams = anvils.flatMap((a, i): UpstreamConfig[] => {
     const name = names === undefined ? {} : { name: names[i]! }

@@ -45,3 +45,14 @@ export async function runCli(args: string[], env: Record<string, string | undefi
 }
 
 export { within } from './eventually.js'
+
+/**
+ * A command (or any start) begun now, at the top of a file, whose result a test below checks: its
+ * failure is that test's when it awaits it, not an unhandled rejection that ends the file first.
+ * @example
+ * const refused = begun(runCli(['replay', '--config', path], env)) // then, in a test: (await refused).code
+ */
+export function begun<T>(run: Promise<T>): Promise<T> {
+  run.catch(() => undefined)
+  return run
+}

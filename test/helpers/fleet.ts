@@ -4,19 +4,29 @@ import { runCli } from './cli.js'
 import { TEST_SECRET } from './gateway.js'
 
 /**
- * Several `tollgate start` processes on one NATS stream: a fleet, as an operator runs one.
- * Each has its own data folder and ports; `config` is merged into each one's config.
+ * Several `tollgate start` processes on one NATS stream, started together: a fleet, as an operator
+ * runs one. Each has its own data folder and ports; `config` is merged into each one's config.
+ * `natsUrlOf` gives an instance another way to the same NATS (a link the test can cut).
+ * @example
+ * const { gateways } = await startFleet(t, { instances: 3, natsUrl: nats.url, nodeUrl: anvil.url, natsUrlOf: (i) => (i === 2 ? link.url : nats.url) })
  */
 export async function startFleet(
   t: { teardown(fn: () => unknown): void },
-  opts: { instances: number; natsUrl: string | string[]; nodeUrl: string; config?: Record<string, unknown>; events?: Record<string, unknown> },
+  opts: {
+    instances: number
+    natsUrl: string | string[]
+    natsUrlOf?: (instance: number) => string | string[]
+    nodeUrl: string
+    config?: Record<string, unknown>
+    events?: Record<string, unknown>
+  },
 ): Promise<{ gateways: GatewayProcess[]; stream: string }> {
   const stream = `F${randomBytes(4).toString('hex')}`
   const gateways = await Promise.all(
-    Array.from({ length: opts.instances }, () =>
+    Array.from({ length: opts.instances }, (_, i) =>
       startGatewayProcess(t, {
         config: {
-          events: { nats: opts.natsUrl, stream, ...opts.events },
+          events: { nats: opts.natsUrlOf?.(i) ?? opts.natsUrl, stream, ...opts.events },
           networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: opts.nodeUrl, kind: 'full' }] } },
           ...opts.config,
         },
@@ -26,14 +36,42 @@ export async function startFleet(
   return { gateways, stream }
 }
 
-/** A new account on `plan` made through the command line of `gateway`'s config; its key. */
-export async function createAccountKey(gateway: GatewayProcess, plan: string, catalogNodes = 'eth-1:full'): Promise<{ apiKey: string; accountId: string }> {
+/**
+ * A new account on `plan` made through the command line of `gateway`'s config; its key, and the
+ * key's id as the command prints it (the id of its KeyIssued event: no `tollgate events` run needed).
+ */
+export async function createAccountKey(
+  gateway: GatewayProcess,
+  plan: string,
+  catalogNodes = 'eth-1:full',
+): Promise<{ apiKey: string; accountId: string; keyId: string }> {
   const wallet = `0x${randomBytes(20).toString('hex')}`
   const out = await runCli(['accounts', 'create', '--config', gateway.configPath, '--wallet', wallet, '--plan', plan, '--nodes', catalogNodes], {
     TOLLGATE_SECRET: TEST_SECRET,
   })
   if (out.code !== 0) throw new Error(`accounts create failed: ${out.stderr}`)
-  return { apiKey: out.last.apiKey, accountId: out.last.accountId }
+  return { apiKey: out.last.apiKey, accountId: out.last.accountId, keyId: out.last.keyId }
+}
+
+/**
+ * Every event of the stream (or embedded log) of `configPath`, as `tollgate events` prints them,
+ * parsed; throws with its stderr unless the command exits with 0. With `attempts`, a failed run is
+ * asked again a second later, as an operator would (a replicated stream still electing its leader
+ * after a node's restart makes the command fail).
+ */
+export async function eventsOf(configPath: string, attempts = 1): Promise<Array<Record<string, any>>> {
+  const run = () => runCli(['events', '--config', configPath], { TOLLGATE_SECRET: TEST_SECRET })
+  let out = await run()
+  for (let attempt = 1; out.code !== 0 && attempt < attempts; attempt++) {
+    await new Promise((r) => setTimeout(r, 1_000))
+    out = await run()
+  }
+  if (out.code !== 0) throw new Error(`tollgate events failed ${attempts} time(s) (exit ${out.code}): ${out.stderr.slice(-2000)}`)
+  return out.stdout
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l))
 }
 
 /** The value of an unlabelled metric on a gateway's admin listener. */

@@ -154,3 +154,50 @@ export async function restartableConfig(
     ...opts.extra,
   }
 }
+
+/** A supervisor and its workers, on the ports it was given. */
+export interface WorkersGateway {
+  gateway: GatewayProcess
+  /** The port the workers share. */
+  port: number
+  /** admin.listen.port: worker i has its admin listener on adminPort + i. */
+  adminPort: number
+}
+
+/**
+ * `tollgate start` with `workers` in the config, on a free port and a free admin port given in the
+ * config (the workers' admin listeners are admin.listen.port + their index, so port 0 would not do);
+ * resolves once the supervisor logs "all workers ready". Torn down as startGatewayProcess's.
+ * @example
+ * const { gateway, port, adminPort } = await startWorkersGateway(t, { workers: 2, config: { networks } })
+ */
+export async function startWorkersGateway(
+  t: { teardown(fn: () => unknown): void },
+  opts: { workers: number; config: Record<string, unknown>; host?: string },
+): Promise<WorkersGateway> {
+  const host = opts.host ?? '127.0.0.1'
+  const port = await freePort()
+  const adminPort = await freePort()
+  const gateway = await startGatewayProcess(t, {
+    config: { ...opts.config, workers: opts.workers, listen: { host, port }, admin: { listen: { host, port: adminPort } } },
+  })
+  await gateway.waitForLog((l) => l.msg === 'all workers ready')
+  return { gateway, port, adminPort }
+}
+
+/**
+ * Start a gateway that is expected to refuse to start; resolves with why: the start's error, which
+ * carries the exit code and the end of its stderr ("the gateway exited (1) before the log line; stderr: …").
+ * It never rejects, so that a start begun before the subtest that checks it cannot fail the file
+ * alone. One that started instead resolves with "it started (pid …) …" (what the caller's checks
+ * then fail on) and runs until teardown, killed by its pid.
+ * @example
+ * const why = await refusedStart(t, { config: { networks, dataDir: live.dataDir } })
+ * t.match(why, /the gateway exited \(1\)/)
+ */
+export async function refusedStart(t: { teardown(fn: () => unknown): void }, opts: GatewayProcessOptions): Promise<string> {
+  return startGatewayProcess(t, opts).then(
+    (gw) => `it started (pid ${gw.pid}) on ${gw.http}, admin ${gw.admin}`,
+    (err: Error) => err.message,
+  )
+}

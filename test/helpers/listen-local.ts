@@ -1,5 +1,6 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
+import type { TemplatedApp, us_listen_socket } from '../../src/front/uws.js'
 
 /** A test server listening on 127.0.0.1: its port, and a close that cuts its open connections. */
 export interface LocalListener {
@@ -30,4 +31,27 @@ export async function listenLocal(server: Server, what: string): Promise<LocalLi
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/**
+ * Listen with a uWebSockets.js app (routes set by the caller) on a free port of 127.0.0.1; the
+ * listen socket is closed at teardown. uWS is loaded here only when asked for, not by every test of
+ * a node:http listener.
+ * @example
+ * const app = uws.App(); app.get('/x', handler); const port = await listenUws(t, app)
+ */
+export async function listenUws(t: { teardown(fn: () => unknown): void }, app: TemplatedApp): Promise<number> {
+  const { uws } = await import('../../src/front/uws.js')
+  let listenSocket: us_listen_socket | false = false
+  const port = await new Promise<number>((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (s) => {
+      if (!s) return reject(new Error('listen failed'))
+      listenSocket = s
+      resolve(uws.us_socket_local_port(s as never))
+    }),
+  )
+  t.teardown(() => {
+    if (listenSocket) uws.us_listen_socket_close(listenSocket)
+  })
+  return port
 }

@@ -6,6 +6,7 @@ import { until } from '../helpers/eventually.js'
 import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { restartableConfig, startGatewayProcess } from '../helpers/gateway-process.js'
 import { CallLoop } from '../helpers/call-loop.js'
+import { eventsOf } from '../helpers/fleet.js'
 
 // SIGKILL under load, while NATS is down so that the outbox holds events: after a restart the
 // outbox resends what it held, usage counted is never more than what was served, and what is
@@ -50,12 +51,10 @@ t.test('a gateway SIGKILLed under load loses at most the usage interval in progr
   second.signal('SIGTERM')
   t.same(await second.exited, { code: 0, signal: null }, 'the restarted gateway sent its outbox and stopped')
 
-  const out = await runCli(['events', '--config', second.configPath], env)
   const ids = new Set<string>()
   let counted = 0
   let twice = 0
-  for (const line of out.stdout.trim().split('\n')) {
-    const e = JSON.parse(line)
+  for (const e of await eventsOf(second.configPath)) {
     if (e.type !== 'UsageRecorded') continue
     if (ids.has(e.id)) twice++
     ids.add(e.id)

@@ -6,6 +6,7 @@ import { startCountingProxy } from '../helpers/counting-proxy.js'
 import { waitFor } from '../helpers/eventually.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
+import { eventsOf } from '../helpers/fleet.js'
 import { RawConnection } from '../helpers/raw-http.js'
 import { connectWs } from '../helpers/ws-client.js'
 
@@ -28,6 +29,11 @@ const overHttp = { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind
 const overWs = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' }] } }
 const ADDRESS = `0x${'0'.repeat(40)}`
 
+/**
+ * A gateway process of its own, and a key on it: each test stops its gateway with SIGTERM (that
+ * is what it tests), with its own shutdownMs and nodes, so none can be shared. The node and the
+ * proxy are the file's.
+ */
 async function gatewayWithKey(
   t: Test,
   shutdownMs: number,
@@ -41,13 +47,8 @@ async function gatewayWithKey(
     env,
   )
   t.equal(created.code, 0, created.stderr)
-  const events = await runCli(['events', '--config', gw.configPath], env)
-  const issued = events.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
-    .find((e) => e.type === 'KeyIssued' && e.accountId === created.last.accountId)
-  return { gw, apiKey: created.last.apiKey, keyId: issued.keyId, port: Number(new URL(gw.http).port) }
+  // The command prints the key's id (its KeyIssued event's): no `tollgate events` run to find it.
+  return { gw, apiKey: created.last.apiKey, keyId: created.last.keyId, port: Number(new URL(gw.http).port) }
 }
 
 const call = (id: number, method = 'eth_blockNumber', params: unknown[] = []): string => JSON.stringify({ jsonrpc: '2.0', id, method, params })
@@ -63,10 +64,8 @@ async function inFlight(gw: GatewayProcess): Promise<number> {
 
 /** Sum of UsageRecorded.requests of a key in the event log, read by the command line. */
 async function usageOf(configPath: string, keyId: string): Promise<number> {
-  const out = await runCli(['events', '--config', configPath], env)
   let total = 0
-  for (const line of out.stdout.trim().split('\n')) {
-    const e = JSON.parse(line)
+  for (const e of await eventsOf(configPath)) {
     if (e.type === 'UsageRecorded' && e.keyId === keyId) total += e.requests
   }
   return total

@@ -6,6 +6,7 @@ import { until } from '../helpers/eventually.js'
 import { rpc, TEST_SECRET } from '../helpers/gateway.js'
 import { restartableConfig, startGatewayProcess } from '../helpers/gateway-process.js'
 import { CallLoop } from '../helpers/call-loop.js'
+import { eventsOf } from '../helpers/fleet.js'
 
 // nats-server is SIGKILLed under load and restarted later on the same store; meanwhile the
 // gateway itself is restarted. Every call is answered 200, and once NATS is back the usage
@@ -17,26 +18,15 @@ t.teardown(() => anvil.stop())
 
 /** Sum of UsageRecorded.requests per key id, read from the stream by the command line. */
 async function usageByKey(configPath: string): Promise<Map<string, number>> {
-  const out = await runCli(['events', '--config', configPath], env)
   const sums = new Map<string, number>()
   const ids = new Set<string>()
-  for (const line of out.stdout.trim().split('\n')) {
-    const e = JSON.parse(line)
+  for (const e of await eventsOf(configPath)) {
     if (e.type !== 'UsageRecorded') continue
     if (ids.has(e.id)) throw new Error(`event ${e.id} stored twice`)
     ids.add(e.id)
     sums.set(e.keyId, (sums.get(e.keyId) ?? 0) + e.requests)
   }
   return sums
-}
-
-async function keyIdOf(configPath: string, accountId: string): Promise<string> {
-  const out = await runCli(['events', '--config', configPath], env)
-  return out.stdout
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
-    .find((e) => e.type === 'KeyIssued' && e.accountId === accountId).keyId
 }
 
 t.test('NATS killed under load, the gateway restarted during the outage: no call fails, no usage is lost', async (t) => {
@@ -50,7 +40,8 @@ t.test('NATS killed under load, the gateway restarted during the outage: no call
   const url = `${first.url('eth-1')}?apikey=${apiKey}`
   // The gateway learns of the new key through its event log: wait for it (10 s, an outer bound).
   t.ok(await until(async () => (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] })).status === 200), 'the key works')
-  const keyId = await keyIdOf(first.configPath, created.last.accountId)
+  // The command prints the key's id (its KeyIssued event's).
+  const keyId: string = created.last.keyId
   const before = (await usageByKey(first.configPath)).get(keyId) ?? 0
 
   const clients = new CallLoop(() => url, 2)

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { within } from '../helpers/cli.js'
-import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
+import { refusedStart, startGatewayProcess, startWorkersGateway, type GatewayProcess } from '../helpers/gateway-process.js'
 import { freePort } from '../../harness/free-port.js'
 import { createAccountKey } from '../helpers/fleet.js'
 
@@ -12,23 +12,23 @@ import { createAccountKey } from '../helpers/fleet.js'
 // issued"). A gateway must refuse a port (RPC or admin) another process serves, saying which and
 // what to do; the workers of one supervisor share their port on purpose, and nobody else may join them.
 
-// A few gateways start one after the other, each loading the gateway: on a loaded machine, more than tap's 120 s.
+// Two gateways that serve and seven that must refuse to start, each loading the gateway: on a loaded
+// machine, more than tap's 120 s. Every wait inside has a bound of its own.
 t.setTimeout(300_000)
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } }
 const host = '127.0.0.1'
 
-// Two gateways serving: a supervisor of two workers, and a gateway of one process.
-const workersPort = await freePort()
-const workersAdmin = await freePort()
-const supervised = await startGatewayProcess(t, {
-  config: { workers: 2, listen: { host, port: workersPort }, admin: { listen: { host, port: workersAdmin } }, networks },
-})
-await supervised.waitForLog((l) => l.msg === 'all workers ready')
+// Two gateways serving, started together and shared by every test below: a supervisor of two
+// workers, and a gateway of one process.
 const alonePort = await freePort()
 const aloneAdmin = await freePort()
-const alone = await startGatewayProcess(t, { config: { listen: { host, port: alonePort }, admin: { listen: { host, port: aloneAdmin } }, networks } })
+const [workers, alone] = await Promise.all([
+  startWorkersGateway(t, { workers: 2, config: { networks } }),
+  startGatewayProcess(t, { config: { listen: { host, port: alonePort }, admin: { listen: { host, port: aloneAdmin } }, networks } }),
+])
+const { gateway: supervised, port: workersPort, adminPort: workersAdmin } = workers
 
 /** A call on a connection of its own (Linux picks a listener per connection); its HTTP status. */
 async function call(gateway: GatewayProcess, key: string): Promise<number> {
@@ -42,55 +42,69 @@ async function call(gateway: GatewayProcess, key: string): Promise<number> {
 }
 
 /**
- * Start `tollgate start` on `listen` and `admin`; resolves with why it refused (its stderr), rejects
- * if it started. One that started runs to the end of the file (the calls below then show whether
- * it took part of another gateway's traffic), killed by its pid at teardown.
+ * `tollgate start` on `listen` and `admin`: why it refused (its error, with its stderr). One that
+ * started runs to the end of the file (the calls below then show whether it took part of another
+ * gateway's traffic), killed by its pid at teardown.
  */
-async function refusal(sub: Test, listen: number, admin: number, extra: Record<string, unknown> = {}): Promise<string> {
-  const started = await startGatewayProcess(t, {
-    config: { listen: { host, port: listen }, admin: { listen: { host, port: admin } }, networks, ...extra },
-  }).then(
-    (gw) => gw,
-    (err: Error) => err,
-  )
-  if (!(started instanceof Error)) throw new Error(`it started (pid ${started.pid}) on ${started.http}, admin ${started.admin}`)
-  sub.match(started.message, /the gateway exited \(1\)/, 'it exits with code 1')
-  return started.message
+async function refusal(listen: number, admin: number, extra: Record<string, unknown> = {}): Promise<string> {
+  return refusedStart(t, { config: { listen: { host, port: listen }, admin: { listen: { host, port: admin } }, networks, ...extra } })
 }
 
+// Each refused start is a process of its own (it exits at the first port it cannot have), and none
+// depends on another: all seven start at once, each test below checks its own. Each binds only free
+// ports of its own, besides the one it is refused.
+const refused = {
+  alonePort: refusal(alonePort, await freePort()),
+  workersPort: refusal(workersPort, await freePort()),
+  aloneAdmin: refusal(await freePort(), aloneAdmin),
+  workerAdmin: refusal(await freePort(), workersAdmin + 1),
+  supervisorOnAlonePort: refusal(alonePort, await freePort(), { workers: 2 }),
+  supervisorOnWorkersPort: refusal(workersPort, await freePort(), { workers: 2 }),
+  supervisorOnAloneAdmin: refusal(await freePort(), aloneAdmin - 1, { workers: 2 }),
+}
+const exitsWithOne = (t: Test, why: string): void => void t.match(why, /the gateway exited \(1\)/, 'it exits with code 1')
+
 t.test('a gateway of one process refuses the port of another gateway', async (t) => {
-  const why = await refusal(t, alonePort, await freePort())
+  const why = await refused.alonePort
+  exitsWithOne(t, why)
   t.match(why, new RegExp(`cannot listen on ${host}:${alonePort} \\("listen" in the config\\): another process serves that port`))
   t.match(why, /set "listen.port" to a free port/, 'and says what to do')
 })
 
 t.test('a gateway of one process refuses the port the workers of a supervisor share', async (t) => {
-  const why = await refusal(t, workersPort, await freePort())
+  const why = await refused.workersPort
+  exitsWithOne(t, why)
   t.match(why, new RegExp(`cannot listen on ${host}:${workersPort} \\("listen" in the config\\): another process serves that port`))
 })
 
 t.test("a gateway refuses an admin port in use: the other gateway's, or a worker's", async (t) => {
-  const why = await refusal(t, await freePort(), aloneAdmin)
+  const why = await refused.aloneAdmin
+  exitsWithOne(t, why)
   t.match(why, new RegExp(`cannot listen on ${host}:${aloneAdmin} \\("admin.listen" in the config\\): another process serves that port`))
-  const worker = await refusal(t, await freePort(), workersAdmin + 1)
+  const worker = await refused.workerAdmin
+  exitsWithOne(t, worker)
   t.match(worker, new RegExp(`cannot listen on ${host}:${workersAdmin + 1} \\("admin.listen"`))
 })
 
 t.test('a supervisor refuses a port another process serves, before starting any worker', async (t) => {
-  const why = await refusal(t, alonePort, await freePort(), { workers: 2 })
+  const why = await refused.supervisorOnAlonePort
+  exitsWithOne(t, why)
   t.match(why, new RegExp(`cannot listen on ${host}:${alonePort} \\("listen" in the config\\): another process serves that port`))
-  const claimed = await refusal(t, workersPort, await freePort(), { workers: 2 })
+  const claimed = await refused.supervisorOnWorkersPort
+  exitsWithOne(t, claimed)
   t.match(
     claimed,
     new RegExp(`cannot listen on ${host}:${workersPort} \\("listen" in the config\\): a gateway supervising 2 workers \\(pid \\d+\\) claims that port`),
     "another supervisor's port",
   )
-  const busyAdmin = await refusal(t, await freePort(), aloneAdmin - 1, { workers: 2 })
+  const busyAdmin = await refused.supervisorOnAloneAdmin
+  exitsWithOne(t, busyAdmin)
   t.match(busyAdmin, new RegExp(`worker 1 has its admin listener on admin.listen.port \\+ 1: cannot listen on ${host}:${aloneAdmin}`), "a worker's admin port")
 })
 
 t.test('each gateway still gets every call on its port', async (t) => {
-  const keys = { supervised: (await createAccountKey(supervised, 'tier-3')).apiKey, alone: (await createAccountKey(alone, 'tier-3')).apiKey }
+  const [onSupervised, onAlone] = await Promise.all([createAccountKey(supervised, 'tier-3'), createAccountKey(alone, 'tier-3')])
+  const keys = { supervised: onSupervised.apiKey, alone: onAlone.apiKey }
   t.not(await within(15_000, async () => (await call(supervised, keys.supervised)) === 200), undefined, "the supervisor's workers serve their new key")
   t.not(await within(15_000, async () => (await call(alone, keys.alone)) === 200), undefined, 'the other gateway serves its new key')
   const statuses = { supervised: [] as number[], alone: [] as number[] }

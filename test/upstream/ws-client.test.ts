@@ -1,5 +1,6 @@
 import t from 'tap'
 import { uws } from '../../src/front/uws.js'
+import { listenUws } from '../helpers/listen-local.js'
 import { UpstreamWebSocket } from '../../src/upstream/ws-client.js'
 
 // The upstream WebSocket client against a real uWebSockets.js server: every frame size, fragments,
@@ -28,15 +29,7 @@ app.ws('/*', {
     else ws.send(`echo:${text}`, false)
   },
 })
-let listenSocket: unknown
-const port = await new Promise<number>((resolve, reject) =>
-  app.listen('127.0.0.1', 0, (s) => {
-    if (!s) return reject(new Error('listen failed'))
-    listenSocket = s
-    resolve(uws.us_socket_local_port(s as never))
-  }),
-)
-t.teardown(() => uws.us_listen_socket_close(listenSocket as never))
+const port = await listenUws(t, app)
 
 function connect(opts?: { maxMessageBytes?: number }): Promise<{ ws: UpstreamWebSocket; next: () => Promise<string>; closed: Promise<void> }> {
   return new Promise((resolve, reject) => {
