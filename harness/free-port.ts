@@ -16,3 +16,28 @@ export function freePort(): Promise<number> {
     })
   })
 }
+
+/** Whether a TCP port on 127.0.0.1 can be bound now. */
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.unref()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}
+
+/**
+ * `count` consecutive TCP ports on 127.0.0.1 that were free a moment ago, the first of them
+ * returned: for a gateway with workers, whose admin listeners take admin.listen.port + index. The
+ * OS picks the first; the others are checked, and another first is picked until all are free.
+ */
+export async function freePortRange(count: number): Promise<number> {
+  for (;;) {
+    const first = await freePort()
+    if (first + count - 1 > 65_535) continue
+    let all = true
+    for (let port = first + 1; port < first + count && all; port++) all = await isFree(port)
+    if (all) return first
+  }
+}

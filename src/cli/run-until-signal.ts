@@ -4,17 +4,39 @@ import type { Logger } from 'pino'
 const CLOSE_GRACE_MS = 5_000
 
 /**
- * Wait for SIGINT/SIGTERM, shut down gracefully, and exit. A second signal exits at once; a stop
- * that takes longer than `shutdownMs` plus a grace exits with code 1, so a deploy never waits on
- * a process that does not end.
+ * The first SIGINT or SIGTERM from now on; a second one exits at once (130 or 143).
+ *
+ * Listened for from the start of a command, before it announces that it serves: a process with no
+ * listener for a signal is killed by it outright. A process manager (or a test) that sends SIGTERM
+ * as soon as it reads "ready" then caught the gateway between that line and the listener, and it
+ * died without its graceful stop (seen: a restarted gateway, 1 of 3 runs). A signal during the start
+ * stops the gateway as soon as it has started; a second one exits at once.
  */
-export async function runUntilSignal(logger: Logger, shutdown: () => Promise<void>, shutdownMs: number): Promise<never> {
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'))
-    process.once('SIGTERM', () => resolve('SIGTERM'))
+export function stopSignal(logger: Logger): Promise<string> {
+  return new Promise((resolve) => {
+    let first: string | undefined
+    const on = (signal: string, code: number) => () => {
+      if (first !== undefined) process.exit(code)
+      first = signal
+      // Still listened for, so that a second one is an exit, not a kill.
+      process.once(signal, () => process.exit(code))
+      logger.debug({ signal }, 'stop signal received')
+      resolve(signal)
+    }
+    const onInt = on('SIGINT', 130)
+    const onTerm = on('SIGTERM', 143)
+    process.once('SIGINT', onInt)
+    process.once('SIGTERM', onTerm)
   })
-  process.once('SIGINT', () => process.exit(130))
-  process.once('SIGTERM', () => process.exit(143))
+}
+
+/**
+ * Wait for SIGINT/SIGTERM (`stopping`, from `stopSignal` called when the command began), shut down
+ * gracefully, and exit. A second signal exits at once; a stop that takes longer than `shutdownMs`
+ * plus a grace exits with code 1, so a deploy never waits on a process that does not end.
+ */
+export async function runUntilSignal(logger: Logger, shutdown: () => Promise<void>, shutdownMs: number, stopping = stopSignal(logger)): Promise<never> {
+  const signal = await stopping
   logger.info({ signal }, 'shutting down')
   setTimeout(() => {
     logger.error({ shutdownMs, graceMs: CLOSE_GRACE_MS }, 'the graceful stop did not end in time: exiting')

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomBytes } from 'node:crypto'
 import { TEST_SECRET } from './gateway.js'
-import { freePort } from '../../harness/free-port.js'
+import { freePort, freePortRange } from '../../harness/free-port.js'
 import { builtMain } from './built.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -176,13 +176,22 @@ export async function startWorkersGateway(
   opts: { workers: number; config: Record<string, unknown>; host?: string },
 ): Promise<WorkersGateway> {
   const host = opts.host ?? '127.0.0.1'
-  const port = await freePort()
-  const adminPort = await freePort()
-  const gateway = await startGatewayProcess(t, {
-    config: { ...opts.config, workers: opts.workers, listen: { host, port }, admin: { listen: { host, port: adminPort } } },
-  })
-  await gateway.waitForLog((l) => l.msg === 'all workers ready')
-  return { gateway, port, adminPort }
+  // The ports are free when chosen, and may be taken before the workers bind them (another file's
+  // processes run beside this one; seen once: a worker's admin port). The gateway then refuses to
+  // start and names the port; it is started again on other ports, at most three times.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    const adminPort = await freePortRange(opts.workers)
+    try {
+      const gateway = await startGatewayProcess(t, {
+        config: { ...opts.config, workers: opts.workers, listen: { host, port }, admin: { listen: { host, port: adminPort } } },
+      })
+      await gateway.waitForLog((l) => l.msg === 'all workers ready')
+      return { gateway, port, adminPort }
+    } catch (err) {
+      if (attempt >= 3 || !/PortUnavailableError/.test((err as Error).message)) throw err
+    }
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Config } from '../../config/types.js'
 import { secretFromEnv } from '../../keys/key-cipher.js'
 import { startGateway } from '../../main/start-gateway.js'
 import { makeLogger } from '../logger.js'
-import { runUntilSignal } from '../run-until-signal.js'
+import { runUntilSignal, stopSignal } from '../run-until-signal.js'
 import { Supervisor, type WorkerReady } from '../../workers/supervisor.js'
 import { IpcFleetBus } from '../../fleet/ipc-bus.js'
 import { fleetSubjectRoot } from '../../fleet/fleet-bus.js'
@@ -26,15 +26,17 @@ export async function startCommand(args: string[]): Promise<void> {
   // Refuse early: without the secret, keys could not be shown to their owners again.
   secretFromEnv()
   const logger = makeLogger('stdout')
+  // Before anything announces that it serves (see stopSignal).
+  const stopping = stopSignal(logger)
   const starting = holdReloadsWhileStarting(logger)
   const worker = process.env.TOLLGATE_WORKER
-  if (worker !== undefined) return runWorker(configPath, config, Number(worker), logger, starting)
+  if (worker !== undefined) return runWorker(configPath, config, Number(worker), logger, starting, stopping)
   const count = config.workers === 'auto' ? availableParallelism() : config.workers
   if (count === 1) {
     const gateway = await startGateway(config, { logger })
     starting()
     onReloadSignal(logger, configPath, (next) => gateway.reload(next))
-    return runUntilSignal(logger, () => gateway.close(), config.shutdownMs)
+    return runUntilSignal(logger, () => gateway.close(), config.shutdownMs, stopping)
   }
   if (config.listen.port === 0) {
     throw new Error('workers > 1 share one port: set listen.port to a fixed port (0 would give each worker a port of its own)')
@@ -49,11 +51,18 @@ export async function startCommand(args: string[]): Promise<void> {
   // Each worker checks and applies the file itself (and logs the outcome); the supervisor only passes the signal on.
   process.on('SIGHUP', () => logger.info({ workers: supervisor.reload() }, 'reload passed on to the workers'))
   // The workers' own drains run in parallel; the supervisor waits for the last.
-  return runUntilSignal(logger, () => supervisor.stop(), config.shutdownMs + 5_000)
+  return runUntilSignal(logger, () => supervisor.stop(), config.shutdownMs + 5_000, stopping)
 }
 
 /** One worker: its own admin port (admin.listen.port + index), the fleet through the supervisor without NATS. */
-async function runWorker(configPath: string, config: Config, index: number, logger: ReturnType<typeof makeLogger>, starting: () => void): Promise<void> {
+async function runWorker(
+  configPath: string,
+  config: Config,
+  index: number,
+  logger: ReturnType<typeof makeLogger>,
+  starting: () => void,
+  stopping: Promise<string>,
+): Promise<void> {
   const log = logger.child({ worker: index })
   const channel = config.events.nats === undefined ? new IpcFleetBus(fleetSubjectRoot(config)) : undefined
   const gateway = await startGateway(workerConfig(config, index), { logger: log, worker: { index, channel } })
@@ -63,7 +72,7 @@ async function runWorker(configPath: string, config: Config, index: number, logg
   process.send?.({ type: 'ready', http: gateway.http, ws: gateway.ws, admin: gateway.admin } satisfies WorkerReady)
   // The supervisor is gone (killed): stop as if told to, rather than serve unsupervised.
   process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'))
-  return runUntilSignal(log, () => gateway.close(), config.shutdownMs)
+  return runUntilSignal(log, () => gateway.close(), config.shutdownMs, stopping)
 }
 
 /** A worker's config: the file's, with the worker's own admin port (admin.listen.port + index). */
