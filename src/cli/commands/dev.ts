@@ -5,7 +5,7 @@ import { parseCommandArgs, UsageError } from '../args.js'
 import { parseConfig } from '../../config/load.js'
 import { startGateway } from '../../main/start-gateway.js'
 import { makeLogger } from '../logger.js'
-import { runUntilSignal } from '../run-until-signal.js'
+import { runUntilSignal, stopSignal } from '../run-until-signal.js'
 import { holdReloadsWhileStarting, onReloadSignal } from '../reload-on-signal.js'
 import { freeLocalPort, startDevnet } from '../../dev/devnet.js'
 import { findNatsServer, startLocalNatsCluster } from '../../dev/nats-cluster.js'
@@ -56,6 +56,8 @@ export async function devCommand(args: string[]): Promise<void> {
   writeFileSync(configPath, JSON.stringify(raw, null, 2) + '\n')
   const apiKey = await demoKey(config, secret)
 
+  // Before the gateway says it is ready (see stopSignal); a Ctrl-C before this point stops all at once.
+  const stopping = stopSignal(logger)
   let gateway: Awaited<ReturnType<typeof startGateway>>
   try {
     gateway = await startGateway(config, { logger, secret })
@@ -91,6 +93,7 @@ export async function devCommand(args: string[]): Promise<void> {
       await devnet.stop()
     },
     config.shutdownMs,
+    stopping,
   )
 }
 
