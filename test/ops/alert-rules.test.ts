@@ -51,7 +51,7 @@ function seconds(d: string): number {
 }
 
 if (PROMTOOL === undefined) {
-  t.skip('promtool is not installed (Debian: apt-get install prometheus, as .ci/run does): the alert rules are not unit-tested')
+  t.plan(0, 'promtool is not installed (Debian: apt-get install prometheus, as .ci/run does): the alert rules are not unit-tested')
 } else {
   t.test('promtool check rules accepts alerts.yml, every rule of it', async (t) => {
     const { code, out } = await run(['check', 'rules', join(MONITORING, 'alerts.yml')])
