@@ -50,7 +50,16 @@ export function registerCallPathMetrics(
     (s) => s.coalescedBatches,
   )
   perNode('counter', 'tollgate_upstream_coalesced_calls_total', 'Single calls sent to each node inside such batches', (s) => s.coalescedCalls)
-  perNode('gauge', 'tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out', (s) => (s.healthy ? 1 : 0))
+  // What TollgateNoHealthyNode reads: 0 for as long as the node is out, its probes included. A
+  // probe read as 1 restarted the alert's `for` at every scrape that caught it (issue 42).
+  perNode('gauge', 'tollgate_upstream_healthy', '1 when the node takes calls, 0 while it is out (while it is probed too)', (s) => (s.healthy ? 1 : 0))
+  perNode(
+    'gauge',
+    'tollgate_upstream_half_open',
+    '1 while a node that is out may be probed (its cooldown is over) or a probe is in flight; the first probe that succeeds lets it in',
+    (s) => (s.halfOpen ? 1 : 0),
+  )
+  perNode('counter', 'tollgate_upstream_probes_total', 'Calls that probed each node while it was out (head polls and clients’ calls)', (s) => s.probes)
   perNode('gauge', 'tollgate_upstream_in_flight', 'Calls waiting for each node now', (s) => s.inFlight)
   perNode('gauge', 'tollgate_upstream_lag_blocks', 'Blocks each node is behind the best node of its network', (s) => s.lag)
   perNode('gauge', 'tollgate_upstream_head_block', 'The highest head block each node has shown (head polls and its eth_blockNumber answers)', (s) => s.head)

@@ -87,6 +87,8 @@ export class NodeHealth {
   #outReason: OutReason | undefined
   /** A probe call is in flight: others keep away until it tells (one bad node, one wasted call). */
   #probing = false
+  /** Calls that probed the node while it was out, since start (for /metrics). */
+  #probes = 0
   #lag: number | undefined
   #behind = false
   readonly #chain: ChainCheck | undefined
@@ -122,7 +124,11 @@ export class NodeHealth {
     return !this.#probing && this.#clock.now() >= this.#outUntil
   }
 
-  /** The node is up (not out, not behind, on its chain, and not being probed). */
+  /**
+   * The node is up: not out, not behind, on its chain, not sitting out. A node that is out stays
+   * not up while it is probed (see halfOpen): what /metrics reports as healthy, so that a probe
+   * does not read as the node being back.
+   */
   up(): boolean {
     return this.#outUntil === 0 && !this.#behind && this.#chain?.wrong !== true && (this.#sitOutUntil === 0 || this.#sitOutOver())
   }
@@ -136,9 +142,26 @@ export class NodeHealth {
     return this.#outUntil === 0 ? undefined : this.#outReason
   }
 
+  /**
+   * Out after failures, with its cooldown over: the next call probes it, or a probe is in flight
+   * (a circuit breaker's half-open state). The node is not up meanwhile; the probe's success lets
+   * it in.
+   */
+  halfOpen(): boolean {
+    return this.#outUntil !== 0 && (this.#probing || this.#clock.now() >= this.#outUntil)
+  }
+
+  /** Calls that probed the node while it was out (the head poll's, or a client's), since start. */
+  get probes(): number {
+    return this.#probes
+  }
+
   /** A call is being sent; when the node is out and cooling down is over, this call is the probe. */
   begin(): void {
-    if (this.#outUntil !== 0 && !this.#probing && this.#clock.now() >= this.#outUntil) this.#probing = true
+    if (this.#outUntil !== 0 && !this.#probing && this.#clock.now() >= this.#outUntil) {
+      this.#probing = true
+      this.#probes++
+    }
   }
 
   succeeded(): void {

@@ -258,9 +258,19 @@ export class UpstreamNode {
     return this.#health.available()
   }
 
-  /** Up, not out nor on probation (for /metrics). */
+  /** Up, not out nor on probation (for /metrics: see NodeHealth.up). */
   up(): boolean {
     return this.#health.up()
+  }
+
+  /** Out, its cooldown over, waiting for or running the probe that may let it in (see NodeHealth.halfOpen). */
+  halfOpen(): boolean {
+    return this.#health.halfOpen()
+  }
+
+  /** Calls that probed it while it was out, since start. */
+  probes(): number {
+    return this.#health.probes
   }
 
   /** Why the node is out (failures, error rate, behind), undefined while up. */

@@ -43,8 +43,15 @@ export interface UpstreamNodeStats {
   /** Batches of single calls sent over HTTP (see CallCoalescer), and the calls they carried. */
   coalescedBatches: number
   coalescedCalls: number
-  /** Calls may be sent to it now. */
+  /**
+   * It is up and takes calls (see NodeHealth.up). A node that is out and being probed is not: its
+   * probe is `halfOpen`, so that the gauge an alert reads does not flicker back to 1 at each probe.
+   */
   healthy: boolean
+  /** Out, its cooldown over: the next call probes it, or a probe is in flight. */
+  halfOpen: boolean
+  /** Calls that probed it while it was out, since start. */
+  probes: number
   /** Its WebSocket is open (false when it has none). */
   wsOpen: boolean
   inFlight: number
@@ -247,7 +254,9 @@ export class Upstreams {
           ...node.counters,
           coalescedBatches: node.coalesced.batches,
           coalescedCalls: node.coalesced.batchedCalls,
-          healthy: node.healthy(),
+          healthy: node.up(),
+          halfOpen: node.halfOpen(),
+          probes: node.probes(),
           wsOpen: node.ws?.isOpen() ?? false,
           inFlight: node.inFlight(),
           lag: node.lag(),

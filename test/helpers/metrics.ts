@@ -3,7 +3,16 @@
  * matched by name and labels; undefined when absent.
  */
 export async function metric(adminUrl: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const text = await (await fetch(`${adminUrl}/metrics`)).text()
+  return readMetric(await metricsPage(adminUrl), name, labels)
+}
+
+/** The whole /metrics page, for reading several values of one scrape with {@link readMetric}. */
+export async function metricsPage(adminUrl: string): Promise<string> {
+  return (await fetch(`${adminUrl}/metrics`)).text()
+}
+
+/** One value of a /metrics page, matched by name and labels; undefined when absent. */
+export function readMetric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue
     const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line)

@@ -63,3 +63,28 @@ t.test('late failures of calls sent before the node went out do not extend the c
   clock.advance(COOLDOWN / 2)
   t.ok(health.available())
 })
+
+// /metrics reports up() as tollgate_upstream_healthy: a probe must not read as the node being back
+// (each 1 restarted TollgateNoHealthyNode's minute, issue 42). The probe is its own state.
+t.test('while it is probed the node is half-open, not up; each probe is counted', async (t) => {
+  const { clock, health } = given(3)
+  t.notOk(health.halfOpen(), 'cooling down: out, not half-open')
+  clock.advance(COOLDOWN)
+  t.ok(health.halfOpen(), 'cooldown over: half-open, the next call probes it')
+  t.notOk(health.up(), 'and not up, though a call may go')
+  health.begin()
+  t.equal(health.probes, 1)
+  t.ok(health.halfOpen(), 'the probe runs')
+  t.notOk(health.up())
+  health.failed()
+  t.notOk(health.halfOpen(), 'it failed: a new cooldown')
+  t.notOk(health.up())
+  clock.advance(COOLDOWN)
+  health.begin()
+  health.succeeded()
+  t.equal(health.probes, 2)
+  t.notOk(health.halfOpen(), 'the second probe succeeded: in')
+  t.ok(health.up())
+  health.begin()
+  t.equal(health.probes, 2, 'a call to a node that is up is no probe')
+})
