@@ -32,8 +32,9 @@ const { gateways, stream } = await startFleet(t, {
 /** Sum of UsageRecorded.requests of `keyId` in the stream (read by the command line); throws on an event stored twice. */
 async function usageOf(keyId: string): Promise<number> {
   // The command can find the cluster still electing a stream leader after the restarts (it then
-  // exits with an error and prints nothing, seen on a slow machine): asked again, at most 4 times.
-  const events = await eventsOf(gateways[0]!.configPath, 4)
+  // exits with an error and prints nothing, seen on a slow machine; four tries a second apart were
+  // once too few): asked again until it answers, 60 s at most (an outer bound).
+  const events = await eventsOf(gateways[0]!.configPath, 60_000)
   const ids = new Set<string>()
   let sum = 0
   for (const e of events) {

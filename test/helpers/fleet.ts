@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { startGatewayProcess, type GatewayProcess } from './gateway-process.js'
 import { runCli } from './cli.js'
 import { TEST_SECRET } from './gateway.js'
+import { within } from './eventually.js'
 
 /**
  * Several `tollgate start` processes on one NATS stream, started together: a fleet, as an operator
@@ -55,16 +56,25 @@ export async function createAccountKey(
 
 /**
  * Every event of the stream (or embedded log) of `configPath`, as `tollgate events` prints them,
- * parsed; throws with its stderr unless the command exits with 0. With `attempts`, a failed run is
- * asked again a second later, as an operator would (a replicated stream still electing its leader
- * after a node's restart makes the command fail).
+ * parsed; throws with its stderr unless the command exits with 0. With `retryWithinMs`, a failed
+ * run is asked again until one succeeds or that bound passes, as an operator would: a replicated
+ * stream still electing its leader after a node's restart makes the command fail, for as long as
+ * the election takes (a fixed 4 tries a second apart were once too few on a loaded machine).
  */
-export async function eventsOf(configPath: string, attempts = 1): Promise<Array<Record<string, any>>> {
+export async function eventsOf(configPath: string, retryWithinMs = 0): Promise<Array<Record<string, any>>> {
   const run = () => runCli(['events', '--config', configPath], { TOLLGATE_SECRET: TEST_SECRET })
   let out = await run()
-  for (let attempt = 1; out.code !== 0 && attempt < attempts; attempt++) {
-    await new Promise((r) => setTimeout(r, 1_000))
-    out = await run()
+  let attempts = 1
+  if (out.code !== 0 && retryWithinMs > 0) {
+    await within(
+      retryWithinMs,
+      async () => {
+        attempts++
+        out = await run()
+        return out.code === 0
+      },
+      500,
+    )
   }
   if (out.code !== 0) throw new Error(`tollgate events failed ${attempts} time(s) (exit ${out.code}): ${out.stderr.slice(-2000)}`)
   return out.stdout
