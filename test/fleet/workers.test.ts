@@ -3,8 +3,7 @@ import { Agent, request } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { runCli, within } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
-import { startGatewayProcess } from '../helpers/gateway-process.js'
-import { freePort } from '../../harness/free-port.js'
+import { startWorkersGateway } from '../helpers/gateway-process.js'
 import { createAccountKey } from '../helpers/fleet.js'
 
 // `workers: 2` without NATS: `tollgate start` runs two gateway processes on one port, each with its
@@ -15,18 +14,16 @@ const RPS = 60 // set B "starter"
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
-const adminPort = await freePort()
-const gw = await startGatewayProcess(t, {
+// Through the workers fixture: it starts the gateway again on other ports when one chosen free was
+// taken before a worker bound it (seen once on CI: the shared port).
+const { gateway: gw, adminPort } = await startWorkersGateway(t, {
+  workers: 2,
   config: {
-    workers: 2,
-    listen: { host: '127.0.0.1', port: await freePort() },
-    admin: { listen: { host: '127.0.0.1', port: adminPort } },
     networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
     plans: { catalog: 'set-b' },
     limits: { queueMs: 0, ipThrottle: { rejections: 1_000_000 } },
   },
 })
-await gw.waitForLog((l) => l.msg === 'all workers ready')
 const admins = [0, 1].map((i) => `http://127.0.0.1:${adminPort + i}`)
 
 async function metric(admin: string, name: string): Promise<number> {
