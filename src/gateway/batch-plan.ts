@@ -8,6 +8,11 @@ export interface Routed {
   readonly call: RpcCall
   readonly spec: MethodSpec
   readonly kind: NodeKind
+  /**
+   * The compute units it is charged: its method's cost, times the chunks for an eth_getLogs that
+   * is split (src/get-logs/logs-range.ts chunkCount): each chunk is a node call.
+   */
+  readonly units: number
   /** Answered by the transport's local calls (subscriptions), not by a node. */
   readonly local: boolean
   /** Its place in the batch (0 for a call alone). */

@@ -179,7 +179,7 @@ export class RpcDispatcher {
       return { status: routed.status, body: routed.body, malformed }
     }
     // One call: its kind and cost as they are (no array of one per request).
-    const cost = routed.spec.cost
+    const cost = routed.units
     const charged = routed.kind === 'full' ? ctx.policy.charge(ctx, 1, 0, cost, 0) : ctx.policy.charge(ctx, 0, 1, 0, cost)
     if (charged.refusal) return charged.refusal
     if (charged.delayMs > 0) await sleep(charged.delayMs)
@@ -220,7 +220,7 @@ export class RpcDispatcher {
       const record = (r: Routed, out: Answer): void => {
         const s = served[out.kind]
         s.n++
-        s.units += r.spec.cost
+        s.units += r.units
         if (out.isError) s.errors++
         if (out.malformed) malformed++
         s.bytes += out.size
@@ -282,7 +282,7 @@ export class RpcDispatcher {
         const body = out.withId(c.idJson ?? 'null').text
         const s = served[out.kind]
         s.n++
-        s.units += c.of.spec.cost
+        s.units += c.of.units
         if (out.isError) s.errors++
         if (out.malformed) malformed++
         s.bytes += body.length
@@ -334,10 +334,13 @@ export class RpcDispatcher {
       const spec = ERRORS[r.refuse]
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
+    const spec = rule.spec
     return {
       call,
-      spec: rule.spec,
+      spec,
       kind: r.kind,
+      // A split eth_getLogs costs its method's units per chunk (each a node call); any other call its method's units.
+      units: spec.path === 'logs' ? spec.cost * this.deps.calls.logs.chunksFor(call.params, routeContext.head) : spec.cost,
       local: rule.local === true,
       index,
       paramsJson: call.paramsJson === undefined ? paramsJson(call.params) : rememberParamsJson(call.params, call.paramsJson),
@@ -353,19 +356,19 @@ export class RpcDispatcher {
     for (const r of routed) {
       if (r.kind === 'full') {
         full++
-        fullUnits += r.spec.cost
+        fullUnits += r.units
       } else {
         archive++
-        archiveUnits += r.spec.cost
+        archiveUnits += r.units
       }
     }
     for (const c of copies) {
       if (c.of.kind === 'full') {
         full++
-        fullUnits += c.of.spec.cost
+        fullUnits += c.of.units
       } else {
         archive++
-        archiveUnits += c.of.spec.cost
+        archiveUnits += c.of.units
       }
     }
     return ctx.policy.charge(ctx, full, archive, fullUnits, archiveUnits)

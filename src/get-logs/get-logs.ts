@@ -2,7 +2,7 @@ import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { resultArrayItems } from '../upstream/json-rpc-wire.js'
 import { Answer } from '../upstream/answer.js'
-import { hex, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage, type GetLogsLimits } from './logs-range.js'
+import { chunkCount, hex, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage, type GetLogsLimits } from './logs-range.js'
 
 export interface GetLogsDeps {
   /** Send one eth_getLogs call (through the cache and the in-flight sharing). */
@@ -28,6 +28,14 @@ export class GetLogs {
   readonly counters: GetLogsCounters = { split: 0, chunks: 0, refused: 0 }
 
   constructor(private readonly limits: GetLogsLimits) {}
+
+  /**
+   * The node calls an eth_getLogs with these params will cost, as estimated when it is admitted
+   * (see chunkCount): what its units are multiplied by.
+   */
+  chunksFor(params: unknown, head: number | undefined): number {
+    return Array.isArray(params) && params.length === 1 ? chunkCount(params[0], head, this.limits) : 1
+  }
 
   async call(params: unknown, idJson: string, kind: NodeKind, deps: GetLogsDeps): Promise<Answer> {
     const asIs = (from?: number) => this.#asIs(params, idJson, kind, deps, from)

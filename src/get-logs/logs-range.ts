@@ -57,6 +57,27 @@ export function planLogs(bounds: { from: LogsBound; to: LogsBound }, resolved: R
   return { serve: 'split', from, chunks }
 }
 
+/**
+ * How many node calls an eth_getLogs costs, estimated when it is admitted (before its tags are
+ * asked of a node): the chunks its range splits into, with `latest`, `pending`, `safe` and
+ * `finalized` read as the network's head (at most what the split will ask). One for a range that
+ * is served as it is, refused (wider than maxRangeBlocks: no chunk is asked), or not measurable
+ * (a blockHash, a head not known yet, malformed bounds: the node judges it in one call).
+ * It is what the call's units are multiplied by (docs/costs.md): a range of 100,000 blocks is 50
+ * node calls at the defaults, and must not cost what one call over 40 blocks costs.
+ */
+export function chunkCount(filter: unknown, head: number | undefined, limits: Pick<GetLogsLimits, 'chunkBlocks' | 'maxRangeBlocks'>): number {
+  const bounds = logsBounds(filter)
+  if (bounds === undefined) return 1
+  const num = (b: LogsBound) => ('n' in b ? b.n : head)
+  const from = num(bounds.from)
+  const to = num(bounds.to)
+  if (from === undefined || to === undefined || from > to) return 1
+  const width = to - from + 1
+  if (width > limits.maxRangeBlocks || width <= limits.chunkBlocks) return 1
+  return Math.ceil(width / limits.chunkBlocks)
+}
+
 export const hex = (n: number): string => `0x${n.toString(16)}`
 
 /** The message for a range wider than the maximum, in the phrasing log indexers already parse. */

@@ -99,7 +99,12 @@ export class TransactionSender {
     answerHash: (node: string) => Answer,
   ): Promise<Answer> {
     this.counters.broadcast++
-    const outcomes = nodes.map((n) => this.#sendTo(pool, kind, n.name, params, idJson, timeoutMs, hash, answerHash))
+    // One lookup for every node that answers "nonce too low": each asking every node whether it
+    // knows the transaction made a broadcast to N nodes cost N² lookups (docs/costs.md). The sends
+    // are concurrent, so one answer serves them all: a node that accepts answers the client anyway.
+    let lookup: Promise<string | undefined> | undefined
+    const knownBy = (): Promise<string | undefined> => (lookup ??= this.#knownBy(pool, kind, hash, timeoutMs))
+    const outcomes = nodes.map((n) => this.#sendTo(pool, kind, n.name, params, idJson, timeoutMs, answerHash, knownBy))
     return new Promise<Answer>((resolve, reject) => {
       let left = outcomes.length
       let settled = false
@@ -144,13 +149,13 @@ export class TransactionSender {
     params: unknown,
     idJson: string,
     timeoutMs: number,
-    hash: string,
     answerHash: (node: string) => Answer,
+    knownBy: () => Promise<string | undefined>,
   ): Promise<Outcome> {
     const reply = await pool.call(kind, 'eth_sendRawTransaction', params, idJson, { timeoutMs, node })
     if (!reply.isError) return { accepted: true, answer: reply }
     const message = errorText(reply.text)
-    if (ALREADY_KNOWN.test(message) || (NONCE_TOO_LOW.test(message) && (await this.#knownBy(pool, kind, hash, timeoutMs)) !== undefined)) {
+    if (ALREADY_KNOWN.test(message) || (NONCE_TOO_LOW.test(message) && (await knownBy()) !== undefined)) {
       this.counters.alreadyKnown++
       return { accepted: true, answer: answerHash(reply.node) }
     }

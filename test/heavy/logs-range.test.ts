@@ -1,5 +1,5 @@
 import t from 'tap'
-import { logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/get-logs/logs-range.js'
+import { chunkCount, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/get-logs/logs-range.js'
 
 const limits = { chunkBlocks: 100, maxRangeBlocks: 1000, maxLogs: 50, concurrency: 4 }
 const plan = (filter: object, resolved: Record<string, number> = {}) => planLogs(logsBounds(filter)!, new Map(Object.entries(resolved)), limits)
@@ -56,4 +56,17 @@ t.test('messages name a range that works, in the phrasing indexers parse', async
   t.match(tooWideMessage({ from: 16, to: 2000, suggestTo: 1015 }, 1000), /Try with this block range \[0x10, 0x3f7\]\.$/)
   t.match(tooManyMessage(16, 40, 50), /more than 50 logs\. Try with this block range \[0x10, 0x27\]\.$/)
   t.match(tooManyMessage(16, 16, 50), /block 0x10 alone holds more than that/)
+})
+
+t.test('chunk count: what a call is charged for, estimated against the head when it is admitted', async (t) => {
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: '0x63' }, 5000, limits), 1, 'one chunk of 100')
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: '0x64' }, 5000, limits), 2, '101 blocks: two chunks')
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: '0x3e7' }, 5000, limits), 10, 'the widest range served: 10 chunks')
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: '0x3e8' }, 5000, limits), 1, 'wider than served: refused without a chunk, one call')
+  t.equal(chunkCount({ fromBlock: '0x1388', toBlock: 'latest' }, 5499, limits), 5, 'latest is the head')
+  t.equal(chunkCount({ fromBlock: 'safe', toBlock: 'finalized' }, 5499, limits), 1, 'tags read as the head: at most what the split asks')
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: 'latest' }, undefined, limits), 1, 'a head not known yet: one call')
+  t.equal(chunkCount({ blockHash: '0xab' }, 5000, limits), 1, 'a block hash: one call')
+  t.equal(chunkCount({ fromBlock: '0x10', toBlock: '0x1' }, 5000, limits), 1, 'from after to: the node says what is wrong')
+  t.equal(chunkCount('junk', 5000, limits), 1)
 })

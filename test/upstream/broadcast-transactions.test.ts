@@ -72,3 +72,17 @@ t.test('a transaction every node rejects gets a node’s error', async (t) => {
   const r = await send(raw, 4)
   t.same(r.json.error, direct.error, "the node's own error reaches the client")
 })
+
+t.test('every node says "nonce too low": each node asked once whether it knows the transaction', async (t) => {
+  // Mined everywhere: nonce 0 is used on all three nodes, so a new transaction with it is too low.
+  await Promise.all(nodes.map((n) => n.rpc('evm_mine')))
+  const tx = { from, to, value: '0x2', nonce: '0x0', gas: '0x5208', gasPrice: '0x77359400' }
+  const raw = (await nodes[0].rpc('eth_signTransaction', [tx])).result
+  const direct = await nodes[1].rpc('eth_sendRawTransaction', [raw])
+  t.match(direct.error?.message, /nonce/i, `the node says why: ${JSON.stringify(direct.error)}`)
+  const before = proxy.received('eth_getTransactionByHash')
+  const r = await send(raw, 5)
+  t.same(r.json.error, direct.error, "the node's own error reaches the client: no node knows this transaction")
+  // One lookup shared by the three refusals; each refusal asking every node was 3 here (N² for N nodes).
+  t.equal(proxy.received('eth_getTransactionByHash') - before, 1, 'the node behind the proxy was asked once')
+})
