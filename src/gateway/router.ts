@@ -96,16 +96,3 @@ function blockNumberOf(param: unknown): number | undefined {
   if (param && typeof param === 'object' && 'blockNumber' in param) return blockNumberOf((param as { blockNumber: unknown }).blockNumber)
   return undefined
 }
-
-/**
- * A full node's answer that says the state asked for is pruned: the call is worth one more try on
- * an archive node (old state behind a block hash, or a head not known yet). Messages of geth,
- * erigon, nethermind, reth and anvil.
- */
-const PRUNED =
-  /missing trie node|BlockOutOfRange|historical state|state (?:is )?not available|pruned|header not found|state at block .* is pruned|required historical state unavailable/i
-
-/** Call only with an error answer (`isError`): error objects are small, so the head is enough. */
-export function saysStatePruned(errorBody: string): boolean {
-  return PRUNED.test(errorBody.length > 1000 ? errorBody.slice(0, 1000) : errorBody)
-}

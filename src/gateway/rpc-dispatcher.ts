@@ -8,7 +8,8 @@ import type { Access } from '../plans/entitlements.js'
 import type { KeyContext } from './key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { LimitsConfig } from '../config/types.js'
-import { newestBlockOf, route, saysStatePruned, type RouteContext } from './router.js'
+import { newestBlockOf, route, type RouteContext } from './router.js'
+import { saysStatePruned } from '../upstream/state-pruned.js'
 import type { HeadTracker } from './head-tracker.js'
 import type { FilterPins } from './filter-pins.js'
 import type { UpstreamCaller } from './upstream-caller.js'
@@ -247,7 +248,7 @@ export class RpcDispatcher {
               errors.set(reply, e)
             }
             record(x, failed(e, x))
-          } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply.text))) alone.push(x)
+          } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply))) alone.push(x)
           else record(x, forwarded(reply, malformedAnswer(ctx, reply)))
         }
       }
@@ -395,8 +396,13 @@ export class RpcDispatcher {
     try {
       let reply = await this.#call(ctx, r, r.kind, idJson, node)
       // Old state behind a block hash (or a head not known yet) reaches a full node that pruned it:
-      // one more try on an archive node, when the key has archive access.
-      if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && node === undefined && saysStatePruned(reply.text)) {
+      // one more try on an archive node, when the key has archive access (without it the client
+      // gets the full node's own answer). Only on a node's own pruned-state error (saysStatePruned),
+      // never on a revert's words; charged as the archive call it is, or refused as one.
+      if (reply.isError && reply.kind === 'full' && ctx.access.archive && node === undefined && ctx.pool.hasKind('archive') && saysStatePruned(reply)) {
+        const charged = ctx.policy.charge(ctx, 0, 1, 0, r.spec.cost)
+        if (charged.refusal !== undefined) return refusedRetry(charged.refusal, idJson, r.kind)
+        if (charged.delayMs > 0) await sleep(charged.delayMs)
         reply = await this.#call(ctx, r, 'archive', idJson, undefined)
       }
       if (r.spec.filter === 'create' && !reply.isError) {
@@ -477,6 +483,16 @@ function diagnosticHeaders(out: Answer): Record<string, string> {
 /** A gateway error as a call's answer. */
 function failed(e: GatewayError, r: Routed): Answer {
   return Answer.gatewayError(errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), e.http, r.kind)
+}
+
+/**
+ * The archive retry of a pruned answer refused by the key's archive limits: the refusal, with the
+ * client's id, as this call's answer. Its kind is the full node's that served the call (usage counts
+ * that call; the refused archive call is counted as rate-limited by the charge).
+ */
+function refusedRetry(refusal: RpcAnswer, idJson: string, kind: NodeKind): Answer {
+  const body = typeof refusal.body === 'string' ? refusal.body : errorResponseJson('null', ERRORS.RATE_LIMITED.rpc, ERRORS.RATE_LIMITED.message)
+  return Answer.gatewayError(body, refusal.status, kind).withId(idJson)
 }
 
 /** A node's answer, marked when it says the call was malformed. */

@@ -1,5 +1,13 @@
 import { GatewayError } from '../errors/registry.js'
-import { NodeBusy, NodesDisagree, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from '../upstream/errors.js'
+import {
+  MethodServedByNoNode,
+  NodeBusy,
+  NodesDisagree,
+  NoHealthyUpstream,
+  UpstreamAnswerTooLarge,
+  UpstreamTimeout,
+  UpstreamTransportError,
+} from '../upstream/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 
 /**
@@ -21,6 +29,13 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
     return new GatewayError(
       'NODES_BUSY',
       `The nodes for this call are at capacity: it waited ${err.waitedMs} ms for a free slot and got none; retry after the time in Retry-After, with backoff`,
+      { cause: err },
+    )
+  }
+  if (err instanceof MethodServedByNoNode) {
+    return new GatewayError(
+      'METHOD_NOT_FOUND',
+      `Method not found: no ${err.kind} node of ${network} serves ${err.method} (each said so within the last few minutes)`,
       { cause: err },
     )
   }

@@ -80,6 +80,21 @@ export class NoHealthyUpstream extends Error {
 }
 
 /**
+ * Every node of the kind said, within the set-aside time (health.methodSetAsideMs), that it does not
+ * serve this method: the client gets -32601 without a node being asked (see UpstreamPool).
+ */
+export class MethodServedByNoNode extends Error {
+  override name = 'MethodServedByNoNode'
+  readonly method: string
+  readonly kind: NodeKind
+  constructor(opts: { network: string; kind: NodeKind; method: string }) {
+    super(`no ${opts.kind} node of ${opts.network} serves ${opts.method}`)
+    this.method = opts.method
+    this.kind = opts.kind
+  }
+}
+
+/**
  * Consensus (networks.<slug>.consensus) reached no agreement: the nodes asked gave different
  * answers and no answer had `agreement` of them. Not a failure of a node (it is not counted
  * against any, nor tried elsewhere): the client is told the nodes disagree, never given a guess.

@@ -1,20 +1,19 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
+import { isListedMethod } from './method-missing.js'
 
 /** How long a method a node said it lacks is set aside on that node before one call probes it. */
 export const METHOD_SET_ASIDE_MS = 5 * 60_000
 
 /**
- * Entries kept at most: methods outside the method table reach the nodes too (any name in a
- * served namespace), and a client must not grow this map with made-up names. Past it, a new
- * name is not remembered (its calls then each try the nodes in turn, as before).
- */
-const MAX_ENTRIES = 1_024
-
-/**
- * The methods one node said it does not serve ("method not found", "not supported"), each set
- * aside until a time: calls for it go to the other nodes of the kind meanwhile, and once the time
- * is past the next call probes the node again (a node upgraded or reconfigured serves it again).
- * A few entries a node as a rule: the methods clients use that this node lacks.
+ * Methods set aside, each until a time: the methods one node said it does not serve while another
+ * node of its kind served them (UpstreamNode.lacking; calls for them go to the other nodes
+ * meanwhile), or the methods no node of a kind serves (the pool's own). Once the time is past the
+ * next call probes again (a node upgraded or reconfigured serves it again).
+ *
+ * Only methods of the method table are remembered (isListedMethod), so the map holds at most the
+ * table's ~100 names whatever clients send: made-up names (any name in a served namespace reached
+ * the nodes, and each took one of 1,024 places on every node) cannot fill it, and a real gap is
+ * never forgotten for want of room. Names outside the table are simply asked each time.
  */
 export class MethodsLacking {
   readonly #until = new Map<string, number>()
@@ -25,17 +24,13 @@ export class MethodsLacking {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  /** The node said it lacks `method`: set it aside. */
-  lacks(method: string): void {
-    const now = this.clock.now()
-    if (this.#until.size >= MAX_ENTRIES && !this.#until.has(method)) {
-      for (const [m, until] of this.#until) if (until <= now) this.#until.delete(m)
-      if (this.#until.size >= MAX_ENTRIES) return
-    }
-    this.#until.set(method, now + this.setAsideMs)
+  /** `method` is lacking: set it aside for `ms` (default setAsideMs); a name outside the table is not remembered. */
+  lacks(method: string, ms = this.setAsideMs): void {
+    if (!isListedMethod(method)) return
+    this.#until.set(method, this.clock.now() + ms)
   }
 
-  /** Whether `method` is set aside on this node now. */
+  /** Whether `method` is set aside now. */
   has(method: string): boolean {
     if (this.#until.size === 0) return false
     const until = this.#until.get(method)
@@ -44,6 +39,11 @@ export class MethodsLacking {
     // Past its time: the next call is the probe; a second "not found" sets it aside again.
     this.#until.delete(method)
     return false
+  }
+
+  /** Forget every method (the nodes changed: a reload). */
+  clear(): void {
+    this.#until.clear()
   }
 
   /** Methods set aside now (for /metrics). */

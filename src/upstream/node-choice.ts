@@ -60,8 +60,8 @@ export interface Choice {
 
 /**
  * Chooses the node for a call among a kind's nodes: healthy and not tried yet by this call; of
- * those, the ones that serve the method, reach the block the call names and are at the highest
- * head any node has shown (each preference dropped only when no node meets it); of those, the
+ * those, the ones that reach the block the call names, are at the highest head any node has
+ * shown and serve the method (in that order; each preference dropped only when no node meets it); of those, the
  * best by score share the calls in turn, and one call in PROBE_EVERY probes another. Nodes not
  * measured yet share the calls with the best until they are.
  */
@@ -122,13 +122,18 @@ export class NodeChooser {
   }
 }
 
-/** Lower is preferred: serves the method (4), reaches the block (2), is at the highest head (1), has a free slot (0.5). */
+/**
+ * Lower is preferred: reaches the block (4), is at the highest head (2), serves the method (1), has a
+ * free slot (0.5). Lag outranks a set-aside method: a node at the head that has the method set aside
+ * is asked (it answers "not found" at once, and the call goes on) before a node behind the head,
+ * so that no set-aside, right or wrong, sends calls to a node behind while one at the head serves them.
+ */
 function rankOf(n: UpstreamNode, opts: ChoiceOptions, top: number | undefined): number {
   let rank = 0
   if (n.capacity !== undefined && !n.hasRoom(opts.account)) rank += 0.5
-  if (opts.method !== undefined && n.lacking.has(opts.method)) rank += 4
-  if (opts.minBlock !== undefined && n.head !== undefined && n.head < opts.minBlock) rank += 2
-  if (top !== undefined && n.head !== undefined && n.head < top) rank += 1
+  if (opts.method !== undefined && n.lacking.has(opts.method)) rank += 1
+  if (opts.minBlock !== undefined && n.head !== undefined && n.head < opts.minBlock) rank += 4
+  if (top !== undefined && n.head !== undefined && n.head < top) rank += 2
   return rank
 }
 

@@ -7,6 +7,8 @@ import { sampleOf } from './answer-shape.js'
 import { batchText, readResponseHead, readResponseHeadBytes, splitBatchHeads, type BatchCall } from './json-rpc-wire.js'
 import { Answer } from './answer.js'
 import { MethodsLacking } from './methods-lacking.js'
+import { isListedMethod, undecidedOverWs } from './method-missing.js'
+import { nodeErrorOf } from './node-error.js'
 import { WsTransport, type WsTransportOptions } from './ws-transport.js'
 import { CallCoalescer, type CallCoalescerOptions } from './call-coalescer.js'
 import type { CallFor, NodeCapacity } from './node-capacity.js'
@@ -51,6 +53,9 @@ export interface NodeCallOptions {
   /** A heavy call (method table `heavy`): its latency goes to heavyLatency. */
   heavy?: boolean
 }
+
+/** The params of the question that decides anvil's undecided WebSocket answer (#decidedOverHttp). */
+const NO_PARAMS: readonly unknown[] = Object.freeze([])
 
 /** Answers at least this large are kept as bytes (see Answer); smaller ones become text. */
 const KEEP_BYTES_MIN = 16 * 1024
@@ -166,8 +171,10 @@ export class UpstreamNode {
     const started = performance.now()
     try {
       let answer: Buffer | string
+      let overWs = false
       if (this.ws?.canSend()) {
         this.counters.wsCalls++
+        overWs = true
         answer = await this.ws.callBytes(method, params, timeoutMs)
       } else {
         this.counters.httpCalls++
@@ -182,6 +189,7 @@ export class UpstreamNode {
       } else {
         reply = Answer.ofBytes([answer], readHead(this.name, answer).isError, this.name, this.kind)
       }
+      if (overWs && reply.isError && isListedMethod(method) && undecidedOverWs(reply)) reply = await this.#decidedOverHttp(method, reply, timeoutMs)
       const ms = performance.now() - started
       ;(heavy ? this.heavyLatency : this.latency).record(ms)
       this.#onDuration?.(method, ms)
@@ -193,6 +201,21 @@ export class UpstreamNode {
     } finally {
       this.#inFlight--
     }
+  }
+
+  /**
+   * anvil's WebSocket answered as it does both for a method it lacks and for params it cannot read
+   * (see undecidedOverWs): the same node is asked over HTTP for the method with no params, where it
+   * answers -32601 only for a method it lacks. Its -32601 is then this call's answer (the node's
+   * own word for "not found", which the pool learns from); any other answer leaves the WebSocket's.
+   * One small call more, only for this one answer of one client's nodes, and only for table methods
+   * (a name outside the table is never sent again on its own).
+   */
+  async #decidedOverHttp(method: string, undecided: Answer, timeoutMs: number): Promise<Answer> {
+    const raw = await this.#coalescer.call(method, NO_PARAMS, timeoutMs)
+    const text = typeof raw === 'string' ? raw : raw.toString('utf8')
+    const overHttp = Answer.ofText(text, readHead(this.name, text).isError, this.name, this.kind)
+    return nodeErrorOf(overHttp)?.code === -32601 ? overHttp : undecided
   }
 
   /**

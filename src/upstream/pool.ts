@@ -1,8 +1,18 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../core/node-kind.js'
-import { isUpstreamFailure, NodesDisagree, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
+import {
+  isUpstreamFailure,
+  MethodServedByNoNode,
+  NodesDisagree,
+  NoHealthyUpstream,
+  UpstreamAnswerTooLarge,
+  UpstreamTimeout,
+  type UpstreamTransportError,
+} from './errors.js'
 import type { Answer } from './answer.js'
-import { blockNumberIn, emptyWhenBehind, saysMethodMissing } from './answer-checks.js'
+import { blockNumberIn, emptyWhenBehind } from './answer-checks.js'
+import { saysMethodMissing } from './method-missing.js'
+import { MethodsLacking } from './methods-lacking.js'
 import type { NodeCallOptions, UpstreamNode } from './node.js'
 import { highestHead, NodeChooser, type Choice } from './node-choice.js'
 import { Disputes, answerValue, type ConsensusCounters, type ConsensusPolicy } from './consensus.js'
@@ -89,12 +99,18 @@ export class UpstreamPool {
   readonly consensusCounters: ConsensusCounters = { agreed: 0, disagreed: 0, fanOut: 0 }
   /** Each node's disputes (answers against an agreement), made at its first. */
   readonly #disputes = new Map<UpstreamNode, Disputes>()
+  /**
+   * Methods every node of a kind said it lacks, in one call: calls for them get -32601 without
+   * asking a node, for the set-aside time (see #noneServes).
+   */
+  readonly #servedByNone: Record<NodeKind, MethodsLacking>
 
   constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock; consensus?: ConsensusPolicy } = {}) {
     this.network = network
     for (const node of nodes) this.#byKind[node.kind].push(node)
     this.#clock = opts.clock ?? systemClock
     this.consensus = opts.consensus
+    this.#servedByNone = { full: new MethodsLacking(undefined, this.#clock), archive: new MethodsLacking(undefined, this.#clock) }
   }
 
   /**
@@ -109,6 +125,9 @@ export class UpstreamPool {
     this.#byKind = byKind
     this.consensus = consensus
     for (const node of this.#disputes.keys()) if (!nodes.includes(node)) this.#disputes.delete(node)
+    // New nodes may serve what the old ones lacked.
+    this.#servedByNone.full.clear()
+    this.#servedByNone.archive.clear()
   }
 
   /** A node's disputes and sit-outs so far (for /metrics). */
@@ -135,6 +154,7 @@ export class UpstreamPool {
    * @throws UpstreamTimeout / UpstreamTransportError every node tried failed (the last failure)
    */
   async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
+    if (opts.node === undefined && this.#servedByNone[kind].has(method)) throw new MethodServedByNoNode({ network: this.network, kind, method })
     if (this.consensus !== undefined && opts.node === undefined && this.consensus.methods.has(method)) {
       return (await this.#agreed(this.consensus, kind, method, params, opts)).withId(clientIdJson)
     }
@@ -147,9 +167,12 @@ export class UpstreamPool {
     // An answer judged not good enough (a node behind, a method the node lacks), kept in case no
     // other node does better: the client then gets it, a node's answer as it was.
     let kept: Answer | undefined
+    // Nodes that said they lack the method in this call (made at the first): set aside once another serves it.
+    let lacking: UpstreamNode[] | undefined
     for (;;) {
       const choice = opts.node === undefined ? this.#choose(kind, tried, method, opts) : this.#named(opts.node, tried)
       if (choice === undefined) {
+        if (lacking !== undefined) this.#noneServes(kind, method, lacking)
         if (kept !== undefined) return kept.withId(clientIdJson)
         throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.#whyNone(kind) })
       }
@@ -168,7 +191,16 @@ export class UpstreamPool {
             ? await node.call(method, params, timeoutMs, opts)
             : await this.#hedged(kind, choice, method, params, timeoutMs, hedgeMs, tried, opts)
         if (opts.node === undefined) {
-          const better = this.#judge(kind, method, reply, kept)
+          // Error answers only: an ordinary answer is never read for this.
+          if (reply.isError && saysMethodMissing(method, reply)) {
+            const by = this.#byName(reply.node)
+            if (by !== undefined) (lacking ??= []).push(by)
+            this.askedAgain.methodMissing++
+            kept ??= reply
+            continue
+          }
+          if (lacking !== undefined) this.#served(method, lacking)
+          const better = this.#judge(method, reply, kept)
           if (better !== undefined) {
             kept = better
             continue
@@ -189,11 +221,10 @@ export class UpstreamPool {
    * Whether an answer should be asked again of another node: the answer to keep meanwhile, or
    * undefined to give this one to the client. An eth_blockNumber below the highest head a node
    * of the network has shown (the head never goes back); an empty answer (a null block,
-   * transaction or receipt, "header not found") from a node behind that head; a "method not
-   * found" from a node while another node of the kind may serve the method (it is set aside on
-   * this node for a while, see MethodsLacking).
+   * transaction or receipt, "header not found") from a node behind that head. ("Method not found"
+   * is judged in call(): see #served.)
    */
-  #judge(kind: NodeKind, method: string, reply: Answer, kept: Answer | undefined): Answer | undefined {
+  #judge(method: string, reply: Answer, kept: Answer | undefined): Answer | undefined {
     const node = this.#byName(reply.node)
     if (node === undefined) return undefined
     if (method === 'eth_blockNumber') {
@@ -206,12 +237,6 @@ export class UpstreamPool {
       // The highest answer so far is the one kept.
       const keptN = kept === undefined ? undefined : blockNumberIn(kept)
       return keptN !== undefined && keptN >= n ? kept : reply
-    }
-    if (saysMethodMissing(reply)) {
-      node.lacking.lacks(method)
-      if (!this.#byKind[kind].some((n) => n !== node && !n.lacking.has(method))) return undefined
-      this.askedAgain.methodMissing++
-      return kept ?? reply
     }
     if (node.head !== undefined && emptyWhenBehind(method, reply)) {
       const top = highestHead(this.nodes())
@@ -257,6 +282,10 @@ export class UpstreamPool {
     let running = 0
     let lastFailure: UpstreamTransportError | undefined
     let winner: string | undefined
+    // Nodes that said they lack the method before any node served it, and the first such answer.
+    let lacking: UpstreamNode[] | undefined
+    let served = false
+    let missing: Answer | undefined
     return new Promise<Answer>((resolve, reject) => {
       const ask = (): boolean => {
         const left = deadline - this.#clock.now()
@@ -274,10 +303,17 @@ export class UpstreamPool {
       }
       const answered = (node: UpstreamNode, answer: Answer): void => {
         running--
-        if (saysMethodMissing(answer)) {
-          node.lacking.lacks(method)
+        if (answer.isError && saysMethodMissing(method, answer)) {
+          if (served) node.lacking.lacks(method)
+          else (lacking ??= []).push(node)
+          missing ??= answer
           if (winner === undefined) ask()
         } else {
+          served = true
+          if (lacking !== undefined) {
+            this.#served(method, lacking)
+            lacking = undefined
+          }
           const value = answerValue(answer)
           voteOf.set(node, value)
           const group = votes.get(value) ?? []
@@ -310,6 +346,14 @@ export class UpstreamPool {
         if (running > 0) return
         if (winner === undefined) {
           winner = ''
+          if (votes.size === 0 && missing !== undefined) {
+            // No node serves the method: the client gets a node's own "not found".
+            if (lacking !== undefined) this.#noneServes(kind, method, lacking)
+            const out = missing.withId('null')
+            out.attempts = asked.size - avoided
+            resolve(out)
+            return
+          }
           if (votes.size <= 1) {
             // Too few answers, not a disagreement: why the others did not answer.
             const answers = votes.size === 0 ? 0 : [...votes.values()][0].length
@@ -335,6 +379,29 @@ export class UpstreamPool {
       for (let i = 0; i < policy.participants; i++) if (!ask()) break
       if (running === 0) done()
     })
+  }
+
+  /**
+   * Another node of the kind served `method` in the call in which `lacking` said they lack it: it
+   * is set aside on them (their calls for it go to the others, see MethodsLacking). Only then: a
+   * node's "not found" alone sets nothing aside, so no answer makes every node look lacking and
+   * send the calls to a node behind the head.
+   */
+  #served(method: string, lacking: readonly UpstreamNode[]): void {
+    for (const node of lacking) node.lacking.lacks(method)
+  }
+
+  /**
+   * Every node of the kind said in one call that it lacks `method`: for the set-aside time its
+   * calls get -32601 without asking a node. Without this, each call of a method no node serves
+   * asked every node of the kind in turn (a tenant's loop of such calls, times the nodes); with it,
+   * none. Only a node's own "method not found" code counts (saysMethodMissing), which no tenant's
+   * params or contract can produce, and only methods of the table are remembered.
+   */
+  #noneServes(kind: NodeKind, method: string, lacking: readonly UpstreamNode[]): void {
+    const nodes = this.#byKind[kind]
+    if (nodes.length === 0 || !nodes.every((n) => lacking.includes(n))) return
+    this.#servedByNone[kind].lacks(method, nodes[0].lacking.setAsideMs)
   }
 
   /** A node answered against an agreement: counted; past the threshold it sits out (see #agreed). */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { oldestBlockOf, route, saysStatePruned, type RouteContext } from '../../src/gateway/router.js'
+import { oldestBlockOf, route, type RouteContext } from '../../src/gateway/router.js'
 import { METHODS } from '../../src/rpc/method-table.js'
 
 const both: RouteContext = {
@@ -61,10 +61,4 @@ t.test('oldest block of a call', async (t) => {
   t.equal(oldestBlockOf(METHODS.eth_getLogs, [{ blockHash: '0xab' }]), undefined)
   t.equal(oldestBlockOf(METHODS.eth_getBalance, ['0xa']), undefined, 'absent: latest')
   t.equal(oldestBlockOf(METHODS.eth_getBalance, ['0xa', 'safe']), undefined)
-})
-
-t.test('pruned-state answers are recognised', async (t) => {
-  t.ok(saysStatePruned('{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"BlockOutOfRangeError: block height is 300 but requested was 1"}}'))
-  t.ok(saysStatePruned('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"missing trie node 12ab (path ) state 0x… is not available"}}'))
-  t.notOk(saysStatePruned('{"jsonrpc":"2.0","id":1,"error":{"code":3,"message":"execution reverted"}}'))
 })

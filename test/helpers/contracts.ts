@@ -5,6 +5,7 @@ import {
   createPublicClient,
   createWalletClient,
   encodeDeployData,
+  encodeErrorResult,
   encodeFunctionData,
   erc20Abi,
   getContractAddress,
@@ -244,3 +245,21 @@ export function counterfactualWallet(owner: Address, salt: Hex = padHex('0x02', 
     factoryData: concatHex([salt, initCode]),
   }
 }
+
+/**
+ * Runtime code that reverts every call with `Error(reason)`, as a contract's `require(false, reason)`
+ * does: put it at an address with anvil_setCode. The node then answers an eth_call to it with the
+ * revert (code 3, "execution reverted: <reason>", the data): words a tenant chose, in a node's error.
+ * @example
+ * await anvil.rpc('anvil_setCode', [address, revertingCode('method not found')])
+ */
+export function revertingCode(reason: string): Hex {
+  const data = encodeErrorResult({ abi: ERROR_STRING_ABI, errorName: 'Error', args: [reason] })
+  const size = (data.length - 2) / 2
+  const word = (n: number): string => n.toString(16).padStart(4, '0')
+  // PUSH2 size, PUSH2 offset, PUSH1 0, CODECOPY (the revert data into memory), PUSH2 size, PUSH1 0, REVERT; then the data.
+  const prefixBytes = 15
+  return `0x61${word(size)}61${word(prefixBytes)}600039${'61'}${word(size)}6000fd${data.slice(2)}` as Hex
+}
+
+const ERROR_STRING_ABI = [{ type: 'error', name: 'Error', inputs: [{ name: 'reason', type: 'string' }] }] as const

@@ -3,13 +3,18 @@ import { listenLocal } from './listen-local.js'
 
 /**
  * What the proxy does to the calls a rule matches. Rules are looked at in this order: `refuse`,
- * `answerNull`, then the call goes to the node after `delayMs`, and its result goes through `alter`.
+ * `answerError`, `answerNull`, then the call goes to the node after `delayMs`, and its result goes through `alter`.
  */
 export interface FaultRule {
   /** Wait this long before sending the call to the node (inside a worker slot, see `workers`). */
   delayMs?: number
   /** Answer -32601 "the method <m> does not exist/is not available" as geth does; the node never sees the call. */
   refuse?: boolean
+  /**
+   * Answer this JSON-RPC error as a node of another client would (geth's "missing trie node" of a
+   * pruned full node); the node never sees the call.
+   */
+  answerError?: { code: number; message: string; data?: unknown }
   /** Answer `"result":null` (no such block, transaction or receipt); the node never sees the call. */
   answerNull?: boolean
   /** Change the node's result (an error answer is passed on as it is). */
@@ -125,6 +130,8 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
       let answer: string
       if (rule?.refuse) {
         answer = `{"jsonrpc":"2.0","id":${idJson},"error":{"code":-32601,"message":${JSON.stringify(`the method ${method} does not exist/is not available`)}}}`
+      } else if (rule?.answerError) {
+        answer = `{"jsonrpc":"2.0","id":${idJson},"error":${JSON.stringify(rule.answerError)}}`
       } else if (rule?.answerNull) {
         answer = `{"jsonrpc":"2.0","id":${idJson},"result":null}`
       } else {

@@ -86,6 +86,21 @@ t.test('a method a node lacks is set aside on it, then probed again', async (t) 
   t.equal(a.lacking.has('debug_traceTransaction'), false, 'after the set-aside time the node is asked again')
 })
 
+t.test('a method set aside never sends its calls to a node behind the head while one at the head is left', async (t) => {
+  now = 0
+  const head1 = node('head1', { ms: 1, head: 100 })
+  const head2 = node('head2', { ms: 1, head: 100 })
+  const behind = node('behind', { ms: 1, head: 99 })
+  // Set aside (rightly or not) on both nodes at the head: they are still asked first (each says
+  // "not found" at once if it lacks it, and the pool asks on), never the node a block behind.
+  head1.lacking.lacks('eth_call')
+  head2.lacking.lacks('eth_call')
+  t.same(picks(new NodeChooser(), [head1, head2, behind], 20, { method: 'eth_call' }), { head1: 10, head2: 10 })
+  // Among the nodes at the head, the set-aside still counts.
+  head2.lacking.clear()
+  t.same(picks(new NodeChooser(), [head1, head2, behind], 20, { method: 'eth_call' }), { head2: 20 })
+})
+
 t.test('a node not measured yet shares the calls, hedged to the best', async (t) => {
   const known = node('known', { ms: 1 })
   const fresh = node('fresh')
