@@ -29,7 +29,8 @@ const DATABASE = 'reads or changes the node’s database directly'
 const CHAIN = 'changes the node’s chain or its sync'
 const NETWORK = 'describes the node on the network'
 const POOL = 'changes the node’s transaction pool'
-const ACCOUNTS = 'uses the node’s own accounts; sign locally and use eth_sendRawTransaction'
+const SENDS = 'sends from the node’s own accounts; sign locally and use eth_sendRawTransaction'
+const SIGN_TX = 'signs with the node’s own accounts; sign locally and use eth_sendRawTransaction'
 const SIGN = 'signs with the node’s own accounts; sign locally'
 const MINING = 'mining is not offered'
 const BYPASS = 'sends transactions outside eth_sendRawTransaction; use eth_sendRawTransaction'
@@ -48,14 +49,14 @@ export const NODE_OPERATING_METHODS: Readonly<Record<string, NodeOperatingMethod
   // eth: the node's own accounts, signing and mining
   eth_accounts: m('the node’s accounts are not yours; use your wallet’s accounts', 'geth, Nethermind, Besu, Erigon, reth'),
   eth_coinbase: m('describes the node itself', 'geth, Nethermind, Besu, Erigon, reth'),
-  eth_sign: m(SIGN, 'geth, Nethermind, Erigon, reth'),
-  eth_signTransaction: m(ACCOUNTS, 'geth, Erigon, reth'),
+  eth_sign: m(SIGN_TX, 'geth, Nethermind, Erigon, reth'),
+  eth_signTransaction: m(SIGN_TX, 'geth, Erigon, reth'),
   eth_signTypedData: m(SIGN, 'reth'),
   eth_signTypedData_v3: m(SIGN, 'wallets (EIP-712 v3)'),
   eth_signTypedData_v4: m(SIGN, 'wallets (EIP-712 v4)'),
-  eth_sendTransaction: m(ACCOUNTS, 'geth, Nethermind, Besu, Erigon, reth'),
+  eth_sendTransaction: m(SENDS, 'geth, Nethermind, Besu, Erigon, reth'),
   eth_pendingTransactions: m('lists the transactions of the node’s own accounts', 'geth, reth'),
-  eth_resend: m(ACCOUNTS, 'geth'),
+  eth_resend: m(SENDS, 'geth'),
   eth_mining: m(MINING, 'geth (until 1.14), Besu, Erigon, reth'),
   eth_hashrate: m(MINING, 'geth (until 1.14), Besu (until 25.5), Erigon, reth'),
   eth_getWork: m(MINING, 'geth (until 1.14), Besu (until 25.5), Erigon, reth'),
