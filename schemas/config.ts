@@ -18,6 +18,8 @@ const Port = (port: number, options: IntegerOptions = {}) =>
 const HTTP_URL = '^https?://[^\\s/]+'
 const NATS_URL = '^(nats|tls|ws|wss)://[^\\s]+$'
 const ADDRESS = '^0x[0-9a-fA-F]{40}$'
+/** A method name, or a prefix of one and `*` (src/rpc/forward-methods.ts). */
+const FORWARD_METHOD_PATTERN = '^[a-z0-9]+_[A-Za-z0-9_]*\\*?$'
 
 /** A section of the file: its fields refused when unknown, the section itself optional (its fields have defaults). */
 const Section = <P extends TProperties>(properties: P, description?: string) =>
@@ -77,6 +79,13 @@ const networkSchema = Strict({
     Type.Boolean({
       description:
         'Send eth_sendRawTransaction to every healthy node of the kind at once, not to one (default false): the first node that accepts it answers, the others finish in the background. For nodes with few peers, or that drop transactions.',
+    }),
+  ),
+  forwardMethods: Type.Optional(
+    Type.Array(Type.String({ pattern: FORWARD_METHOD_PATTERN, maxLength: 128 }), {
+      maxItems: 256,
+      description:
+        "Methods outside the method table (docs/costs.md) this network's nodes are sent (default none: such a method gets -32601 without a node being asked): exact names, or a prefix ending in * (debug_getRaw*). Each counts as a heavy call (heavy.atOnce, heavy.timeoutMs) and costs 500 units unless methodCosts names it. A method that operates the node (docs/costs.md, Refused methods) stays refused whatever a pattern matches.",
     }),
   ),
   consensus: Type.Optional(

@@ -3,7 +3,7 @@ import { compileCheck, type CheckResult } from '../../schemas/check.js'
 import { configSchema } from '../../schemas/config.js'
 import { ConfigError, type ConfigProblem } from './config-error.js'
 import { deepFreeze } from './deep-freeze.js'
-import { methodRule } from '../rpc/method-policy.js'
+import { MethodRules, methodRule, refusalOf } from '../rpc/method-policy.js'
 import type { Config } from './types.js'
 
 export { ConfigError, type ConfigProblem } from './config-error.js'
@@ -116,10 +116,20 @@ function checkBeyondSchema(config: Config): ConfigProblem[] {
       }
     }
   }
+  for (const [slug, network] of Object.entries(config.networks)) {
+    for (const [i, entry] of (network.forwardMethods ?? []).entries()) {
+      // A name the gateway refuses whatever the list says: the operator would believe it is served.
+      const refused = entry.endsWith('*') ? undefined : refusalOf(entry)
+      if (refused !== undefined) problems.push({ path: `/networks/${slug}/forwardMethods/${i}`, message: `is never forwarded (${refused})` })
+    }
+  }
+  const forwarded = new MethodRules({}, Object.fromEntries(Object.entries(config.networks).map(([slug, n]) => [slug, n.forwardMethods])))
   for (const method of Object.keys(config.methodCosts)) {
     // A cost for a method the gateway refuses would never apply: most likely a typo, so say which.
     const rule = methodRule(method, 'ws')
-    if (!rule.ok) problems.push({ path: `/methodCosts/${method}`, message: `is not a method this gateway serves (${rule.message})` })
+    if (!rule.ok && !Object.keys(config.networks).some((slug) => forwarded.rule(method, 'ws', slug).ok)) {
+      problems.push({ path: `/methodCosts/${method}`, message: `is not a method this gateway serves nor a network forwards (${rule.message})` })
+    }
   }
   return problems
 }

@@ -43,7 +43,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
   const deadlines = new BodyDeadlines<RequestState>(deps.bodyTimeoutMs, (state) => bodyLate(state, deps.bodyTimeoutMs))
   // Calls over HTTP: its method policy, each call charged to the key's rate, no penalty for malformed ones.
   const rules = deps.methodRules
-  const httpCalls: CallPolicy = { methodRule: (method) => rules.rule(method, 'http'), charge: deps.chargeCalls, notesMalformed: false }
+  const httpCalls: CallPolicy = { methodRule: (method, network) => rules.rule(method, 'http', network), charge: deps.chargeCalls, notesMalformed: false }
   app.post('/http/:network', (res: HttpResponse, req: HttpRequest) => {
     const declaredLength = Number(req.getHeader('content-length') || '0')
     const state: RequestState = deps.exchanges.begin(res, false, {

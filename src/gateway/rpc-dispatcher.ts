@@ -65,8 +65,11 @@ export interface DispatchContext {
  * src/ws/ws-session.ts) so that the dispatcher never asks which one it serves.
  */
 export interface CallPolicy {
-  /** Which methods it serves, and the refusal of the others (src/rpc/method-policy.ts). */
-  methodRule(method: string): MethodRule
+  /**
+   * Which methods it serves on a network (the table's, and what the network's forwardMethods
+   * allows), and the refusal of the others (src/rpc/method-policy.ts).
+   */
+  methodRule(method: string, network: string): MethodRule
   /**
    * What the routed calls cost the key's rate, by node kind (src/gateway/call-charge.ts): over
    * HTTP each call is charged to the key's requests per second; over WebSocket the session
@@ -328,7 +331,7 @@ export class RpcDispatcher {
   /** The node kind for a call, or the answer that refuses it. */
   #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index = 0): Routed | Refused {
     const idJson = call.idJson ?? 'null'
-    const rule = ctx.policy.methodRule(call.method)
+    const rule = ctx.policy.methodRule(call.method, ctx.network)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
     const r = route(call.method, rule.spec, call.params, routeContext)
     if ('refuse' in r) {

@@ -167,12 +167,14 @@ export class UpstreamCaller {
   // Not async: each path returns its own promise (one promise fewer per call).
   call(c: UpstreamCall): Promise<Answer> {
     const spec = METHODS[c.method]
-    if (spec === undefined)
-      return c.pool.call(c.kind, c.method, c.params, c.idJson, {
-        timeoutMs: this.#timeoutOf(c.method),
-        deadlineMs: this.#timeoutOf(c.method),
-        account: c.account,
-      }) // not in the method table: as it is (MethodSpec.unlisted)
+    if (spec === undefined) {
+      // Not in the method table, forwarded by the network's forwardMethods: as it is (MethodSpec.unlisted),
+      // and heavy: one of its key's heavy calls at once and the heavy time-out, or 40 unlisted
+      // traces of one key would all be at the node at once, past the bound listed traces keep.
+      const timeoutMs = this.#timeoutOf(c.method)
+      const send = () => c.pool.call(c.kind, c.method, c.params, c.idJson, { timeoutMs, deadlineMs: timeoutMs, account: c.account, heavy: true })
+      return c.heavy === undefined ? send() : c.heavy.run(send)
+    }
     // Pinned or stateful (filters): exactly what the client asked, to exactly that node.
     if (c.node !== undefined || spec?.filter !== undefined) return this.#send(c)
     if (spec?.path === 'send') {
@@ -273,10 +275,12 @@ export class UpstreamCaller {
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
   }
 
+  /** A method's own time-out, else the heavy one for heavy methods and those not in the table (forwarded: heavy too). */
   #timeoutOf(method: string): number {
     const own = this.opts.heavy.methodTimeoutMs[method]
     if (own !== undefined) return own
-    return METHODS[method]?.heavy === true ? this.opts.heavy.timeoutMs : this.opts.timeoutMs
+    const spec = METHODS[method]
+    return spec === undefined || spec.heavy === true ? this.opts.heavy.timeoutMs : this.opts.timeoutMs
   }
 
   /** A block tag's number now, asked of the node kind the call goes to (shared in flight). */

@@ -65,7 +65,7 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
   if (err instanceof HeavyCallsBusy) {
     return new GatewayError(
       'HEAVY_CALLS_BUSY',
-      `Too many heavy calls at once: this key may have ${err.max} heavy calls (traces, debug_trace*, eth_getLogs, eth_getBlockReceipts…) running at once, ` +
+      `Too many heavy calls at once: this key may have ${err.max} heavy calls (traces, debug_trace*, eth_getLogs, eth_getBlockReceipts, methods forwarded outside the method table…) running at once, ` +
         `and none finished within ${err.waitedMs} ms; retry after ${HEAVY_RETRY_AFTER_S} s, or send them one after another`,
       { cause: err, headers: { 'Retry-After': String(HEAVY_RETRY_AFTER_S) } },
     )

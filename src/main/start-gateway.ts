@@ -330,8 +330,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const broadcastOn = (c: Config) => calls.transactions.broadcastOn(Object.keys(c.networks).filter((slug) => c.networks[slug].broadcastTransactions === true))
   broadcastOn(config)
   const admission = new Admission({ upstreams, ips, keys, pools })
-  // Which methods are served, each with its cost (the method table's, or config.methodCosts).
-  const methodRules = new MethodRules(config.methodCosts)
+  // Which methods are served, each with its cost (the method table's, or config.methodCosts), and
+  // which unlisted ones each network forwards (networks.<slug>.forwardMethods; a reload sets them again).
+  const forwardMethodsOf = (c: Config) => Object.fromEntries(Object.entries(c.networks).map(([slug, n]) => [slug, n.forwardMethods]))
+  const methodRules = new MethodRules(config.methodCosts, forwardMethodsOf(config))
   const meter = opts.meterUsage === false ? NO_USAGE : usage
   // Each key's heavy calls at the nodes at once (heavy.atOnce, or its plan's heavyCallsAtOnce).
   const heavyCalls = new HeavyCalls({ atOnce: config.heavy.atOnce, waitMs: config.heavy.atOnceWaitMs })
@@ -478,6 +480,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     for (const network of nodes.networksRemoved) heads.forget(network)
     networkLabels.add(Object.keys(next.networks))
     broadcastOn(next)
+    methodRules.setForwardMethods(forwardMethodsOf(next))
     calls.retune(next.limits.upstreamTimeoutMs, next.hedge)
     dispatcher.setLimits(next.limits)
     charging.queueMs = next.limits.queueMs
@@ -494,7 +497,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       const paths = changedPaths(live[section], next[section], section)
       if (paths.length > 0) changes[section] = paths
     }
-    // Other network settings (finalityDepth, broadcastTransactions) than the nodes and consensus.
+    // Other network settings (finalityDepth, broadcastTransactions, forwardMethods) than the nodes and consensus.
     const networkPaths = changedPaths(live.networks, next.networks, 'networks').filter((p) => !/^networks\.[^.]+\.(upstreams|consensus)/.test(p))
     const common = networkPaths.filter((p) => Object.hasOwn(live.networks, p.split('.')[1]) && Object.hasOwn(next.networks, p.split('.')[1]))
     if (common.length > 0) changes.networks = common

@@ -1,16 +1,16 @@
-import { METHODS, UNLISTED_COST, UNLISTED_TRACE_COST } from './method-table.js'
+import { METHODS, UNLISTED_COST } from './method-table.js'
 
 /**
  * docs/costs.md's table of compute units, rendered from the method table (`npm run docs`; a test
- * checks the committed page equals it), so that the page can never drift from what is charged.
+ * checks the committed page equals it), so that the page can never drift from what is charged:
+ * each method with what it reads on the node, its units, and whether it is heavy.
  */
 export function renderCostTable(): string {
-  const rows = Object.entries(METHODS).map(([method, spec]) => `| \`${method}\` | ${spec.cost} | ${spec.heavy === true ? 'heavy' : ''} |`)
+  const rows = Object.entries(METHODS).map(([method, spec]) => `| \`${method}\` | ${spec.reads} | ${spec.cost} | ${spec.heavy === true ? 'heavy' : ''} |`)
   return [
-    '| method | units | |',
-    '|---|---:|---|',
+    '| method | reads | units | |',
+    '|---|---|---:|---|',
     ...rows,
-    `| any other served method (forwarded as it is) | ${UNLISTED_COST} | |`,
-    `| any other \`trace_\` method | ${UNLISTED_TRACE_COST} | |`,
+    `| any other method a network's \`forwardMethods\` allows (forwarded as it is) | unknown | ${UNLISTED_COST} | heavy |`,
   ].join('\n')
 }

@@ -78,7 +78,7 @@ export class WsServer {
   constructor(deps: WsServerDeps) {
     this.#deps = deps
     const rules = deps.methodRules
-    this.#calls = { methodRule: (method) => rules.rule(method, 'ws'), charge: deps.chargeUnits, notesMalformed: true }
+    this.#calls = { methodRule: (method, network) => rules.rule(method, 'ws', network), charge: deps.chargeUnits, notesMalformed: true }
     this.#timer = setInterval(() => this.#checkKeys(), KEY_CHECK_MS)
     this.#timer.unref()
   }

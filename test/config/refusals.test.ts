@@ -95,16 +95,36 @@ t.test('consensus: agreement within participants, and enough nodes of each kind 
 t.test('methodCosts: a cost for a method the gateway does not serve, or not a whole number, is refused by name', async (t) => {
   t.equal(
     refusal(t, { ...valid, methodCosts: { eth_sign: 5 } }),
-    'config.json: /methodCosts/eth_sign is not a method this gateway serves (Method not found: eth_sign is not available through this gateway: it signs with the node’s own accounts; sign locally and use eth_sendRawTransaction)',
+    'config.json: /methodCosts/eth_sign is not a method this gateway serves nor a network forwards (Method not found: eth_sign is not available through this gateway: it signs with the node’s own accounts; sign locally and use eth_sendRawTransaction)',
   )
   t.match(
     refusal(t, { ...valid, methodCosts: { admin_peers: 5 } }),
-    /^config\.json: \/methodCosts\/admin_peers is not a method this gateway serves \(.*the namespace administers the node\)$/,
+    /^config\.json: \/methodCosts\/admin_peers is not a method this gateway serves nor a network forwards \(.*the namespace administers the node\)$/,
   )
   t.equal(refusal(t, { ...valid, methodCosts: { eth_call: -1 } }), 'config.json: /methodCosts/eth_call must be >= 0')
   t.equal(refusal(t, { ...valid, methodCosts: { eth_call: 2.5 } }), 'config.json: /methodCosts/eth_call must be integer')
   t.match(refusal(t, { ...valid, methodCosts: { 'eth call': 5 } }), /^config\.json: \/methodCosts\/eth call name must match /)
-  t.same(parseConfig({ ...valid, methodCosts: { eth_call: 30, eth_someNewMethod: 7 } }).methodCosts, { eth_call: 30, eth_someNewMethod: 7 })
+  t.match(
+    refusal(t, { ...valid, methodCosts: { eth_someNewMethod: 7 } }),
+    /^config\.json: \/methodCosts\/eth_someNewMethod is not a method this gateway serves nor a network forwards \(.* forwardMethods\)$/,
+  )
+  const forwarding = { networks: { 'eth-1': { ...valid.networks['eth-1'], forwardMethods: ['eth_someNew*'] } } }
+  t.same(
+    parseConfig({ ...forwarding, methodCosts: { eth_call: 30, eth_someNewMethod: 7 } }).methodCosts,
+    { eth_call: 30, eth_someNewMethod: 7 },
+    'a method a network forwards',
+  )
+})
+
+t.test('forwardMethods: names and prefixes with *; a name refused whatever the list says is refused by name', async (t) => {
+  const forwarding = (forwardMethods: unknown) => ({ networks: { 'eth-1': { ...valid.networks['eth-1'], forwardMethods } } })
+  t.same(parseConfig(forwarding(['debug_getRaw*', 'ots_getApiLevel'])).networks['eth-1'].forwardMethods, ['debug_getRaw*', 'ots_getApiLevel'])
+  t.equal(
+    refusal(t, forwarding(['ots_getApiLevel', 'debug_resetHead'])),
+    'config.json: /networks/eth-1/forwardMethods/1 is never forwarded (Method not found: debug_resetHead is not available through this gateway: it changes the node’s chain or its sync)',
+  )
+  t.match(refusal(t, forwarding(['*'])), /^config\.json: \/networks\/eth-1\/forwardMethods\/0 must match \^/)
+  t.match(refusal(t, forwarding(['debug_*Raw'])), /^config\.json: \/networks\/eth-1\/forwardMethods\/0 must match \^/, 'a * only at the end')
 })
 
 t.test('several problems are all reported, one per line', async (t) => {

@@ -49,7 +49,17 @@ const checks: [
   Equal<PaymentsConfig['confirmations'], number>,
   Equal<
     Config['networks'],
-    Record<string, { chainId: number; upstreams: UpstreamConfig[]; finalityDepth?: number; broadcastTransactions?: boolean; consensus?: ConsensusConfig }>
+    Record<
+      string,
+      {
+        chainId: number
+        upstreams: UpstreamConfig[]
+        finalityDepth?: number
+        broadcastTransactions?: boolean
+        forwardMethods?: string[]
+        consensus?: ConsensusConfig
+      }
+    >
   >,
   Equal<WsConfig['idleTimeoutSec'], number>,
   Equal<Config['events']['nats'], string | string[] | undefined>,
