@@ -17,6 +17,13 @@ export const METHOD_SET_ASIDE_MS = 5 * 60_000
  */
 export class MethodsLacking {
   readonly #until = new Map<string, number>()
+  /**
+   * Methods whose time is past and whose probe has not been sent yet. Why: the node the probe is
+   * for may score worse than the others (one slow answer of it is all its heavy window holds), and
+   * a heavy call is never sent to a node as a probe by score: without this the node was never asked
+   * again, and a method it serves again stayed set aside for good.
+   */
+  readonly #probeDue = new Set<string>()
 
   constructor(
     /** Changed by a reload (health.methodSetAsideMs): methods set aside before keep their time. */
@@ -38,12 +45,22 @@ export class MethodsLacking {
     if (this.clock.now() < until) return true
     // Past its time: the next call is the probe; a second "not found" sets it aside again.
     this.#until.delete(method)
+    this.#probeDue.add(method)
     return false
+  }
+
+  /**
+   * Whether the next call of `method` should probe this node (its set-aside time has just passed);
+   * true once per expiry: the caller sends it there.
+   */
+  takeProbe(method: string): boolean {
+    return this.#probeDue.size !== 0 && this.#probeDue.delete(method)
   }
 
   /** Forget every method (the nodes changed: a reload). */
   clear(): void {
     this.#until.clear()
+    this.#probeDue.clear()
   }
 
   /** Methods set aside now (for /metrics). */

@@ -88,6 +88,9 @@ export class NodeChooser {
       if (rank === bestRank) ranked.push(n)
     }
     if (ranked.length === 0) return undefined
+    // A node whose set-aside time for the method has just passed gets this call, whatever its
+    // score: the probe that learns whether it serves the method again (see MethodsLacking).
+    if (opts.method !== undefined) for (const n of ranked) if (n.lacking.takeProbe(opts.method)) return { node: n, best: n, probe: false }
     if (ranked.length === 1) return { node: ranked[0], best: ranked[0], probe: false }
     // The best score among the measured; unmeasured nodes count as close to it until measured.
     let best: UpstreamNode | undefined

@@ -86,6 +86,21 @@ t.test('a method a node lacks is set aside on it, then probed again', async (t) 
   t.equal(a.lacking.has('debug_traceTransaction'), false, 'after the set-aside time the node is asked again')
 })
 
+t.test('a node whose set-aside time has passed gets the next call, however it scores', async (t) => {
+  now = 0
+  // The node that lacked the method is far slower at heavy calls (one slow answer is all its
+  // heavy window holds): by score it never gets a heavy call, and heavy calls are not probes.
+  const lacked = node('lacked', { ms: 1 })
+  for (let i = 0; i < 30; i++) lacked.heavyLatency.record(500)
+  const serves = node('serves', { ms: 1 })
+  for (let i = 0; i < 30; i++) serves.heavyLatency.record(30)
+  lacked.lacking.lacks('debug_traceTransaction')
+  const heavy = { method: 'debug_traceTransaction', heavy: true, mayProbe: false }
+  t.same(picks(new NodeChooser(), [lacked, serves], 20, heavy), { serves: 20 }, 'set aside: the other node')
+  now = METHOD_SET_ASIDE_MS
+  t.same(picks(new NodeChooser(), [lacked, serves], 20, heavy), { lacked: 1, serves: 19 }, 'past its time: one call probes it, then by score')
+})
+
 t.test('a method set aside never sends its calls to a node behind the head while one at the head is left', async (t) => {
   now = 0
   const head1 = node('head1', { ms: 1, head: 100 })
