@@ -88,6 +88,8 @@ export class Upstreams {
   readonly #chains: Map<UpstreamNode, ChainCheck>
   /** What each configured node was built from (see nodeRecipe): a reload keeps a node whose recipe is the same. */
   readonly #recipes = new Map<UpstreamNode, string>()
+  /** The consensus section of the config each network's pool was last given (to tell a reload's change of it). */
+  readonly #consensusConfigs = new Map<string, unknown>()
   #opts: UpstreamsOptions
   /** Dropped nodes waiting for their calls to end (closed with the rest at shutdown). */
   readonly #retiring = new Set<UpstreamNode>()
@@ -143,16 +145,17 @@ export class Upstreams {
         change.networksAdded.push(network)
       } else {
         pool.reconfigure(nodes, consensus)
-        const consensusChanged = JSON.stringify(pool.consensusConfig) !== JSON.stringify(config.consensus)
+        const consensusChanged = JSON.stringify(this.#consensusConfigs.get(network)) !== JSON.stringify(config.consensus)
         if (added.length + removed.length + changed.length > 0 || consensusChanged) {
           change.nodes.push({ network, added, removed, changed, ...(consensusChanged ? { consensus: true } : {}) })
         }
       }
-      this.#pools.get(network)!.consensusConfig = config.consensus
+      this.#consensusConfigs.set(network, config.consensus)
     }
     for (const [network, pool] of this.#pools) {
       if (Object.hasOwn(networks, network)) continue
       this.#pools.delete(network)
+      this.#consensusConfigs.delete(network)
       change.networksRemoved.push(network)
       change.dropped.push(...pool.nodes())
     }

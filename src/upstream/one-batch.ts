@@ -1,0 +1,67 @@
+import type { Clock } from '../../actors/runtime/clock.js'
+import type { Answer } from './answer.js'
+import { isUpstreamFailure, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
+import type { CallFor } from './node-capacity.js'
+import type { UpstreamNode } from './node.js'
+
+/** One call of a client batch sent upstream as it is. */
+export interface BatchedCall {
+  method: string
+  params: unknown
+  paramsJson?: string
+  clientIdJson: string
+}
+
+/** What sending a batch needs of its pool. */
+export interface OneBatchDeps {
+  /** Methods sent on their own with call(), never in a batch. */
+  alone(method: string): boolean
+  clock: Clock
+  /** The node for the next attempt, among those not tried yet (undefined: none left). */
+  choose(tried: ReadonlySet<UpstreamNode>): UpstreamNode | undefined
+  /** The error when no node was there to try at all. */
+  noneLeft(): Error
+}
+
+/**
+ * Several calls to ONE node as a JSON-RPC batch (one frame or one request instead of one per
+ * call), failing over to another node of the kind as a single call does. Each answer has the
+ * client's id spliced in. A call comes back undefined when the caller must send it on its own with
+ * the pool's call(): methods that must go alone (not safe to repeat, so that their failover rules
+ * stay those of call(); checked by consensus), and calls the node's answer did not cover.
+ * @throws the pool's NoHealthyUpstream / UpstreamTimeout / UpstreamTransportError, for the whole batch
+ */
+export async function sendAsOneBatch(
+  calls: ReadonlyArray<BatchedCall>,
+  opts: { timeoutMs: number; deadlineMs?: number; account?: CallFor },
+  deps: OneBatchDeps,
+): Promise<Array<Answer | undefined>> {
+  const out = new Array<Answer | undefined>(calls.length)
+  // Identical calls of a client batch were merged by the dispatcher (the one place that decides
+  // which calls are alike): what comes here is sent as it is, but for what must go alone.
+  // index: where each sent call stands in `calls`; undefined when every call is sent.
+  const index = calls.some((c) => deps.alone(c.method)) ? calls.flatMap((c, i) => (deps.alone(c.method) ? [] : [i])) : undefined
+  const sent = index === undefined ? calls : index.map((i) => calls[i])
+  if (sent.length === 0) return out
+  const deadline = deps.clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
+  const tried = new Set<UpstreamNode>()
+  let lastFailure: UpstreamTransportError | undefined
+  for (;;) {
+    const node = deps.choose(tried)
+    if (node === undefined) throw lastFailure ?? deps.noneLeft()
+    const left = deadline - deps.clock.now()
+    if (left <= 0) throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
+    tried.add(node)
+    try {
+      const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left), opts.account)
+      for (let k = 0; k < replies.length; k++) {
+        const r = replies[k]
+        if (r !== undefined) out[index === undefined ? k : index[k]] = r.withId(sent[k].clientIdJson)
+      }
+      return out
+    } catch (err) {
+      if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
+      lastFailure = err
+    }
+  }
+}
