@@ -1,6 +1,10 @@
-import { mkdirSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { lockHolder, takeLock, type HeldLock, type LockHolder } from './process-lock.js'
+import { mkdirSync, realpathSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileLockHolder, takeFileLock } from './file-lock.js'
+import type { HeldLock, LockHolder } from './process-lock.js'
+
+/** The lock file in the data folder (see takeFileLock). */
+export const LOCK_FILE = 'tollgate.lock'
 
 /** The data folder is held by another live process (a gateway, a supervisor, a replay). */
 export class DataDirInUseError extends Error {
@@ -15,7 +19,7 @@ export type DataDirUser = 'gateway' | 'replay'
  * `tollgate replay` each need it alone. A replay under a live gateway rebuilds the projections the
  * gateway reads and writes; two gateways on one folder share an outbox and projections that are
  * one process's. A folder held by a process that was killed is free again at once (the lock goes
- * with the process, see takeLock). The other commands (events, accounts, usage) read the log
+ * with the process: a flock on `<dataDir>/tollgate.lock`, see takeFileLock). The other commands (events, accounts, usage) read the log
  * beside a running gateway by design and take no lock.
  * @throws DataDirInUseError naming the holder's pid and what to do
  * @example
@@ -25,9 +29,8 @@ export type DataDirUser = 'gateway' | 'replay'
 export async function lockDataDir(dataDir: string, user: DataDirUser, role: string): Promise<HeldLock> {
   const dir = resolve(dataDir)
   mkdirSync(dir, { recursive: true })
-  // The folder's identity, not its path: the same folder reached through a symlink is one folder.
-  const { dev, ino } = statSync(dir)
-  const got = await takeLock(`tollgate:data:${dev}:${ino}`, role)
+  // Through symlinks to the folder itself: the same folder reached two ways is one lock file.
+  const got = takeFileLock(join(realpathSync(dir), LOCK_FILE), role)
   if ('held' in got) return got.held
   const who = describe(got.holder)
   throw new DataDirInUseError(
@@ -40,16 +43,18 @@ export async function lockDataDir(dataDir: string, user: DataDirUser, role: stri
 
 /**
  * The process that holds `dataDir` now (a gateway, the supervisor of its workers, a replay), or
- * undefined when none does: how `tollgate reload` finds the gateway of a config.
+ * undefined when none does: how `tollgate reload` finds the gateway of a config. Checked before it
+ * is named (see fileLockHolder): the lock file is the folder owner's, its lock is held, and the pid
+ * in it has it open; anything else throws, saying what was found.
  */
 export async function dataDirHolder(dataDir: string): Promise<LockHolder | undefined> {
-  let id: { dev: number; ino: number }
+  let dir: string
   try {
-    id = statSync(resolve(dataDir))
+    dir = realpathSync(resolve(dataDir))
   } catch {
     return undefined
   }
-  return lockHolder(`tollgate:data:${id.dev}:${id.ino}`)
+  return fileLockHolder(join(dir, LOCK_FILE), statSync(dir).uid)
 }
 
 function describe(holder: LockHolder | undefined): string {

@@ -6,7 +6,8 @@ import { dataDirHolder } from '../../main/data-dir-lock.js'
 /**
  * `tollgate reload --config FILE`: check the file, then send SIGHUP to the gateway that holds the
  * config's data folder (the process itself, or the supervisor of its workers, which passes it on),
- * found through the folder's lock (see src/main/data-dir-lock.ts): no pid file to go stale. The
+ * found through the folder's lock file, checked to be held by the pid it names (see
+ * src/main/data-dir-lock.ts): a stale or planted file names no process to signal. The
  * gateway reads the file again and logs `config reloaded` with what changed, or `reload refused`
  * with why; its log is where the outcome is. A file that fails its checks is not sent at all.
  * Its last line on stdout is JSON: the pid and what the process is.
@@ -18,11 +19,7 @@ export async function reloadCommand(args: string[]): Promise<void> {
   const dir = resolve(config.dataDir)
   const holder = await dataDirHolder(dir)
   if (holder === undefined) {
-    throw new Error(
-      process.platform === 'linux'
-        ? `no gateway holds the data folder ${dir} ("dataDir" in the config): is it running, with this config? (start it with tollgate start --config FILE)`
-        : `the data folder's lock is kept on Linux only: send SIGHUP to the gateway's process yourself (kill -HUP PID)`,
-    )
+    throw new Error(`no gateway holds the data folder ${dir} ("dataDir" in the config): is it running, with this config? (start it with tollgate start --config FILE)`)
   }
   if (!holder.role.startsWith('a gateway')) {
     throw new Error(`the data folder ${dir} is held by ${holder.role} (pid ${holder.pid}), not a gateway: nothing to reload`)
