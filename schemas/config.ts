@@ -208,13 +208,13 @@ export const configSchema = withDefaultsOptional(
           description:
             'Live filters (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter) one key may hold on a network, on this ' +
             'instance; eth_uninstallFilter, 5 minutes unpolled, or the node\'s "filter not found" frees one. At it, the key\'s least ' +
-            'recently used filter not polled for a minute is uninstalled to make room; when all are polled, the new one gets -32035.',
+            'recently used filter not polled for a minute is uninstalled to make room; when all are polled, the new one gets -32036.',
         }),
         maxFiltersPerAccount: PositiveInteger({
           default: 1000,
           description:
             "Live filters all keys of an account (the live keys of a regeneration) may hold on a network, on this instance; at it, the account's " +
-            'least recently used filter not polled for a minute makes room, else -32035.',
+            'least recently used filter not polled for a minute makes room, else -32036.',
         }),
         bodyTimeoutMs: Type.Integer({
           minimum: 100,
@@ -271,7 +271,7 @@ export const configSchema = withDefaultsOptional(
             default: 200,
             description:
               'Distinct logs filters all keys of an account (the live keys of a regeneration) may hold on a network; the next new one gets ' +
-              '-32034. An account (and a key) that holds as many as the network has free gets no new one either: a few accounts never ' +
+              '-32034. An account holding more distinct filters than the network has free gets no new one either: a few accounts never ' +
               'take the last free filters of ws.maxLogsFiltersPerNetwork.',
           }),
           maxLogsFiltersPerNetwork: PositiveInteger({
