@@ -2,7 +2,7 @@ import { GatewayError } from '../errors/registry.js'
 import type { FilterCapLimit } from './filter-pins.js'
 
 /**
- * A new filter refused by a cap of FilterPins (TOO_MANY_FILTERS, 429, -32036): which share was
+ * A new filter refused by a cap of FilterPins (TOO_MANY_FILTERS, -32036, in a 200 answer): which share was
  * full, the setting that bounds it, and what the client can do.
  * @example
  * filterCapRefusal('eth-1', 'key', 500, 500).message // 'Too many filters: this key holds 500 live filters on eth-1, …'
