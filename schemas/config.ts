@@ -203,6 +203,19 @@ export const configSchema = withDefaultsOptional(
             'comes and the call gets 502 -32023.',
         }),
         batchConcurrency: PositiveInteger({ default: 16, description: 'Calls of one batch sent upstream at once.' }),
+        maxFiltersPerKey: PositiveInteger({
+          default: 500,
+          description:
+            'Live filters (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter) one key may hold on a network, on this ' +
+            'instance; eth_uninstallFilter, 5 minutes unpolled, or the node\'s "filter not found" frees one. At it, the key\'s least ' +
+            'recently used filter not polled for a minute is uninstalled to make room; when all are polled, the new one gets -32036.',
+        }),
+        maxFiltersPerAccount: PositiveInteger({
+          default: 1000,
+          description:
+            "Live filters all keys of an account (the live keys of a regeneration) may hold on a network, on this instance; at it, the account's " +
+            'least recently used filter not polled for a minute makes room, else -32036.',
+        }),
         bodyTimeoutMs: Type.Integer({
           minimum: 100,
           maximum: 8000,
@@ -253,6 +266,13 @@ export const configSchema = withDefaultsOptional(
             description:
               'Distinct logs filters one key may hold on a network, over all its connections (each one the node matches against every ' +
               "block's logs); a subscription to a filter the key holds already does not count again. The next new one gets -32034.",
+          }),
+          maxLogsFiltersPerAccount: PositiveInteger({
+            default: 200,
+            description:
+              'Distinct logs filters all keys of an account (the live keys of a regeneration) may hold on a network; the next new one gets ' +
+              '-32034. An account holding more distinct filters than the network has free gets no new one either: a few accounts never ' +
+              'take the last free filters of ws.maxLogsFiltersPerNetwork.',
           }),
           maxLogsFiltersPerNetwork: PositiveInteger({
             default: 5000,

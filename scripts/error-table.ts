@@ -22,6 +22,8 @@ const WHEN: Record<ErrorCode, string> = {
     'an `eth_getLogs` range wider than `heavy.getLogs.maxRangeBlocks`; the message names a range that works (`Try with this block range [0x…, 0x…].`)',
   LOGS_TOO_MANY: 'an `eth_getLogs` result over `heavy.getLogs.maxLogs` logs; the message names a range that works',
   FILTER_NOT_FOUND: 'eth_getFilterChanges & co. for a filter this key did not create here, or one idle over 5 minutes (as geth says it)',
+  TOO_MANY_FILTERS:
+    'an `eth_newFilter`, `eth_newBlockFilter` or `eth_newPendingTransactionFilter` past `limits.maxFiltersPerKey` live filters of the key on the network (or `limits.maxFiltersPerAccount` of its account) when every one of them was polled within the last minute (an idle one is uninstalled to make room instead), or past the 100,000 filters one instance holds',
   RATE_LIMITED: "over the key's requests per second, or its plan's compute units per second (with `Retry-After`, `RateLimit-*`)",
   HEAVY_CALLS_BUSY:
     'a heavy call (traces, `debug_trace*`, `eth_getLogs`…) while the key already has `heavy.atOnce` (or its plan’s `heavyCallsAtOnce`) of them at the nodes, none finishing within `heavy.atOnceWaitMs` (with `Retry-After`)',
@@ -49,7 +51,7 @@ const WHEN: Record<ErrorCode, string> = {
   WS_PENALIZED: 'a WebSocket message during the penalty after repeated malformed or unsupported messages (`error.data.retryAfterMs`)',
   WS_TOO_MANY_SUBSCRIPTIONS: 'an `eth_subscribe` past `ws.maxSubscriptionsPerConnection` on one connection',
   WS_TOO_MANY_LOGS_FILTERS:
-    "an `eth_subscribe` to a new logs filter past `ws.maxLogsFiltersPerKey` distinct filters of the key on the network, or past `ws.maxLogsFiltersPerNetwork` on the network's nodes",
+    "an `eth_subscribe` to a new logs filter past `ws.maxLogsFiltersPerKey` distinct filters of the key on the network, `ws.maxLogsFiltersPerAccount` of its account, or `ws.maxLogsFiltersPerNetwork` on the network's nodes; or from an account holding more than the network has free (its share)",
 }
 
 export function renderErrorTable(): string {

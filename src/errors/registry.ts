@@ -46,6 +46,13 @@ export const ERRORS = {
   LOGS_RANGE_TOO_WIDE: { http: 200, rpc: -32602, message: 'eth_getLogs block range too wide; ask for a narrower range' },
   LOGS_TOO_MANY: { http: 200, rpc: -32602, message: 'eth_getLogs query returned too many logs; ask for a narrower range' },
   FILTER_NOT_FOUND: { http: 200, rpc: -32000, message: 'filter not found' },
+  // 200, as FILTER_NOT_FOUND: waiting does not help (the client must uninstall one), and on a 429
+  // viem and ethers retry the same call, and the answer carried the heavy calls' Retry-After.
+  TOO_MANY_FILTERS: {
+    http: 200,
+    rpc: -32036,
+    message: 'Too many filters: this key holds as many live filters as it may, all polled within the last minute; uninstall some (eth_uninstallFilter)',
+  },
   RATE_LIMITED: {
     http: 429,
     rpc: -32005,

@@ -6,6 +6,7 @@ import type { ImmutableCache } from '../cache/immutable-cache.js'
 import type { FinalityTracker } from '../cache/finality.js'
 import type { UpstreamCaller } from './upstream-caller.js'
 import type { HeavyCalls } from './heavy-calls.js'
+import type { FilterPins } from './filter-pins.js'
 
 type NodeLabel = 'network' | 'node' | 'kind'
 
@@ -18,9 +19,9 @@ type NodeLabel = 'network' | 'node' | 'kind'
  */
 export function registerCallPathMetrics(
   registry: Registry,
-  parts: { upstreams: Upstreams; calls: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker; heavy?: HeavyCalls },
+  parts: { upstreams: Upstreams; calls: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker; heavy?: HeavyCalls; filters?: FilterPins },
 ): void {
-  const { upstreams, calls, cache, finality, heavy } = parts
+  const { upstreams, calls, cache, finality, heavy, filters } = parts
   const counter = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'counter', name, help, value)
   const perNode = (kind: 'counter' | 'gauge', name: string, help: string, value: (s: UpstreamNodeStats) => number | undefined): void => {
     const read = (emit: Emit<NodeLabel>): void => {
@@ -198,6 +199,24 @@ export function registerCallPathMetrics(
         for (const [plan, running] of heavy.runningByPlan()) emit({ plan }, running)
       },
     })
+  }
+  if (filters) {
+    scrapedValue(
+      registry,
+      'gauge',
+      'tollgate_filters_pinned',
+      'Filters made on the nodes through this instance and live now, all keys together',
+      () => filters.size,
+    )
+    scraped(registry, 'counter', {
+      name: 'tollgate_filters_refused_total',
+      help: 'New filters refused (TOO_MANY_FILTERS), by the cap (key: limits.maxFiltersPerKey, account: limits.maxFiltersPerAccount, instance: 100,000)',
+      labelNames: ['limit'],
+      read: (emit) => {
+        for (const [limit, n] of Object.entries(filters.stats().refused)) emit({ limit }, n)
+      },
+    })
+    counter('tollgate_filters_evicted_total', "Idle filters uninstalled to make room for their key's or account's new one", () => filters.stats().evicted)
   }
   if (finality) perNetwork('gauge', 'tollgate_finalized_block', 'Finalized block of each network, as the cache uses it', (n) => finality.finalized(n))
 }

@@ -11,7 +11,9 @@ import type { LimitsConfig } from '../config/types.js'
 import { newestBlockOf, route, type RouteContext } from './router.js'
 import { saysStatePruned } from '../upstream/state-pruned.js'
 import type { HeadTracker } from './head-tracker.js'
-import type { FilterPins } from './filter-pins.js'
+import type { FilterPin, FilterPins } from './filter-pins.js'
+import { filterCapRefusal } from './filter-cap-refusal.js'
+import { saysFilterGone } from './filter-gone.js'
 import type { UpstreamCaller } from './upstream-caller.js'
 import { groupForUpstream, planBatch, type Copy, type Refused, type Routed } from './batch-plan.js'
 import type { ServerErrorContext } from './fault-log.js'
@@ -385,37 +387,79 @@ export class RpcDispatcher {
   async #forward(ctx: DispatchContext, r: Routed, subscribed?: string[]): Promise<Answer> {
     const idJson = r.call.idJson ?? 'null'
     if (r.local) return this.#local(ctx, r, idJson, subscribed)
-    let node: string | undefined
-    if (r.spec.filter === 'use' || r.spec.filter === 'uninstall') {
-      const params = r.call.params as unknown[] | undefined
-      const filterId = Array.isArray(params) ? params[0] : undefined
-      node = this.deps.filters.nodeOf(ctx.network, filterId, ctx.key.record.keyId)
-      if (node === undefined) {
-        // As geth says it, so that clients (ethers) recreate the filter.
-        return Answer.gatewayError(errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), 200, r.kind)
-      }
-      if (r.spec.filter === 'uninstall') this.deps.filters.unpin(ctx.network, filterId)
-    }
+    // Filter calls keep their own books (FilterPins); an ordinary call pays this one check.
+    if (r.spec.filter !== undefined) return this.#filterCall(ctx, r, idJson)
     try {
-      let reply = await this.#call(ctx, r, r.kind, idJson, node)
+      let reply = await this.#call(ctx, r, r.kind, idJson, undefined)
       // Old state behind a block hash (or a head not known yet) reaches a full node that pruned it:
       // one more try on an archive node, when the key has archive access (without it the client
       // gets the full node's own answer). Only on a node's own pruned-state error (saysStatePruned),
       // never on a revert's words; charged as the archive call it is, or refused as one.
-      if (reply.isError && reply.kind === 'full' && ctx.access.archive && node === undefined && ctx.pool.hasKind('archive') && saysStatePruned(reply)) {
+      if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && saysStatePruned(reply)) {
         const charged = ctx.policy.charge(ctx, 0, 1, 0, r.spec.cost)
         if (charged.refusal !== undefined) return refusedRetry(charged.refusal, idJson, r.kind)
         if (charged.delayMs > 0) await sleep(charged.delayMs)
         reply = await this.#call(ctx, r, 'archive', idJson, undefined)
       }
-      if (r.spec.filter === 'create' && !reply.isError) {
-        const id = /"result"\s*:\s*"([^"]+)"/.exec(reply.text)?.[1]
-        if (id !== undefined) this.deps.filters.pin(ctx.network, id, reply.node, ctx.key.record.keyId)
-      }
       return forwarded(reply, malformedAnswer(ctx, reply))
     } catch (err) {
       return this.#failure(ctx, r, err)
     }
+  }
+
+  /**
+   * A filter call, on the node that holds the filter (FilterPins): a new filter takes room in its
+   * key's and account's shares (an idle one of theirs is uninstalled for it, or it is refused),
+   * eth_uninstallFilter and the node's own "filter not found" free it.
+   */
+  async #filterCall(ctx: DispatchContext, r: Routed, idJson: string): Promise<Answer> {
+    const filters = this.deps.filters
+    const keyId = ctx.key.record.keyId
+    if (r.spec.filter === 'create') {
+      const room = filters.reserve(ctx.network, keyId, ctx.key.record.accountId, this.deps.limits)
+      if (!room.ok) return failed(filterCapRefusal(ctx.network, room.limit, room.held, room.max), r)
+      if (room.evicted !== undefined) this.#uninstall(ctx, room.evicted)
+      let made: { filterId: string; node: string; kind: NodeKind } | undefined
+      try {
+        const reply = await this.#call(ctx, r, r.kind, idJson, undefined)
+        const id = reply.isError ? undefined : /"result"\s*:\s*"([^"]+)"/.exec(reply.text)?.[1]
+        if (id !== undefined) made = { filterId: id, node: reply.node, kind: reply.kind }
+        return forwarded(reply, malformedAnswer(ctx, reply))
+      } catch (err) {
+        return this.#failure(ctx, r, err)
+      } finally {
+        filters.made(ctx.network, keyId, made)
+      }
+    }
+    const params = r.call.params as unknown[] | undefined
+    const filterId = Array.isArray(params) ? params[0] : undefined
+    const node = filters.nodeOf(ctx.network, filterId, keyId)
+    if (node === undefined) {
+      // As geth says it, so that clients (ethers) recreate the filter.
+      return Answer.gatewayError(errorResponseJson(idJson, ERRORS.FILTER_NOT_FOUND.rpc, ERRORS.FILTER_NOT_FOUND.message), 200, r.kind)
+    }
+    if (r.spec.filter === 'uninstall') filters.forget(ctx.network, filterId, keyId)
+    try {
+      const reply = await this.#call(ctx, r, r.kind, idJson, node)
+      // The node dropped it (its own idle time-out, a restart): the key's share has room again.
+      if (reply.isError && saysFilterGone(reply)) filters.forget(ctx.network, filterId, keyId)
+      return forwarded(reply, malformedAnswer(ctx, reply))
+    } catch (err) {
+      return this.#failure(ctx, r, err)
+    }
+  }
+
+  /**
+   * Uninstall a filter evicted to make room for its key's new one, on its node, without waiting:
+   * one call per filter made (itself charged), so bounded by the key's rate. If it fails, the node
+   * drops the filter after its own idle time-out.
+   */
+  #uninstall(ctx: DispatchContext, pin: FilterPin): void {
+    const { network, pool, key } = ctx
+    const call = { network, pool, kind: pin.kind, method: 'eth_uninstallFilter', params: [pin.filterId], idJson: '0', node: pin.node, account: key.account }
+    this.deps.calls.call(call).catch(() => {
+      // The node's own time-out removes it.
+    })
   }
 
   /** A call the upstream could not serve, as its JSON-RPC error. */

@@ -227,6 +227,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     Subscriptions.fromUpstreams(upstreams, {
       timeoutMs: config.limits.upstreamTimeoutMs,
       maxLogsFiltersPerKey: config.ws.maxLogsFiltersPerKey,
+      maxLogsFiltersPerAccount: config.ws.maxLogsFiltersPerAccount,
       maxLogsFiltersPerNetwork: config.ws.maxLogsFiltersPerNetwork,
       onWarning: (msg, detail) => logger.warn(detail ?? {}, msg),
     }),
@@ -353,7 +354,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const networkLabels = new NetworkLabels(Object.keys(config.networks))
   registerStateMetrics(registry, { log, outbox, store, keys, usage })
   if (fleet) registerFleetMetrics(registry, fleet)
-  registerCallPathMetrics(registry, { upstreams, calls, cache, finality, heavy: heavyCalls })
+  registerCallPathMetrics(registry, { upstreams, calls, cache, finality, heavy: heavyCalls, filters })
 
   // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
   // Read per call as a field; a reload replaces its queueMs.

@@ -9,6 +9,8 @@ import type { SubscriptionKind, SubscriptionRequest } from './subscription-reque
 export interface SubscriptionSink {
   /** Whose subscriptions these are (the key id): distinct logs filters are counted per owner. */
   readonly owner: string
+  /** The owner's account: its keys' distinct logs filters are counted together too. */
+  readonly account: string
   /** One notification for the client subscription `id`, with that id already in `text`. */
   notify(id: string, text: string, kind: NodeKind): void
 }
@@ -19,8 +21,15 @@ export type SubscribeResult =
   | { ok: false; nodeAnswer: string }
   /** No node to subscribe on, or the node failed: the gateway error to answer. */
   | { ok: false; failure: 'no-node' | 'upstream'; cause?: unknown }
-  /** A new logs filter past a cap: the owner's distinct filters (`key`), or the network's upstream ones (`network`). */
-  | { ok: false; failure: 'logs-filters'; limit: 'key' | 'network'; held: number; max: number }
+  /**
+   * A new logs filter past a cap: the owner's distinct filters (`key`), its account's (`account`),
+   * the network's upstream ones (`network`), or the account's share of what the network has free
+   * (`share`: `held` the account's, `max` the network's free ones).
+   */
+  | { ok: false; failure: 'logs-filters'; limit: LogsFilterLimit; held: number; max: number }
+
+/** The cap that refused a new logs filter (see SubscribeResult). */
+export type LogsFilterLimit = 'key' | 'account' | 'network' | 'share'
 
 /** One upstream subscription serving every client that asked for the same thing. */
 interface Shared {
@@ -37,6 +46,8 @@ export interface SubscriptionHubOptions {
   timeoutMs: number
   /** Distinct logs filters one owner (key) may hold on this hub (ws.maxLogsFiltersPerKey). */
   maxLogsFiltersPerKey: number
+  /** Distinct logs filters one account's keys together may hold on this hub (ws.maxLogsFiltersPerAccount). */
+  maxLogsFiltersPerAccount: number
   /** Distinct logs filters subscribed upstream on this hub, all owners together (ws.maxLogsFiltersPerNetwork). */
   maxLogsFiltersPerNetwork: number
   onWarning?: (message: string, detail?: Record<string, unknown>) => void
@@ -55,7 +66,7 @@ export interface SubscriptionHubStats {
   /** Notifications received from the node since start. */
   notificationsIn: number
   /** New logs filters refused since start, by the cap that refused them. */
-  logsFiltersRefused: Record<'key' | 'network', number>
+  logsFiltersRefused: Record<LogsFilterLimit, number>
 }
 
 /** Notifications for a subscription id we do not know yet are held for it (see #onNotification). */
@@ -102,9 +113,11 @@ export class SubscriptionHub {
    * subscriptions were 5,000 of them on our nodes.
    */
   readonly #logsByOwner = new Map<string, Map<string, number>>()
+  /** The same by account: the keys of one account (a regeneration's live keys) share its cap. */
+  readonly #logsByAccount = new Map<string, Map<string, number>>()
   /** Shared logs subscriptions, open or opening (the upstream ones of this hub). */
   #logsShared = 0
-  readonly #logsRefused: Record<'key' | 'network', number> = { key: 0, network: 0 }
+  readonly #logsRefused: Record<LogsFilterLimit, number> = { key: 0, account: 0, network: 0, share: 0 }
 
   constructor(network: string, nodes: readonly UpstreamNode[], opts: SubscriptionHubOptions) {
     this.network = network
@@ -155,11 +168,11 @@ export class SubscriptionHub {
     if (this.#closed) return { ok: false, failure: 'no-node' }
     if (request.kind !== 'logs') return this.#subscribe(request, sink)
     // Checked and held before the first await, so that filters asked for at once count together.
-    const refused = this.#logsRefusal(request.key, sink.owner)
+    const refused = this.#logsRefusal(request.key, sink)
     if (refused !== undefined) return refused
-    this.#holdLogs(sink.owner, request.key, 1)
+    this.#holdLogs(sink, request.key, 1)
     const result = await this.#subscribe(request, sink)
-    if (!result.ok) this.#holdLogs(sink.owner, request.key, -1)
+    if (!result.ok) this.#holdLogs(sink, request.key, -1)
     return result
   }
 
@@ -192,40 +205,44 @@ export class SubscriptionHub {
     if (shared === undefined || shared.clients.get(id) !== sink) return false
     shared.clients.delete(id)
     this.#clients.delete(id)
-    if (shared.request.kind === 'logs') this.#holdLogs(sink.owner, shared.request.key, -1)
+    if (shared.request.kind === 'logs') this.#holdLogs(sink, shared.request.key, -1)
     if (shared.clients.size === 0 && shared.opening === undefined) this.#close(shared)
     return true
   }
 
-  /** Why `owner` may not add logs filter `filter` now, or undefined: a filter it holds already, or one subscribed upstream, adds nothing to its cap's count. */
-  #logsRefusal(filter: string, owner: string): SubscribeResult | undefined {
-    const owned = this.#logsByOwner.get(owner)
+  /**
+   * Why `sink`'s key may not add logs filter `filter` now, or undefined: a filter it holds already
+   * adds nothing to its caps' counts, nor one its account or another client holds to the network's.
+   */
+  #logsRefusal(filter: string, sink: SubscriptionSink): SubscribeResult | undefined {
+    const owned = this.#logsByOwner.get(sink.owner)
     if (owned?.has(filter)) return undefined
+    const refuse = (limit: LogsFilterLimit, held: number, max: number): SubscribeResult => {
+      this.#logsRefused[limit]++
+      return { ok: false, failure: 'logs-filters', limit, held, max }
+    }
     const perKey = this.#opts.maxLogsFiltersPerKey
-    if (owned !== undefined && owned.size >= perKey) {
-      this.#logsRefused.key++
-      return { ok: false, failure: 'logs-filters', limit: 'key', held: owned.size, max: perKey }
-    }
+    if (owned !== undefined && owned.size >= perKey) return refuse('key', owned.size, perKey)
+    const accounts = this.#logsByAccount.get(sink.account)
+    if (accounts?.has(filter)) return undefined
+    const perAccount = this.#opts.maxLogsFiltersPerAccount
+    const held = accounts?.size ?? 0
+    if (held >= perAccount) return refuse('account', held, perAccount)
+    if (this.#shared.has(filter)) return undefined
     const perNetwork = this.#opts.maxLogsFiltersPerNetwork
-    if (!this.#shared.has(filter) && this.#logsShared >= perNetwork) {
-      this.#logsRefused.network++
-      return { ok: false, failure: 'logs-filters', limit: 'network', held: this.#logsShared, max: perNetwork }
-    }
+    if (this.#logsShared >= perNetwork) return refuse('network', this.#logsShared, perNetwork)
+    // The account's share: holding more than the network has free, it takes none of the rest. A
+    // few accounts at their caps then leave free filters for the others (k greedy accounts stop
+    // near perNetwork / (k + 1) each); without it, 50 keys of 100 filters filled the network.
+    const free = perNetwork - this.#logsShared
+    if (held > free) return refuse('share', held, free)
     return undefined
   }
 
-  /** `owner` holds `delta` more (or fewer) client subscriptions on logs filter `filter`. */
-  #holdLogs(owner: string, filter: string, delta: 1 | -1): void {
-    let owned = this.#logsByOwner.get(owner)
-    if (owned === undefined) {
-      if (delta < 0) return
-      owned = new Map()
-      this.#logsByOwner.set(owner, owned)
-    }
-    const n = (owned.get(filter) ?? 0) + delta
-    if (n > 0) owned.set(filter, n)
-    else owned.delete(filter)
-    if (owned.size === 0) this.#logsByOwner.delete(owner)
+  /** `sink`'s key (and account) holds `delta` more (or fewer) client subscriptions on logs filter `filter`. */
+  #holdLogs(sink: SubscriptionSink, filter: string, delta: 1 | -1): void {
+    holdIn(this.#logsByOwner, sink.owner, filter, delta)
+    holdIn(this.#logsByAccount, sink.account, filter, delta)
   }
 
   stats(): SubscriptionHubStats {
@@ -247,6 +264,7 @@ export class SubscriptionHub {
     this.#closed = true
     this.#shared.clear()
     this.#logsByOwner.clear()
+    this.#logsByAccount.clear()
     this.#logsShared = 0
     this.#byUpstreamId.clear()
     this.#clients.clear()
@@ -390,6 +408,20 @@ export class SubscriptionHub {
     const kind = this.#current?.kind ?? 'full'
     for (const [id, sink] of shared.clients) sink.notify(id, before + id + after, kind)
   }
+}
+
+/** `who` holds `delta` more (or fewer) client subscriptions on `filter`: its distinct filters are the inner map's keys. */
+function holdIn(byWho: Map<string, Map<string, number>>, who: string, filter: string, delta: 1 | -1): void {
+  let owned = byWho.get(who)
+  if (owned === undefined) {
+    if (delta < 0) return
+    owned = new Map()
+    byWho.set(who, owned)
+  }
+  const n = (owned.get(filter) ?? 0) + delta
+  if (n > 0) owned.set(filter, n)
+  else owned.delete(filter)
+  if (owned.size === 0) byWho.delete(who)
 }
 
 /** A subscription id in the form nodes use (0x and 32 hex digits), unguessable. */

@@ -108,11 +108,11 @@ export class WsCounters {
     fromHubs(
       'counter',
       'tollgate_ws_logs_filters_refused_total',
-      'New logs filters refused, by network and the cap that refused them (key: ws.maxLogsFiltersPerKey, network: ws.maxLogsFiltersPerNetwork)',
+      'New logs filters refused, by network and the cap that refused them (key: ws.maxLogsFiltersPerKey, account: ws.maxLogsFiltersPerAccount, ' +
+        "network: ws.maxLogsFiltersPerNetwork, share: the account held more than the network's free ones)",
       ['network', 'limit'],
       (s, emit) => {
-        emit({ network: s.network, limit: 'key' }, s.logsFiltersRefused.key)
-        emit({ network: s.network, limit: 'network' }, s.logsFiltersRefused.network)
+        for (const [limit, n] of Object.entries(s.logsFiltersRefused)) emit({ network: s.network, limit }, n)
       },
     )
     scraped(registry, 'gauge', {

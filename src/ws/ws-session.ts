@@ -14,6 +14,7 @@ import { spliceId } from '../upstream/json-rpc-wire.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { WebSocket } from '../front/uws.js'
 import type { SubscriptionHub, SubscriptionSink } from './subscription-hub.js'
+import { logsFilterRefusal } from './logs-filter-refusal.js'
 import { parseSubscribe } from './subscription-request.js'
 import type { WsCloseCause, WsCounters } from './ws-counters.js'
 import type { WsDecisions } from './ws-decisions.js'
@@ -94,6 +95,11 @@ export class WsSession implements SubscriptionSink {
   /** The key whose subscriptions these are (the hub counts distinct logs filters per key). */
   get owner(): string {
     return this.key.record.keyId
+  }
+
+  /** The key's account (its keys' distinct logs filters are counted together too). */
+  get account(): string {
+    return this.key.record.accountId
   }
 
   get isClosed(): boolean {
@@ -309,10 +315,7 @@ export class WsSession implements SubscriptionSink {
     }
     if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, malformed: true }
     if (result.failure === 'logs-filters') {
-      const message =
-        result.limit === 'key'
-          ? `Too many logs filters: this key holds ${result.held} distinct logs filters on ${this.network}, at most ${result.max} are allowed per key and network (ws.maxLogsFiltersPerKey); put several addresses and topics in one filter, reuse a filter you hold, or unsubscribe some`
-          : `Too many logs filters on ${this.network}: the gateway holds ${result.held} distinct logs subscriptions on its nodes, at most ${result.max} (ws.maxLogsFiltersPerNetwork); subscribe to a filter already in use, or retry later`
+      const message = logsFilterRefusal(this.network, result.limit, result.held, result.max)
       return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_LOGS_FILTERS.rpc, message), isError: true, malformed: false }
     }
     const e =

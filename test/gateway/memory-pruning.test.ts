@@ -47,7 +47,11 @@ t.test('IPs: rejections are forgotten after their window, throttles after they l
 t.test('filter pins: idle ones are swept after the node forgets them, used ones are kept', async (t) => {
   const clock = new FakeClock()
   const pins = new FilterPins(clock)
-  for (let i = 0; i < 1000; i++) pins.pin('eth-1', `0x${i.toString(16)}`, 'node-a', 'key-1')
+  const caps = { maxFiltersPerKey: 1000, maxFiltersPerAccount: 1000 }
+  for (let i = 0; i < 1000; i++) {
+    if (pins.reserve('eth-1', 'key-1', 'account-1', caps).ok) pins.made('eth-1', 'key-1', { filterId: `0x${i.toString(16)}`, node: 'node-a', kind: 'full' })
+  }
+  t.equal(pins.size, 1000)
   clock.advance(FILTER_IDLE_MS - 1)
   t.equal(pins.nodeOf('eth-1', '0x7', 'key-1'), 'node-a', 'a filter polled within its idle time')
   pins.sweep()

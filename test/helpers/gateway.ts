@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino'
 import { parseConfig } from '../../src/config/load.js'
 import type { Config, LimitsConfig, NetworkConfig, WsConfig } from '../../src/config/types.js'
 import { startGateway, type RunningGateway } from '../../src/main/start-gateway.js'
-import { createAccount } from '../../src/accounts/commands.js'
+import { createAccount, regenerateKey } from '../../src/accounts/commands.js'
 import { KeyCipher } from '../../src/keys/key-cipher.js'
 import { loadPlanCatalog } from '../../src/plans/catalog.js'
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
@@ -39,6 +39,8 @@ export interface TestGateway {
   wsUrl(network: string): string
   /** A new account with a random wallet on `planId`, and its key. */
   createKey(planId: string, nodes?: Entitlement[]): Promise<{ apiKey: string; accountId: string; keyId: string }>
+  /** A new key for the account; its old one stays live for `graceMs` (the account's keys then are two). */
+  regenerateKey(accountId: string, graceMs: number): Promise<{ apiKey: string; keyId: string }>
   /** Stop the gateway (idempotent); the data folder stays until the test ends. */
   stop(): Promise<void>
 }
@@ -89,6 +91,7 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
   const gateway = await startGateway(config, { logger, clock: opts.clock, dashboardDir: opts.dashboardDir })
   const catalog = loadPlanCatalog(config.plans.catalog)
   const cipher = KeyCipher.fromSecret(process.env.TOLLGATE_SECRET)
+  const commandDeps = { log: gateway.log, store: gateway.store, catalog, cipher, clock: opts.clock ?? systemClock, projector: gateway.projector }
   let stopped = false
   const stop = async (): Promise<void> => {
     if (stopped) return
@@ -106,11 +109,8 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
     dataDir,
     url: (network) => `${gateway.http}/http/${network}`,
     wsUrl: (network) => `${gateway.ws}/ws/${network}`,
-    createKey: (planId, nodes) =>
-      createAccount(
-        { log: gateway.log, store: gateway.store, catalog, cipher, clock: opts.clock ?? systemClock, projector: gateway.projector },
-        { wallet: `0x${randomBytes(20).toString('hex')}`, planId, nodes },
-      ),
+    createKey: (planId, nodes) => createAccount(commandDeps, { wallet: `0x${randomBytes(20).toString('hex')}`, planId, nodes }),
+    regenerateKey: (accountId, graceMs) => regenerateKey(commandDeps, { accountId, graceMs }),
     stop,
   }
 }

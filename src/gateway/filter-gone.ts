@@ -1,0 +1,24 @@
+import type { Answer } from '../upstream/answer.js'
+import { nodeErrorOf } from '../upstream/node-error.js'
+
+/**
+ * The node's own "no such filter" answer to a filter the gateway pinned to it: the node dropped it
+ * (idle past its own time-out, or restarted), so the key's share has room again. Read from each
+ * client's error, code and the start of its message, never from `data`:
+ *
+ * | client | code | message |
+ * |---|---|---|
+ * | geth, Erigon, reth, anvil | -32000 | `filter not found` |
+ * | Besu | -32000 | `Filter not found` |
+ * | Nethermind | -32000 | `Filter with id: <id> does not exist.` |
+ *
+ * A wrong reading costs only the key's own pin (its next poll of that id is "filter not found").
+ * @example
+ * saysFilterGone(answer) // true for {"code":-32000,"message":"filter not found"}
+ */
+export function saysFilterGone(answer: Answer): boolean {
+  const error = nodeErrorOf(answer)
+  return error !== undefined && !error.hasData && error.code === -32000 && FILTER_GONE.test(error.message)
+}
+
+const FILTER_GONE = /^(?:filter not found|Filter with id: \S+ does not exist)/i
