@@ -84,7 +84,14 @@ for (const [network, transport] of [
 ] as const) {
   for (const [method, params] of table) {
     t.test(`${method} over ${transport}`, async (t) => {
-      const direct = transport === 'http' ? await anvil.rpc(method, params) : await wsRpc(anvil.wsUrl, { jsonrpc: '2.0', id: 1, method, params })
+      let direct = transport === 'http' ? await anvil.rpc(method, params) : await wsRpc(anvil.wsUrl, { jsonrpc: '2.0', id: 1, method, params })
+      // anvil over WebSocket answers a method it lacks as it answers params it cannot read
+      // (-32602, "data did not match any variant"); the gateway asks the node over HTTP then, and
+      // passes on what it says there (docs/upstream-selection.md): that is the node's answer.
+      if (transport === 'ws' && direct.error?.code === -32602 && /did not match any variant/.test(direct.error.message)) {
+        const overHttp = await anvil.rpc(method, [])
+        if (overHttp.error?.code === -32601) direct = overHttp
+      }
       const myId = id++
       const via = await rpc(tg.url(network), { jsonrpc: '2.0', id: myId, method, params }, { apiKey })
       t.equal(via.status, 200)
