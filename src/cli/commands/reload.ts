@@ -19,7 +19,9 @@ export async function reloadCommand(args: string[]): Promise<void> {
   const dir = resolve(config.dataDir)
   const holder = await dataDirHolder(dir)
   if (holder === undefined) {
-    throw new Error(`no gateway holds the data folder ${dir} ("dataDir" in the config): is it running, with this config? (start it with tollgate start --config FILE)`)
+    throw new Error(
+      `no gateway holds the data folder ${dir} ("dataDir" in the config): is it running, with this config? (start it with tollgate start --config FILE)`,
+    )
   }
   if (!holder.role.startsWith('a gateway')) {
     throw new Error(`the data folder ${dir} is held by ${holder.role} (pid ${holder.pid}), not a gateway: nothing to reload`)
