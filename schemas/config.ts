@@ -247,6 +247,13 @@ export const configSchema = withDefaultsOptional(
             description:
               'Largest message a client may send; a frame over it is refused at its header and the connection closed without a close frame (1006). It is also what one connection can make the gateway hold for an unfinished message.',
           }),
+          notificationUnitsPerSecond: Type.Union([PositiveInteger(), Type.Null()], {
+            default: 20000,
+            description:
+              'Compute units of subscription notifications (1 per 25 bytes delivered) each account may be sent per second on one instance, ' +
+              'across its connections and keys; twice that may go at once. Past it the connection that would take the next one is closed (1008 ' +
+              '"Notification budget"). null: no budget.',
+          }),
           maxBufferedBytes: PositiveInteger({
             default: 4194304,
             description: 'Bytes waiting for a slow client beyond which it is disconnected (1008) rather than silently losing messages.',

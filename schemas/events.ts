@@ -176,10 +176,17 @@ export const eventSchemas = {
     badMessages: NonNegativeInteger({ description: 'Bad messages that imposed it, within windowMs.' }),
     windowMs: Type.Integer({ minimum: 1 }),
   }),
-  NotificationsRecorded: Event('NotificationsRecorded', 1, 'Subscription notifications sent to a key, per network, node kind and interval.', {
+  NotificationsRecorded: Event('NotificationsRecorded', 2, 'Subscription notifications sent to a key, per network, node kind and interval.', {
     ...keyScope,
     notifications: NonNegativeInteger(),
     bytesOut: NonNegativeInteger(),
+    units: Type.Optional(
+      NonNegativeInteger({
+        description:
+          'Compute units of those notifications: 1 per 25 bytes of each, rounded up (docs/costs.md). Version 2; absent in version 1, ' +
+          'whose notifications were not charged (they count 0 units).',
+      }),
+    ),
   }),
   SignedIn: Event(
     'SignedIn',

@@ -35,6 +35,7 @@ interface Bucket {
   rateLimited: number
   notifications: number
   notificationBytes: number
+  notificationUnits: number
 }
 
 /** A flush runs this long after an interval's end: timers may fire a little early. */
@@ -80,10 +81,11 @@ export class UsageMeter {
   }
 
   /** Count subscription notifications sent to a key's WebSocket client. */
-  notified(accountId: string, keyId: string, network: string, kind: NodeKind, notifications: number, bytes: number): void {
+  notified(accountId: string, keyId: string, network: string, kind: NodeKind, notifications: number, bytes: number, units: number): void {
     const b = this.#bucket(accountId, keyId, network, kind)
     b.notifications += notifications
     b.notificationBytes += bytes
+    b.notificationUnits += units
   }
 
   /**
@@ -125,7 +127,8 @@ export class UsageMeter {
         events.push({ type: 'UsageRecorded', ...head, requests: b.requests, errors: b.errors, bytesIn: b.bytesIn, bytesOut: b.bytesOut, units: b.units })
       }
       if (b.rateLimited > 0) events.push({ type: 'RateLimited', ...head, count: b.rateLimited, reason: 'http-rps' })
-      if (b.notifications > 0) events.push({ type: 'NotificationsRecorded', ...head, notifications: b.notifications, bytesOut: b.notificationBytes })
+      if (b.notifications > 0)
+        events.push({ type: 'NotificationsRecorded', ...head, notifications: b.notifications, bytesOut: b.notificationBytes, units: b.notificationUnits })
     }
     if (events.length > 0) this.#opts.emit(events)
   }
@@ -163,6 +166,7 @@ export class UsageMeter {
         rateLimited: 0,
         notifications: 0,
         notificationBytes: 0,
+        notificationUnits: 0,
       }
       this.#buckets.set(k, b)
     }

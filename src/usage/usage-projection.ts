@@ -60,7 +60,7 @@ export const usageProjection: Projection = {
         return
       case 'NotificationsRecorded':
         if (!ledger.dedup.markCounted(event)) return
-        ledger.rows.add(event, { notifications: event.notifications, bytesOut: event.bytesOut })
+        ledger.rows.add(event, { notifications: event.notifications, bytesOut: event.bytesOut, units: event.units ?? 0 })
         return
       default:
         return

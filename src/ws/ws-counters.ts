@@ -4,7 +4,15 @@ import { scraped, type Emit } from '../metrics/scraped.js'
 import type { SubscriptionHubStats } from './subscription-hub.js'
 
 /** Why the gateway closed a WebSocket connection (a label of tollgate_ws_closed_total). */
-export type WsCloseCause = 'client' | 'slow-consumer' | 'message-too-big' | 'key-invalid' | 'shutdown' | 'idle-or-error' | 'invalid-utf8'
+export type WsCloseCause =
+  | 'client'
+  | 'slow-consumer'
+  | 'notification-budget'
+  | 'message-too-big'
+  | 'key-invalid'
+  | 'shutdown'
+  | 'idle-or-error'
+  | 'invalid-utf8'
 
 export type WsMessageOutcome = 'served' | 'throttled' | 'dropped' | 'penalized'
 

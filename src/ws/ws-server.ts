@@ -14,6 +14,7 @@ import type { MethodRules } from '../rpc/method-policy.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { WsCloseCause, WsCounters } from './ws-counters.js'
+import { NotificationBudgets } from './notification-budget.js'
 import type { WsDecisions } from './ws-decisions.js'
 import { CLOSE, WsSession, type WsUserData } from './ws-session.js'
 
@@ -74,9 +75,12 @@ export class WsServer {
   readonly #timer: NodeJS.Timeout
   /** Calls over WebSocket: its method rules (subscriptions), admitted per message by the session, malformed ones counted. */
   readonly #calls: CallPolicy
+  /** Each account's notification units per second on this instance (read at start: ws is not reloaded). */
+  readonly #notifications: NotificationBudgets
 
   constructor(deps: WsServerDeps) {
     this.#deps = deps
+    this.#notifications = new NotificationBudgets(deps.config.notificationUnitsPerSecond, deps.clock)
     const rules = deps.methodRules
     this.#calls = { methodRule: (method, network) => rules.rule(method, 'ws', network), charge: deps.chargeUnits, notesMalformed: true }
     this.#timer = setInterval(() => this.#checkKeys(), KEY_CHECK_MS)
@@ -200,6 +204,7 @@ export class WsServer {
       counters: deps.counters,
       config: deps.config,
       clock: deps.clock,
+      notifications: this.#notifications,
       onError: deps.onError,
     })
     res.upgrade<WsUserData>({ session }, secKey, protocol, extensions, context as never)

@@ -17,6 +17,7 @@ import type { SubscriptionHub, SubscriptionSink } from './subscription-hub.js'
 import { logsFilterRefusal } from './logs-filter-refusal.js'
 import { parseSubscribe } from './subscription-request.js'
 import type { WsCloseCause, WsCounters } from './ws-counters.js'
+import { notificationUnits, type NotificationBudgets } from './notification-budget.js'
 import type { WsDecisions } from './ws-decisions.js'
 
 /** The user data uWS keeps with each socket. */
@@ -35,6 +36,8 @@ export interface WsSessionDeps {
   counters: WsCounters
   config: WsConfig
   clock: Clock
+  /** Each account's notification units per second, across its connections (ws.notificationUnitsPerSecond). */
+  notifications: NotificationBudgets
   onError: (err: unknown) => void
 }
 
@@ -118,6 +121,7 @@ export class WsSession implements SubscriptionSink {
   opened(socket: WebSocket<WsUserData>): void {
     this.#socket = socket
     this.#deps.counters.opened(this.network)
+    this.#deps.notifications.open(this.account)
   }
 
   /** A message from the client. `data` is valid only until this returns (uWS neuters it). */
@@ -181,7 +185,14 @@ export class WsSession implements SubscriptionSink {
       if (sub.held.length < MAX_HELD) sub.held.push(text)
       return
     }
-    if (this.send(text)) this.#deps.usage.notified(this.key.account.accountId, this.key.record.keyId, this.network, kind, 1, text.length)
+    // Each copy delivered costs its units, duplicates of one filter included (docs/costs.md).
+    const units = notificationUnits(text.length)
+    if (!this.#deps.notifications.spend(this.account, units)) {
+      const perSecond = this.#deps.config.notificationUnitsPerSecond
+      this.end(CLOSE.POLICY, `Notification budget: over ${perSecond} units/s (1 per 25 bytes); subscribe once per filter`, 'notification-budget')
+      return
+    }
+    if (this.send(text)) this.#deps.usage.notified(this.key.account.accountId, this.key.record.keyId, this.network, kind, 1, text.length, units)
   }
 
   /**
@@ -269,6 +280,7 @@ export class WsSession implements SubscriptionSink {
     for (const id of this.#subs.keys()) this.#hub.unsubscribe(id, this)
     this.#subs.clear()
     this.key.actor.ws({ type: 'WsDisconnect' })
+    if (this.#socket !== undefined) this.#deps.notifications.close(this.account)
     this.#deps.counters.closed(this.network, this.#closeCause ?? 'client')
     this.#socket = undefined
   }

@@ -100,6 +100,7 @@ export const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { typ
     intervalMs: 1000,
     notifications: 3,
     bytesOut: 2400,
+    units: 96,
   },
   SignedIn: {
     type: 'SignedIn',
