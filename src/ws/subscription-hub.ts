@@ -71,6 +71,8 @@ export interface SubscriptionHubStats {
 
 /** Notifications for a subscription id we do not know yet are held for it (see #onNotification). */
 const MAX_ORPHANS = 64
+/** Notifications held per such id: the node's answer carrying the id follows at once, a few at most come first. */
+const MAX_HELD_PER_ORPHAN = 16
 
 /**
  * The shared subscriptions of one network: state that belongs to one network, kept in one place
@@ -394,7 +396,7 @@ export class SubscriptionHub {
       // the wire) must not fill the holding area for good: past the bound, start afresh.
       if (this.#orphans.size >= MAX_ORPHANS && !this.#orphans.has(upstreamId)) this.#orphans = new Map()
       const held = this.#orphans.get(upstreamId) ?? []
-      if (held.length < 16) held.push(text)
+      if (held.length < MAX_HELD_PER_ORPHAN) held.push(text)
       this.#orphans.set(upstreamId, held)
       return
     }

@@ -49,6 +49,12 @@ export const CLOSE = Object.freeze({
   GOING_AWAY: 1001,
 })
 
+/** What uWS's `send` returns: sent, queued under backpressure (still sent), or dropped past its ceiling. */
+const SEND = Object.freeze({ SENT: 1, BACKPRESSURE: 0, DROPPED: 2 } as const)
+/** Not a uWS status: our own bound (ws.maxBufferedBytes) was over before the send. */
+const OVER_OUR_BOUND = 3
+type SendStatus = (typeof SEND)[keyof typeof SEND] | typeof OVER_OUR_BOUND
+
 /** Notifications held for a subscription whose id the client has not been sent yet. */
 const MAX_HELD = 16
 
@@ -235,22 +241,22 @@ export class WsSession implements SubscriptionSink {
     const socket = this.#socket
     if (this.#closed || socket === undefined) return false
     const max = this.#deps.config.maxBufferedBytes
-    let status = 1
+    let status = SEND.SENT as SendStatus
     socket.cork(() => {
-      for (let i = 0; i < texts.length && status !== 2; i++) {
+      for (let i = 0; i < texts.length && status !== SEND.DROPPED; i++) {
         if (socket.getBufferedAmount() > max) {
-          status = 3
+          status = OVER_OUR_BOUND
           break
         }
-        status = socket.send(texts[i], false)
+        status = socket.send(texts[i], false) as SendStatus
       }
     })
-    if (status === 3) {
+    if (status === OVER_OUR_BOUND) {
       this.end(CLOSE.POLICY, `Slow consumer: over ${max} bytes unread; read faster`, 'slow-consumer')
       return false
     }
-    // 2: dropped by uWS's own backpressure ceiling (set far above ours; a safety net).
-    if (status === 2) {
+    // Dropped by uWS's own backpressure ceiling (set far above ours; a safety net).
+    if (status === SEND.DROPPED) {
       this.end(CLOSE.POLICY, 'Slow consumer: message dropped; read faster', 'slow-consumer')
       return false
     }
