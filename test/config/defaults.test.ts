@@ -25,6 +25,8 @@ t.test('every default is filled in', async (t) => {
     bodyTimeoutMs: 5000,
     queueMs: 250,
     ipThrottle: { rejections: 2000, windowMs: 10000, durationMs: 60000 },
+    maxFiltersPerKey: 500,
+    maxFiltersPerAccount: 1000,
   })
   t.equal(config.ws.maxSubscriptionsPerConnection, 100)
   t.same(config.routing, { fullNodeWindowBlocks: 128 })

@@ -64,7 +64,13 @@ async function sameAsDirect(t: Test, method: string, params: unknown[]): Promise
   for (const [label, pool] of Object.entries(pools)) {
     const idJson = JSON.stringify(`${label}:${method}`)
     const request = `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":${JSON.stringify(params)}}`
-    const expected = label === 'ws' ? await rawWsRpc(request) : await rawRpc(anvil.url, request)
+    let expected = label === 'ws' ? await rawWsRpc(request) : await rawRpc(anvil.url, request)
+    // anvil over WebSocket answers a method it lacks as it answers params it cannot read (-32602);
+    // the node is then asked over HTTP, and its -32601 there is the answer (docs/upstream-selection.md).
+    if (label === 'ws' && /"code":-32602,"message":"data did not match any variant/.test(expected)) {
+      const overHttp = await rawRpc(anvil.url, `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":[]}`)
+      if (/"code":-32601/.test(overHttp)) expected = overHttp
+    }
     const reply = await pool.call('archive', method, params, idJson, { timeoutMs: 5_000 })
     t.equal(reply.text, expected, `${method} over ${label}`)
     const answer = JSON.parse(reply.text)
