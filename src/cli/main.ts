@@ -1,4 +1,5 @@
 import { UsageError } from './args.js'
+import { nameProcess } from '../main/process-title.js'
 
 const USAGE = `Usage: tollgate <command>
 
@@ -46,6 +47,8 @@ export async function main(argv: string[]): Promise<void> {
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
   try {
     if (!load) throw new UsageError(`tollgate: unknown command ${JSON.stringify(name)}`)
+    // How `tollgate reload` tells a gateway from any other pid a lock file could name.
+    nameProcess(argv)
     await (await load())(args)
   } catch (err) {
     const e = err as Error

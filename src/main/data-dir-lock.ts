@@ -1,7 +1,8 @@
 import { mkdirSync, realpathSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { fileLockHolder, takeFileLock } from './file-lock.js'
+import { fileLockHolder, takeFileLock, UntrustedLockFileError } from './file-lock.js'
 import type { HeldLock, LockHolder } from './process-lock.js'
+import { tollgateCommandLine } from './process-title.js'
 
 /** The lock file in the data folder (see takeFileLock). */
 export const LOCK_FILE = 'tollgate.lock'
@@ -30,7 +31,8 @@ export async function lockDataDir(dataDir: string, user: DataDirUser, role: stri
   const dir = resolve(dataDir)
   mkdirSync(dir, { recursive: true })
   // Through symlinks to the folder itself: the same folder reached two ways is one lock file.
-  const got = takeFileLock(join(realpathSync(dir), LOCK_FILE), role)
+  const real = realpathSync(dir)
+  const got = takeFileLock(join(real, LOCK_FILE), role, statSync(real).uid)
   if ('held' in got) return got.held
   const who = describe(got.holder)
   throw new DataDirInUseError(
@@ -44,8 +46,12 @@ export async function lockDataDir(dataDir: string, user: DataDirUser, role: stri
 /**
  * The process that holds `dataDir` now (a gateway, the supervisor of its workers, a replay), or
  * undefined when none does: how `tollgate reload` finds the gateway of a config. Checked before it
- * is named (see fileLockHolder): the lock file is the folder owner's, its lock is held, and the pid
- * in it has it open; anything else throws, saying what was found.
+ * is named (see fileLockHolder): the lock file is the folder owner's, its lock is held, the pid in
+ * it has it open, and that pid is a tollgate command's process (its title, see nameProcess);
+ * anything else throws, saying what was found. Together no one but the folder's owner can name a
+ * pid, and only a tollgate process that holds the file is named: a `sleep`, a shell or an editor
+ * that has the file open is not.
+ * @throws UntrustedLockFileError naming what was found and what to do
  */
 export async function dataDirHolder(dataDir: string): Promise<LockHolder | undefined> {
   let dir: string
@@ -54,7 +60,18 @@ export async function dataDirHolder(dataDir: string): Promise<LockHolder | undef
   } catch {
     return undefined
   }
-  return fileLockHolder(join(dir, LOCK_FILE), statSync(dir).uid)
+  const path = join(dir, LOCK_FILE)
+  const holder = fileLockHolder(path, statSync(dir).uid)
+  if (holder === undefined || process.platform !== 'linux') return holder
+  const commandLine = tollgateCommandLine(holder.pid)
+  if (commandLine?.tollgate !== true) {
+    const seen = commandLine === undefined ? 'no command line in /proc' : `its command line is "${commandLine.text}"`
+    throw new UntrustedLockFileError(
+      `the lock file ${path} names pid ${holder.pid}, which has it open but is not a tollgate process (${seen}): it is not signalled. ` +
+        'Stop that process, then start the gateway again (or send SIGHUP to the gateway yourself)',
+    )
+  }
+  return holder
 }
 
 function describe(holder: LockHolder | undefined): string {

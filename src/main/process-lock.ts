@@ -20,13 +20,16 @@ const ASK_HOLDER_MS = 2_000
 /**
  * Take the lock `name` for this process, or learn who holds it. The lock is an abstract Unix
  * socket (Linux): binding its name is atomic, and the kernel lets go of it when the process ends,
- * SIGKILL and power cuts included, so a lock is never stale and two processes never both take it
- * (a pid file has to guess whether its pid is still the same process, and two processes clearing
- * one stale file can both win). The holder answers a connection with a LockHolder. Abstract
- * names live in the network namespace: processes in two containers sharing a volume do not see
- * each other's. On other systems (no abstract sockets) every lock is granted.
+ * SIGKILL and power cuts included, so a lock is never stale and two processes never both take it.
+ * The holder answers a connection with a LockHolder. Any local user can bind any abstract name, so
+ * what a holder says is never believed beyond a message, and such a lock may only ever cause a
+ * refusal: the supervisor's claim of its port, which a squatter can make refuse the port (as binding
+ * the port itself would, for a port above 1023), never a signal. A lock that names a process to
+ * signal is a file its owner alone writes (file-lock.ts, the data folder's). Abstract names live in the network
+ * namespace: processes in two containers do not see each other's. On other systems (no abstract
+ * sockets) every lock is granted.
  * @example
- * const got = await takeLock('tollgate:data:2049:131', 'a gateway')
+ * const got = await takeLock('tollgate:port:127.0.0.1:8080', 'a gateway supervising 4 workers')
  * if ('holder' in got) throw new Error(`held by pid ${got.holder?.pid}`)
  */
 export async function takeLock(name: string, role: string): Promise<{ held: HeldLock } | { holder: LockHolder | undefined }> {
@@ -42,15 +45,6 @@ export async function takeLock(name: string, role: string): Promise<{ held: Held
   // Held for the process's life, but never the reason it stays alive.
   server.unref()
   return { held: { release: () => close(server) } }
-}
-
-/**
- * Who holds the lock `name` now, without taking it: undefined when nobody does (or on a system
- * without abstract sockets, where locks are not kept).
- */
-export function lockHolder(name: string): Promise<LockHolder | undefined> {
-  if (process.platform !== 'linux') return Promise.resolve(undefined)
-  return askHolder(`\0${name}`)
 }
 
 /** The holder's answer, or undefined when it does not give one in time (a process stopped with SIGSTOP). */

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { chownSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { chownSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startAnvil } from '../../harness/anvil.js'
-import { LOCK_FILE } from '../../src/main/data-dir-lock.js'
+import { LOCK_FILE, lockDataDir } from '../../src/main/data-dir-lock.js'
 import { runCli } from '../helpers/cli.js'
 import { TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess } from '../helpers/gateway-process.js'
@@ -13,8 +13,8 @@ import { startGatewayProcess } from '../helpers/gateway-process.js'
 // The data folder's lock was an abstract Unix socket any local user could bind: a fake one naming
 // another pid made `tollgate reload` send that pid SIGHUP, and made `tollgate start` refuse the
 // folder. Now it is a flock on <dataDir>/tollgate.lock, and reload signals a pid only when the file
-// is the folder owner's, its lock is held, and that pid has it open. Each fake below names a
-// `sleep` child of this test, which must survive (SIGHUP would end it).
+// is the folder owner's, its lock is held, that pid has it open, and it is a tollgate process (its
+// title). Each fake below names a `sleep` child of this test, which must survive (SIGHUP would end it).
 
 const env = { TOLLGATE_SECRET: TEST_SECRET }
 const anvil = await startAnvil()
@@ -56,6 +56,28 @@ t.test('a held lock whose file names a pid that does not hold it: refused, nothi
   t.ok(f.alive(), 'the process it names was not signalled')
 })
 
+t.test('a held lock whose named pid has the file open but is no tollgate process: refused, nothing signalled', async (t) => {
+  const f = victimFolder(t)
+  // The sleep child itself holds the file open (as its fd 3) and the lock through it: every check
+  // but the last passes, as for a shell or an editor that inherited the gateway's descriptor.
+  const fd = openSync(f.lockPath, 'r')
+  t.teardown(() => closeSync(fd))
+  f.victim.kill('SIGKILL')
+  const holder = spawn('sleep', ['600'], { stdio: ['ignore', 'ignore', 'ignore', fd] })
+  t.teardown(() => holder.kill('SIGKILL'))
+  writeFileSync(f.lockPath, JSON.stringify({ pid: holder.pid, role: 'a gateway', since: new Date().toISOString() }))
+  await new Promise((resolve) => spawn('flock', ['--exclusive', '3'], { stdio: ['ignore', 'ignore', 'ignore', fd] }).on('exit', resolve))
+  const out = await runCli(['reload', '--config', f.configPath], env)
+  t.equal(out.code, 1)
+  t.match(
+    out.stderr,
+    new RegExp(
+      `UntrustedLockFileError: the lock file \\S+ names pid ${holder.pid}, which has it open but is not a tollgate process \\(its command line is "sleep 600"\\): it is not signalled`,
+    ),
+  )
+  t.ok(holder.exitCode === null && holder.signalCode === null, 'the process it names was not signalled')
+})
+
 t.test('a lock file of another user: refused, nothing signalled', { skip: process.getuid?.() !== 0 && 'chown needs root' }, async (t) => {
   const f = victimFolder(t)
   chownSync(f.lockPath, 65534, 65534)
@@ -86,4 +108,31 @@ t.test('the old abstract socket bound by someone else blocks nothing; a real gat
   const logged = await gateway.waitForLog((l) => /^config reloaded|^reload refused/.test(String(l.msg)))
   t.match(logged.msg, /^config reloaded/, 'the gateway read its config again')
   t.ok(victim.exitCode === null && victim.signalCode === null, 'the pid the squatter named was not signalled')
+})
+
+t.test(
+  "another user's lock file, held: refused naming its owner, not believed for the pid it names",
+  { skip: process.getuid?.() !== 0 && 'chown needs root' },
+  async (t) => {
+    const f = victimFolder(t)
+    chownSync(f.lockPath, 65534, 65534)
+    const fd = openSync(f.lockPath, 'r')
+    t.teardown(() => closeSync(fd))
+    await new Promise((resolve) => spawn('flock', ['--exclusive', '3'], { stdio: ['ignore', 'ignore', 'ignore', fd] }).on('exit', resolve))
+    await t.rejects(lockDataDir(f.dataDir, 'gateway', 'a gateway'), {
+      name: 'UntrustedLockFileError',
+      message: /belongs to uid 65534, neither this process's user \(uid 0\) nor the data folder's owner \(uid 0\): another user made it/,
+    })
+  },
+)
+
+t.test('a lock file that is a symbolic link: refused, the file it points at left as it was', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-lock-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const target = join(dataDir, 'precious')
+  writeFileSync(target, 'not a lock file')
+  symlinkSync(target, join(dataDir, LOCK_FILE))
+  await t.rejects(lockDataDir(dataDir, 'gateway', 'a gateway'), { name: 'UntrustedLockFileError', message: /is a symbolic link, which a gateway never makes/ })
+  t.equal(readFileSync(target, 'utf8'), 'not a lock file')
+  t.ok(existsSync(join(dataDir, LOCK_FILE)), 'the link is left for the operator to look at')
 })
