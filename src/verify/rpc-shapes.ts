@@ -113,6 +113,10 @@ export interface RpcReceipt {
   transactionIndex?: Hex
   blockHash?: Hex
   blockNumber?: Hex
+  from?: Hex
+  to?: Hex | null
+  contractAddress?: Hex | null
+  effectiveGasPrice?: Hex
 }
 
 export interface RpcStorageProof {

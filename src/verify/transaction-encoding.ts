@@ -1,4 +1,4 @@
-import { hexToBytes, keccak256, serializeTransaction, type Signature, type TransactionSerializable } from 'viem'
+import { bytesToHex, hexToBytes, keccak256, recoverTransactionAddress, serializeTransaction, type Signature, type TransactionSerializable } from 'viem'
 import { VerificationError } from './errors.js'
 import { data, quantity } from './hex-fields.js'
 import type { Hex, RpcTransaction } from './rpc-shapes.js'
@@ -55,25 +55,34 @@ function serializable(tx: RpcTransaction): { fields: TransactionSerializable; si
   if (type === '0x0') {
     // The chain id of a legacy transaction lives in its v (EIP-155): viem reads it from there. A
     // chain id beside v = 27/28 (some nodes add the chain's) would make viem re-sign it as EIP-155.
-    return { fields: { type: 'legacy', ...common, gasPrice: q(tx, 'gasPrice') }, signature: { ...rs, v: q(tx, 'v') } }
+    const v = q(tx, 'v')
+    // Its chainId field is not encoded beside v, so it must be v's (EIP-155: v = 35 + 2 chainId + parity).
+    if (v >= 35n && tx.chainId !== undefined && q(tx, 'chainId') !== (v - 35n) / 2n) {
+      throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} chainId`, `${(v - 35n) / 2n} (its v's)`, String(tx.chainId))
+    }
+    return { fields: { type: 'legacy', ...common, gasPrice: q(tx, 'gasPrice') }, signature: { ...rs, v } }
   }
   const yParity = tx.yParity !== undefined ? Number(q(tx, 'yParity')) : Number(q(tx, 'v'))
   if (yParity !== 0 && yParity !== 1) throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} yParity`, '0 or 1', String(yParity))
+  // Nodes send a typed transaction's parity twice (v and yParity); only one is hashed, so the other must agree.
+  if (tx.yParity !== undefined && tx.v !== undefined && Number(q(tx, 'v')) !== yParity) {
+    throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} v`, `${yParity} (its yParity)`, String(tx.v))
+  }
   const signature = { ...rs, yParity }
   const accessList = (tx.accessList ?? []).map((e) => ({ address: e.address, storageKeys: e.storageKeys }))
   const typed = { ...common, chainId: small(tx, 'chainId'), accessList }
-  const fees = { maxFeePerGas: q(tx, 'maxFeePerGas'), maxPriorityFeePerGas: q(tx, 'maxPriorityFeePerGas') }
+  const fees = () => ({ maxFeePerGas: q(tx, 'maxFeePerGas'), maxPriorityFeePerGas: q(tx, 'maxPriorityFeePerGas') })
   switch (type) {
     case '0x1':
       return { fields: { type: 'eip2930', ...typed, gasPrice: q(tx, 'gasPrice') }, signature }
     case '0x2':
-      return { fields: { type: 'eip1559', ...typed, ...fees }, signature }
+      return { fields: { type: 'eip1559', ...typed, ...fees() }, signature }
     case '0x3':
       return {
         fields: {
           type: 'eip4844',
           ...typed,
-          ...fees,
+          ...fees(),
           to: to as Hex,
           maxFeePerBlobGas: q(tx, 'maxFeePerBlobGas'),
           blobVersionedHashes: tx.blobVersionedHashes ?? [],
@@ -85,7 +94,7 @@ function serializable(tx: RpcTransaction): { fields: TransactionSerializable; si
         fields: {
           type: 'eip7702',
           ...typed,
-          ...fees,
+          ...fees(),
           authorizationList: (tx.authorizationList ?? []).map((a, i) => ({
             chainId: safeNumber(a.chainId, `transaction ${tx.hash} authorization ${i} chainId`),
             address: a.address,
@@ -131,4 +140,23 @@ export function verifyTransaction(tx: RpcTransaction): Uint8Array {
   const claimed = String(tx.hash).toLowerCase()
   if (computed !== claimed) throw new VerificationError('TRANSACTION_HASH', `transaction ${tx.hash}`, claimed, `${computed} from its fields`)
   return encoded
+}
+
+/**
+ * Check a transaction's `from` against the signer its signature recovers to (secp256k1): `from` is
+ * in no hash, so without this a node could name any sender for a checked transaction.
+ * @param encoded its encoding, as verifyTransaction returned it
+ * @throws VerificationError TRANSACTION_SENDER
+ * @example await verifyTransactionSender(tx, verifyTransaction(tx))
+ */
+export async function verifyTransactionSender(tx: RpcTransaction, encoded: Uint8Array): Promise<void> {
+  if (tx.from === undefined) return
+  let signer: string
+  try {
+    signer = (await recoverTransactionAddress({ serializedTransaction: bytesToHex(encoded) as never })).toLowerCase()
+  } catch (cause) {
+    throw new VerificationError('TRANSACTION_SENDER', `transaction ${tx.hash} signature`, 'a signature that recovers to a sender', 'none', { cause })
+  }
+  if (signer !== String(tx.from).toLowerCase())
+    throw new VerificationError('TRANSACTION_SENDER', `transaction ${tx.hash} from`, `${signer} (its signer)`, String(tx.from))
 }
