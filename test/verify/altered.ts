@@ -10,10 +10,10 @@ export function altered<T extends object>(answer: T, key: keyof T | number): T {
   return copy
 }
 
-export function alterHex(value: unknown): string {
+export function alterHex(value: unknown): `0x${string}` {
   if (value === null || value === undefined) return `0x${'11'.repeat(20)}`
   if (typeof value !== 'string' || !value.startsWith('0x')) throw new Error(`not hex: ${JSON.stringify(value)}`)
   if (value === '0x') return '0x01'
   const last = value.at(-1)!
-  return value.slice(0, -1) + (Number.parseInt(last, 16) ^ 1).toString(16)
+  return `${value.slice(0, -1)}${(Number.parseInt(last, 16) ^ 1).toString(16)}` as `0x${string}`
 }
