@@ -51,6 +51,7 @@ function effectiveGasPrice(header: RpcHeader, tx: RpcTransaction): bigint {
   const cap = quantity(tx.maxFeePerGas, 'TRANSACTION_PLACE', `${at} maxFeePerGas`)
   const tip = quantity(tx.maxPriorityFeePerGas, 'TRANSACTION_PLACE', `${at} maxPriorityFeePerGas`)
   const baseFee = quantity(header.baseFeePerGas, 'TRANSACTION_PLACE', 'baseFeePerGas')
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
   return baseFee + tip < cap ? baseFee + tip : cap
 }
 

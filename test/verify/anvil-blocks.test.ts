@@ -59,7 +59,7 @@ t.test('every block of the chain passes every check', async (t) => {
     for (const receipt of receipts) {
       const bloom = logsBloom(receipt.logs)
       t.equal(bytesToHex(bloom), receipt.logsBloom, `${at}: receipt ${receipt.transactionIndex}'s bloom`)
-      bloom.forEach((byte, i) => (union[i]! |= byte))
+      for (const [i, byte] of bloom.entries()) union[i]! |= byte
       for (const log of receipt.logs)
         t.ok(bloomMayMatch(block.logsBloom, { address: log.address, topics: log.topics }), `${at}: a log matches its block's bloom`)
     }

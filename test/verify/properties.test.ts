@@ -100,7 +100,7 @@ t.test('random headers of each fork: the RLP round-trips field for field and the
     fc.assert(
       fc.property(baseHeader, forkValues, fc.nat(), (base, values, pick) => {
         const header = { ...base, hash: '0x' } as RpcHeader
-        FORK_FIELDS.slice(0, count).forEach((f, i) => Object.assign(header, { [f.field]: values[i] }))
+        for (const [i, f] of FORK_FIELDS.slice(0, count).entries()) Object.assign(header, { [f.field]: values[i] })
         header.hash = headerHash(header)
         const encoded = encodeHeader(header)
         const items = RLP.decode(encoded) as Uint8Array[]
@@ -120,7 +120,8 @@ t.test('random headers of each fork: the RLP round-trips field for field and the
     t.pass(`${count === 0 ? 'frontier' : FORK_FIELDS[count - 1]!.fork} headers (${15 + count} fields)`)
   }
   const prague = { ...fc.sample(baseHeader, { seed: 1, numRuns: 1 })[0]!, hash: '0x' } as RpcHeader
-  FORK_FIELDS.forEach((f, i) => Object.assign(prague, { [f.field]: fc.sample(forkValues, { seed: 2, numRuns: 1 })[0]![i] }))
+  const pragueValues = fc.sample(forkValues, { seed: 2, numRuns: 1 })[0]!
+  for (const [i, f] of FORK_FIELDS.entries()) Object.assign(prague, { [f.field]: pragueValues[i] })
   for (const f of FORK_FIELDS.slice(0, -1)) {
     t.throws(() => headerHash({ ...prague, [f.field]: undefined }), { code: 'HEADER_FIELDS' }, `${f.field} missing before later fields: refused`)
   }
