@@ -250,9 +250,10 @@ export const configSchema = withDefaultsOptional(
           notificationUnitsPerSecond: Type.Union([PositiveInteger(), Type.Null()], {
             default: 20000,
             description:
-              'Compute units of subscription notifications (1 per 25 bytes delivered) each account may be sent per second on one instance, ' +
-              'across its connections and keys; twice that may go at once. Past it the connection that would take the next one is closed (1008 ' +
-              '"Notification budget"). null: no budget.',
+              'Compute units of subscription notifications (1 per 25 bytes of each copy delivered, duplicates each) each account may be sent ' +
+              'per second on one instance, across its connections and keys; twice that may go at once. In a fleet each instance applies it: an ' +
+              "account connected to N instances may be sent N times it (the plan's units per second, where set, hold for the fleet). Past it the " +
+              'connection that would take the next one is closed (1008 "Notification budget"). null: no budget (the plan\'s units still apply).',
           }),
           maxBufferedBytes: PositiveInteger({
             default: 4194304,

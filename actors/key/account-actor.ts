@@ -1,5 +1,5 @@
 import type { Clock } from '../runtime/clock.js'
-import { consumedElsewhere, decide, withLimits, type ChargeDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
+import { consumedElsewhere, debitUnits, decide, unitsLeft, withLimits, type ChargeDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
 import { dropsUnread, withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from './ws-limits.js'
 
 /**
@@ -64,6 +64,24 @@ export class AccountActor {
         this.#consume(kind === 'full' ? 'fullUnits' : 'archiveUnits', units)
     }
     return decision
+  }
+
+  /** Compute units of `kind` the plan has left now (Infinity: the plan sets no units limit): see unitsLeft. */
+  unitsLeft(kind: CallKind): number {
+    // Most plans set no units limit: answered without reading the clock (this is asked per notification copy).
+    if ((kind === 'full' ? this.#state.limits.fullUnits : this.#state.limits.archiveUnits) == null) return Number.POSITIVE_INFINITY
+    return unitsLeft(this.#state, kind, this.#clock.now())
+  }
+
+  /**
+   * Subscription notifications of `kind` delivered, costing `units`: taken from the plan's units
+   * per second (in debt if need be, see debitUnits) and shared with the fleet as calls' units are.
+   */
+  notified(kind: CallKind, units: number): void {
+    const limit = kind === 'full' ? this.#state.limits.fullUnits : this.#state.limits.archiveUnits
+    if (units <= 0 || limit == null) return
+    this.#state = debitUnits(this.#state, kind, units, this.#clock.now())
+    this.#consume(kind === 'full' ? 'fullUnits' : 'archiveUnits', units)
   }
 
   /**

@@ -148,11 +148,7 @@ export function decide(state: KeyState, command: KeyCommand, now: number): { sta
  * const next = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 12, archive: 0, messages: 0, connects: 0 }, now)
  */
 export function consumedElsewhere(state: KeyState, command: ConsumedElsewhereCommand, now: number): KeyState {
-  const debit = (bucket: TokenBucket, limit: number | null, cost: number): TokenBucket => {
-    if (cost <= 0 || limit === null || limit === 0) return bucket
-    const current = refill(bucket, limit, burstOf(limit), now)
-    return { tokens: current.tokens - cost, at: current.at }
-  }
+  const debit = (bucket: TokenBucket, limit: number | null, cost: number): TokenBucket => debited(bucket, limit, cost, now)
   return {
     ...state,
     buckets: {
@@ -163,6 +159,41 @@ export function consumedElsewhere(state: KeyState, command: ConsumedElsewhereCom
     },
     ws: consumedElsewhereWs(state.ws, command.messages, command.connects, now, command.connectedAt ?? now),
   }
+}
+
+/**
+ * Compute units of `kind` the plan has left at `now` (refilled, at most a second's worth; below 0
+ * while in debt); Infinity when the plan sets no units limit for that kind. Read for every copy of
+ * every subscription notification, so it computes the level without making a bucket.
+ * @example
+ * if (unitsLeft(state, 'full', now) < units) refuse()
+ */
+export function unitsLeft(state: KeyState, kind: CallKind, now: number): number {
+  const limit = kind === 'full' ? state.limits.fullUnits : state.limits.archiveUnits
+  if (limit == null) return Number.POSITIVE_INFINITY
+  const bucket = kind === 'full' ? state.buckets.fullUnits : state.buckets.archiveUnits
+  return Math.min(burstOf(limit), bucket.tokens + (Math.max(0, now - bucket.at) * limit) / 1000)
+}
+
+/**
+ * Take `units` of `kind` already spent from the plan's units per second, in debt if need be:
+ * notifications delivered (their units are known only once they went; refusing them after the
+ * fact is not possible). No decision: the calls that follow wait until the debt is paid back.
+ * @example
+ * const next = debitUnits(state, 'full', 240, now)
+ */
+export function debitUnits(state: KeyState, kind: CallKind, units: number, now: number): KeyState {
+  const unitKind = kind === 'full' ? 'fullUnits' : 'archiveUnits'
+  const limit = state.limits[unitKind] ?? null
+  if (units <= 0 || limit === null) return state
+  return withParts(state, withBucket(state.buckets, unitKind, debited(state.buckets[unitKind], limit, units, now)), state.ws)
+}
+
+/** `bucket` refilled to `now` with `cost` taken, in debt if need be; unchanged without a limit (null, or 0: no access). */
+function debited(bucket: TokenBucket, limit: number | null, cost: number, now: number): TokenBucket {
+  if (cost <= 0 || limit === null || limit === 0) return bucket
+  const current = refill(bucket, limit, burstOf(limit), now)
+  return { tokens: current.tokens - cost, at: current.at }
 }
 
 function charge(state: KeyState, command: ChargeCommand, now: number): { state: KeyState; decision: ChargeDecision } {

@@ -1,5 +1,4 @@
 import type { Clock } from '../../actors/runtime/clock.js'
-import { fullBucket, take, type TokenBucket } from '../../actors/rate/token-bucket.js'
 
 /**
  * Bytes of a notification per compute unit: Alchemy prices subscription events by bandwidth,
@@ -21,7 +20,12 @@ export function notificationUnits(bytes: number): number {
 const BURST_SECONDS = 2
 
 interface AccountBudget {
-  bucket: TokenBucket
+  /**
+   * Units left at `at`, changed in place: this is read for every copy of every notification, and
+   * the token bucket's values (a new object per take) made garbage at the rate of the fan-out.
+   */
+  tokens: number
+  at: number
   /** Its connections open on this instance: the entry goes with the last. */
   connections: number
 }
@@ -53,7 +57,7 @@ export class NotificationBudgets {
   open(accountId: string): void {
     const a = this.#accounts.get(accountId)
     if (a !== undefined) a.connections++
-    else this.#accounts.set(accountId, { bucket: fullBucket(this.#burst(), this.clock.now()), connections: 1 })
+    else this.#accounts.set(accountId, { tokens: this.#burst(), at: this.clock.now(), connections: 1 })
   }
 
   /** A connection of the account closed. */
@@ -62,14 +66,20 @@ export class NotificationBudgets {
     if (a !== undefined && --a.connections <= 0) this.#accounts.delete(accountId)
   }
 
-  /** Take `units` from the account's budget: false when it has none left (the notification must not go). */
+  /** Take `units` from the account's budget: false when it has not that many left (the notification must not go). */
   spend(accountId: string, units: number): boolean {
-    if (this.perSecond === null) return true
+    const perSecond = this.perSecond
+    if (perSecond === null) return true
     const a = this.#accounts.get(accountId)
     if (a === undefined) return true
-    const r = take(a.bucket, units, this.perSecond, this.#burst(), this.clock.now())
-    if (!r.ok) return false
-    a.bucket = r.bucket
+    const now = this.clock.now()
+    // A clock that steps back (NTP) must not drain the budget: elapsed time is never negative.
+    if (now > a.at) {
+      a.tokens = Math.min(this.#burst(), a.tokens + ((now - a.at) * perSecond) / 1000)
+      a.at = now
+    }
+    if (a.tokens < units) return false
+    a.tokens -= units
     return true
   }
 

@@ -62,6 +62,8 @@ interface ClientSub {
   /** The answer carrying this id was sent: notifications may flow. */
   ready: boolean
   held: string[]
+  /** The node kind the held notifications came from (what they are charged as). */
+  heldKind: NodeKind
 }
 
 /**
@@ -91,6 +93,15 @@ export class WsSession implements SubscriptionSink {
   #subscribing = 0
   /** Messages waiting for the end of this loop turn (see send); undefined when none. */
   #queued: string[] | undefined
+  /**
+   * This turn's notifications queued and not yet accounted (#account, once per connection per
+   * turn): counted per copy in three numbers, so that the usage meter and the plan's units are
+   * asked once per batch rather than once per copy (a key string and a bucket per copy before).
+   */
+  #notified = 0
+  #notifiedBytes = 0
+  #notifiedUnits = 0
+  #notifiedKind: NodeKind = 'full'
 
   constructor(admitted: Admitted, hub: SubscriptionHub, ip: string, deps: WsSessionDeps) {
     this.key = admitted.key
@@ -188,17 +199,67 @@ export class WsSession implements SubscriptionSink {
     const sub = this.#subs.get(id)
     if (sub === undefined || this.#closed) return
     if (!sub.ready) {
-      if (sub.held.length < MAX_HELD) sub.held.push(text)
+      if (sub.held.length < MAX_HELD) {
+        sub.held.push(text)
+        sub.heldKind = kind
+      }
       return
     }
-    // Each copy delivered costs its units, duplicates of one filter included (docs/costs.md).
+    this.#deliver(text, kind)
+  }
+
+  /**
+   * One notification copy: each copy delivered costs its units, duplicates of one filter included
+   * (docs/costs.md), within the account's notification budget and the plan's units per second
+   * where the plan sets one; past either the connection is closed with 1008 (docs/websocket.md).
+   * It goes out at the end of the turn with the connection's other messages, in one write: a
+   * connection with 100 copies of one log made 100 system calls.
+   */
+  #deliver(text: string, kind: NodeKind): void {
+    if (this.#closed) return
+    if (kind !== this.#notifiedKind) {
+      this.#account()
+      this.#notifiedKind = kind
+    }
     const units = notificationUnits(text.length)
     if (!this.#deps.notifications.spend(this.account, units)) {
       const perSecond = this.#deps.config.notificationUnitsPerSecond
-      this.end(CLOSE.POLICY, `Notification budget: over ${perSecond} units/s (1 per 25 bytes); subscribe once per filter`, 'notification-budget')
-      return
+      return this.end(CLOSE.POLICY, `Notification budget: over ${perSecond} units/s (1 per 25 bytes); subscribe once per filter`, 'notification-budget')
     }
-    if (this.send(text)) this.#deps.usage.notified(this.key.account.accountId, this.key.record.keyId, this.network, kind, 1, text.length, units)
+    // This turn's copies are taken from the plan's units at the end of the turn (#account): they count already.
+    if (this.key.actor.unitsLeft(kind) - this.#notifiedUnits < units) {
+      const limits = this.key.actor.state.limits
+      const perSecond = kind === 'full' ? limits.fullUnits : limits.archiveUnits
+      return this.end(
+        CLOSE.POLICY,
+        `Notification budget: the plan's ${perSecond} units/s on ${kind} nodes are spent; subscribe once per filter`,
+        'notification-budget',
+      )
+    }
+    this.#notified++
+    this.#notifiedBytes += text.length
+    this.#notifiedUnits += units
+    this.send(text, true)
+    // What waits for the end of the turn is held in memory: past the slow-consumer bound's worth,
+    // it is written now, so that the bound applies within a turn too (a turn may carry many of
+    // the node's notifications, each fanned out to every copy).
+    if (this.#notifiedBytes > this.#deps.config.maxBufferedBytes) this.flush()
+  }
+
+  /**
+   * This turn's notifications counted: in the usage events (NotificationsRecorded) and against
+   * the plan's units per second (shared with the fleet as calls' units are). Called before they
+   * are written, so a batch cut short by the slow-consumer bound is charged whole (one turn's).
+   */
+  #account(): void {
+    const n = this.#notified
+    if (n === 0) return
+    const units = this.#notifiedUnits
+    this.#deps.usage.notified(this.key.account.accountId, this.key.record.keyId, this.network, this.#notifiedKind, n, this.#notifiedBytes, units)
+    this.key.actor.notified(this.#notifiedKind, units)
+    this.#notified = 0
+    this.#notifiedBytes = 0
+    this.#notifiedUnits = 0
   }
 
   /**
@@ -233,6 +294,7 @@ export class WsSession implements SubscriptionSink {
     const queued = this.#queued
     if (queued === undefined) return
     this.#queued = undefined
+    this.#account()
     this.#write(queued)
   }
 
@@ -281,7 +343,9 @@ export class WsSession implements SubscriptionSink {
   closed(code = 1000, uwsCause?: WsCloseCause): void {
     if (this.#closed) return
     this.#closed = true
+    // Queued and never written (a slow consumer, a peer gone): not delivered, not charged.
     this.#queued = undefined
+    this.#notified = this.#notifiedBytes = this.#notifiedUnits = 0
     if (this.#closeCause === undefined && code === 1006) this.#closeCause = uwsCause ?? 'idle-or-error'
     for (const id of this.#subs.keys()) this.#hub.unsubscribe(id, this)
     this.#subs.clear()
@@ -326,7 +390,7 @@ export class WsSession implements SubscriptionSink {
         // The client left while the node answered: nobody will unsubscribe it otherwise.
         this.#hub.unsubscribe(result.id, this)
       } else {
-        this.#subs.set(result.id, { ready: false, held: [] })
+        this.#subs.set(result.id, { ready: false, held: [], heldKind: 'full' })
         return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false, subscribed: result.id }
       }
       return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false }
@@ -364,7 +428,7 @@ export class WsSession implements SubscriptionSink {
     sub.ready = true
     const held = sub.held
     sub.held = []
-    for (const text of held) this.send(text)
+    for (const text of held) this.#deliver(text, sub.heldKind)
   }
 
   #noteBad(count: number): void {

@@ -12,6 +12,8 @@ export interface WsClient {
   nextNotification(id: string, withinMs?: number): Promise<any | undefined>
   /** Notifications received so far for subscription `id`. */
   notifications(id: string): any[]
+  /** The same, as the texts that came over the wire (what a notification's units are counted from). */
+  notificationTexts(id: string): string[]
   /** Every message received, in order (answers and notifications). */
   readonly messages: any[]
   /** Resolves when the connection closes, with its code and reason. */
@@ -29,6 +31,7 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
     const messages: any[] = []
     const byId = new Map<string, (v: any) => void>()
     const subs = new Map<string, any[]>()
+    const texts = new Map<string, string[]>()
     const waiters = new Map<string, Array<(v: any) => void>>()
     let resolveClosed!: (v: { code: number; reason: string }) => void
     const closed = new Promise<{ code: number; reason: string }>((r) => (resolveClosed = r))
@@ -43,13 +46,17 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
       return 'id' in msg ? JSON.stringify(msg.id) : undefined
     }
     ws.onmessage = (ev) => {
-      const msg = JSON.parse(String(ev.data))
+      const text = String(ev.data)
+      const msg = JSON.parse(text)
       messages.push(msg)
       if (!Array.isArray(msg) && msg.method === 'eth_subscription') {
         const id = msg.params.subscription
         const list = subs.get(id) ?? []
         list.push(msg)
         subs.set(id, list)
+        const raw = texts.get(id) ?? []
+        raw.push(text)
+        texts.set(id, raw)
         const w = waiters.get(id)?.shift()
         if (w) w(msg)
         return
@@ -93,6 +100,7 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
           })
         },
         notifications: (id) => subs.get(id) ?? [],
+        notificationTexts: (id) => texts.get(id) ?? [],
         nextNotification(id, withinMs = 10_000) {
           return new Promise((res) => {
             const timer = setTimeout(() => {

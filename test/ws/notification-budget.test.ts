@@ -1,10 +1,9 @@
 import t from 'tap'
 import { deployLogEmitter, emitLogs } from '../../harness/log-emitter.js'
-import { openEventLog } from '../../src/events/open-log.js'
-import type { NotificationsRecorded } from '../../src/events/types.js'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { waitFor } from '../helpers/eventually.js'
 import { metric } from '../helpers/metrics.js'
+import { notificationEventsOf } from '../helpers/usage-events.js'
 import { connectWs } from '../helpers/ws-client.js'
 
 // Notifications cost units (1 per 25 bytes delivered, each copy) and pass a budget per account:
@@ -40,15 +39,7 @@ t.test('past its budget the duplicating key is cut off; another account receives
 t.test('each notification delivered is charged its units, counted in the usage events', async (t) => {
   await b.close()
   await tg.stop() // flushes the meter and the outbox
-  const log = await openEventLog(tg.config.events, tg.config.dataDir)
-  t.teardown(() => log.close())
-  const events: NotificationsRecorded[] = []
-  for (let from = 1; ; ) {
-    const batch = await log.read(from, 500)
-    if (batch.length === 0) break
-    for (const s of batch) if (s.event.type === 'NotificationsRecorded') events.push(s.event)
-    from = batch[batch.length - 1].seq + 1
-  }
+  const events = await notificationEventsOf(tg.config)
   for (const key of [greedy, modest]) {
     const mine = events.filter((e) => e.keyId === key.keyId)
     const n = mine.reduce((s, e) => s + e.notifications, 0)
