@@ -2,6 +2,7 @@ import t from 'tap'
 import { keccak256 } from 'viem/utils'
 import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { startFlakyProxy } from '../helpers/flaky-proxy.js'
 import { waitFor } from '../helpers/eventually.js'
 
@@ -9,19 +10,25 @@ import { waitFor } from '../helpers/eventually.js'
 // transaction's hash, and the chain holds each transaction once.
 const anvil = await startAnvil()
 const proxy = await startFlakyProxy(anvil)
+// The other way to the chain is slower by 30 ms a call, so that the flaky link is the best node
+// and takes the first transaction: with two equal nodes, which one the gateway chose depended on
+// their measured latencies, and a fresh-clone run once sent all four to the other node (0 cuts).
+const slower = await startFaultProxy(anvil)
+slower.set('*', { delayMs: 30 })
 t.teardown(async () => {
   await proxy.close()
+  await slower.close()
   await anvil.stop()
 })
-// Two ways to the same chain: through the flaky link, and direct. Failures must not take the
-// flaky node out here (the test wants it asked), and nothing polls after start.
+// Two ways to the same chain: through the flaky link, and through the slower one. Failures must
+// not take the flaky node out here (the test wants it asked), and nothing polls after start.
 const tg = await startTestGateway(t, {
   networks: {
     'eth-1': {
       chainId: 31337,
       upstreams: [
         { url: proxy.url, kind: 'full', name: 'flaky' },
-        { url: anvil.url, kind: 'full', name: 'direct' },
+        { url: slower.url, kind: 'full', name: 'direct' },
       ],
     },
   },
