@@ -30,7 +30,9 @@ export async function runCli(args: string[], env: Record<string, string | undefi
       reject(new Error(`tollgate ${args.join(' ')} did not finish in ${timeoutMs} ms; stderr: ${stderr}`))
     }, timeoutMs)
     child.on('error', reject)
-    child.on('exit', (code) => {
+    // 'close', not 'exit': the process may have exited before its last output reached us ('exit'
+    // can come first, and a refusal's one line on stderr was read as empty in a CI run).
+    child.on('close', (code) => {
       clearTimeout(timer)
       const lines = stdout.trim().split('\n')
       let last: any
