@@ -83,7 +83,9 @@ export async function makeBusyChain(anvil: Anvil): Promise<BusyChain> {
   await transferToken(chainAt(anvil.url), token, owner, anvilAccount(4).address, 7n)
   await anvil.rpc('anvil_mine', ['0x2'])
 
-  const head = Number(await pub.getBlockNumber())
+  // Read fresh: viem caches getBlockNumber for its polling interval (4 s), and the receipts waited
+  // for above fill that cache, so a quick run read a head from before the blob transaction's block.
+  const head = Number(await pub.getBlockNumber({ cacheTime: 0 }))
   const balanceOfDelegated = keccak256(`${padHex(delegated, { size: 32 })}${padHex('0x0', { size: 32 }).slice(2)}` as Hex)
   return {
     token,
