@@ -88,6 +88,12 @@ const networkSchema = Strict({
         "Methods outside the method table (docs/costs.md) this network's nodes are sent (default none: such a method gets -32601 without a node being asked): exact names, or a prefix ending in * (debug_getRaw*). Each counts as a heavy call (heavy.atOnce, heavy.timeoutMs) and costs 500 units unless methodCosts names it. A method that operates the node (docs/costs.md, Refused methods) stays refused whatever a pattern matches.",
     }),
   ),
+  verify: Type.Optional(
+    Type.Union([Type.Literal('off'), Type.Literal('reads')], {
+      description:
+        "Check node answers before they reach a client (default off): `reads` proves eth_getBalance, eth_getTransactionCount, eth_getCode, eth_getStorageAt and eth_getProof against a header the network's nodes agree on (one eth_getProof per read, plus eth_getCode for code). An answer that fails goes to another node; when none passes, the client gets ANSWER_UNVERIFIED. See docs/verified-answers.md.",
+    }),
+  ),
   consensus: Type.Optional(
     Strict(
       {
@@ -404,7 +410,7 @@ export const configSchema = withDefaultsOptional(
           responseHeaders: Type.Boolean({
             default: false,
             description:
-              "Add to each single HTTP call the headers X-Tollgate-Node (the node that answered, or cache), X-Tollgate-Attempts (nodes asked) and X-Tollgate-Consensus (agreeing/participants). Off by default: node names are the operator's.",
+              "Add to each single HTTP call the headers X-Tollgate-Node (the node that answered, or cache), X-Tollgate-Attempts (nodes asked), X-Tollgate-Consensus (agreeing/participants) and X-Tollgate-Verified (the header a state read was proven against). Off by default: node names are the operator's.",
           }),
         },
         'What the gateway tells a client about how its call was served, for debugging a deployment.',

@@ -43,6 +43,8 @@ const WHEN: Record<ErrorCode, string> = {
   UPSTREAM_ERROR: 'the node failed: connection refused, reset or closed mid-answer; an empty, non-JSON or truncated answer (the message says which)',
   NODES_DISAGREE:
     'consensus is on for the network (`networks.<slug>.consensus`) and the nodes asked gave different answers, none reaching `agreement` (docs/upstream-selection.md)',
+  ANSWER_UNVERIFIED:
+    "`verify: reads` is on for the network and no node's answer passed its check against a header the nodes agree on (a proof, a code hash), or too few nodes agreed on the header (docs/verified-answers.md)",
   NODES_BUSY:
     "every slot of the node chosen (`upstreams[].maxInFlight`, this instance's share) stayed taken longer than `limits.capacityWaitMs` (with `Retry-After`; docs/upstream-selection.md)",
   UPSTREAM_ANSWER_TOO_LARGE: "the node's answer is over `limits.maxUpstreamBytes` (it is not tried on another node: the answer would be as large)",

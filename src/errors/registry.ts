@@ -98,6 +98,12 @@ export const ERRORS = {
     rpc: -32024,
     message: 'The nodes disagree on this answer: no answer reached the agreement this network requires; retry (a node may be catching up)',
   },
+  ANSWER_UNVERIFIED: {
+    http: 502,
+    rpc: -32026,
+    message:
+      "No node's answer passed this gateway's check against a header its nodes agree on (networks.<slug>.verify); retry (a node may be catching up), and report it if it persists",
+  },
   NODES_BUSY: {
     http: 503,
     rpc: -32025,

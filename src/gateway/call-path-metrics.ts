@@ -139,6 +139,21 @@ export function registerCallPathMetrics(
   perNetwork('counter', 'tollgate_consensus_fanout_total', 'Calls sent to nodes for consensus (each node asked, replacements of failed ones included)', (n) =>
     consensus(n) ? upstreams.pool(n)!.consensusCounters.fanOut : undefined,
   )
+  const verifying = (n: string) => upstreams.pool(n)!.verify === 'reads'
+  perNetwork('counter', 'tollgate_verified_reads_total', 'State reads answered after their proof passed (networks.<slug>.verify: reads)', (n) =>
+    verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).verified : undefined,
+  )
+  perNetwork('counter', 'tollgate_verify_header_calls_total', 'Node calls made to agree on the headers reads are proven against', (n) =>
+    verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).headers.calls : undefined,
+  )
+  scraped(registry, 'counter', {
+    name: 'tollgate_verify_failed_total',
+    help: "Node answers that failed a check (a proof, a header's hash, a code hash), by network and check: never handed on",
+    labelNames: ['network', 'check'],
+    read: (emit) => {
+      for (const network of upstreams.networks()) for (const [check, n] of upstreams.pool(network)!.failedChecks) emit({ network, check }, n)
+    },
+  })
   perNetwork(
     'counter',
     'tollgate_hedged_calls_total',

@@ -524,6 +524,7 @@ function diagnosticHeaders(out: Answer): Record<string, string> {
   if (out.node !== 'cache' && out.node !== 'gateway') headers['X-Tollgate-Attempts'] = String(out.attempts)
   if (out.cache !== undefined) headers['X-Tollgate-Cache'] = out.cache
   if (out.consensus !== undefined) headers['X-Tollgate-Consensus'] = out.consensus
+  if (out.verifiedAt !== undefined) headers['X-Tollgate-Verified'] = out.verifiedAt
   return headers
 }
 

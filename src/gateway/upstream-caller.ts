@@ -12,6 +12,8 @@ import { TransactionSender } from '../upstream/send-transaction.js'
 import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
 import type { HeavySlot } from './heavy-calls.js'
 import { paramsJson } from '../rpc/params-json.js'
+import { isVerifiedStateRead, VerifiedStateReads } from '../verified/state-reads.js'
+import { TrustedHeaders } from '../verified/trusted-headers.js'
 
 /** One call routed to a node kind, on its way upstream. */
 export interface UpstreamCall {
@@ -79,6 +81,8 @@ export class UpstreamCaller {
   readonly inflight = new InflightCalls()
   readonly logs: GetLogs
   readonly transactions = new TransactionSender()
+  /** Each network's proven state reads (networks.<slug>.verify: reads), made at its first; a reload keeps the pool and these. */
+  readonly #verified = new WeakMap<UpstreamPool, VerifiedStateReads>()
 
   constructor(private opts: UpstreamCallerOptions) {
     this.logs = new GetLogs(opts.heavy.getLogs)
@@ -120,7 +124,9 @@ export class UpstreamCaller {
     // Many distinct calls: an in-flight key each (a string of the params, hashed, looked up, set
     // and deleted) cost a batch of 50 distinct eth_getBalance a fifth of its throughput (bench
     // batch-distinct), for calls that rarely meet their twin in flight. As they are.
-    if (calls.length > SHARED_BATCH_MAX) return sendAsOneBatch(pool, kind, calls, this.opts.timeoutMs, account)
+    if (calls.length > SHARED_BATCH_MAX && !calls.some((c) => verifies(pool, c.call.method))) {
+      return sendAsOneBatch(pool, kind, calls, this.opts.timeoutMs, account)
+    }
     const out = new Array<Answer | Error | undefined>(calls.length)
     const joined: Array<{ index: number; answer: Promise<Answer> }> = []
     const sent: Array<{ method: string; params: unknown; paramsJson: string; clientIdJson: string }> = []
@@ -128,6 +134,8 @@ export class UpstreamCaller {
     const sentKeys: string[] = []
     for (let i = 0; i < calls.length; i++) {
       const { call, paramsJson: pj } = calls[i]
+      // Proven one by one (#send): out[i] stays undefined, so the dispatcher sends it alone.
+      if (verifies(pool, call.method)) continue
       const idJson = call.idJson ?? 'null'
       const key = inflightKeyOf(network, kind, call.method, pj)
       if (this.inflight.has(key)) {
@@ -271,8 +279,19 @@ export class UpstreamCaller {
     else if (c.node === undefined && spec?.filter === undefined && spec?.path !== 'send') {
       opts.read = true
       if (this.opts.hedge.enabled) opts.hedge = this.opts.hedge
+      if (verifies(c.pool, c.method)) return this.verifiedReads(c.pool).call(c.kind, c.method, c.params, c.idJson, opts)
     }
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
+  }
+
+  /** The network's proven state reads (made at its first, kept with the pool). */
+  verifiedReads(pool: UpstreamPool): VerifiedStateReads {
+    let reads = this.#verified.get(pool)
+    if (reads === undefined) {
+      reads = new VerifiedStateReads(pool, new TrustedHeaders(pool, { timeoutMs: this.opts.timeoutMs }))
+      this.#verified.set(pool, reads)
+    }
+    return reads
   }
 
   /** A method's own time-out, else the heavy one for heavy methods and those not in the table (forwarded: heavy too). */
@@ -326,6 +345,11 @@ async function sendAsOneBatch(
     const e = asError(err)
     return calls.map(() => e)
   }
+}
+
+/** A call the network proves (networks.<slug>.verify: reads) rather than sends as it is. */
+function verifies(pool: UpstreamPool, method: string): boolean {
+  return pool.verify === 'reads' && isVerifiedStateRead(method)
 }
 
 function asError(err: unknown): Error {

@@ -8,6 +8,8 @@ import {
   UpstreamTimeout,
   UpstreamTransportError,
 } from '../upstream/errors.js'
+import { AnswerUnverified } from '../verified/state-reads.js'
+import { VerificationError } from '../verify/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 
 /**
@@ -46,6 +48,14 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
       {
         cause: err,
       },
+    )
+  }
+  if (err instanceof AnswerUnverified || err instanceof VerificationError) {
+    const what = err instanceof AnswerUnverified ? err.what : `${err.code}: ${err.subject}: ${err.expected}, got ${err.got}`
+    return new GatewayError(
+      'ANSWER_UNVERIFIED',
+      `No node's answer passed this gateway's check (${what}); retry (a node may be catching up), and report it if it persists`,
+      { cause: err },
     )
   }
   if (err instanceof UpstreamTimeout) {

@@ -31,6 +31,8 @@ export class Answer {
   attempts = 1
   /** The agreement consensus reached, `agreeing/participants` (`2/3`), when the network asks for it. */
   consensus: string | undefined = undefined
+  /** The hash of the trusted header this answer was proven against (networks.<slug>.verify), for the X-Tollgate-Verified header. */
+  verifiedAt: string | undefined = undefined
 
   private constructor(
     text: string | undefined,
@@ -93,6 +95,7 @@ export class Answer {
     a.malformed = this.malformed
     a.attempts = this.attempts
     a.consensus = this.consensus
+    a.verifiedAt = this.verifiedAt
     return a
   }
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from './answer.js'
-import { answerValue, Disputes, type ConsensusCounters, type ConsensusPolicy } from './consensus.js'
+import { answerValue, CONSENSUS_DEFAULTS, Disputes, type ConsensusCounters, type ConsensusPolicy } from './consensus.js'
 import { isUpstreamFailure, NodesDisagree, NoHealthyUpstream, UpstreamAnswerTooLarge, type UpstreamTransportError } from './errors.js'
 import type { MethodLearning } from './method-learning.js'
 import { saysMethodMissing } from './method-missing.js'
@@ -183,7 +183,15 @@ export class ConsensusCalls {
     )
   }
 
-  /** A node answered against an agreement: counted; past the threshold it sits out. */
+  /**
+   * A node answered against an agreement, or failed a check (src/verified): counted; past the
+   * threshold it sits out. Without a consensus policy, the consensus defaults and an agreement of
+   * one count (a node sits out only while another healthy node of its kind is left).
+   */
+  disputed(node: UpstreamNode, policy: ConsensusPolicy | undefined): void {
+    this.#disputed(policy ?? { ...CONSENSUS_DEFAULTS, participants: 1, agreement: 1, methods: new Set() }, node)
+  }
+
   #disputed(policy: ConsensusPolicy, node: UpstreamNode): void {
     let d = this.#disputes.get(node)
     if (d === undefined) {

@@ -42,6 +42,8 @@ export interface PoolCallOptions extends NodeCallOptions {
   hedge?: { minDelayMs: number; maxDelayMs: number }
   /** The newest block the call names: nodes whose head is below it are passed over while another reaches it. */
   minBlock?: number
+  /** The caller checks the answer itself (src/verified: a proof against a trusted header): no consensus vote. */
+  checked?: boolean
 }
 
 /** Answers asked again of another node, by why, for /metrics. */
@@ -84,15 +86,18 @@ export class UpstreamPool implements PoolView {
   readonly askedAgain: AskedAgainCounters = { behind: 0, methodMissing: 0 }
   /** The network's consensus settings, undefined when it asks for none (replaced at a reload). */
   consensus: ConsensusPolicy | undefined
+  /** The network's `verify` setting: `reads` proves state reads against trusted headers (src/verified; replaced at a reload). */
+  verify: 'off' | 'reads'
   readonly #learning: MethodLearning
   readonly #voting: ConsensusCalls
   readonly #hedging = new Hedging()
 
-  constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock; consensus?: ConsensusPolicy } = {}) {
+  constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock; consensus?: ConsensusPolicy; verify?: 'off' | 'reads' } = {}) {
     this.network = network
     for (const node of nodes) this.#byKind[node.kind].push(node)
     this.#clock = opts.clock ?? systemClock
     this.consensus = opts.consensus
+    this.verify = opts.verify ?? 'off'
     this.#learning = new MethodLearning(this, this.#clock)
     this.#voting = new ConsensusCalls(this, this.#learning, this.#clock)
   }
@@ -103,11 +108,12 @@ export class UpstreamPool implements PoolView {
    * finishes on the node it is on and fails over to the new nodes. Nodes kept keep their
    * disputes; the dropped ones' go.
    */
-  reconfigure(nodes: readonly UpstreamNode[], consensus: ConsensusPolicy | undefined): void {
+  reconfigure(nodes: readonly UpstreamNode[], consensus: ConsensusPolicy | undefined, verify: 'off' | 'reads' = 'off'): void {
     const byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
     for (const node of nodes) byKind[node.kind].push(node)
     this.#byKind = byKind
     this.consensus = consensus
+    this.verify = verify
     this.#voting.keepOnly(nodes)
     this.#learning.forget()
   }
@@ -121,6 +127,18 @@ export class UpstreamPool implements PoolView {
   get hedges(): HedgeCounters {
     return this.#hedging.counters
   }
+
+  /**
+   * A node's answer failed a check of src/verify (a proof, a header's hash): counted per check, and
+   * as a dispute of consensus (past the threshold the node sits out, see ConsensusCalls).
+   */
+  failedCheck(node: UpstreamNode, check: string): void {
+    this.failedChecks.set(check, (this.failedChecks.get(check) ?? 0) + 1)
+    this.#voting.disputed(node, this.consensus)
+  }
+
+  /** Answers that failed a check, by check (for /metrics). */
+  readonly failedChecks = new Map<string, number>()
 
   /** A node's disputes and sit-outs so far (for /metrics). */
   disputesOf(node: UpstreamNode): { disputes: number; sitOuts: number } {
@@ -154,7 +172,7 @@ export class UpstreamPool implements PoolView {
    */
   async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
     if (opts.node === undefined && this.#learning.servedByNone(kind, method)) throw new MethodServedByNoNode({ network: this.network, kind, method })
-    if (this.consensus !== undefined && opts.node === undefined && this.consensus.methods.has(method)) {
+    if (this.consensus !== undefined && opts.node === undefined && opts.checked !== true && this.consensus.methods.has(method)) {
       return (await this.#voting.call(this.consensus, kind, method, params, opts)).withId(clientIdJson)
     }
     const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)

@@ -5,6 +5,7 @@ import { CodedError } from '../errors/coded-error.js'
  * by (per node and check), and what a gateway error will name when no node's answer passes.
  */
 export type VerifyCheck =
+  | 'HEADER_AGREEMENT'
   | 'HEADER_FIELDS'
   | 'HEADER_HASH'
   | 'ACCOUNT_PROOF'

@@ -57,6 +57,7 @@ const checks: [
         finalityDepth?: number
         broadcastTransactions?: boolean
         forwardMethods?: string[]
+        verify?: 'off' | 'reads'
         consensus?: ConsensusConfig
       }
     >

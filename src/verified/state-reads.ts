@@ -1,0 +1,167 @@
+import type { NodeKind } from '../core/node-kind.js'
+import { Answer } from '../upstream/answer.js'
+import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { VerificationError } from '../verify/errors.js'
+import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
+import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../verify/state-answers.js'
+import { type ProvenAccount, verifyStateProof } from '../verify/state-proof.js'
+import { blockRefOf } from './block-ref.js'
+import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
+
+/** Where each state read keeps its address, its storage slots and its block (params' indexes). */
+const STATE_READS: Readonly<Record<string, { slots?: number; slot?: number; block: number }>> = {
+  eth_getBalance: { block: 1 },
+  eth_getTransactionCount: { block: 1 },
+  eth_getCode: { block: 1 },
+  eth_getStorageAt: { slot: 1, block: 2 },
+  eth_getProof: { slots: 1, block: 2 },
+}
+
+/** Whether `verify: reads` proves this method's answers (the rest go as they are). */
+export function isVerifiedStateRead(method: string): boolean {
+  return Object.hasOwn(STATE_READS, method)
+}
+
+/**
+ * No node's answer passed the check: the client gets ANSWER_UNVERIFIED naming the last check that
+ * failed (never an unchecked answer).
+ */
+export class AnswerUnverified extends Error {
+  override name = 'AnswerUnverified'
+  /** In words, without node names: `3 nodes' answers failed ACCOUNT_PROOF`. */
+  readonly what: string
+  constructor(what: string, options?: { cause?: unknown }) {
+    super(what, options)
+    this.what = what
+  }
+}
+
+/**
+ * State reads proven against a trusted header (networks.<slug>.verify: reads; docs/verified-answers.md).
+ * Each read costs one `eth_getProof` at the header's hash (eth_getCode: and the code), checked
+ * against its stateRoot, and is answered in the method's own format from the proven account, as
+ * an honest node answers it (eth_getProof: the node's answer, once checked). An answer that fails
+ * a check is never handed on: the node is reported (`failedCheck`), and the read goes to another
+ * node; when none is left, AnswerUnverified. `pending` has no header: it goes to a node as it is.
+ * @example
+ * const out = await reads.call('full', 'eth_getBalance', [address, 'latest'], '1', { timeoutMs: 5000 })
+ * out.verifiedAt // the hash of the header two of three nodes agreed on
+ */
+export class VerifiedStateReads {
+  /** Reads answered after their proof passed, for /metrics. */
+  verified = 0
+
+  constructor(
+    private readonly pool: UpstreamPool,
+    readonly headers: TrustedHeaders,
+  ) {}
+
+  async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const where = STATE_READS[method]!
+    const list = Array.isArray(params) ? params : []
+    const ref = blockRefOf(list[where.block])
+    if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call(kind, method, params, idJson, opts)
+    const address = list[0]
+    const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [list[where.slot]] : []
+    if (ref === undefined || typeof address !== 'string' || !Array.isArray(slots) || slots.some((s) => typeof s !== 'string')) {
+      // Not a read this gateway can name a block or an account for: only the node's error is handed on.
+      return this.#errorOnly(kind, method, params, idJson, opts)
+    }
+    const header = await this.headers.at(ref)
+    if (header === null) return this.#errorOnly(kind, method, params, idJson, opts)
+    const { account, answer } = await this.#proven(kind, address as Hex, slots as Hex[], header, opts)
+    if (account === undefined) return answer.withId(idJson)
+    let out: Answer
+    if (method === 'eth_getProof') out = answer.withId(idJson)
+    else {
+      const result =
+        method === 'eth_getBalance'
+          ? balanceAnswer(account)
+          : method === 'eth_getTransactionCount'
+            ? transactionCountAnswer(account)
+            : method === 'eth_getStorageAt'
+              ? storageAtAnswer(account, slots[0] as Hex)
+              : await this.#code(kind, account, header, answer.node, opts)
+      out = Answer.ofText(`{"jsonrpc":"2.0","id":${idJson},"result":"${result}"}`, false, answer.node, kind)
+      out.attempts = answer.attempts
+    }
+    out.verifiedAt = header.hash
+    this.verified++
+    return out
+  }
+
+  /** One node's eth_getProof at the header, checked; another node's while one fails. */
+  #proven(kind: NodeKind, address: Hex, slots: Hex[], header: TrustedHeader, opts: PoolCallOptions): Promise<{ account?: ProvenAccount; answer: Answer }> {
+    const params = [address, slots, { blockHash: header.hash }]
+    return this.#firstPassing(kind, 'eth_getProof', params, header, opts, undefined, async (answer) => {
+      // A node that cannot prove (pruned state, no such block) says so: its error is handed on (an
+      // error is no value; the dispatcher's archive retry reads a pruned one as it is).
+      if (answer.isError) return { answer }
+      const proof = (JSON.parse(answer.text) as { result?: RpcAccountProof }).result
+      if (proof === undefined || proof === null) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
+      return { account: await verifyStateProof(proof, header.stateRoot, { address, storageKeys: slots }), answer }
+    })
+  }
+
+  /** eth_getCode at the header, checked against the proven code hash; from the prover first, then others. */
+  #code(kind: NodeKind, account: ProvenAccount, header: TrustedHeader, prover: string, opts: PoolCallOptions): Promise<Hex> {
+    return this.#firstPassing(kind, 'eth_getCode', [account.address, { blockHash: header.hash }], header, opts, prover, async (answer) => {
+      if (answer.isError) throw new VerificationError('CODE_HASH', `${account.address} code`, 'the code', 'an error')
+      return codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
+    })
+  }
+
+  /**
+   * Ask nodes (`first`, then the pool's choice) until one's answer passes `check`: each that fails
+   * is reported to the pool and not asked again. When no node is left: AnswerUnverified naming the
+   * last check that failed (or the pool's own failure, when none failed a check).
+   */
+  async #firstPassing<T>(
+    kind: NodeKind,
+    method: string,
+    params: unknown[],
+    header: TrustedHeader,
+    opts: PoolCallOptions,
+    first: string | undefined,
+    check: (answer: Answer) => Promise<T>,
+  ): Promise<T> {
+    const avoid = new Set(opts.avoid)
+    let failed: VerificationError | undefined
+    let failures = 0
+    let attempts = 0
+    for (let node = first; ; node = undefined) {
+      let answer: Answer
+      try {
+        answer = await this.pool.call(kind, method, params, '0', { ...opts, avoid, node, minBlock: header.number, checked: true })
+      } catch (err) {
+        if (failed !== undefined) throw unverified(failures, failed)
+        throw err
+      }
+      attempts += answer.attempts
+      answer.attempts = attempts
+      try {
+        return await check(answer)
+      } catch (err) {
+        if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
+        failed =
+          err instanceof VerificationError ? err : new VerificationError(method === 'eth_getCode' ? 'CODE_HASH' : 'ACCOUNT_PROOF', method, 'JSON', 'not JSON')
+        failures++
+        const by = this.pool.nodes().find((n) => n.name === answer.node)
+        if (by === undefined) throw unverified(failures, failed)
+        this.pool.failedCheck(by, failed.code)
+        avoid.add(by.name)
+      }
+    }
+  }
+
+  /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */
+  async #errorOnly(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const answer = await this.pool.call(kind, method, params, idJson, { ...opts, checked: true })
+    if (answer.isError) return answer
+    throw new AnswerUnverified(`a node answered ${method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`)
+  }
+}
+
+function unverified(failures: number, last: VerificationError): AnswerUnverified {
+  return new AnswerUnverified(`${failures} node answer${failures === 1 ? '' : 's'} failed ${last.code} (${last.subject})`, { cause: last })
+}

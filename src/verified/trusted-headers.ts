@@ -1,0 +1,237 @@
+import { systemClock, type Clock } from '../../actors/runtime/clock.js'
+import type { Answer } from '../upstream/answer.js'
+import { isUpstreamFailure } from '../upstream/errors.js'
+import type { UpstreamNode } from '../upstream/node.js'
+import type { UpstreamPool } from '../upstream/pool.js'
+import { VerificationError } from '../verify/errors.js'
+import { verifyHeader } from '../verify/header.js'
+import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
+import type { BlockRef } from './block-ref.js'
+
+/** A header the gateway trusts, and why: its hash checked, and agreed by enough nodes or asked for by hash. */
+export interface TrustedHeader {
+  readonly hash: Hex
+  readonly number: number
+  readonly stateRoot: Hex
+  readonly header: RpcHeader
+}
+
+/**
+ * Below the head by this many blocks, a number's header is kept as long as it is cached: a reorg
+ * that deep is not expected on the chains served (Ethereum finalizes in about 64 blocks).
+ */
+const SETTLED_DEPTH = 64
+/** A number's header near the head (or a tag's number) is asked again after this: a reorg may replace it. */
+const NEAR_HEAD_MS = 1_000
+/** Headers kept per network, by number and by hash (about 1 KB each). */
+const MAX_KEPT = 4_096
+
+/**
+ * The headers of one network's blocks that state reads are proven against (docs/verified-answers.md).
+ * A header is trusted when its fields hash to its hash (`verifyHeader`) and either the client named
+ * that hash (EIP-1898 `blockHash`: no node can make other fields hash to it), or enough of the
+ * network's healthy nodes report that hash at that height: a majority, and at least two where there
+ * are two or more (`quorum`). A lone node's header is never trusted where others disagree; a node
+ * whose header does not hash to what it claims is reported to the pool (`failedCheck`).
+ *
+ * Cost: `quorum` node calls per block number, shared by every read at that number (in flight and
+ * kept: a settled block's header for as long as it is cached, one near the head for NEAR_HEAD_MS).
+ * @example
+ * const header = await headers.at({ tag: 'latest' }) // agreed by 2 of 3 nodes
+ * await verifyStateProof(proof, header.stateRoot)
+ */
+export class TrustedHeaders {
+  readonly #byNumber = new Map<number, { header: TrustedHeader | null; at: number }>()
+  readonly #byHash = new Map<Hex, TrustedHeader>()
+  readonly #asking = new Map<string, Promise<TrustedHeader | null>>()
+  /** Node calls made to agree on headers, for /metrics and the cost docs. */
+  calls = 0
+
+  constructor(
+    private readonly pool: UpstreamPool,
+    private readonly opts: { timeoutMs: number; clock?: Clock },
+  ) {}
+
+  get #clock(): Clock {
+    return this.opts.clock ?? systemClock
+  }
+
+  /**
+   * The trusted header a block reference names, or null when the nodes agree there is no such block.
+   * `pending` has no header: the caller does not ask.
+   * @throws VerificationError HEADER_AGREEMENT when too few nodes agree on a header at that height
+   */
+  at(ref: BlockRef): Promise<TrustedHeader | null> {
+    if ('hash' in ref) return this.#shared(`hash:${ref.hash}:${ref.requireCanonical}`, () => this.#byHashRef(ref.hash, ref.requireCanonical))
+    if ('number' in ref) return this.#atNumber(ref.number)
+    if (ref.tag === 'earliest') return this.#atNumber(0)
+    if (ref.tag === 'latest') return this.#atNumber(this.#agreedHead())
+    const tag = ref.tag
+    if (tag === 'pending') throw new RangeError('pending has no header')
+    return this.#shared(`tag:${tag}`, () => this.#atTag(tag))
+  }
+
+  /** Healthy nodes that may vote, and how many must agree: a majority, at least two where there are two. */
+  quorum(): { nodes: UpstreamNode[]; quorum: number } {
+    const nodes = this.pool.nodes().filter((n) => n.healthy())
+    return { nodes, quorum: nodes.length <= 1 ? 1 : Math.floor(nodes.length / 2) + 1 }
+  }
+
+  /** The highest height `quorum` healthy nodes have reached (each node's head as the head monitor saw it). */
+  #agreedHead(): number {
+    const { nodes, quorum } = this.quorum()
+    const heads = nodes.map((n) => n.head ?? -1).sort((a, b) => b - a)
+    return Math.max(0, heads[quorum - 1] ?? heads[heads.length - 1] ?? 0)
+  }
+
+  #atNumber(number: number): Promise<TrustedHeader | null> {
+    const kept = this.#byNumber.get(number)
+    if (kept !== undefined && this.#fresh(number, kept.at)) return Promise.resolve(kept.header)
+    return this.#shared(`number:${number}`, async () => {
+      const header = await this.#agreeOn(`0x${number.toString(16)}`)
+      this.#keepNumber(number, header)
+      return header
+    })
+  }
+
+  #fresh(number: number, at: number): boolean {
+    const top = this.#agreedHead()
+    return number <= top - SETTLED_DEPTH || this.#clock.now() - at < NEAR_HEAD_MS
+  }
+
+  /**
+   * safe / finalized: each node asked says its block for the tag; one hash `quorum` nodes give is
+   * trusted at once, else the lowest number any of them gave is agreed on by number (a node that
+   * reports a later finalized block than the others is not followed beyond them).
+   */
+  async #atTag(tag: 'safe' | 'finalized'): Promise<TrustedHeader | null> {
+    const lowest = { n: Number.POSITIVE_INFINITY }
+    const agreed = await this.#vote(tag, (header) => {
+      lowest.n = Math.min(lowest.n, header.number)
+    })
+    if (agreed !== undefined) return agreed
+    if (!Number.isFinite(lowest.n)) throw new VerificationError('HEADER_AGREEMENT', `the ${tag} block`, 'a header that nodes report', 'none')
+    return this.#atNumber(lowest.n)
+  }
+
+  async #agreeOn(blockParam: string): Promise<TrustedHeader | null> {
+    const agreed = await this.#vote(blockParam)
+    if (agreed === undefined) {
+      const { quorum, nodes } = this.quorum()
+      throw new VerificationError('HEADER_AGREEMENT', `block ${blockParam}`, `${quorum} of ${nodes.length} healthy nodes reporting one header`, 'fewer')
+    }
+    return agreed
+  }
+
+  /**
+   * Ask nodes for the header at `blockParam` (`quorum` at once, then one more at a time) until
+   * `quorum` give the same checked hash (that header), or the same "no such block" (null); undefined
+   * when every healthy node was asked and neither happened.
+   */
+  async #vote(blockParam: string, seen?: (header: TrustedHeader) => void): Promise<TrustedHeader | null | undefined> {
+    const { nodes, quorum } = this.quorum()
+    // Nodes that have reached the height (as far as known) first: the others would say "no block".
+    const target = /^0x/.test(blockParam) ? Number.parseInt(blockParam, 16) : -1
+    nodes.sort((a, b) => Number((b.head ?? -1) >= target) - Number((a.head ?? -1) >= target))
+    const votes = new Map<string, { header: TrustedHeader | null; count: number }>()
+    let next = 0
+    const ask = async (node: UpstreamNode): Promise<void> => {
+      const header = await this.#headerFrom(node, blockParam)
+      if (header === undefined) return
+      if (header !== null) seen?.(header)
+      const key = header === null ? 'none' : header.hash
+      const vote = votes.get(key) ?? { header, count: 0 }
+      vote.count++
+      votes.set(key, vote)
+    }
+    const decided = (): TrustedHeader | null | undefined => {
+      for (const vote of votes.values()) if (vote.count >= quorum) return vote.header
+      return undefined
+    }
+    await Promise.all(nodes.slice(0, quorum).map(ask))
+    next = quorum
+    for (;;) {
+      const header = decided()
+      if (header !== undefined) {
+        if (header !== null) this.#keepHash(header)
+        return header
+      }
+      if (next >= nodes.length) return undefined
+      await ask(nodes[next++]!)
+    }
+  }
+
+  /** One node's header at the block, checked: null for "no such block", undefined for no vote (a failure, or a header that does not hash to its hash). */
+  async #headerFrom(node: UpstreamNode, blockParam: string): Promise<TrustedHeader | null | undefined> {
+    const method = /^0x[0-9a-fA-F]{64}$/.test(blockParam) ? 'eth_getBlockByHash' : 'eth_getBlockByNumber'
+    let answer: Answer
+    try {
+      this.calls++
+      answer = await this.pool.call(node.kind, method, [blockParam, false], '0', { node: node.name, timeoutMs: this.opts.timeoutMs, checked: true })
+    } catch (err) {
+      if (isUpstreamFailure(err)) return undefined
+      throw err
+    }
+    if (answer.isError) return /header not found|not found|out of range|block height/i.test(answer.text) ? null : undefined
+    let result: RpcHeader | null
+    try {
+      result = (JSON.parse(answer.text) as { result?: RpcHeader | null }).result ?? null
+    } catch {
+      return undefined
+    }
+    if (result === null) return null
+    try {
+      const hash = verifyHeader(result)
+      if (method === 'eth_getBlockByHash' && hash !== blockParam.toLowerCase()) {
+        throw new VerificationError('HEADER_HASH', 'block hash', blockParam.toLowerCase(), hash)
+      }
+      return { hash, number: Number(result.number), stateRoot: result.stateRoot.toLowerCase() as Hex, header: result }
+    } catch (err) {
+      if (!(err instanceof VerificationError)) throw err
+      this.pool.failedCheck(node, err.code)
+      return undefined
+    }
+  }
+
+  /** A block the client named by hash: any node's header that hashes to it is that block's. */
+  async #byHashRef(hash: Hex, requireCanonical: boolean): Promise<TrustedHeader | null> {
+    let header = this.#byHash.get(hash) ?? null
+    if (header === null) {
+      const { nodes, quorum } = this.quorum()
+      let absent = 0
+      for (const node of nodes) {
+        const h = await this.#headerFrom(node, hash)
+        if (h !== null && h !== undefined) {
+          header = h
+          break
+        }
+        // Enough nodes say they do not have it: no such block (a lying node cannot hide one alone).
+        if (h === null && ++absent >= quorum) return null
+      }
+      if (header === null) return null
+      this.#keepHash(header)
+    }
+    if (!requireCanonical) return header
+    const canonical = await this.#atNumber(header.number)
+    return canonical?.hash === hash ? header : null
+  }
+
+  #keepNumber(number: number, header: TrustedHeader | null): void {
+    if (this.#byNumber.size >= MAX_KEPT) this.#byNumber.delete(this.#byNumber.keys().next().value!)
+    this.#byNumber.delete(number)
+    this.#byNumber.set(number, { header, at: this.#clock.now() })
+  }
+
+  #keepHash(header: TrustedHeader): void {
+    if (this.#byHash.size >= MAX_KEPT) this.#byHash.delete(this.#byHash.keys().next().value!)
+    this.#byHash.set(header.hash, header)
+  }
+
+  #shared(key: string, make: () => Promise<TrustedHeader | null>): Promise<TrustedHeader | null> {
+    const running = this.#asking.get(key)
+    if (running !== undefined) return running
+    const p = make().finally(() => this.#asking.delete(key))
+    this.#asking.set(key, p)
+    return p
+  }
+}
