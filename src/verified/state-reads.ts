@@ -4,7 +4,7 @@ import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../verify/state-answers.js'
-import { type ProvenAccount, verifyStateProof } from '../verify/state-proof.js'
+import { type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
@@ -62,7 +62,8 @@ export class VerifiedStateReads {
     const ref = blockRefOf(list[where.block])
     if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call(kind, method, params, idJson, opts)
     const address = list[0]
-    const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [list[where.slot]] : []
+    // eth_getStorageAt takes a slot as a quantity ("0x0"); eth_getProof wants the 32-byte word.
+    const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [asSlotWord(list[where.slot])] : []
     if (ref === undefined || typeof address !== 'string' || !Array.isArray(slots) || slots.some((s) => typeof s !== 'string')) {
       // Not a read this gateway can name a block or an account for: only the node's error is handed on.
       return this.#errorOnly(kind, method, params, idJson, opts)
@@ -160,6 +161,12 @@ export class VerifiedStateReads {
     if (answer.isError) return answer
     throw new AnswerUnverified(`a node answered ${method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`)
   }
+}
+
+/** A storage slot as eth_getProof's 32-byte key, or undefined when it is no quantity (the node's error answers it). */
+function asSlotWord(slot: unknown): Hex | undefined {
+  if (typeof slot !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(slot)) return undefined
+  return slotKey(slot as Hex)
 }
 
 function unverified(failures: number, last: VerificationError): AnswerUnverified {

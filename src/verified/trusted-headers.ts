@@ -43,6 +43,8 @@ const MAX_KEPT = 4_096
 export class TrustedHeaders {
   readonly #byNumber = new Map<number, { header: TrustedHeader | null; at: number }>()
   readonly #byHash = new Map<Hex, TrustedHeader>()
+  /** latest, safe and finalized as last agreed, for NEAR_HEAD_MS. */
+  readonly #byTag = new Map<string, { header: TrustedHeader | null; at: number }>()
   readonly #asking = new Map<string, Promise<TrustedHeader | null>>()
   /** Node calls made to agree on headers, for /metrics and the cost docs. */
   calls = 0
@@ -65,10 +67,15 @@ export class TrustedHeaders {
     if ('hash' in ref) return this.#shared(`hash:${ref.hash}:${ref.requireCanonical}`, () => this.#byHashRef(ref.hash, ref.requireCanonical))
     if ('number' in ref) return this.#atNumber(ref.number)
     if (ref.tag === 'earliest') return this.#atNumber(0)
-    if (ref.tag === 'latest') return this.#atNumber(this.#agreedHead())
     const tag = ref.tag
     if (tag === 'pending') throw new RangeError('pending has no header')
-    return this.#shared(`tag:${tag}`, () => this.#atTag(tag))
+    const kept = this.#byTag.get(tag)
+    if (kept !== undefined && this.#clock.now() - kept.at < NEAR_HEAD_MS) return Promise.resolve(kept.header)
+    return this.#shared(`tag:${tag}`, async () => {
+      const header = await this.#atTag(tag)
+      this.#byTag.set(tag, { header, at: this.#clock.now() })
+      return header
+    })
   }
 
   /** Healthy nodes that may vote, and how many must agree: a majority, at least two where there are two. */
@@ -100,11 +107,12 @@ export class TrustedHeaders {
   }
 
   /**
-   * safe / finalized: each node asked says its block for the tag; one hash `quorum` nodes give is
-   * trusted at once, else the lowest number any of them gave is agreed on by number (a node that
-   * reports a later finalized block than the others is not followed beyond them).
+   * latest / safe / finalized: each node asked says its block for the tag (asked now, not read from
+   * the heads the monitor polls, which may be a poll behind a block the client just saw); one hash
+   * `quorum` nodes give is trusted at once, else the lowest number any of them gave is agreed on by
+   * number (a node ahead of the others, or claiming a later finalized block, is not followed beyond them).
    */
-  async #atTag(tag: 'safe' | 'finalized'): Promise<TrustedHeader | null> {
+  async #atTag(tag: 'latest' | 'safe' | 'finalized'): Promise<TrustedHeader | null> {
     const lowest = { n: Number.POSITIVE_INFINITY }
     const agreed = await this.#vote(tag, (header) => {
       lowest.n = Math.min(lowest.n, header.number)

@@ -17,6 +17,15 @@ const tg = await startTestGateway(t, {
         { url: anvil.url, kind: 'archive' },
       ],
     },
+    // State reads proven against the node's own headers (docs/verified-answers.md): the same answers.
+    'verified-1': {
+      chainId: 31337,
+      verify: 'reads',
+      upstreams: [
+        { url: anvil.url, kind: 'full' },
+        { url: anvil.url, kind: 'archive' },
+      ],
+    },
     'ws-1': {
       chainId: 31337,
       upstreams: [
@@ -81,9 +90,10 @@ let id = 100
 for (const [network, transport] of [
   ['eth-1', 'http'],
   ['ws-1', 'ws'],
+  ['verified-1', 'http'],
 ] as const) {
   for (const [method, params] of table) {
-    t.test(`${method} over ${transport}`, async (t) => {
+    t.test(`${method} over ${transport}${network === 'verified-1' ? ', verified' : ''}`, async (t) => {
       let direct = transport === 'http' ? await anvil.rpc(method, params) : await wsRpc(anvil.wsUrl, { jsonrpc: '2.0', id: 1, method, params })
       // anvil over WebSocket answers a method it lacks as it answers params it cannot read
       // (-32602, "data did not match any variant"); the gateway asks the node over HTTP then, and
