@@ -8,7 +8,7 @@ import {
   UpstreamTimeout,
   UpstreamTransportError,
 } from '../upstream/errors.js'
-import { AnswerUnverified } from '../verified/state-reads.js'
+import { AnswerUnverified } from '../verified/first-passing.js'
 import { VerificationError } from '../verify/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 

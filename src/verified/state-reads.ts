@@ -6,6 +6,7 @@ import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../verify/state-answers.js'
 import { type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
+import { AnswerUnverified, firstPassing } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** Where each state read keeps its address, its storage slots and its block (params' indexes). */
@@ -20,20 +21,6 @@ const STATE_READS: Readonly<Record<string, { slots?: number; slot?: number; bloc
 /** Whether `verify: reads` proves this method's answers (the rest go as they are). */
 export function isVerifiedStateRead(method: string): boolean {
   return Object.hasOwn(STATE_READS, method)
-}
-
-/**
- * No node's answer passed the check: the client gets ANSWER_UNVERIFIED naming the last check that
- * failed (never an unchecked answer).
- */
-export class AnswerUnverified extends Error {
-  override name = 'AnswerUnverified'
-  /** In words, without node names: `3 nodes' answers failed ACCOUNT_PROOF`. */
-  readonly what: string
-  constructor(what: string, options?: { cause?: unknown }) {
-    super(what, options)
-    this.what = what
-  }
 }
 
 /**
@@ -94,7 +81,7 @@ export class VerifiedStateReads {
   /** One node's eth_getProof at the header, checked; another node's while one fails. */
   #proven(kind: NodeKind, address: Hex, slots: Hex[], header: TrustedHeader, opts: PoolCallOptions): Promise<{ account?: ProvenAccount; answer: Answer }> {
     const params = [address, slots, { blockHash: header.hash }]
-    return this.#firstPassing(kind, 'eth_getProof', params, header, opts, undefined, async (answer) => {
+    return firstPassing(this.pool, { kind, method: 'eth_getProof', params, minBlock: header.number, opts }, async (answer) => {
       // A node that cannot prove (pruned state, no such block) says so: its error is handed on (an
       // error is no value; the dispatcher's archive retry reads a pruned one as it is).
       if (answer.isError) return { answer }
@@ -106,53 +93,11 @@ export class VerifiedStateReads {
 
   /** eth_getCode at the header, checked against the proven code hash; from the prover first, then others. */
   #code(kind: NodeKind, account: ProvenAccount, header: TrustedHeader, prover: string, opts: PoolCallOptions): Promise<Hex> {
-    return this.#firstPassing(kind, 'eth_getCode', [account.address, { blockHash: header.hash }], header, opts, prover, async (answer) => {
+    const params = [account.address, { blockHash: header.hash }]
+    return firstPassing(this.pool, { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' }, async (answer) => {
       if (answer.isError) throw new VerificationError('CODE_HASH', `${account.address} code`, 'the code', 'an error')
       return codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
     })
-  }
-
-  /**
-   * Ask nodes (`first`, then the pool's choice) until one's answer passes `check`: each that fails
-   * is reported to the pool and not asked again. When no node is left: AnswerUnverified naming the
-   * last check that failed (or the pool's own failure, when none failed a check).
-   */
-  async #firstPassing<T>(
-    kind: NodeKind,
-    method: string,
-    params: unknown[],
-    header: TrustedHeader,
-    opts: PoolCallOptions,
-    first: string | undefined,
-    check: (answer: Answer) => Promise<T>,
-  ): Promise<T> {
-    const avoid = new Set(opts.avoid)
-    let failed: VerificationError | undefined
-    let failures = 0
-    let attempts = 0
-    for (let node = first; ; node = undefined) {
-      let answer: Answer
-      try {
-        answer = await this.pool.call(kind, method, params, '0', { ...opts, avoid, node, minBlock: header.number, checked: true })
-      } catch (err) {
-        if (failed !== undefined) throw unverified(failures, failed)
-        throw err
-      }
-      attempts += answer.attempts
-      answer.attempts = attempts
-      try {
-        return await check(answer)
-      } catch (err) {
-        if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
-        failed =
-          err instanceof VerificationError ? err : new VerificationError(method === 'eth_getCode' ? 'CODE_HASH' : 'ACCOUNT_PROOF', method, 'JSON', 'not JSON')
-        failures++
-        const by = this.pool.nodes().find((n) => n.name === answer.node)
-        if (by === undefined) throw unverified(failures, failed)
-        this.pool.failedCheck(by, failed.code)
-        avoid.add(by.name)
-      }
-    }
   }
 
   /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */
@@ -167,8 +112,4 @@ export class VerifiedStateReads {
 function asSlotWord(slot: unknown): Hex | undefined {
   if (typeof slot !== 'string' || !/^0x[0-9a-fA-F]{1,64}$/.test(slot)) return undefined
   return slotKey(slot as Hex)
-}
-
-function unverified(failures: number, last: VerificationError): AnswerUnverified {
-  return new AnswerUnverified(`${failures} node answer${failures === 1 ? '' : 's'} failed ${last.code} (${last.subject})`, { cause: last })
 }
