@@ -140,8 +140,15 @@ export function registerCallPathMetrics(
     consensus(n) ? upstreams.pool(n)!.consensusCounters.fanOut : undefined,
   )
   const verifying = (n: string) => upstreams.pool(n)!.verify === 'reads'
-  perNetwork('counter', 'tollgate_verified_reads_total', 'State reads answered after their proof passed (networks.<slug>.verify: reads)', (n) =>
-    verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).verified : undefined,
+  perNetwork(
+    'counter',
+    'tollgate_verified_reads_total',
+    'Reads answered after their check passed (networks.<slug>.verify: reads): state, blocks, receipts',
+    (n) => {
+      if (!verifying(n)) return undefined
+      const reads = calls.verifiedReads(upstreams.pool(n)!)
+      return reads.state.verified + reads.blocks.verified
+    },
   )
   perNetwork('counter', 'tollgate_verify_header_calls_total', 'Node calls made to agree on the headers reads are proven against', (n) =>
     verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).headers.calls : undefined,

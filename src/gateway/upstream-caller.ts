@@ -12,6 +12,7 @@ import { TransactionSender } from '../upstream/send-transaction.js'
 import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
 import type { HeavySlot } from './heavy-calls.js'
 import { paramsJson } from '../rpc/params-json.js'
+import { isVerifiedBlockRead, VerifiedBlockReads } from '../verified/block-reads.js'
 import { isVerifiedStateRead, VerifiedStateReads } from '../verified/state-reads.js'
 import { TrustedHeaders } from '../verified/trusted-headers.js'
 
@@ -82,7 +83,7 @@ export class UpstreamCaller {
   readonly logs: GetLogs
   readonly transactions = new TransactionSender()
   /** Each network's proven state reads (networks.<slug>.verify: reads), made at its first; a reload keeps the pool and these. */
-  readonly #verified = new WeakMap<UpstreamPool, VerifiedStateReads>()
+  readonly #verified = new WeakMap<UpstreamPool, VerifiedReads>()
 
   constructor(private opts: UpstreamCallerOptions) {
     this.logs = new GetLogs(opts.heavy.getLogs)
@@ -279,16 +280,21 @@ export class UpstreamCaller {
     else if (c.node === undefined && spec?.filter === undefined && spec?.path !== 'send') {
       opts.read = true
       if (this.opts.hedge.enabled) opts.hedge = this.opts.hedge
-      if (verifies(c.pool, c.method)) return this.verifiedReads(c.pool).call(c.kind, c.method, c.params, c.idJson, opts)
+    }
+    // Heavy ones too (eth_getBlockReceipts): checked as they come back.
+    if (c.node === undefined && verifies(c.pool, c.method)) {
+      const reads = this.verifiedReads(c.pool)
+      return (isVerifiedStateRead(c.method) ? reads.state : reads.blocks).call(c.kind, c.method, c.params, c.idJson, opts)
     }
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
   }
 
-  /** The network's proven state reads (made at its first, kept with the pool). */
-  verifiedReads(pool: UpstreamPool): VerifiedStateReads {
+  /** The network's proven reads (made at its first, kept with the pool), over one set of trusted headers. */
+  verifiedReads(pool: UpstreamPool): VerifiedReads {
     let reads = this.#verified.get(pool)
     if (reads === undefined) {
-      reads = new VerifiedStateReads(pool, new TrustedHeaders(pool, { timeoutMs: this.opts.timeoutMs }))
+      const headers = new TrustedHeaders(pool, { timeoutMs: this.opts.timeoutMs })
+      reads = { headers, state: new VerifiedStateReads(pool, headers), blocks: new VerifiedBlockReads(pool, headers) }
       this.#verified.set(pool, reads)
     }
     return reads
@@ -347,9 +353,16 @@ async function sendAsOneBatch(
   }
 }
 
+/** A network's proven reads: state (proofs), blocks and receipts (roots), over its trusted headers. */
+export interface VerifiedReads {
+  readonly headers: TrustedHeaders
+  readonly state: VerifiedStateReads
+  readonly blocks: VerifiedBlockReads
+}
+
 /** A call the network proves (networks.<slug>.verify: reads) rather than sends as it is. */
 function verifies(pool: UpstreamPool, method: string): boolean {
-  return pool.verify === 'reads' && isVerifiedStateRead(method)
+  return pool.verify === 'reads' && (isVerifiedStateRead(method) || isVerifiedBlockRead(method))
 }
 
 function asError(err: unknown): Error {

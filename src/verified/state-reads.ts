@@ -94,10 +94,14 @@ export class VerifiedStateReads {
   /** eth_getCode at the header, checked against the proven code hash; from the prover first, then others. */
   #code(kind: NodeKind, account: ProvenAccount, header: TrustedHeader, prover: string, opts: PoolCallOptions): Promise<Hex> {
     const params = [account.address, { blockHash: header.hash }]
-    return firstPassing(this.pool, { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' }, async (answer) => {
-      if (answer.isError) throw new VerificationError('CODE_HASH', `${account.address} code`, 'the code', 'an error')
-      return codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
-    })
+    return firstPassing(
+      this.pool,
+      { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' },
+      async (answer) => {
+        if (answer.isError) throw new VerificationError('CODE_HASH', `${account.address} code`, 'the code', 'an error')
+        return codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
+      },
+    )
   }
 
   /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */

@@ -1,0 +1,127 @@
+import type { NodeKind } from '../core/node-kind.js'
+import { Answer } from '../upstream/answer.js'
+import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { verifyReceiptsRoot, verifyTransactionsRoot, verifyWithdrawalsRoot } from '../verify/block-body.js'
+import { verifyReceiptPlaces, verifyTransactionPlaces } from '../verify/block-places.js'
+import { VerificationError } from '../verify/errors.js'
+import { verifyHeader } from '../verify/header.js'
+import type { Hex, RpcBlock, RpcReceipt, RpcTransaction } from '../verify/rpc-shapes.js'
+import { type BlockRef, blockRefOf } from './block-ref.js'
+import { firstPassing } from './first-passing.js'
+import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
+
+/** The block and receipt reads `verify: reads` proves (the state reads: state-reads.ts). */
+const BLOCK_READS: ReadonlySet<string> = new Set(['eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getBlockReceipts', 'eth_getTransactionReceipt'])
+
+export function isVerifiedBlockRead(method: string): boolean {
+  return BLOCK_READS.has(method)
+}
+
+/**
+ * Blocks and receipts proven against a trusted header (docs/verified-answers.md):
+ * - a block: its fields hash to the trusted hash; its transactions (asked as full objects, each
+ *   one's hash checked against its fields) rebuild transactionsRoot and say they sit in it, its
+ *   withdrawals withdrawalsRoot; answered with hashes where the client asked for hashes;
+ * - a block's receipts: they rebuild receiptsRoot, and their places (block, index, logs) are the block's;
+ * - a transaction's receipt: its block's receipts, proven, and the one of that transaction.
+ * What no root covers is not proven: a transaction's `from` (the signature's recovery is the
+ * dearest check), a receipt's from/to/contractAddress where the block's transactions were not asked.
+ * An absent block or receipt (`null`) is handed on: absence is not proven.
+ */
+export class VerifiedBlockReads {
+  /** Reads answered after their check passed, for /metrics. */
+  verified = 0
+
+  constructor(
+    private readonly pool: UpstreamPool,
+    readonly headers: TrustedHeaders,
+  ) {}
+
+  async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const list = Array.isArray(params) ? params : []
+    if (method === 'eth_getTransactionReceipt') return this.#receipt(kind, list[0], idJson, opts)
+    const ref = method === 'eth_getBlockByHash' ? blockRefOf({ blockHash: list[0] }) : blockRefOf(list[0])
+    if (ref === undefined || ('tag' in ref && ref.tag === 'pending')) return this.#asIs(kind, method, params, idJson, opts)
+    const header = await this.headers.at(ref)
+    if (header === null) return answer(idJson, 'null', 'gateway', kind)
+    if (method === 'eth_getBlockReceipts') {
+      const { text, node } = await this.#blockReceipts(kind, header, opts)
+      this.verified++
+      return verified(answer(idJson, text, node, kind), header)
+    }
+    const { block, node } = await this.#block(kind, header, opts)
+    const full = list[1] === true
+    const out = full ? block : { ...block, transactions: (block.transactions as RpcTransaction[]).map((tx) => tx.hash) }
+    this.verified++
+    return verified(answer(idJson, JSON.stringify(out), node, kind), header)
+  }
+
+  /** The block at the trusted header with full transactions, checked against it. */
+  #block(kind: NodeKind, header: TrustedHeader, opts: PoolCallOptions): Promise<{ block: RpcBlock; node: string }> {
+    const call = { kind, method: 'eth_getBlockByHash', params: [header.hash, true], minBlock: header.number, opts, notJson: 'HEADER_HASH' as const }
+    return firstPassing(this.pool, call, async (reply) => {
+      const block = resultOf<RpcBlock>(reply, 'HEADER_HASH', `block ${header.hash}`)
+      const hash = verifyHeader(block)
+      if (hash !== header.hash) throw new VerificationError('HEADER_HASH', 'block', header.hash, hash)
+      const transactions = block.transactions as RpcTransaction[]
+      if (transactions.some((tx) => typeof tx !== 'object')) throw new VerificationError('TRANSACTIONS_ROOT', 'transactions', 'full objects', 'hashes')
+      await verifyTransactionsRoot(block, transactions)
+      verifyTransactionPlaces(block, transactions)
+      await verifyWithdrawalsRoot(block, block.withdrawals ?? [])
+      return { block, node: reply.node }
+    })
+  }
+
+  /** The receipts of the trusted header's block, checked against its receiptsRoot: the node's text and the receipts. */
+  #blockReceipts(kind: NodeKind, header: TrustedHeader, opts: PoolCallOptions): Promise<{ text: string; receipts: RpcReceipt[]; node: string }> {
+    const call = { kind, method: 'eth_getBlockReceipts', params: [header.hash], minBlock: header.number, opts, notJson: 'RECEIPTS_ROOT' as const }
+    return firstPassing(this.pool, call, async (reply) => {
+      const receipts = resultOf<RpcReceipt[]>(reply, 'RECEIPTS_ROOT', `receipts of ${header.hash}`)
+      if (!Array.isArray(receipts)) throw new VerificationError('RECEIPTS_ROOT', `receipts of ${header.hash}`, 'a list', typeof receipts)
+      await verifyReceiptsRoot(header.header, receipts)
+      verifyReceiptPlaces({ ...header.header, hash: header.hash }, receipts)
+      return { text: JSON.stringify(receipts), receipts, node: reply.node }
+    })
+  }
+
+  /**
+   * A transaction's receipt: one node's receipt names its block; that block (by hash, and canonical:
+   * the header the nodes agree on at its number) has its receipts proven, and the transaction's is
+   * the answer. A receipt that is not in its block's proven receipts fails RECEIPTS_ROOT.
+   */
+  async #receipt(kind: NodeKind, hash: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const first = await this.pool.call(kind, 'eth_getTransactionReceipt', [hash], '0', { ...opts, checked: true })
+    if (first.isError) return first.withId(idJson)
+    const claimed = (JSON.parse(first.text) as { result?: RpcReceipt | null }).result
+    if (claimed === null || claimed === undefined) return first.withId(idJson)
+    const ref: BlockRef | undefined = blockRefOf({ blockHash: claimed.blockHash, requireCanonical: true })
+    if (ref === undefined) throw new VerificationError('RECEIPT_PLACE', 'receipt blockHash', 'a block hash', String(claimed.blockHash))
+    const header = await this.headers.at(ref)
+    if (header === null) throw new VerificationError('RECEIPT_PLACE', 'receipt blockHash', 'a canonical block', String(claimed.blockHash))
+    const { receipts, node } = await this.#blockReceipts(kind, header, opts)
+    const mine = receipts.find((r) => r.transactionHash?.toLowerCase() === String(hash).toLowerCase())
+    if (mine === undefined) throw new VerificationError('RECEIPTS_ROOT', `receipt of ${String(hash)}`, `in block ${header.hash}`, 'absent')
+    this.verified++
+    return verified(answer(idJson, JSON.stringify(mine), node, kind), header)
+  }
+
+  async #asIs(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    return this.pool.call(kind, method, params, idJson, { ...opts, checked: true })
+  }
+}
+
+function resultOf<T>(reply: Answer, check: 'HEADER_HASH' | 'RECEIPTS_ROOT', subject: string): T {
+  if (reply.isError) throw new VerificationError(check, subject, 'a result', 'an error')
+  const result = (JSON.parse(reply.text) as { result?: T | null }).result
+  if (result === null || result === undefined) throw new VerificationError(check, subject, 'a result', 'null')
+  return result
+}
+
+function answer(idJson: string, resultJson: string, node: string, kind: NodeKind): Answer {
+  return Answer.ofText(`{"jsonrpc":"2.0","id":${idJson},"result":${resultJson}}`, false, node, kind)
+}
+
+function verified(out: Answer, header: TrustedHeader): Answer {
+  out.verifiedAt = header.hash as Hex
+  return out
+}
