@@ -56,7 +56,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     })
     // Before anything is read: with two lengths, where this body ends is not known.
     const repeated = repeatedHeader(req)
-    const network = req.getParameter(0)
+    const network = deps.admission.networkOf(req.getParameter(0), 'http')
     if (repeated === 'content-length') {
       deps.counters.answered(network, 400)
       deps.admission.refusedCalls(() => clientIp(res, req, deps.trustProxy), 1)

@@ -55,6 +55,24 @@ export class Admission {
     this.#deps = deps
   }
 
+  /**
+   * The network a path's slug names. The spec writes its compression guidance against a second
+   * address form, `/http/<network>-http` (and `/ws/<network>-ws` beside it): those are the same
+   * network, answered and counted under its own slug. A slug ends in a digit (the config's
+   * pattern), so `<slug>-http` never names another network; the suffix is looked at only when
+   * the slug as written is not served (the usual path costs the one lookup it did).
+   * @example
+   * admission.networkOf('eth-1-http', 'http') // 'eth-1' when eth-1 is configured
+   */
+  networkOf(slug: string, transport: 'http' | 'ws'): string {
+    const { upstreams } = this.#deps
+    if (upstreams.pool(slug) !== undefined) return slug
+    const suffix = transport === 'http' ? '-http' : '-ws'
+    if (!slug.endsWith(suffix)) return slug
+    const base = slug.slice(0, -suffix.length)
+    return upstreams.pool(base) === undefined ? slug : base
+  }
+
   admit(req: AdmissionRequest): Admitted | GatewayError {
     const { upstreams, ips, keys, pools } = this.#deps
     // First: a throttled address is told so whatever it asks, and costs no other lookup.

@@ -147,7 +147,7 @@ export class WsServer {
 
   #upgrade(res: HttpResponse, req: HttpRequest, context: unknown, exchanges: Exchanges): void {
     // Everything is decided synchronously, before uWS frees `req`.
-    const network = req.getParameter(0)
+    const network = this.#deps.admission.networkOf(req.getParameter(0), 'ws')
     const repeated = repeatedHeader(req)
     if (repeated === 'content-length') return refuseAmbiguousLength(res, exchanges.begin(res))
     const apiKey = keyFrom(req, repeated)
