@@ -1,5 +1,7 @@
 import { GatewayError } from '../errors/registry.js'
-import type { FilterCapLimit } from './filter-pins.js'
+
+/** Which share of FilterPins is full: the key's, its account's, or this instance's. */
+export type FilterCapLimit = 'key' | 'account' | 'instance'
 
 /**
  * A new filter refused by a cap of FilterPins (TOO_MANY_FILTERS, -32036, in a 200 answer): which share was

@@ -1,6 +1,10 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { LimitsConfig } from '../config/types.js'
+import { GatewayError } from '../errors/registry.js'
+import type { Answer } from '../upstream/answer.js'
+import { filterCapRefusal, type FilterCapLimit } from './filter-cap-refusal.js'
+import { saysFilterGone } from './filter-gone.js'
 
 /**
  * Filters (eth_newFilter, eth_newBlockFilter, eth_newPendingTransactionFilter) live on the node
@@ -42,7 +46,25 @@ export interface FilterPin {
 /** Room for one more filter (and the key's own idle filter dropped for it, to uninstall on its node), or the cap that refuses it. */
 export type FilterRoom = { ok: true; evicted?: FilterPin } | { ok: false; limit: FilterCapLimit; held: number; max: number }
 
-export type FilterCapLimit = 'key' | 'account' | 'instance'
+/** What a filter method does with its filter (the method table's `filter`). */
+export type FilterOp = 'create' | 'use' | 'uninstall'
+
+/**
+ * A filter call let through (FilterPins.pin): the node it must go to (undefined for a new filter:
+ * any node of its kind), and the key's own idle filter dropped to make room for a new one, which
+ * the caller uninstalls on its node. Handed back with the node's answer (FilterPins.settle).
+ */
+export interface PinnedCall {
+  readonly op: FilterOp
+  readonly network: string
+  readonly keyId: string
+  readonly filterId: unknown
+  readonly node: string | undefined
+  readonly evicted?: FilterPin
+}
+
+/** A new filter's id in the node's answer (`"result":"0x…"`), read without parsing the answer. */
+const FILTER_ID = /"result"\s*:\s*"([^"]+)"/
 
 /** One key's filters on one network: least recently used first (a use moves one to the end), and those being made. */
 interface KeyFilters {
@@ -79,6 +101,51 @@ export class FilterPins {
   #evicted = 0
 
   constructor(private readonly clock: Clock) {}
+
+  /**
+   * Where a filter call goes, asked before it goes: a new filter takes room in its key's and
+   * account's shares (an idle one of theirs is given up for it, or it is refused with
+   * TOO_MANY_FILTERS); a call on a filter goes to the node that holds it, or is answered
+   * FILTER_NOT_FOUND when this key holds no such filter; eth_uninstallFilter frees its room.
+   * @param params the call's params (a filter id first, for `use` and `uninstall`)
+   * @example
+   * const pinned = pins.pin('use', 'eth-1', ['0x1'], key.record, limits)
+   * if (!(pinned instanceof GatewayError)) answer = await send(pinned.node)
+   * pins.settle(pinned, answer)
+   */
+  pin(
+    op: FilterOp,
+    network: string,
+    params: unknown,
+    key: { readonly keyId: string; readonly accountId: string },
+    caps: FilterCaps,
+  ): PinnedCall | GatewayError {
+    const keyId = key.keyId
+    if (op === 'create') {
+      const room = this.reserve(network, keyId, key.accountId, caps)
+      if (!room.ok) return filterCapRefusal(network, room.limit, room.held, room.max)
+      return { op, network, keyId, filterId: undefined, node: undefined, evicted: room.evicted }
+    }
+    const filterId = Array.isArray(params) ? params[0] : undefined
+    const node = this.nodeOf(network, filterId, keyId)
+    // As geth says it, so that clients (ethers) recreate the filter.
+    if (node === undefined) return new GatewayError('FILTER_NOT_FOUND')
+    if (op === 'uninstall') this.forget(network, filterId, keyId)
+    return { op, network, keyId, filterId, node }
+  }
+
+  /**
+   * The end of a pinned call, with the node's answer (undefined: no answer came): the new filter
+   * it made is pinned to that node (or its room given back); a filter the node says it no longer
+   * holds (its own idle time-out, a restart) is forgotten, so the key's share has room again.
+   */
+  settle(call: PinnedCall, reply: Answer | undefined): void {
+    if (call.op === 'create') {
+      const filterId = reply === undefined || reply.isError ? undefined : FILTER_ID.exec(reply.text)?.[1]
+      return this.made(call.network, call.keyId, reply === undefined || filterId === undefined ? undefined : { filterId, node: reply.node, kind: reply.kind })
+    }
+    if (reply?.isError === true && saysFilterGone(reply)) this.forget(call.network, call.filterId, call.keyId)
+  }
 
   /**
    * Room for one filter of `keyId` on `network`, held as being made until `made` is called (so
