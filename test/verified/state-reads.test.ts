@@ -19,6 +19,8 @@ const busy = await makeBusyChain(anvil)
 const [honest, stateLiar, codeLiar] = await Promise.all([0, 1, 2].map(() => startFaultProxy(anvil)))
 t.teardown(() => Promise.all([honest, stateLiar, codeLiar].map((p) => p.close())))
 honest.set('*', { delayMs: 40 })
+// The state liar is the fastest, so without verification its balances are the ones served.
+codeLiar.set('*', { delayMs: 20 })
 const plusOne = (value: unknown) => `0x${(BigInt(value as string) + 1n).toString(16)}`
 const lieAboutState = () => {
   // The proof's claimed balance, nonce and storage value, and the plain reads, each one off.
