@@ -104,6 +104,12 @@ export const ERRORS = {
     message:
       "No node's answer passed this gateway's check against a header its nodes agree on (networks.<slug>.verify); retry (a node may be catching up), and report it if it persists",
   },
+  VERIFY_RANGE_TOO_WIDE: {
+    http: 400,
+    rpc: -32027,
+    message:
+      'This eth_getLogs range is wider than this gateway proves in one call (networks.<slug>.verify); ask for a narrower block range, or a narrower filter',
+  },
   NODES_BUSY: {
     http: 503,
     rpc: -32025,

@@ -143,11 +143,11 @@ export function registerCallPathMetrics(
   perNetwork(
     'counter',
     'tollgate_verified_reads_total',
-    'Reads answered after their check passed (networks.<slug>.verify: reads): state, blocks, receipts',
+    'Reads answered after their check passed (networks.<slug>.verify: reads): state, blocks, receipts, logs',
     (n) => {
       if (!verifying(n)) return undefined
       const reads = calls.verifiedReads(upstreams.pool(n)!)
-      return reads.state.verified + reads.blocks.verified
+      return reads.state.verified + reads.blocks.verified + reads.logs.verified
     },
   )
   perNetwork('counter', 'tollgate_verify_header_calls_total', 'Node calls made to agree on the headers reads are proven against', (n) =>

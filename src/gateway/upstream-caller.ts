@@ -13,6 +13,7 @@ import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
 import type { HeavySlot } from './heavy-calls.js'
 import { paramsJson } from '../rpc/params-json.js'
 import { isVerifiedBlockRead, VerifiedBlockReads } from '../verified/block-reads.js'
+import { VerifiedLogReads } from '../verified/log-reads.js'
 import { isVerifiedStateRead, VerifiedStateReads } from '../verified/state-reads.js'
 import { TrustedHeaders } from '../verified/trusted-headers.js'
 
@@ -284,6 +285,7 @@ export class UpstreamCaller {
     // Heavy ones too (eth_getBlockReceipts): checked as they come back.
     if (c.node === undefined && verifies(c.pool, c.method)) {
       const reads = this.verifiedReads(c.pool)
+      if (c.method === 'eth_getLogs') return reads.logs.call(c.kind, c.params, c.idJson, opts)
       return (isVerifiedStateRead(c.method) ? reads.state : reads.blocks).call(c.kind, c.method, c.params, c.idJson, opts)
     }
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
@@ -294,7 +296,8 @@ export class UpstreamCaller {
     let reads = this.#verified.get(pool)
     if (reads === undefined) {
       const headers = new TrustedHeaders(pool, { timeoutMs: this.opts.timeoutMs })
-      reads = { headers, state: new VerifiedStateReads(pool, headers), blocks: new VerifiedBlockReads(pool, headers) }
+      const blocks = new VerifiedBlockReads(pool, headers)
+      reads = { headers, state: new VerifiedStateReads(pool, headers), blocks, logs: new VerifiedLogReads(pool, headers, blocks) }
       this.#verified.set(pool, reads)
     }
     return reads
@@ -358,11 +361,12 @@ export interface VerifiedReads {
   readonly headers: TrustedHeaders
   readonly state: VerifiedStateReads
   readonly blocks: VerifiedBlockReads
+  readonly logs: VerifiedLogReads
 }
 
 /** A call the network proves (networks.<slug>.verify: reads) rather than sends as it is. */
 function verifies(pool: UpstreamPool, method: string): boolean {
-  return pool.verify === 'reads' && (isVerifiedStateRead(method) || isVerifiedBlockRead(method))
+  return pool.verify === 'reads' && (isVerifiedStateRead(method) || isVerifiedBlockRead(method) || method === 'eth_getLogs')
 }
 
 function asError(err: unknown): Error {

@@ -9,6 +9,7 @@ import {
   UpstreamTransportError,
 } from '../upstream/errors.js'
 import { AnswerUnverified } from '../verified/first-passing.js'
+import { LogsRangeTooWide } from '../verified/log-reads.js'
 import { VerificationError } from '../verify/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 
@@ -49,6 +50,9 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
         cause: err,
       },
     )
+  }
+  if (err instanceof LogsRangeTooWide) {
+    return new GatewayError('VERIFY_RANGE_TOO_WIDE', `This eth_getLogs range is wider than this gateway proves in one call: ${err.what}`, { cause: err })
   }
   if (err instanceof AnswerUnverified || err instanceof VerificationError) {
     const what = err instanceof AnswerUnverified ? err.what : `${err.code}: ${err.subject}: ${err.expected}, got ${err.got}`

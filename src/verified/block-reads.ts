@@ -45,7 +45,7 @@ export class VerifiedBlockReads {
     const header = await this.headers.at(ref)
     if (header === null) return answer(idJson, 'null', 'gateway', kind)
     if (method === 'eth_getBlockReceipts') {
-      const { text, node } = await this.#blockReceipts(kind, header, opts)
+      const { text, node } = await this.receipts(kind, header, opts)
       this.verified++
       return verified(answer(idJson, text, node, kind), header)
     }
@@ -73,7 +73,7 @@ export class VerifiedBlockReads {
   }
 
   /** The receipts of the trusted header's block, checked against its receiptsRoot: the node's text and the receipts. */
-  #blockReceipts(kind: NodeKind, header: TrustedHeader, opts: PoolCallOptions): Promise<{ text: string; receipts: RpcReceipt[]; node: string }> {
+  receipts(kind: NodeKind, header: TrustedHeader, opts: PoolCallOptions): Promise<{ text: string; receipts: RpcReceipt[]; node: string }> {
     const call = { kind, method: 'eth_getBlockReceipts', params: [header.hash], minBlock: header.number, opts, notJson: 'RECEIPTS_ROOT' as const }
     return firstPassing(this.pool, call, async (reply) => {
       const receipts = resultOf<RpcReceipt[]>(reply, 'RECEIPTS_ROOT', `receipts of ${header.hash}`)
@@ -98,7 +98,7 @@ export class VerifiedBlockReads {
     if (ref === undefined) throw new VerificationError('RECEIPT_PLACE', 'receipt blockHash', 'a block hash', String(claimed.blockHash))
     const header = await this.headers.at(ref)
     if (header === null) throw new VerificationError('RECEIPT_PLACE', 'receipt blockHash', 'a canonical block', String(claimed.blockHash))
-    const { receipts, node } = await this.#blockReceipts(kind, header, opts)
+    const { receipts, node } = await this.receipts(kind, header, opts)
     const mine = receipts.find((r) => r.transactionHash?.toLowerCase() === String(hash).toLowerCase())
     if (mine === undefined) throw new VerificationError('RECEIPTS_ROOT', `receipt of ${String(hash)}`, `in block ${header.hash}`, 'absent')
     this.verified++

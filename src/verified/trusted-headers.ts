@@ -91,6 +91,18 @@ export class TrustedHeaders {
     return Math.max(0, heads[quorum - 1] ?? heads[heads.length - 1] ?? 0)
   }
 
+  /** The header kept for this number, while it is fresh (see #fresh): no node is asked. */
+  kept(number: number): TrustedHeader | undefined {
+    const kept = this.#byNumber.get(number)
+    return kept !== undefined && kept.header !== null && this.#fresh(number, kept.at) ? kept.header : undefined
+  }
+
+  /** A header trusted by a link to a trusted one (its hash is its child's parentHash): kept as an agreed one is. */
+  remember(header: TrustedHeader): void {
+    this.#keepNumber(header.number, header)
+    this.#keepHash(header)
+  }
+
   #atNumber(number: number): Promise<TrustedHeader | null> {
     const kept = this.#byNumber.get(number)
     if (kept !== undefined && this.#fresh(number, kept.at)) return Promise.resolve(kept.header)

@@ -19,6 +19,7 @@ export type VerifyCheck =
   | 'WITHDRAWALS_ROOT'
   | 'RECEIPTS_ROOT'
   | 'RECEIPT_PLACE'
+  | 'LOGS_COMPLETE'
 
 /**
  * An answer that failed a check: `code` names the check, `subject` the field, root or proof that

@@ -39,7 +39,10 @@ const upstreams = [
   { url: slow.url, name: 'also-honest', kind: 'full' as const },
 ]
 const tg = await startTestGateway(t, {
-  networks: { 'eth-1': { chainId: 31337, verify: 'reads', upstreams }, 'eth-2': { chainId: 31337, upstreams } },
+  networks: {
+    'eth-1': { chainId: 31337, verify: 'reads', upstreams }, // The liar alone, unverified: what reaches a client without the check.
+    'eth-2': { chainId: 31337, upstreams: [upstreams[1]!] },
+  },
   config: { diagnostics: { responseHeaders: true }, cache: { enabled: false } },
 })
 const { apiKey } = await tg.createKey('tier-3')

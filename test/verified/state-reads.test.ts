@@ -44,7 +44,8 @@ const upstreams = [
 const tg = await startTestGateway(t, {
   networks: {
     'eth-1': { chainId: 31337, verify: 'reads', upstreams },
-    'eth-2': { chainId: 31337, upstreams },
+    // The liar alone, unverified: what reaches a client without the check.
+    'eth-2': { chainId: 31337, upstreams: [upstreams[1]!] },
   },
   // The dispute threshold is consensus's default (5 in 10 minutes); no cache, so every read is asked.
   config: { diagnostics: { responseHeaders: true }, cache: { enabled: false } },

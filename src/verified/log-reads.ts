@@ -1,0 +1,202 @@
+import type { NodeKind } from '../core/node-kind.js'
+import type { Answer } from '../upstream/answer.js'
+import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { VerificationError } from '../verify/errors.js'
+import { verifyHeader } from '../verify/header.js'
+import { bloomMayMatch, type LogFilter } from '../verify/log-bloom.js'
+import { logMatches } from '../verify/log-filter.js'
+import type { Hex, RpcHeader, RpcLog } from '../verify/rpc-shapes.js'
+import type { VerifiedBlockReads } from './block-reads.js'
+import { blockRefOf } from './block-ref.js'
+import { firstPassing } from './first-passing.js'
+import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
+
+/** Bounds of a verified eth_getLogs (per part of a split range: src/get-logs/). */
+export interface LogProofLimits {
+  /** Blocks of a range whose headers are fetched and linked (one node call each). */
+  maxBlocks: number
+  /** Blocks whose bloom may match the filter, whose receipts are fetched and proven (one node call each). */
+  maxCandidates: number
+}
+
+/** The defaults (docs/verified-answers.md). */
+export const LOG_PROOF_LIMITS: LogProofLimits = { maxBlocks: 2_000, maxCandidates: 100 }
+
+/**
+ * A range a verified eth_getLogs will not prove: too many blocks or candidate blocks. The client
+ * gets VERIFY_RANGE_TOO_WIDE, which says how to narrow it.
+ */
+export class LogsRangeTooWide extends Error {
+  override name = 'LogsRangeTooWide'
+  constructor(readonly what: string) {
+    super(what)
+  }
+}
+
+/**
+ * eth_getLogs proven complete (docs/verified-answers.md): the range's headers are linked by parent
+ * hashes down from a trusted header (each hash checked); a block whose bloom cannot match the
+ * filter holds no such log (a bloom has no false negatives); every other block's receipts are
+ * proven against its receiptsRoot, and the logs they hold that match the filter are exactly the
+ * node's answer, in order: a log left out, added, moved or altered fails LOGS_COMPLETE. The node's
+ * answer is handed on as it is.
+ *
+ * Cost: the node's eth_getLogs, a header per block of the range but the top (linked), the top's
+ * agreement (shared), and the receipts of each candidate block.
+ */
+export class VerifiedLogReads {
+  verified = 0
+
+  constructor(
+    private readonly pool: UpstreamPool,
+    readonly headers: TrustedHeaders,
+    private readonly blocks: VerifiedBlockReads,
+    private readonly limits: LogProofLimits = LOG_PROOF_LIMITS,
+  ) {}
+
+  async call(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const filter = (Array.isArray(params) ? params[0] : undefined) as
+      | { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown; address?: LogFilter['address']; topics?: LogFilter['topics'] }
+      | undefined
+    const range = filter === undefined || filter === null || typeof filter !== 'object' ? undefined : await this.#range(filter)
+    if (range === undefined || range === 'unreadable') return this.#errorOrEmpty(kind, params, idJson, opts)
+    const { top, from } = range
+    const width = top.number - from + 1
+    if (width > this.limits.maxBlocks) {
+      throw new LogsRangeTooWide(`${width} blocks; at most ${this.limits.maxBlocks} are proven per call: ask for a narrower block range`)
+    }
+    const headers = await this.#linkedDown(kind, top, from, opts)
+    const match: LogFilter = { address: filter!.address, topics: filter!.topics }
+    const candidates = headers.filter((h) => bloomMayMatch(h.header.logsBloom, match))
+    if (candidates.length > this.limits.maxCandidates) {
+      throw new LogsRangeTooWide(
+        `${candidates.length} blocks of the range may hold matching logs; at most ${this.limits.maxCandidates} are proven per call: ask for a narrower block range, or a narrower filter (addresses, topics)`,
+      )
+    }
+    const expected: RpcLog[] = []
+    for (const header of candidates) {
+      const { receipts } = await this.blocks.receipts(kind, header, opts)
+      for (const receipt of receipts) for (const log of receipt.logs) if (logMatches(log, match)) expected.push(log)
+    }
+    // Asked by hash or by the numbers the headers were linked for: the node answers for the same blocks.
+    const asked = range.byHash ? { ...filter, blockHash: top.hash } : { ...filter, fromBlock: hex(from), toBlock: hex(top.number) }
+    const call = { kind, method: 'eth_getLogs', params: [asked], minBlock: top.number, opts, notJson: 'LOGS_COMPLETE' as const }
+    const answer = await firstPassing(this.pool, call, async (reply) => {
+      if (reply.isError) return reply
+      const logs = (JSON.parse(reply.text) as { result?: RpcLog[] }).result
+      if (!Array.isArray(logs)) throw new VerificationError('LOGS_COMPLETE', 'eth_getLogs', 'a list of logs', typeof logs)
+      sameLogs(logs, expected)
+      return reply
+    })
+    if (answer.isError) return answer.withId(idJson)
+    const out = answer.withId(idJson)
+    out.verifiedAt = top.hash
+    this.verified++
+    return out
+  }
+
+  /** The range's top as a trusted header and its lowest number; 'unreadable' when the filter names blocks this gateway cannot read. */
+  async #range(filter: {
+    fromBlock?: unknown
+    toBlock?: unknown
+    blockHash?: unknown
+  }): Promise<{ top: TrustedHeader; from: number; byHash: boolean } | 'unreadable' | undefined> {
+    if (filter.blockHash !== undefined) {
+      const ref = blockRefOf({ blockHash: filter.blockHash })
+      if (ref === undefined) return 'unreadable'
+      const top = await this.headers.at(ref)
+      return top === null ? undefined : { top, from: top.number, byHash: true }
+    }
+    const toRef = blockRefOf(filter.toBlock ?? 'latest')
+    const fromRef = blockRefOf(filter.fromBlock ?? 'latest')
+    if (toRef === undefined || fromRef === undefined || ('tag' in toRef && toRef.tag === 'pending') || ('tag' in fromRef && fromRef.tag === 'pending')) {
+      return 'unreadable'
+    }
+    const top = await this.headers.at(toRef)
+    if (top === null) return undefined
+    const from = 'number' in fromRef ? fromRef.number : (await this.headers.at(fromRef))?.number
+    if (from === undefined || from > top.number) return 'unreadable'
+    return { top, from, byHash: false }
+  }
+
+  /**
+   * The headers from `from` up to `top`, each checked: its hash is keccak of its fields, and is its
+   * child's parentHash (down from the trusted top). Fetched in parallel, then linked; a header that
+   * does not link is asked of another node, and its node reported.
+   */
+  async #linkedDown(kind: NodeKind, top: TrustedHeader, from: number, opts: PoolCallOptions): Promise<TrustedHeader[]> {
+    const numbers: number[] = []
+    for (let n = top.number - 1; n >= from; n--) numbers.push(n)
+    // Headers kept from an earlier range (or agreed) are not asked again; the rest in parallel.
+    const fetched = await Promise.all(
+      numbers.map((n) =>
+        this.headers.kept(n) !== undefined
+          ? undefined
+          : this.pool.call(kind, 'eth_getBlockByNumber', [hex(n), false], '0', { ...opts, minBlock: n, checked: true }).catch(() => undefined),
+      ),
+    )
+    const out: TrustedHeader[] = [top]
+    let expected = top.header.parentHash.toLowerCase() as Hex
+    for (const [i, n] of numbers.entries()) {
+      const kept = this.headers.kept(n)
+      if (kept !== undefined && kept.hash === expected) {
+        out.push(kept)
+        expected = kept.header.parentHash.toLowerCase() as Hex
+        continue
+      }
+      const first = fetched[i]
+      const linked = (reply: Answer): TrustedHeader => {
+        const header = (JSON.parse(reply.text) as { result?: RpcHeader | null }).result
+        if (reply.isError || header === null || header === undefined) throw new VerificationError('HEADER_HASH', `block ${n}`, expected, 'no header')
+        const hash = verifyHeader(header)
+        if (hash !== expected) throw new VerificationError('HEADER_HASH', `block ${n} (parent of ${n + 1})`, expected, hash)
+        return { hash, number: n, stateRoot: header.stateRoot.toLowerCase() as Hex, header }
+      }
+      let header: TrustedHeader
+      try {
+        if (first === undefined) throw new VerificationError('HEADER_HASH', `block ${n}`, expected, 'no answer')
+        header = linked(first)
+      } catch (err) {
+        if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
+        const by = first === undefined ? undefined : this.pool.nodes().find((node) => node.name === first.node)
+        if (by !== undefined && err instanceof VerificationError && !/no header|no answer/.test(err.got)) this.pool.failedCheck(by, err.code)
+        const avoid = new Set(opts.avoid)
+        if (by !== undefined) avoid.add(by.name)
+        const call = { kind, method: 'eth_getBlockByNumber', params: [hex(n), false], minBlock: n, opts: { ...opts, avoid }, notJson: 'HEADER_HASH' as const }
+        header = await firstPassing(this.pool, call, async (reply) => linked(reply))
+      }
+      this.headers.remember(header)
+      out.push(header)
+      expected = header.header.parentHash.toLowerCase() as Hex
+    }
+    return out.reverse()
+  }
+
+  /** A filter naming no block this gateway can check (pending, malformed, a block no node has): only an error or no logs is handed on. */
+  async #errorOrEmpty(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const answer = await this.pool.call(kind, 'eth_getLogs', params, idJson, { ...opts, checked: true })
+    if (answer.isError || /"result"\s*:\s*\[\s*\]/.test(answer.text)) return answer
+    throw new VerificationError(
+      'LOGS_COMPLETE',
+      'eth_getLogs',
+      'logs of blocks the nodes agree on',
+      'logs of a range this gateway cannot check (pending, or blocks no node agreed on)',
+    )
+  }
+}
+
+/** The node's logs are exactly the proven ones, in order: the same block, transaction, index, address, topics and data. */
+function sameLogs(got: readonly RpcLog[], expected: readonly RpcLog[]): void {
+  if (got.length !== expected.length)
+    throw new VerificationError('LOGS_COMPLETE', 'eth_getLogs', `${expected.length} logs (from proven receipts)`, `${got.length}`)
+  got.forEach((log, i) => {
+    const want = expected[i]!
+    const key = (l: RpcLog) =>
+      [l.blockHash, l.transactionHash, l.logIndex, l.transactionIndex, l.address, l.topics.join(','), l.data].map((v) => String(v).toLowerCase()).join('|')
+    if (key(log) !== key(want)) throw new VerificationError('LOGS_COMPLETE', `log ${i}`, key(want), key(log))
+  })
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16)}`
+}
