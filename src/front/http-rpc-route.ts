@@ -4,7 +4,8 @@ import type { Exchanges, ResponseState } from './exchanges.js'
 import { drainThen } from './request-body.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { parseRpcBytes } from '../rpc/parse.js'
-import type { CallCharge, CallPolicy, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { CallCharge, CallPolicy } from '../gateway/dispatch-context.js'
+import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { MethodRules } from '../rpc/method-policy.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { HttpCounters } from './http-counters.js'
@@ -100,6 +101,8 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       const parsed = parseRpcBytes(body)
       deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, policy: httpCalls }, parsed).then(
         (answer) => {
+          // Refused whole by its charge (429 with Retry-After and RateLimit-*, or 403): the typed error, answered as every refusal is.
+          if (answer.refusal !== undefined) return fail(answer.refusal)
           deps.counters.answered(network, answer.status)
           // Bad JSON, invalid requests, methods not served, a batch over maxBatch: refused before a node.
           if (answer.malformed) deps.admission.refusedCalls(ipOf, answer.malformed)

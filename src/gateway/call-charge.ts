@@ -1,5 +1,5 @@
-import { GatewayError, errorResponseJson } from '../errors/registry.js'
-import type { CallCharge, Charged, UsageSink } from './rpc-dispatcher.js'
+import { GatewayError } from '../errors/registry.js'
+import type { CallCharge, Charged, UsageSink } from './dispatch-context.js'
 
 export interface PerCallChargeDeps {
   usage: UsageSink
@@ -42,7 +42,7 @@ function chargeKind(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, kin
       'NODE_KIND_NOT_ALLOWED',
       `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`,
     )
-    return { refusal: { status: e.http, body: errorResponseJson('null', e.rpc, e.message) } }
+    return { refusal: e }
   }
   deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
   deps.onRejected?.(ctx.ip(), calls)
@@ -89,21 +89,22 @@ function chargeUnits(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, fu
 }
 
 /** The 429 of a rate-limit refusal: which limit, the retry time and the RateLimit-* headers of that limit. */
-function rateLimited(d: { reason: 'http-rps' | 'http-units'; retryAfterMs: number; limit: number; resetMs: number }, kind: string, units: number) {
+function rateLimited(
+  d: { reason: 'http-rps' | 'http-units'; retryAfterMs: number; limit: number; resetMs: number },
+  kind: string,
+  units: number,
+): GatewayError {
   const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
   const what =
     d.reason === 'http-units'
       ? `this key may spend ${d.limit} compute units per second on ${kind} nodes, and these calls cost ${units} (docs/costs.md)`
       : `this key may make ${d.limit} ${kind}-node calls per second`
-  const e = new GatewayError('RATE_LIMITED', `Rate limit exceeded: ${what}; retry after ${retryAfterS} s, with exponential backoff`)
-  return {
-    status: e.http,
-    body: errorResponseJson('null', e.rpc, e.message),
+  return new GatewayError('RATE_LIMITED', `Rate limit exceeded: ${what}; retry after ${retryAfterS} s, with exponential backoff`, {
     headers: {
       'Retry-After': String(retryAfterS),
       'RateLimit-Limit': String(d.limit),
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
     },
-  }
+  })
 }
