@@ -20,6 +20,7 @@ import type { ServerErrorContext } from './fault-log.js'
 import { gatewayErrorFor } from './upstream-failure.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 import { HEAVY_RETRY_AFTER_S, type HeavyCalls } from './heavy-calls.js'
+import { refuseByKeyRules } from './key-rules.js'
 
 /**
  * What to answer a message: an HTTP status, the body and headers. The body is one call's Answer
@@ -108,7 +109,7 @@ export interface LocalCalls {
 }
 
 /** Where the dispatcher counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
-export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
+export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited' | 'keyRuleRefused'>
 
 export interface RpcDispatcherDeps {
   usage: UsageSink
@@ -333,6 +334,8 @@ export class RpcDispatcher {
   /** The node kind for a call, or the answer that refuses it. */
   #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index = 0): Routed | Refused {
     const idJson = call.idJson ?? 'null'
+    const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage)
+    if (denied !== undefined) return denied
     const rule = ctx.policy.methodRule(call.method, ctx.network)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
     const r = route(call.method, rule.spec, call.params, routeContext)
