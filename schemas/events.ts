@@ -126,6 +126,21 @@ export const eventSchemas = {
       instance: NonEmpty(),
     },
   ),
+  KeyRuleRefused: Event(
+    'KeyRuleRefused',
+    1,
+    "Calls refused by a key's own restrictions, aggregated per key, network, rule and interval (never one event per call).",
+    {
+      accountId: NonEmpty(),
+      keyId: NonEmpty(),
+      network: NonEmpty(),
+      instance: NonEmpty({ description: 'The gateway process that refused these calls.' }),
+      intervalStart: MsSinceEpoch(),
+      intervalMs: Type.Integer({ minimum: 1 }),
+      rule: StringEnum(['method', 'contract', 'ip', 'user-agent']),
+      count: NonNegativeInteger({ description: 'Calls refused (each call of a batch counts; a refused request or WebSocket upgrade is one).' }),
+    },
+  ),
   UsageRecorded: Event('UsageRecorded', 2, 'Usage aggregated per key, network, node kind and interval, by the instance that served it.', {
     ...keyScope,
     requests: NonNegativeInteger({ description: 'Calls served (each call of a batch counts).' }),
@@ -279,6 +294,21 @@ export const eventSchemas = {
     keyId: NonEmpty(),
     domains: Type.Array(NonEmpty(), { description: 'Lower-case host names, `*.example.com` for subdomains, optionally with `:port`.' }),
   }),
+  KeyRestricted: Event(
+    'KeyRestricted',
+    1,
+    "A key's restrictions besides its domains, as a whole: each list replaces the key's former one; an absent or empty list: no rule " +
+      "of that type. Entries of one list are OR'd, lists AND'd (docs/keys.md).",
+    {
+      accountId: NonEmpty(),
+      keyId: NonEmpty(),
+      methods: Type.Array(NonEmpty(), { description: 'Methods the key may call (`eth_call`, or a namespace `debug_*`); empty: any.' }),
+      deniedMethods: Type.Array(NonEmpty(), { description: 'Methods the key may not call (same forms); empty: none denied.' }),
+      contracts: Type.Array(Address(), { description: 'Addresses the calls may name, method by method as docs/keys.md says; empty: any.' }),
+      ips: Type.Array(NonEmpty(), { description: 'Client addresses or CIDR ranges (IPv4, IPv6) the key may be used from; empty: any.' }),
+      userAgents: Type.Array(NonEmpty(), { description: 'Texts one of which the User-Agent must contain (case-sensitive); empty: any.' }),
+    },
+  ),
   DedicatedNodeAttached: Event('DedicatedNodeAttached', 1, 'The operator attached a dedicated node to an account.', {
     accountId: NonEmpty(),
     network: NonEmpty(),

@@ -17,6 +17,12 @@ const WHEN: Record<ErrorCode, string> = {
   NODE_KIND_NOT_ALLOWED: 'the plan does not include this network or node kind',
   ORIGIN_NOT_ALLOWED: "the key has a domain allowlist and the request's `Origin` (else `Referer`) is not on it, or has neither",
   ARCHIVE_REQUIRED: 'the call reads state older than the full nodes keep (`routing.fullNodeWindowBlocks`) and the plan has no archive access',
+  KEY_METHOD_NOT_ALLOWED:
+    "the key's method rule refuses the call's method: not among the methods it allows, or among those it denies (each call of a batch on its own; docs/keys.md)",
+  KEY_CONTRACT_NOT_ALLOWED:
+    'the key has a contract rule and the call names no address where its method names one, or one not listed (eth_getLogs without `address`, a contract creation; docs/keys.md has the table)',
+  KEY_IP_NOT_ALLOWED: 'the key has an IP rule and the client IP (as `trustProxy` decides) is not in it',
+  KEY_USER_AGENT_NOT_ALLOWED: "the key has a user-agent rule and the request's `User-Agent` contains none of its entries",
   IP_THROTTLED: 'the client IP kept exceeding rate limits (see IP throttling); lifted by itself',
   LOGS_RANGE_TOO_WIDE:
     'an `eth_getLogs` range wider than `heavy.getLogs.maxRangeBlocks`; the message names a range that works (`Try with this block range [0x…, 0x…].`)',

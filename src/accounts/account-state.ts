@@ -1,6 +1,7 @@
 import type { Entitlement, PlanEnded, TollgateEvent } from '../events/types.js'
 import { paymentOf, type InvoicePayment } from '../store/records.js'
 import { sessionsEndedBySignIn } from './sessions.js'
+import { restrictionsOf, type KeyRestrictions } from '../keys/key-restrictions.js'
 
 /**
  * An account as its own stream says it is: what the deciders need to decide a command, folded
@@ -43,6 +44,8 @@ export interface KeyState {
   /** From when it stops working; null while it works. */
   revokedAt: number | null
   domains: string[]
+  /** Its restrictions besides domains (KeyRestricted); {} none. */
+  restrictions: KeyRestrictions
 }
 
 export interface InvoiceState {
@@ -120,7 +123,7 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       state.nodes = event.nodes.map((n) => ({ network: n.network, kind: n.kind }))
       return state
     case 'KeyIssued':
-      state.keys.set(event.keyId, { keyId: event.keyId, issuedAt: event.time, revokedAt: null, domains: [] })
+      state.keys.set(event.keyId, { keyId: event.keyId, issuedAt: event.time, revokedAt: null, domains: [], restrictions: {} })
       state.firstKeyId ??= event.keyId
       state.activeKeyId = event.keyId
       return state
@@ -134,6 +137,11 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
     case 'DomainsRestricted': {
       const key = state.keys.get(event.keyId)
       if (key) key.domains = [...event.domains]
+      return state
+    }
+    case 'KeyRestricted': {
+      const key = state.keys.get(event.keyId)
+      if (key) key.restrictions = restrictionsOf(event)
       return state
     }
     case 'FreePlanClaimed':
@@ -192,6 +200,7 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
     case 'WsLimited':
     case 'WsCooldownStarted':
     case 'WsPenaltyImposed':
+    case 'KeyRuleRefused':
       return state
     default:
       return unhandled(event)

@@ -4,6 +4,7 @@ import type { NodeKind } from '../core/node-kind.js'
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
 import { selectionProblem } from '../plans/entitlements.js'
 import { PaymentError } from './errors.js'
+import { listsOf, unrestricted, type KeyRestrictions, type RestrictionType } from '../keys/key-restrictions.js'
 import { refuseOtherChain } from './contract-chain.js'
 import { SiweError } from './errors.js'
 import type { SignerKind } from './wallet.js'
@@ -34,6 +35,8 @@ export type AccountCommand =
   | { type: 'SignIn'; wallet: string; nonce: string; sessionHash: string; expiresAt: number; chainId: number; signer: SignerKind; now: number }
   | { type: 'SignOut'; sessionHash: string; now: number }
   | { type: 'RestrictDomains'; domains: string[]; now: number }
+  /** The types given replace the active key's lists of those types (an empty list lifts it); the others are kept. */
+  | { type: 'RestrictKey'; set: KeyRestrictions; types: readonly RestrictionType[]; now: number }
   | { type: 'RequestPrivateNode'; nodes: Entitlement[]; now: number }
   | { type: 'AttachDedicatedNode'; network: string; kind: NodeKind; url: string; ws: string | null; now: number }
 
@@ -105,6 +108,10 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       const old = state.activeKeyId === null ? undefined : state.keys.get(state.activeKeyId)
       if (old !== undefined && old.domains.length > 0) {
         events.push(makeEvent({ type: 'DomainsRestricted', accountId, keyId: command.key.keyId, domains: [...old.domains] }, now))
+      }
+      // And its restrictions: a regenerated key that could call every method would undo them.
+      if (old !== undefined && !unrestricted(old.restrictions)) {
+        events.push(makeEvent({ type: 'KeyRestricted', accountId, keyId: command.key.keyId, ...listsOf(old.restrictions) }, now))
       }
       if (old !== undefined) events.push(revoke(accountId, old.keyId, now + command.graceMs, now))
       return events
@@ -196,6 +203,21 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       requireAccount(state)
       if (state.activeKeyId === null) throw new NoActiveKeyError(accountId)
       return [makeEvent({ type: 'DomainsRestricted', accountId, keyId: state.activeKeyId, domains: command.domains }, now)]
+    case 'RestrictKey': {
+      requireAccount(state)
+      if (state.activeKeyId === null) throw new NoActiveKeyError(accountId)
+      const current = state.keys.get(state.activeKeyId)?.restrictions ?? {}
+      const next: KeyRestrictions = { ...current }
+      for (const type of command.types) {
+        const list = command.set[type]
+        if (list === undefined || list.length === 0) delete next[type]
+        else next[type] = [...list]
+      }
+      // Allowed and denied methods are one rule: setting one of them replaces the other.
+      if (command.types.includes('methods') && next.methods !== undefined) delete next.deniedMethods
+      if (command.types.includes('deniedMethods') && next.deniedMethods !== undefined) delete next.methods
+      return [makeEvent({ type: 'KeyRestricted', accountId, keyId: state.activeKeyId, ...listsOf(next) }, now)]
+    }
     case 'RequestPrivateNode':
       requireAccount(state)
       return [makeEvent({ type: 'PrivateNodeRequested', accountId, nodes: command.nodes }, now)]

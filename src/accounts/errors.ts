@@ -14,6 +14,7 @@ export type AccountErrorCode =
   | 'FREE_PLAN_USED'
   | 'WRONG_PLAN_KIND'
   | 'BAD_DOMAINS'
+  | 'BAD_RESTRICTIONS'
   | 'TOO_MANY_REGENERATIONS'
 
 /** Base class: a command refused what it was asked (nothing was appended). */
@@ -82,6 +83,13 @@ export class BadDomainsError extends AccountCommandError {
   override name = 'BadDomainsError'
   constructor(detail: string) {
     super('BAD_DOMAINS', `bad domain list: ${detail}; expected host names such as example.com, *.example.com or localhost:3000`)
+  }
+}
+
+export class BadRestrictionsError extends AccountCommandError {
+  override name = 'BadRestrictionsError'
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('BAD_RESTRICTIONS', `bad key restrictions: ${detail}`, options)
   }
 }
 

@@ -1,4 +1,5 @@
-import { BadDomainsError } from './errors.js'
+import { BadDomainsError, BadRestrictionsError } from './errors.js'
+import { BadRestrictionError, normalizeRestrictions, RESTRICTION_TYPES, type KeyRestrictions, type RestrictionType } from '../keys/key-restrictions.js'
 import { hostOf, type AccountCommandDeps } from './commands.js'
 
 /**
@@ -35,4 +36,25 @@ export function normalizeDomains(input: unknown): string[] {
   }
   if (out.size > MAX_DOMAINS) throw new BadDomainsError(`${out.size} domains, at most ${MAX_DOMAINS}`)
   return [...out]
+}
+
+/**
+ * Restrict the account's active key (KeyRestricted): the types given replace the key's lists of
+ * those types (an empty list lifts that rule), the types left out are kept; `replace` lifts every
+ * type not given (the dashboard's form sends the whole set). Returns the key's restrictions now.
+ * @throws UnknownAccountError, NoActiveKeyError, BadRestrictionsError
+ * @example
+ * await restrictKey(deps, { accountId, restrictions: { methods: ['eth_call', 'eth_getLogs'], contracts: ['0x…'] } })
+ */
+export async function restrictKey(deps: AccountCommandDeps, input: { accountId: string; restrictions: unknown; replace?: boolean }): Promise<KeyRestrictions> {
+  let set: KeyRestrictions
+  try {
+    set = normalizeRestrictions(input.restrictions)
+  } catch (err) {
+    if (err instanceof BadRestrictionError) throw new BadRestrictionsError(err.message, { cause: err })
+    throw err
+  }
+  const types: RestrictionType[] = RESTRICTION_TYPES.filter((t) => input.replace === true || (input.restrictions as Record<string, unknown>)[t] != null)
+  const { state } = await hostOf(deps).execute(input.accountId, { type: 'RestrictKey', set, types, now: deps.clock.now() })
+  return (state.activeKeyId === null ? undefined : state.keys.get(state.activeKeyId)?.restrictions) ?? {}
 }

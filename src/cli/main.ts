@@ -11,6 +11,9 @@ const USAGE = `Usage: tollgate <command>
   accounts create --config FILE --wallet 0xADDR --plan ID [--nodes eth-1:full,eth-1:archive]
   accounts nodes --config FILE --account ID --nodes eth-1:full,...   change the nodes of Tier 1 or 2
   keys regenerate --config FILE --account ID [--grace SECONDS]
+  keys restrict --config FILE --account ID [--methods M,..] [--deny-methods M,..] [--contracts 0x..,..]
+                [--ips IP|CIDR,..] [--user-agent TEXT].. [--clear]
+                                             the key's method, contract, IP and user-agent rules (docs/keys.md)
   nodes attach --config FILE --account ID --network SLUG --url URL [--ws URL] [--kind full|archive]
   events --config FILE [--follow] [--from SEQ]
   replay --config FILE [--restart] [--batch N]

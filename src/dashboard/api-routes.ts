@@ -84,6 +84,13 @@ const ROUTES: RouteSpec[] = [
   },
   { method: 'post', path: '/api/keys/regenerate', auth: true, limit: 'keys', handler: (c, s) => s.regenerate(c.session!, c.body).then((json) => ({ json })) },
   { method: 'put', path: '/api/keys/domains', auth: true, limit: 'keys', handler: (c, s) => s.setDomains(c.session!, c.body).then((json) => ({ json })) },
+  {
+    method: 'put',
+    path: '/api/keys/restrictions',
+    auth: true,
+    limit: 'keys',
+    handler: (c, s) => s.setRestrictions(c.session!, c.body).then((json) => ({ json })),
+  },
   { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => ({ json: s.usage(c.session!, c.query.get('hours')) }) },
 ]
 

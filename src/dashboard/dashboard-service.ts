@@ -14,7 +14,7 @@ import { poolRpc, type ChainRpc } from '../chain/chain-rpc.js'
 import { AccountHost } from '../accounts/account-host.js'
 import { regenerateKey, type AccountCommandDeps } from '../accounts/commands.js'
 import { claimFreePlan, isFreePlan } from '../accounts/free-plan.js'
-import { restrictDomains } from '../accounts/key-settings.js'
+import { restrictDomains, restrictKey } from '../accounts/key-settings.js'
 import { requestPrivateNode } from '../accounts/private-node.js'
 import { createInvoice, type InvoiceDeps } from '../payments/invoices.js'
 import { ensureActivated, payInvoice } from '../payments/pay-invoice.js'
@@ -245,7 +245,13 @@ export class DashboardService {
       key:
         activeKey === undefined
           ? null
-          : { keyId: activeKey.keyId, apiKey: this.#cipher.decrypt(activeKey.keyCipher), issuedAt: activeKey.issuedAt, domains: activeKey.domains ?? [] },
+          : {
+              keyId: activeKey.keyId,
+              apiKey: this.#cipher.decrypt(activeKey.keyCipher),
+              issuedAt: activeKey.issuedAt,
+              domains: activeKey.domains ?? [],
+              restrictions: activeKey.restrictions ?? {},
+            },
       previousKey: graceKey === undefined ? null : { keyId: graceKey.keyId, ending: this.#cipher.decrypt(graceKey.keyCipher).slice(-6), worksUntil: grace!.at },
       endpoints: this.#endpointsOf(account),
       invoices: store.invoicesOf(account.accountId, 10).map((i) => this.#invoiceView(i)),
@@ -288,6 +294,11 @@ export class DashboardService {
 
   async setDomains(session: Session, input: { domains?: unknown }): Promise<unknown> {
     return { domains: await restrictDomains(this.#commandDeps(), { accountId: session.accountId, domains: input.domains }) }
+  }
+
+  /** The key's restrictions as a whole (the form sends every rule): a rule left out is lifted. */
+  async setRestrictions(session: Session, input: unknown): Promise<unknown> {
+    return { restrictions: await restrictKey(this.#commandDeps(), { accountId: session.accountId, restrictions: input, replace: true }) }
   }
 
   /** Calls and their compute units per hour for the last `hours` hours (this one included), by network and node kind. */

@@ -37,6 +37,16 @@ export const ERRORS = {
   PLAN_INACTIVE: { http: 403, rpc: -32003, message: "Forbidden: the account's plan is not active" },
   NODE_KIND_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: the account's plan does not include this network or node kind" },
   ORIGIN_NOT_ALLOWED: { http: 403, rpc: -32003, message: "Forbidden: this key is restricted to other domains; change the key's allowlist in the dashboard" },
+  // A key's own restrictions (docs/keys.md): 403 as the origin's, with a code of their own so
+  // that a client tells "this key may not do that" from "this key is not valid" (401, -32001).
+  KEY_METHOD_NOT_ALLOWED: { http: 403, rpc: -32002, message: "Forbidden by the key's method rule: this key may not call this method" },
+  KEY_CONTRACT_NOT_ALLOWED: {
+    http: 403,
+    rpc: -32002,
+    message: "Forbidden by the key's contract rule: this call names no address, or an address the key does not allow",
+  },
+  KEY_IP_NOT_ALLOWED: { http: 403, rpc: -32002, message: "Forbidden by the key's IP rule: this key may not be used from this address" },
+  KEY_USER_AGENT_NOT_ALLOWED: { http: 403, rpc: -32002, message: "Forbidden by the key's user-agent rule: this key may not be used by this client" },
   ARCHIVE_REQUIRED: { http: 403, rpc: -32003, message: 'Forbidden: this call reads state older than full nodes keep, and the plan has no archive access' },
   IP_THROTTLED: {
     http: 429,

@@ -87,5 +87,10 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
       return [e.type, e.keyId, e.time, [...e.domains].sort()]
     case 'DedicatedNodeAttached':
       return [e.type, e.accountId, e.network, e.kind, e.url]
+    case 'KeyRestricted':
+      // Sorted: the same lists in another order are the same fact.
+      return [e.type, e.keyId, e.time, ...[e.methods, e.deniedMethods, e.contracts, e.ips, e.userAgents].map((l) => [...l].sort())]
+    case 'KeyRuleRefused':
+      return [e.type, e.instance, e.keyId, e.network, e.rule, e.intervalStart]
   }
 }

@@ -40,6 +40,8 @@ export type PaymentUnmatched = EventOf<'PaymentUnmatched'>
 export type PrivateNodeRequested = EventOf<'PrivateNodeRequested'>
 export type DomainsRestricted = EventOf<'DomainsRestricted'>
 export type DedicatedNodeAttached = EventOf<'DedicatedNodeAttached'>
+export type KeyRestricted = EventOf<'KeyRestricted'>
+export type KeyRuleRefused = EventOf<'KeyRuleRefused'>
 export type RateLimited = EventOf<'RateLimited'>
 export type IpThrottled = EventOf<'IpThrottled'>
 export type UsageRecorded = EventOf<'UsageRecorded'>
@@ -107,6 +109,7 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'PaymentUnmatched':
     case 'PrivateNodeRequested':
     case 'DomainsRestricted':
+    case 'KeyRestricted':
     case 'DedicatedNodeAttached':
       return 'accounts'
     case 'RateLimited':
@@ -114,6 +117,7 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'WsCooldownStarted':
     case 'WsPenaltyImposed':
     case 'IpThrottled':
+    case 'KeyRuleRefused':
       return 'decisions'
     case 'UsageRecorded':
     case 'NotificationsRecorded':

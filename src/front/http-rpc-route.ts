@@ -88,7 +88,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       deps.admission.refusedCalls(ipOf, 1)
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
-    const admitted = deps.admission.admit({ network, apiKey, origin, referer, ip: ipOf })
+    const admitted = deps.admission.admit({ network, apiKey, origin, referer, userAgent: () => req.getHeader('user-agent'), ip: ipOf })
     if (admitted instanceof GatewayError) return refuseAfterBody(res, state, deps.maxBodyBytes, deadlines, admitted)
     const { key, access, pool } = admitted
 

@@ -6,6 +6,7 @@ import type { Upstreams } from '../upstream/upstreams.js'
 import type { IpDirectory } from './ip-directory.js'
 import type { KeyContext, KeyDirectory } from './key-directory.js'
 import type { PoolSelector } from './pool-selector.js'
+import { requestRefusal, type KeyRuleSink } from './key-rules.js'
 
 /** What a request says about who it is, copied from it before anything asynchronous happens. */
 export interface AdmissionRequest {
@@ -14,6 +15,8 @@ export interface AdmissionRequest {
   apiKey: string | GatewayError
   origin: string
   referer: string
+  /** The User-Agent header ('' when none), read only for a key with a user-agent rule. */
+  userAgent: () => string
   /** The client's address, decoded only when an IP is being tracked (it costs a buffer). */
   ip: () => string
 }
@@ -32,20 +35,22 @@ export interface AdmissionDeps {
   ips: IpDirectory
   keys: KeyDirectory
   pools: PoolSelector
+  /** Where refusals by a key's own rules are counted (the usage meter). */
+  refusals: KeyRuleSink
 }
 
 /**
  * The one admission of both transports: an HTTP request, a WebSocket upgrade and each WebSocket
  * message pass the same checks in the same order, with the same messages: the network exists,
  * the client's IP is not throttled, the key is valid and its plan active, the request comes from
- * an origin the key allows, the plan has some node on the network; and the calls go to the key's
+ * an origin the key allows, from an IP and a user agent the key's rules allow, the plan has some node on the network; and the calls go to the key's
  * pool. (HTTP and WebSocket each had a copy of this, and the copies had diverged: WebSocket calls
  * of Private Node accounts went to the shared nodes.) Every refusal here, and every call the
  * transports refuse before it reaches a node (`refusedCalls`), counts towards the client IP's
  * throttle: an address spraying junk keys, random networks or bad JSON is throttled for every key
  * after `limits.ipThrottle.rejections` of them, as one exceeding rate limits is.
  * @example
- * const admitted = admission.admit({ network, apiKey, origin, referer, ip })
+ * const admitted = admission.admit({ network, apiKey, origin, referer, userAgent, ip })
  * if (admitted instanceof GatewayError) return refuse(admitted)
  */
 export class Admission {
@@ -100,6 +105,11 @@ export class Admission {
           `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`,
         ),
       )
+    }
+    const restricted = key.record.restrictions === undefined ? undefined : requestRefusal(key.record.restrictions, req)
+    if (restricted !== undefined) {
+      this.#deps.refusals.keyRuleRefused(key.account.accountId, key.record.keyId, req.network, restricted.rule, 1)
+      return this.#refused(req, new GatewayError(restricted.code, restricted.message))
     }
     const access = keys.accessOn(key, req.network)
     if (!access.full && !access.archive) {

@@ -81,4 +81,4 @@ export interface LocalCalls {
 }
 
 /** Where the call path counts calls: the UsageMeter (a no-op when a benchmark turns metering off). */
-export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited'>
+export type UsageSink = Pick<UsageMeter, 'served' | 'rateLimited' | 'keyRuleRefused'>

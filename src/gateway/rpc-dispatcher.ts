@@ -9,6 +9,7 @@ import { CallForwarder, PROTOCOL_ERROR_CODES, type CallForwarderDeps } from './c
 import { waitQueued, type DispatchContext } from './dispatch-context.js'
 import type { HeadTracker } from './head-tracker.js'
 import { HEAVY_RETRY_AFTER_S } from './heavy-calls.js'
+import { refuseByKeyRules } from './key-rules.js'
 import { route, type RouteContext } from './router.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
 
@@ -137,6 +138,8 @@ export class RpcDispatcher {
   /** The node kind for a call, or the answer that refuses it. */
   #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index = 0): Routed | Refused {
     const idJson = call.idJson ?? 'null'
+    const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage)
+    if (denied !== undefined) return denied
     const rule = ctx.policy.methodRule(call.method, ctx.network)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
     const r = route(call.method, rule.spec, call.params, routeContext)

@@ -1,10 +1,10 @@
 import type { Registry } from 'prom-client'
-import { scrapedValue } from '../metrics/scraped.js'
+import { scraped, scrapedValue } from '../metrics/scraped.js'
 
 /**
  * The /metrics gauges of the gateway's state beside the call path: whether the event log is
  * reachable, events waiting for it, how far the projections are, and the key actors in memory;
- * and the compute units served.
+ * and the compute units served, and the calls refused by keys' own rules.
  * Read when scraped.
  */
 export function registerStateMetrics(
@@ -14,7 +14,7 @@ export function registerStateMetrics(
     outbox: { pending(): number }
     store: { checkpoint(): number }
     keys: { readonly size: number }
-    usage?: { readonly unitsServed: number }
+    usage?: { readonly unitsServed: number; readonly keyRuleRefusals: Readonly<Record<string, number>> }
   },
 ): void {
   const gauge = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'gauge', name, help, value)
@@ -27,6 +27,15 @@ export function registerStateMetrics(
   gauge('tollgate_projection_checkpoint', 'Last event log position applied to the LMDB projections', () => parts.store.checkpoint())
   gauge('tollgate_active_keys', 'Key actors in memory', () => parts.keys.size)
   const usage = parts.usage
-  if (usage !== undefined)
-    scrapedValue(registry, 'counter', 'tollgate_units_served_total', 'Compute units of the calls served since start (docs/costs.md)', () => usage.unitsServed)
+  if (usage === undefined) return
+  scrapedValue(registry, 'counter', 'tollgate_units_served_total', 'Compute units of the calls served since start (docs/costs.md)', () => usage.unitsServed)
+  // Four fixed label values (the rules), whatever the keys say.
+  scraped(registry, 'counter', {
+    name: 'tollgate_key_rule_refusals_total',
+    help: "Calls refused by a key's own restrictions since start, by rule (method, contract, ip, user-agent; docs/keys.md)",
+    labelNames: ['rule'],
+    read: (emit) => {
+      for (const [rule, n] of Object.entries(usage.keyRuleRefusals)) emit({ rule }, n)
+    },
+  })
 }

@@ -330,7 +330,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   const broadcastOn = (c: Config) => calls.transactions.broadcastOn(Object.keys(c.networks).filter((slug) => c.networks[slug].broadcastTransactions === true))
   broadcastOn(config)
-  const admission = new Admission({ upstreams, ips, keys, pools })
+  const admission = new Admission({ upstreams, ips, keys, pools, refusals: usage })
   // Which methods are served, each with its cost (the method table's, or config.methodCosts), and
   // which unlisted ones each network forwards (networks.<slug>.forwardMethods; a reload sets them again).
   const forwardMethodsOf = (c: Config) => Object.fromEntries(Object.entries(c.networks).map(([slug, n]) => [slug, n.forwardMethods]))
@@ -595,4 +595,4 @@ function urlHost(host: string): string {
 }
 
 /** Counts nothing (meterUsage: false). */
-const NO_USAGE: UsageSink = { served: () => {}, rateLimited: () => {} }
+const NO_USAGE: UsageSink = { served: () => {}, rateLimited: () => {}, keyRuleRefused: () => {} }

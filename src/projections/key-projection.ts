@@ -1,11 +1,12 @@
-import type { DomainsRestricted, KeyIssued, KeyRevoked, TollgateEvent } from '../events/types.js'
+import type { DomainsRestricted, KeyIssued, KeyRestricted, KeyRevoked, TollgateEvent } from '../events/types.js'
+import { restrictionsOf, unrestricted } from '../keys/key-restrictions.js'
 import type { StateWriter } from '../store/state-writer.js'
 import type { Projection } from '../store/projection.js'
 
 /** Keeps `keys` (keyHash → KeyRecord) and `keyIds` (keyId → keyHash): what the request path checks. */
 export const keyProjection: Projection = {
   name: 'keys',
-  handles: new Set(['DomainsRestricted', 'KeyIssued', 'KeyRevoked']),
+  handles: new Set(['DomainsRestricted', 'KeyIssued', 'KeyRestricted', 'KeyRevoked']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'KeyIssued':
@@ -14,6 +15,8 @@ export const keyProjection: Projection = {
         return revoke(event, writer)
       case 'DomainsRestricted':
         return restrict(event, writer)
+      case 'KeyRestricted':
+        return restrictKey(event, writer)
       default:
         return
     }
@@ -51,4 +54,14 @@ function restrict(event: DomainsRestricted, writer: StateWriter): void {
   const { domains: _old, ...rest } = key
   // No field at all when unrestricted: keys that were never restricted keep their exact shape.
   writer.putKey(event.domains.length === 0 ? rest : { ...rest, domains: [...event.domains] })
+}
+
+function restrictKey(event: KeyRestricted, writer: StateWriter): void {
+  const hash = writer.keyHashOf(event.keyId)
+  const key = hash === undefined ? undefined : writer.key(hash)
+  if (key === undefined || key.accountId !== event.accountId) return
+  const { restrictions: _old, ...rest } = key
+  const restrictions = restrictionsOf(event)
+  // No field when unrestricted: the request path's check is then one property read.
+  writer.putKey(unrestricted(restrictions) ? rest : { ...rest, restrictions })
 }

@@ -1,6 +1,7 @@
 import type { Entitlement, PaymentConfirmed } from '../events/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { unitsOf } from '../events/usage-units.js'
+import type { KeyRestrictions } from '../keys/key-restrictions.js'
 
 /**
  * The records the projections keep in LMDB (msgpack values). They are derived from the event log
@@ -20,6 +21,8 @@ export interface KeyRecord {
   revokedAt: number | null
   /** Browser domains the key may be used from (Origin/Referer); absent or empty: any. */
   domains?: string[]
+  /** Methods, contracts, client IPs and user agents the key is restricted to (KeyRestricted); absent: none. */
+  restrictions?: KeyRestrictions
 }
 
 /** The plan period an account has (the plan's limits come from the plan catalog by planId). */

@@ -1,4 +1,4 @@
-import type { NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
+import type { KeyRuleRefused, NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Clock } from '../../actors/runtime/clock.js'
 
@@ -15,7 +15,10 @@ export interface UsageMeterOptions {
   instance: string
   emit: (
     events: Array<
-      Omit<UsageRecorded, 'id' | 'version' | 'time'> | Omit<RateLimited, 'id' | 'version' | 'time'> | Omit<NotificationsRecorded, 'id' | 'version' | 'time'>
+      | Omit<UsageRecorded, 'id' | 'version' | 'time'>
+      | Omit<RateLimited, 'id' | 'version' | 'time'>
+      | Omit<NotificationsRecorded, 'id' | 'version' | 'time'>
+      | Omit<KeyRuleRefused, 'id' | 'version' | 'time'>
     >,
   ) => void
 }
@@ -44,6 +47,10 @@ const FLUSH_AFTER_BOUNDARY_MS = 2
 export class UsageMeter {
   /** Compute units of every call served since start (the tollgate_units_served_total counter). */
   unitsServed = 0
+  /** Calls refused by a key's own rules since start, by rule (the tollgate_key_rule_refusals_total counter). */
+  readonly keyRuleRefusals: Record<KeyRuleRefused['rule'], number> = { method: 0, contract: 0, ip: 0, 'user-agent': 0 }
+  /** Refusals by key rule in the intervals not yet flushed: `keyId|network|rule|intervalStart` → the event's fields. */
+  #refusals = new Map<string, Omit<KeyRuleRefused, 'id' | 'version' | 'time' | 'type' | 'instance' | 'intervalMs'>>()
   readonly #opts: UsageMeterOptions
   #buckets = new Map<string, Bucket>()
   /** The bucket last counted into; forgotten when a flush takes buckets out. */
@@ -78,6 +85,19 @@ export class UsageMeter {
   /** Count calls rejected by the key's rate limit. */
   rateLimited(accountId: string, keyId: string, network: string, kind: NodeKind, calls: number): void {
     this.#bucket(accountId, keyId, network, kind).rateLimited += calls
+  }
+
+  /**
+   * Count calls refused by one of a key's own rules (src/gateway/key-rules.ts): a request or a
+   * WebSocket upgrade refused whole is one; each call of a batch counts.
+   */
+  keyRuleRefused(accountId: string, keyId: string, network: string, rule: KeyRuleRefused['rule'], calls: number): void {
+    this.keyRuleRefusals[rule] += calls
+    const intervalStart = this.#intervalStart(this.#opts.clock.now())
+    const k = `${keyId}|${network}|${rule}|${intervalStart}`
+    const r = this.#refusals.get(k)
+    if (r !== undefined) r.count += calls
+    else this.#refusals.set(k, { accountId, keyId, network, rule, intervalStart, count: calls })
   }
 
   /** Count subscription notifications sent to a key's WebSocket client. */
@@ -129,6 +149,11 @@ export class UsageMeter {
       if (b.rateLimited > 0) events.push({ type: 'RateLimited', ...head, count: b.rateLimited, reason: 'http-rps' })
       if (b.notifications > 0)
         events.push({ type: 'NotificationsRecorded', ...head, notifications: b.notifications, bytesOut: b.notificationBytes, units: b.notificationUnits })
+    }
+    for (const [k, r] of this.#refusals) {
+      if (!all && r.intervalStart >= current) continue
+      this.#refusals.delete(k)
+      events.push({ type: 'KeyRuleRefused', ...r, instance: this.#opts.instance, intervalMs: this.#opts.intervalMs })
     }
     if (events.length > 0) this.#opts.emit(events)
   }

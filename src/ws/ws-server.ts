@@ -157,7 +157,14 @@ export class WsServer {
     const deps = this.#deps
     const ip = clientIp(res, req, deps.trustProxy)
     // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
-    const admitted = deps.admission.admit({ network, apiKey, origin: req.getHeader('origin'), referer: req.getHeader('referer'), ip: () => ip })
+    const admitted = deps.admission.admit({
+      network,
+      apiKey,
+      origin: req.getHeader('origin'),
+      referer: req.getHeader('referer'),
+      userAgent: () => req.getHeader('user-agent'),
+      ip: () => ip,
+    })
     if (admitted instanceof GatewayError) return refuse(res, exchanges, network, deps.counters, admitted)
     const { key, pool } = admitted
     // A Private Node account's subscriptions are made on its dedicated node, as its calls are.

@@ -159,6 +159,27 @@ export const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { typ
   },
   PrivateNodeRequested: { type: 'PrivateNodeRequested', accountId: 'acc-1', nodes: [{ network: 'eth-1', kind: 'archive' }] },
   DomainsRestricted: { type: 'DomainsRestricted', accountId: 'acc-1', keyId: 'k1', domains: ['example.com', '*.example.org'] },
+  KeyRestricted: {
+    type: 'KeyRestricted',
+    accountId: 'acc-1',
+    keyId: 'k1',
+    methods: ['eth_call', 'eth_getLogs', 'debug_*'],
+    deniedMethods: [],
+    contracts: ['0x' + 'cd'.repeat(20)],
+    ips: ['203.0.113.7', '10.0.0.0/8', '2001:db8::/32'],
+    userAgents: ['MyDapp/'],
+  },
+  KeyRuleRefused: {
+    type: 'KeyRuleRefused',
+    accountId: 'acc-1',
+    keyId: 'k1',
+    network: 'eth-1',
+    instance: 'host-1',
+    intervalStart: T0,
+    intervalMs: 60_000,
+    rule: 'contract',
+    count: 3,
+  },
   DedicatedNodeAttached: { type: 'DedicatedNodeAttached', accountId: 'acc-1', network: 'eth-1', kind: 'full', url: 'http://10.0.0.5:8545', ws: null },
 }
 export const samples = EVENT_TYPES.map((type) => makeEvent(inputs[type] as EventInput, T0 + 1))

@@ -7,6 +7,8 @@ import { parseConfig } from '../../src/config/load.js'
 import type { Config, LimitsConfig, NetworkConfig, WsConfig } from '../../src/config/types.js'
 import { startGateway, type RunningGateway } from '../../src/main/start-gateway.js'
 import { createAccount, regenerateKey } from '../../src/accounts/commands.js'
+import { restrictKey } from '../../src/accounts/key-settings.js'
+import type { KeyRestrictions } from '../../src/keys/key-restrictions.js'
 import { KeyCipher } from '../../src/keys/key-cipher.js'
 import { loadPlanCatalog } from '../../src/plans/catalog.js'
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
@@ -41,6 +43,8 @@ export interface TestGateway {
   createKey(planId: string, nodes?: Entitlement[]): Promise<{ apiKey: string; accountId: string; keyId: string }>
   /** A new key for the account; its old one stays live for `graceMs` (the account's keys then are two). */
   regenerateKey(accountId: string, graceMs: number): Promise<{ apiKey: string; keyId: string }>
+  /** Set the restrictions of the account's active key (restrictKey); `replace`: the rules not given are lifted. */
+  restrictKey(accountId: string, restrictions: unknown, replace?: boolean): Promise<KeyRestrictions>
   /** Stop the gateway (idempotent); the data folder stays until the test ends. */
   stop(): Promise<void>
 }
@@ -111,6 +115,7 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
     wsUrl: (network) => `${gateway.ws}/ws/${network}`,
     createKey: (planId, nodes) => createAccount(commandDeps, { wallet: `0x${randomBytes(20).toString('hex')}`, planId, nodes }),
     regenerateKey: (accountId, graceMs) => regenerateKey(commandDeps, { accountId, graceMs }),
+    restrictKey: (accountId, restrictions, replace) => restrictKey(commandDeps, { accountId, restrictions, replace }),
     stop,
   }
 }

@@ -1,6 +1,6 @@
 import type { Config } from '../../src/config/types.js'
 import { openEventLog } from '../../src/events/open-log.js'
-import type { NotificationsRecorded, TollgateEvent, UsageRecorded } from '../../src/events/types.js'
+import type { KeyRuleRefused, NotificationsRecorded, TollgateEvent, UsageRecorded } from '../../src/events/types.js'
 
 /**
  * Every UsageRecorded event of a stopped gateway's log (stop it first: stopping flushes the meter
@@ -18,7 +18,12 @@ export function notificationEventsOf(config: Config, keyId?: string): Promise<No
   return keyEventsOf(config, 'NotificationsRecorded', keyId)
 }
 
-async function keyEventsOf<K extends 'UsageRecorded' | 'NotificationsRecorded'>(
+/** Every KeyRuleRefused event of a stopped gateway's log, of one key when `keyId` is given (as usageEventsOf). */
+export function keyRuleRefusedOf(config: Config, keyId?: string): Promise<KeyRuleRefused[]> {
+  return keyEventsOf(config, 'KeyRuleRefused', keyId)
+}
+
+async function keyEventsOf<K extends 'UsageRecorded' | 'NotificationsRecorded' | 'KeyRuleRefused'>(
   config: Config,
   type: K,
   keyId: string | undefined,

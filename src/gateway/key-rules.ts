@@ -1,0 +1,209 @@
+import { parseTransaction, type Hex } from 'viem'
+import { ERRORS, errorResponseJson, type ErrorCode } from '../errors/registry.js'
+import { compiledOf, ipAllowed, methodAllowed, userAgentAllowed, type CompiledRestrictions, type KeyRestrictions } from '../keys/key-restrictions.js'
+import { METHODS } from '../rpc/method-table.js'
+import type { RpcCall } from '../rpc/parse.js'
+import type { Refused } from './batch-plan.js'
+import type { KeyContext } from './key-directory.js'
+
+/** The rule of a key that refused a call or a request (the `rule` of KeyRuleRefused and of the metric). */
+export type KeyRule = 'method' | 'contract' | 'ip' | 'user-agent'
+
+/** Where a call counts its refusals: the usage meter (KeyRuleRefused events, the metric). */
+export interface KeyRuleSink {
+  keyRuleRefused(accountId: string, keyId: string, network: string, rule: KeyRule, calls: number): void
+}
+
+/**
+ * Where a method's params name the address a contract rule matches: the `to` of a transaction
+ * object, an account, a logs filter's `address`, the `to` of a signed transaction, or the filter
+ * of a `logs` subscription. Methods of the table absent here name no address (blocks, receipts,
+ * eth_blockNumber): the method rule alone governs them.
+ */
+type Target = 'tx-to' | 'account' | 'filter' | 'raw-tx' | 'subscribe' | 'unchecked'
+
+/**
+ * The contract rule, method by method (docs/keys.md has the same table for clients). `unchecked`:
+ * methods that name addresses a contract rule cannot describe (several calls at once, a sender, a
+ * range of storage, a trace filter), refused under a contract rule rather than let through.
+ */
+export const CONTRACT_TARGETS: Readonly<Record<string, Target>> = Object.freeze({
+  eth_call: 'tx-to',
+  eth_estimateGas: 'tx-to',
+  eth_createAccessList: 'tx-to',
+  eth_fillTransaction: 'tx-to',
+  debug_traceCall: 'tx-to',
+  trace_call: 'tx-to',
+  eth_getBalance: 'account',
+  eth_getCode: 'account',
+  eth_getStorageAt: 'account',
+  eth_getTransactionCount: 'account',
+  eth_getProof: 'account',
+  eth_getAccount: 'account',
+  eth_getAccountInfo: 'account',
+  eth_getLogs: 'filter',
+  eth_newFilter: 'filter',
+  eth_sendRawTransaction: 'raw-tx',
+  trace_rawTransaction: 'raw-tx',
+  eth_subscribe: 'subscribe',
+  eth_simulateV1: 'unchecked',
+  eth_callMany: 'unchecked',
+  debug_traceCallMany: 'unchecked',
+  trace_callMany: 'unchecked',
+  eth_getStorageValues: 'unchecked',
+  debug_storageRangeAt: 'unchecked',
+  trace_filter: 'unchecked',
+  txpool_contentFrom: 'unchecked',
+  eth_getTransactionBySenderAndNonce: 'unchecked',
+})
+
+/** A refusal of a key rule: which rule and the message that names it. */
+export interface RuleRefusal {
+  readonly rule: KeyRule
+  readonly code: ErrorCode
+  readonly message: string
+}
+
+/**
+ * The per-call rules of a key (methods, contracts) for one call, or undefined when they let it
+ * through. Pure: the key's restrictions and the call. A key without restrictions costs one
+ * property read.
+ * @example
+ * keyCallRefusal({ methods: ['eth_call'] }, { method: 'eth_sendRawTransaction', params: ['0x…'], idJson: '1' })
+ * // { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message: '… eth_sendRawTransaction …' }
+ */
+export function keyCallRefusal(restrictions: KeyRestrictions | undefined, call: Pick<RpcCall, 'method' | 'params'>): RuleRefusal | undefined {
+  if (restrictions === undefined) return undefined
+  const c = compiledOf(restrictions)
+  // eth_unsubscribe only ends what the key itself made: a method rule never keeps a client from it.
+  if (!methodAllowed(c, call.method) && call.method !== 'eth_unsubscribe') {
+    return { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message: methodMessage(c, call.method) }
+  }
+  if (c.contracts === undefined) return undefined
+  const problem = contractProblem(c.contracts, call.method, call.params)
+  if (problem === undefined) return undefined
+  return {
+    rule: 'contract',
+    code: 'KEY_CONTRACT_NOT_ALLOWED',
+    message: `Forbidden by the key's contract rule: ${problem}; this key may only name ${listed(c.source.contracts!)} (docs/keys.md says what each method is matched on)`,
+  }
+}
+
+/**
+ * The request rules of a key (client IP, user agent), checked once per HTTP request and per
+ * WebSocket upgrade, after its origin. The IP is asked for only when the key has an IP rule (over
+ * HTTP decoding it costs an allocation); it is the one `trustProxy` decides (the socket's peer, or
+ * the last X-Forwarded-For entry behind a trusted proxy).
+ */
+export function requestRefusal(restrictions: KeyRestrictions, req: { userAgent: () => string; ip: () => string }): RuleRefusal | undefined {
+  const c = compiledOf(restrictions)
+  if (c.ips !== undefined) {
+    const ip = req.ip()
+    if (!ipAllowed(c, ip)) {
+      return {
+        rule: 'ip',
+        code: 'KEY_IP_NOT_ALLOWED',
+        message: `Forbidden by the key's IP rule: this key may only be used from ${listed(c.source.ips!)} (the request came from ${ip.slice(0, 45) || 'an unknown address'}); change the key's restrictions in the dashboard`,
+      }
+    }
+  }
+  const userAgent = c.userAgents === undefined ? '' : req.userAgent()
+  if (!userAgentAllowed(c, userAgent)) {
+    const ua = userAgent === '' ? 'no User-Agent header' : JSON.stringify(userAgent.slice(0, 100))
+    return {
+      rule: 'user-agent',
+      code: 'KEY_USER_AGENT_NOT_ALLOWED',
+      message: `Forbidden by the key's user-agent rule: the User-Agent must contain one of ${listed(c.source.userAgents!.map((u) => JSON.stringify(u)))} (the request sent ${ua}); change the key's restrictions in the dashboard`,
+    }
+  }
+  return undefined
+}
+
+/**
+ * keyCallRefusal for the dispatcher: the call's answer when a rule refuses it, counted under its
+ * rule. Called once for each call, single or in a batch, over HTTP and WebSocket (an
+ * eth_subscribe is a call too, so a `logs` subscription meets the contract rule here).
+ */
+export function refuseByKeyRules(key: KeyContext, network: string, call: RpcCall, sink: KeyRuleSink): Refused | undefined {
+  const restrictions = key.record.restrictions
+  if (restrictions === undefined) return undefined
+  const refusal = keyCallRefusal(restrictions, call)
+  if (refusal === undefined) return undefined
+  sink.keyRuleRefused(key.account.accountId, key.record.keyId, network, refusal.rule, 1)
+  const spec = ERRORS[refusal.code]
+  return { refused: true, status: spec.http, body: errorResponseJson(call.idJson ?? 'null', spec.rpc, refusal.message), malformed: false }
+}
+
+function methodMessage(c: CompiledRestrictions, method: string): string {
+  const shown = JSON.stringify(method.slice(0, 64))
+  if (c.source.methods !== undefined) {
+    return `Forbidden by the key's method rule: ${shown} is not among the methods this key may call (${listed(c.source.methods)}); change the key's restrictions in the dashboard`
+  }
+  return `Forbidden by the key's method rule: this key may not call ${shown} (denied: ${listed(c.source.deniedMethods!)}); change the key's restrictions in the dashboard`
+}
+
+/** A list for a message: the first few entries, and how many more. */
+function listed(list: readonly string[]): string {
+  return list.length <= 5 ? list.join(', ') : `${list.slice(0, 5).join(', ')} and ${list.length - 5} more`
+}
+
+/** Why the call does not meet the contract rule, or undefined when it does (or names no address). */
+function contractProblem(allowed: ReadonlySet<string>, method: string, params: unknown): string | undefined {
+  // Own properties only: a method named `constructor` or `toString` is not in either table.
+  const target = Object.hasOwn(CONTRACT_TARGETS, method) ? CONTRACT_TARGETS[method]! : undefined
+  if (target === undefined) {
+    // A method outside the table (a network's forwardMethods) may name anything: not let through blind.
+    return Object.hasOwn(METHODS, method) ? undefined : `${JSON.stringify(method.slice(0, 64))} is not in the method table, so what it names cannot be checked`
+  }
+  const list = Array.isArray(params) ? params : undefined
+  switch (target) {
+    case 'unchecked':
+      return `${method} names addresses a contract rule cannot check (several calls, a sender, a range)`
+    case 'account':
+      return addressProblem(allowed, list?.[0], `${method}'s address`)
+    case 'tx-to': {
+      const tx = list?.[0]
+      if (tx === null || typeof tx !== 'object') return `${method} has no transaction object`
+      const to = (tx as { to?: unknown }).to
+      if (to === undefined || to === null) return `${method} without \`to\` (a contract creation) reaches no listed contract`
+      return addressProblem(allowed, to, `${method}'s \`to\``)
+    }
+    case 'filter':
+      return filterProblem(allowed, list?.[0], method)
+    case 'raw-tx':
+      return rawTxProblem(allowed, list?.[0], method)
+    case 'subscribe':
+      // Only a logs subscription names addresses; newHeads and pending transactions name none.
+      return list?.[0] === 'logs' ? filterProblem(allowed, list[1], 'a logs subscription') : undefined
+  }
+}
+
+function addressProblem(allowed: ReadonlySet<string>, value: unknown, what: string): string | undefined {
+  if (typeof value !== 'string') return `${what} is missing`
+  return allowed.has(value.toLowerCase()) ? undefined : `${what} ${JSON.stringify(value.slice(0, 66))} is not listed`
+}
+
+/** A logs filter must name its addresses, and each of them must be listed (a filter of any address reads every contract's logs). */
+function filterProblem(allowed: ReadonlySet<string>, filter: unknown, what: string): string | undefined {
+  const address = filter !== null && typeof filter === 'object' ? (filter as { address?: unknown }).address : undefined
+  const addresses = typeof address === 'string' ? [address] : Array.isArray(address) ? address : []
+  if (addresses.length === 0) return `${what} without \`address\` reads every contract's logs`
+  for (const a of addresses) {
+    const p = addressProblem(allowed, a, `${what}'s address`)
+    if (p !== undefined) return p
+  }
+  return undefined
+}
+
+/** The `to` of a signed transaction, decoded (legacy, EIP-2930, 1559, 4844, 7702). */
+function rawTxProblem(allowed: ReadonlySet<string>, raw: unknown, method: string): string | undefined {
+  if (typeof raw !== 'string' || !raw.startsWith('0x')) return `${method} has no signed transaction`
+  let to: string | null | undefined
+  try {
+    to = parseTransaction(raw as Hex).to
+  } catch {
+    return `${method}'s transaction could not be decoded, so its \`to\` cannot be checked`
+  }
+  if (to === undefined || to === null) return `${method}'s transaction creates a contract (no \`to\`)`
+  return addressProblem(allowed, to, `${method}'s \`to\``)
+}
