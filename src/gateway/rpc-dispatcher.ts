@@ -13,10 +13,6 @@ import { refuseByKeyRules } from './key-rules.js'
 import { route, type RouteContext } from './router.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
 
-// What the transports import from here (src/ws/ until it imports dispatch-context.ts and rpc-answer.ts itself).
-export type { CallCharge, CallPolicy, Charged, DispatchContext, LocalAnswer, LocalCalls, UsageSink } from './dispatch-context.js'
-export type { RpcAnswer } from './rpc-answer.js'
-
 export interface RpcDispatcherDeps extends CallForwarderDeps, BatchRunnerDeps {
   /** maxBatch here, batchConcurrency in the batch runner, the filter caps in the forwarder. */
   limits: LimitsConfig

@@ -3,7 +3,8 @@ import type { WsDecision } from '../../actors/key/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
-import type { CallPolicy, DispatchContext, LocalAnswer, LocalCalls, RpcDispatcher } from '../gateway/rpc-dispatcher.js'
+import type { CallPolicy, DispatchContext, LocalAnswer, LocalCalls } from '../gateway/dispatch-context.js'
+import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { Admission, Admitted } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
@@ -172,12 +173,9 @@ export class WsSession implements SubscriptionSink {
       (answer) => {
         // Sent at the end of this loop turn with the connection's other answers of the turn.
         let body = answer.body
-        if (answer.status === ERRORS.RATE_LIMITED.http && typeof body === 'string') {
-          // The whole message refused by its charge (compute units per second): one error per
-          // call, each with its id, as the session's own refusals are (a client waits for its ids).
-          const { code, message } = (JSON.parse(body) as { error: { code: number; message: string } }).error
-          body = errorsFor(parsed, code, message, undefined)
-        }
+        // The whole message refused by its charge (compute units per second): one error per call,
+        // each with its id, as the session's own refusals are (a client waits for its ids).
+        if (answer.refusal !== undefined) body = errorsFor(parsed, answer.refusal.rpc, answer.refusal.message, undefined)
         if (body !== null) this.send(typeof body === 'string' ? body : body.text, true)
         // Only now does the client know these ids: notifications held for them may follow.
         if (answer.subscribed !== undefined) for (const id of answer.subscribed) this.#arm(id)
