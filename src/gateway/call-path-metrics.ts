@@ -140,25 +140,28 @@ export function registerCallPathMetrics(
     consensus(n) ? upstreams.pool(n)!.consensusCounters.fanOut : undefined,
   )
   const verifying = (n: string) => upstreams.pool(n)!.verify === 'reads'
-  perNetwork(
-    'counter',
-    'tollgate_verified_reads_total',
-    'Reads answered after their check passed (networks.<slug>.verify: reads): state, blocks, receipts, logs',
-    (n) => {
-      if (!verifying(n)) return undefined
-      const reads = calls.verifiedReads(upstreams.pool(n)!)
-      return reads.state.verified + reads.blocks.verified + reads.logs.verified
+  scraped(registry, 'counter', {
+    name: 'tollgate_verified_calls_total',
+    help: 'Reads of networks that verify (networks.<slug>.verify: reads), by method and outcome: verified, passed (nothing to check: pending, an error, no block), unverified (ANSWER_UNVERIFIED), refused (VERIFY_RANGE_TOO_WIDE), failed (no node answered)',
+    labelNames: ['network', 'method', 'outcome'],
+    read: (emit) => {
+      for (const network of upstreams.networks()) {
+        if (!verifying(network)) continue
+        for (const [method, byOutcome] of calls.verifiedReads(upstreams.pool(network)!).outcomes)
+          for (const [outcome, n] of byOutcome) emit({ network, method, outcome }, n)
+      }
     },
-  )
+  })
   perNetwork('counter', 'tollgate_verify_header_calls_total', 'Node calls made to agree on the headers reads are proven against', (n) =>
     verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).headers.calls : undefined,
   )
   scraped(registry, 'counter', {
     name: 'tollgate_verify_failed_total',
-    help: "Node answers that failed a check (a proof, a header's hash, a code hash), by network and check: never handed on",
-    labelNames: ['network', 'check'],
+    help: "Node answers that failed a check (a proof, a header's hash, a root, a log left out), by node and check: never handed on",
+    labelNames: ['network', 'node', 'check'],
     read: (emit) => {
-      for (const network of upstreams.networks()) for (const [check, n] of upstreams.pool(network)!.failedChecks) emit({ network, check }, n)
+      for (const network of upstreams.networks())
+        for (const [node, byCheck] of upstreams.pool(network)!.failedChecks) for (const [check, n] of byCheck) emit({ network, node, check }, n)
     },
   })
   perNetwork(

@@ -12,10 +12,7 @@ import { TransactionSender } from '../upstream/send-transaction.js'
 import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
 import type { HeavySlot } from './heavy-calls.js'
 import { paramsJson } from '../rpc/params-json.js'
-import { isVerifiedBlockRead, VerifiedBlockReads } from '../verified/block-reads.js'
-import { VerifiedLogReads } from '../verified/log-reads.js'
-import { isVerifiedStateRead, VerifiedStateReads } from '../verified/state-reads.js'
-import { TrustedHeaders } from '../verified/trusted-headers.js'
+import { isVerifiedRead, VerifiedReads } from '../verified/verified-reads.js'
 
 /** One call routed to a node kind, on its way upstream. */
 export interface UpstreamCall {
@@ -283,11 +280,7 @@ export class UpstreamCaller {
       if (this.opts.hedge.enabled) opts.hedge = this.opts.hedge
     }
     // Heavy ones too (eth_getBlockReceipts): checked as they come back.
-    if (c.node === undefined && verifies(c.pool, c.method)) {
-      const reads = this.verifiedReads(c.pool)
-      if (c.method === 'eth_getLogs') return reads.logs.call(c.kind, c.params, c.idJson, opts)
-      return (isVerifiedStateRead(c.method) ? reads.state : reads.blocks).call(c.kind, c.method, c.params, c.idJson, opts)
-    }
+    if (c.node === undefined && verifies(c.pool, c.method)) return this.verifiedReads(c.pool).call(c.kind, c.method, c.params, c.idJson, opts)
     return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
   }
 
@@ -295,9 +288,7 @@ export class UpstreamCaller {
   verifiedReads(pool: UpstreamPool): VerifiedReads {
     let reads = this.#verified.get(pool)
     if (reads === undefined) {
-      const headers = new TrustedHeaders(pool, { timeoutMs: this.opts.timeoutMs })
-      const blocks = new VerifiedBlockReads(pool, headers)
-      reads = { headers, state: new VerifiedStateReads(pool, headers), blocks, logs: new VerifiedLogReads(pool, headers, blocks) }
+      reads = new VerifiedReads(pool, { timeoutMs: this.opts.timeoutMs })
       this.#verified.set(pool, reads)
     }
     return reads
@@ -356,17 +347,9 @@ async function sendAsOneBatch(
   }
 }
 
-/** A network's proven reads: state (proofs), blocks and receipts (roots), over its trusted headers. */
-export interface VerifiedReads {
-  readonly headers: TrustedHeaders
-  readonly state: VerifiedStateReads
-  readonly blocks: VerifiedBlockReads
-  readonly logs: VerifiedLogReads
-}
-
 /** A call the network proves (networks.<slug>.verify: reads) rather than sends as it is. */
 function verifies(pool: UpstreamPool, method: string): boolean {
-  return pool.verify === 'reads' && (isVerifiedStateRead(method) || isVerifiedBlockRead(method) || method === 'eth_getLogs')
+  return pool.verify === 'reads' && isVerifiedRead(method)
 }
 
 function asError(err: unknown): Error {

@@ -133,12 +133,14 @@ export class UpstreamPool implements PoolView {
    * as a dispute of consensus (past the threshold the node sits out, see ConsensusCalls).
    */
   failedCheck(node: UpstreamNode, check: string): void {
-    this.failedChecks.set(check, (this.failedChecks.get(check) ?? 0) + 1)
+    let byCheck = this.failedChecks.get(node.name)
+    if (byCheck === undefined) this.failedChecks.set(node.name, (byCheck = new Map()))
+    byCheck.set(check, (byCheck.get(check) ?? 0) + 1)
     this.#voting.disputed(node, this.consensus)
   }
 
-  /** Answers that failed a check, by check (for /metrics). */
-  readonly failedChecks = new Map<string, number>()
+  /** Answers that failed a check, by node name and check (for /metrics). */
+  readonly failedChecks = new Map<string, Map<string, number>>()
 
   /** A node's disputes and sit-outs so far (for /metrics). */
   disputesOf(node: UpstreamNode): { disputes: number; sitOuts: number } {

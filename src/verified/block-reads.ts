@@ -29,9 +29,6 @@ export function isVerifiedBlockRead(method: string): boolean {
  * An absent block or receipt (`null`) is handed on: absence is not proven.
  */
 export class VerifiedBlockReads {
-  /** Reads answered after their check passed, for /metrics. */
-  verified = 0
-
   constructor(
     private readonly pool: UpstreamPool,
     readonly headers: TrustedHeaders,
@@ -46,13 +43,11 @@ export class VerifiedBlockReads {
     if (header === null) return answer(idJson, 'null', 'gateway', kind)
     if (method === 'eth_getBlockReceipts') {
       const { text, node } = await this.receipts(kind, header, opts)
-      this.verified++
       return verified(answer(idJson, text, node, kind), header)
     }
     const { block, node } = await this.#block(kind, header, opts)
     const full = list[1] === true
     const out = full ? block : { ...block, transactions: (block.transactions as RpcTransaction[]).map((tx) => tx.hash) }
-    this.verified++
     return verified(answer(idJson, JSON.stringify(out), node, kind), header)
   }
 
@@ -101,7 +96,6 @@ export class VerifiedBlockReads {
     const { receipts, node } = await this.receipts(kind, header, opts)
     const mine = receipts.find((r) => r.transactionHash?.toLowerCase() === String(hash).toLowerCase())
     if (mine === undefined) throw new VerificationError('RECEIPTS_ROOT', `receipt of ${String(hash)}`, `in block ${header.hash}`, 'absent')
-    this.verified++
     return verified(answer(idJson, JSON.stringify(mine), node, kind), header)
   }
 

@@ -45,8 +45,6 @@ export class LogsRangeTooWide extends Error {
  * agreement (shared), and the receipts of each candidate block.
  */
 export class VerifiedLogReads {
-  verified = 0
-
   constructor(
     private readonly pool: UpstreamPool,
     readonly headers: TrustedHeaders,
@@ -91,7 +89,6 @@ export class VerifiedLogReads {
     if (answer.isError) return answer.withId(idJson)
     const out = answer.withId(idJson)
     out.verifiedAt = top.hash
-    this.verified++
     return out
   }
 

@@ -35,9 +35,6 @@ export function isVerifiedStateRead(method: string): boolean {
  * out.verifiedAt // the hash of the header two of three nodes agreed on
  */
 export class VerifiedStateReads {
-  /** Reads answered after their proof passed, for /metrics. */
-  verified = 0
-
   constructor(
     private readonly pool: UpstreamPool,
     readonly headers: TrustedHeaders,
@@ -74,7 +71,6 @@ export class VerifiedStateReads {
       out.attempts = answer.attempts
     }
     out.verifiedAt = header.hash
-    this.verified++
     return out
   }
 

@@ -117,6 +117,12 @@ t.test('verify reads: every state read at every kind of block is what an honest 
   t.ok((await metric(tg.gateway.admin, 'tollgate_verify_failed_total', { network: 'eth-1', check: 'ACCOUNT_PROOF' }))! > 0, 'failed proofs counted')
   t.ok((await metric(tg.gateway.admin, 'tollgate_verify_failed_total', { network: 'eth-1', check: 'CODE_HASH' }))! > 0, 'failed code counted')
   t.equal(await metric(tg.gateway.admin, 'tollgate_upstream_out', { node: 'state-liar', reason: 'disputes' }), 1, 'the state liar sits out')
+  t.ok(
+    (await metric(tg.gateway.admin, 'tollgate_verify_failed_total', { network: 'eth-1', node: 'state-liar', check: 'ACCOUNT_PROOF' }))! > 0,
+    'by node and check',
+  )
+  const verified = await metric(tg.gateway.admin, 'tollgate_verified_calls_total', { network: 'eth-1', method: 'eth_getBalance', outcome: 'verified' })
+  t.ok(verified! >= 2 * blocks.length, `verified balances counted by method and outcome (${verified})`)
 })
 
 t.test('in a batch, each state read is proven too', async (t) => {
@@ -153,6 +159,7 @@ t.test('when no node’s answer passes: ANSWER_UNVERIFIED naming the check, neve
   t.equal(r.json.error.code, -32026)
   t.match(r.json.error.message, /ACCOUNT_PROOF/, r.json.error.message)
   t.notOk('result' in r.json, 'no result')
+  t.equal(await metric(tg.gateway.admin, 'tollgate_verified_calls_total', { network: 'eth-1', method: 'eth_getTransactionCount', outcome: 'unverified' }), 1)
 })
 
 t.test('cost: one eth_getProof per read, and the header agreed once per block (once a second near the head)', async (t) => {

@@ -1,0 +1,66 @@
+import type { NodeKind } from '../core/node-kind.js'
+import type { Answer } from '../upstream/answer.js'
+import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { VerificationError } from '../verify/errors.js'
+import { isVerifiedBlockRead, VerifiedBlockReads } from './block-reads.js'
+import { AnswerUnverified } from './first-passing.js'
+import { LogsRangeTooWide, VerifiedLogReads } from './log-reads.js'
+import { isVerifiedStateRead, VerifiedStateReads } from './state-reads.js'
+import { TrustedHeaders } from './trusted-headers.js'
+
+/**
+ * How a verified read ended, for /metrics: `verified` (answered after its check passed), `passed`
+ * (handed on without a value to check: `pending`, a node's error, an absent block), `unverified`
+ * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range wider than is proven),
+ * `failed` (no node answered).
+ */
+export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | 'failed'
+
+/** Whether `verify: reads` checks this method (docs/verified-answers.md). */
+export function isVerifiedRead(method: string): boolean {
+  return isVerifiedStateRead(method) || isVerifiedBlockRead(method) || method === 'eth_getLogs'
+}
+
+/**
+ * A network's proven reads (networks.<slug>.verify: reads): state reads by proof, blocks and
+ * receipts by their roots, logs proven complete, all over one set of trusted headers. Made at a
+ * network's first verified read and kept with its pool (a reload keeps both).
+ * @example
+ * const out = await reads.call('full', 'eth_getBalance', [address, 'latest'], '1', { timeoutMs: 5000 })
+ */
+export class VerifiedReads {
+  readonly headers: TrustedHeaders
+  readonly state: VerifiedStateReads
+  readonly blocks: VerifiedBlockReads
+  readonly logs: VerifiedLogReads
+  /** Reads by method and outcome, for /metrics. */
+  readonly outcomes = new Map<string, Map<VerifyOutcome, number>>()
+
+  constructor(pool: UpstreamPool, opts: { timeoutMs: number }) {
+    this.headers = new TrustedHeaders(pool, opts)
+    this.state = new VerifiedStateReads(pool, this.headers)
+    this.blocks = new VerifiedBlockReads(pool, this.headers)
+    this.logs = new VerifiedLogReads(pool, this.headers, this.blocks)
+  }
+
+  async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    try {
+      const out =
+        method === 'eth_getLogs'
+          ? await this.logs.call(kind, params, idJson, opts)
+          : await (isVerifiedStateRead(method) ? this.state : this.blocks).call(kind, method, params, idJson, opts)
+      this.#count(method, out.verifiedAt !== undefined ? 'verified' : 'passed')
+      return out
+    } catch (err) {
+      const unverified = err instanceof AnswerUnverified || err instanceof VerificationError
+      this.#count(method, unverified ? 'unverified' : err instanceof LogsRangeTooWide ? 'refused' : 'failed')
+      throw err
+    }
+  }
+
+  #count(method: string, outcome: VerifyOutcome): void {
+    let byOutcome = this.outcomes.get(method)
+    if (byOutcome === undefined) this.outcomes.set(method, (byOutcome = new Map()))
+    byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1)
+  }
+}
