@@ -11,7 +11,16 @@ import { firstPassing } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** The block and receipt reads `verify: reads` proves (the state reads: state-reads.ts). */
-const BLOCK_READS: ReadonlySet<string> = new Set(['eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getBlockReceipts', 'eth_getTransactionReceipt'])
+const BLOCK_READS: ReadonlySet<string> = new Set([
+  'eth_getBlockByNumber',
+  'eth_getBlockByHash',
+  'eth_getBlockReceipts',
+  'eth_getTransactionReceipt',
+  'eth_getTransactionByHash',
+  'eth_getTransactionByBlockHashAndIndex',
+  'eth_getTransactionByBlockNumberAndIndex',
+])
+const INDEX = /^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,7})$/
 
 export function isVerifiedBlockRead(method: string): boolean {
   return BLOCK_READS.has(method)
@@ -37,7 +46,9 @@ export class VerifiedBlockReads {
   async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
     const list = Array.isArray(params) ? params : []
     if (method === 'eth_getTransactionReceipt') return this.#receipt(kind, list[0], idJson, opts)
-    const ref = method === 'eth_getBlockByHash' ? blockRefOf({ blockHash: list[0] }) : blockRefOf(list[0])
+    if (method === 'eth_getTransactionByHash') return this.#transaction(kind, list[0], idJson, opts)
+    const byHash = method === 'eth_getBlockByHash' || method === 'eth_getTransactionByBlockHashAndIndex'
+    const ref = byHash ? blockRefOf({ blockHash: list[0] }) : blockRefOf(list[0])
     if (ref === undefined || ('tag' in ref && ref.tag === 'pending')) return this.#asIs(kind, method, params, idJson, opts)
     const header = await this.headers.at(ref)
     if (header === null) return answer(idJson, 'null', 'gateway', kind)
@@ -46,6 +57,12 @@ export class VerifiedBlockReads {
       return verified(answer(idJson, text, node, kind), header)
     }
     const { block, node } = await this.#block(kind, header, opts)
+    if (method !== 'eth_getBlockByNumber' && method !== 'eth_getBlockByHash') {
+      // A transaction by its block and index: the verified block's, or null past its last (as nodes answer).
+      if (typeof list[1] !== 'string' || !INDEX.test(list[1])) return this.#asIs(kind, method, params, idJson, opts)
+      const tx = (block.transactions as RpcTransaction[])[Number.parseInt(list[1], 16)]
+      return verified(answer(idJson, tx === undefined ? 'null' : JSON.stringify(tx), node, kind), header)
+    }
     const full = list[1] === true
     const out = full ? block : { ...block, transactions: (block.transactions as RpcTransaction[]).map((tx) => tx.hash) }
     return verified(answer(idJson, JSON.stringify(out), node, kind), header)
@@ -96,6 +113,25 @@ export class VerifiedBlockReads {
     const { receipts, node } = await this.receipts(kind, header, opts)
     const mine = receipts.find((r) => r.transactionHash?.toLowerCase() === String(hash).toLowerCase())
     if (mine === undefined) throw new VerificationError('RECEIPTS_ROOT', `receipt of ${String(hash)}`, `in block ${header.hash}`, 'absent')
+    return verified(answer(idJson, JSON.stringify(mine), node, kind), header)
+  }
+
+  /**
+   * A transaction by hash: one node's names its block; that block (canonical, as for a receipt) is
+   * verified with its transactions, and the answer is the transaction at its index there. A
+   * transaction not yet in a block (blockHash null), or none, is handed on as the node gives it.
+   */
+  async #transaction(kind: NodeKind, hash: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const first = await this.pool.call(kind, 'eth_getTransactionByHash', [hash], '0', { ...opts, checked: true })
+    if (first.isError) return first.withId(idJson)
+    const claimed = (JSON.parse(first.text) as { result?: RpcTransaction | null }).result
+    if (claimed === null || claimed === undefined || claimed.blockHash === null || claimed.blockHash === undefined) return first.withId(idJson)
+    const ref = blockRefOf({ blockHash: claimed.blockHash, requireCanonical: true })
+    const header = ref === undefined ? null : await this.headers.at(ref)
+    if (header === null) throw new VerificationError('TRANSACTION_PLACE', 'transaction blockHash', 'a canonical block', String(claimed.blockHash))
+    const { block, node } = await this.#block(kind, header, opts)
+    const mine = (block.transactions as RpcTransaction[]).find((tx) => tx.hash.toLowerCase() === String(hash).toLowerCase())
+    if (mine === undefined) throw new VerificationError('TRANSACTIONS_ROOT', `transaction ${String(hash)}`, `in block ${header.hash}`, 'absent')
     return verified(answer(idJson, JSON.stringify(mine), node, kind), header)
   }
 

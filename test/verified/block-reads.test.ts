@@ -30,6 +30,8 @@ for (const m of ['eth_getBlockByHash', 'eth_getBlockByNumber']) {
     },
   })
 }
+// A transaction by hash from the liar names another block: its place is checked against the verified block.
+liar.set('eth_getTransactionByHash', { alter: (tx) => (tx === null ? tx : { ...(tx as object), value: '0x1' }) })
 liar.set('eth_getBlockReceipts', { alter: (rs) => (rs === null ? rs : (rs as { status: string }[]).map(flipStatus)) })
 liar.set('eth_getTransactionReceipt', { alter: (r) => (r === null ? r : flipStatus(r as { status: string })) })
 
@@ -83,10 +85,22 @@ t.test('verify reads: blocks, block receipts and transaction receipts are what a
     }
     const receipts = await rpc(tg.url('eth-1'), call('eth_getBlockReceipts', [tag]), { apiKey })
     t.same(receipts.json.result, await truth('eth_getBlockReceipts', [tag]), `receipts of block ${n}`)
-    for (const tx of block.transactions) {
+    for (const [i, tx] of block.transactions.entries()) {
       const receipt = await rpc(tg.url('eth-1'), call('eth_getTransactionReceipt', [tx.hash]), { apiKey })
       t.same(receipt.json.result, await truth('eth_getTransactionReceipt', [tx.hash]), `receipt of ${tx.hash}`)
+      const index = `0x${i.toString(16)}`
+      for (const [method, params] of [
+        ['eth_getTransactionByHash', [tx.hash]],
+        ['eth_getTransactionByBlockNumberAndIndex', [tag, index]],
+        ['eth_getTransactionByBlockHashAndIndex', [block.hash, index]],
+      ] as const) {
+        const r = await rpc(tg.url('eth-1'), call(method, [...params]), { apiKey })
+        t.same(r.json.result, await truth(method, [...params]), `${method} ${tx.hash}`)
+      }
     }
+    const past = `0x${block.transactions.length.toString(16)}`
+    const none = await rpc(tg.url('eth-1'), call('eth_getTransactionByBlockNumberAndIndex', [tag, past]), { apiKey })
+    t.same(none.json.result, await truth('eth_getTransactionByBlockNumberAndIndex', [tag, past]), 'past the last transaction: as anvil answers')
   }
   for (const check of ['TRANSACTION_HASH', 'RECEIPTS_ROOT']) {
     t.ok((await metric(tg.gateway.admin, 'tollgate_verify_failed_total', { network: 'eth-1', check }))! > 0, `${check} failures counted`)
