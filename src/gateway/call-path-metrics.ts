@@ -139,7 +139,7 @@ export function registerCallPathMetrics(
   perNetwork('counter', 'tollgate_consensus_fanout_total', 'Calls sent to nodes for consensus (each node asked, replacements of failed ones included)', (n) =>
     consensus(n) ? upstreams.pool(n)!.consensusCounters.fanOut : undefined,
   )
-  const verifying = (n: string) => upstreams.pool(n)!.verify === 'reads'
+  const verifying = (n: string) => upstreams.pool(n)!.verify !== 'off'
   scraped(registry, 'counter', {
     name: 'tollgate_verified_calls_total',
     help: 'Reads of networks that verify (networks.<slug>.verify: reads), by method and outcome: verified, passed (nothing to check: pending, an error, no block), unverified (ANSWER_UNVERIFIED), refused (VERIFY_RANGE_TOO_WIDE), failed (no node answered)',

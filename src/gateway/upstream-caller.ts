@@ -349,7 +349,7 @@ async function sendAsOneBatch(
 
 /** A call the network proves (networks.<slug>.verify: reads) rather than sends as it is. */
 function verifies(pool: UpstreamPool, method: string): boolean {
-  return pool.verify === 'reads' && isVerifiedRead(method)
+  return isVerifiedRead(method, pool.verify)
 }
 
 function asError(err: unknown): Error {

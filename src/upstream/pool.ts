@@ -86,18 +86,25 @@ export class UpstreamPool implements PoolView {
   readonly askedAgain: AskedAgainCounters = { behind: 0, methodMissing: 0 }
   /** The network's consensus settings, undefined when it asks for none (replaced at a reload). */
   consensus: ConsensusPolicy | undefined
-  /** The network's `verify` setting: `reads` proves state reads against trusted headers (src/verified; replaced at a reload). */
-  verify: 'off' | 'reads'
+  /** The network's `verify` setting: `reads` proves reads against trusted headers, `calls` eth_call too (src/verified; replaced at a reload). */
+  verify: 'off' | 'reads' | 'calls'
+  /** The network's chain id (the EVM that runs a verified eth_call needs it). */
+  chainId: number
   readonly #learning: MethodLearning
   readonly #voting: ConsensusCalls
   readonly #hedging = new Hedging()
 
-  constructor(network: string, nodes: UpstreamNode[], opts: { clock?: Clock; consensus?: ConsensusPolicy; verify?: 'off' | 'reads' } = {}) {
+  constructor(
+    network: string,
+    nodes: UpstreamNode[],
+    opts: { clock?: Clock; consensus?: ConsensusPolicy; verify?: 'off' | 'reads' | 'calls'; chainId?: number } = {},
+  ) {
     this.network = network
     for (const node of nodes) this.#byKind[node.kind].push(node)
     this.#clock = opts.clock ?? systemClock
     this.consensus = opts.consensus
     this.verify = opts.verify ?? 'off'
+    this.chainId = opts.chainId ?? 1
     this.#learning = new MethodLearning(this, this.#clock)
     this.#voting = new ConsensusCalls(this, this.#learning, this.#clock)
   }
@@ -108,12 +115,13 @@ export class UpstreamPool implements PoolView {
    * finishes on the node it is on and fails over to the new nodes. Nodes kept keep their
    * disputes; the dropped ones' go.
    */
-  reconfigure(nodes: readonly UpstreamNode[], consensus: ConsensusPolicy | undefined, verify: 'off' | 'reads' = 'off'): void {
+  reconfigure(nodes: readonly UpstreamNode[], consensus: ConsensusPolicy | undefined, verify: 'off' | 'reads' | 'calls' = 'off', chainId = this.chainId): void {
     const byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
     for (const node of nodes) byKind[node.kind].push(node)
     this.#byKind = byKind
     this.consensus = consensus
     this.verify = verify
+    this.chainId = chainId
     this.#voting.keepOnly(nodes)
     this.#learning.forget()
   }

@@ -141,10 +141,10 @@ export class Upstreams {
       change.dropped.push(...before.values())
       const consensus = consensusPolicy(config.consensus)
       if (pool === undefined) {
-        this.#pools.set(network, new UpstreamPool(network, nodes, { clock: opts.clock, consensus, verify: config.verify }))
+        this.#pools.set(network, new UpstreamPool(network, nodes, { clock: opts.clock, consensus, verify: config.verify, chainId: config.chainId }))
         change.networksAdded.push(network)
       } else {
-        pool.reconfigure(nodes, consensus, config.verify)
+        pool.reconfigure(nodes, consensus, config.verify, config.chainId)
         const consensusChanged = JSON.stringify(this.#consensusConfigs.get(network)) !== JSON.stringify(config.consensus)
         if (added.length + removed.length + changed.length > 0 || consensusChanged) {
           change.nodes.push({ network, added, removed, changed, ...(consensusChanged ? { consensus: true } : {}) })

@@ -4,6 +4,7 @@ import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import { isVerifiedBlockRead, VerifiedBlockReads } from './block-reads.js'
 import { AnswerUnverified } from './first-passing.js'
+import { VerifiedCalls } from './call-reads.js'
 import { LogsRangeTooWide, VerifiedLogReads } from './log-reads.js'
 import { isVerifiedStateRead, VerifiedStateReads } from './state-reads.js'
 import { TrustedHeaders } from './trusted-headers.js'
@@ -16,8 +17,10 @@ import { TrustedHeaders } from './trusted-headers.js'
  */
 export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | 'failed'
 
-/** Whether `verify: reads` checks this method (docs/verified-answers.md). */
-export function isVerifiedRead(method: string): boolean {
+/** Whether the network's `verify` setting checks this method (docs/verified-answers.md). */
+export function isVerifiedRead(method: string, verify: 'off' | 'reads' | 'calls'): boolean {
+  if (verify === 'off') return false
+  if (method === 'eth_call') return verify === 'calls'
   return isVerifiedStateRead(method) || isVerifiedBlockRead(method) || method === 'eth_getLogs'
 }
 
@@ -33,6 +36,7 @@ export class VerifiedReads {
   readonly state: VerifiedStateReads
   readonly blocks: VerifiedBlockReads
   readonly logs: VerifiedLogReads
+  readonly calls: VerifiedCalls
   /** Reads by method and outcome, for /metrics. */
   readonly outcomes = new Map<string, Map<VerifyOutcome, number>>()
 
@@ -41,6 +45,7 @@ export class VerifiedReads {
     this.state = new VerifiedStateReads(pool, this.headers)
     this.blocks = new VerifiedBlockReads(pool, this.headers)
     this.logs = new VerifiedLogReads(pool, this.headers, this.blocks)
+    this.calls = new VerifiedCalls(pool, this.headers)
   }
 
   async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
@@ -48,7 +53,9 @@ export class VerifiedReads {
       const out =
         method === 'eth_getLogs'
           ? await this.logs.call(kind, params, idJson, opts)
-          : await (isVerifiedStateRead(method) ? this.state : this.blocks).call(kind, method, params, idJson, opts)
+          : method === 'eth_call'
+            ? await this.calls.call(kind, params, idJson, opts)
+            : await (isVerifiedStateRead(method) ? this.state : this.blocks).call(kind, method, params, idJson, opts)
       this.#count(method, out.verifiedAt !== undefined ? 'verified' : 'passed')
       return out
     } catch (err) {

@@ -20,6 +20,7 @@ export type VerifyCheck =
   | 'RECEIPTS_ROOT'
   | 'RECEIPT_PLACE'
   | 'LOGS_COMPLETE'
+  | 'CALL_RESULT'
 
 /**
  * An answer that failed a check: `code` names the check, `subject` the field, root or proof that

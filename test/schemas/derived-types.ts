@@ -57,7 +57,7 @@ const checks: [
         finalityDepth?: number
         broadcastTransactions?: boolean
         forwardMethods?: string[]
-        verify?: 'off' | 'reads'
+        verify?: 'off' | 'reads' | 'calls'
         consensus?: ConsensusConfig
       }
     >

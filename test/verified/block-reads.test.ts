@@ -1,23 +1,14 @@
 import t from 'tap'
-import { startAnvil } from '../../harness/anvil.js'
-import { startFaultProxy } from '../helpers/fault-proxy.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { rpc } from '../helpers/gateway.js'
+import { lyingNodes } from '../helpers/lying-nodes.js'
 import { metric } from '../helpers/metrics.js'
-import { makeBusyChain } from '../helpers/busy-chain.js'
 
 // Issue 40, items 3 and 4 (receipts): with `verify: "reads"`, blocks are checked against the
 // trusted header (hash, transactionsRoot, withdrawalsRoot) and receipts against receiptsRoot. One
 // real anvil behind three proxies: two honest and slow, one fast that alters a transaction's value
 // in blocks and flips receipts' status. On eth-2 (verify off) the same liars reach the client.
 
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-await anvil.rpc('anvil_mine', ['0x46'])
-const busy = await makeBusyChain(anvil)
-const [honest, liar, slow] = await Promise.all([0, 1, 2].map(() => startFaultProxy(anvil)))
-t.teardown(() => Promise.all([honest, liar, slow].map((p) => p.close())))
-honest.set('*', { delayMs: 40 })
-slow.set('*', { delayMs: 40 })
+const { anvil, busy, liar, tg, apiKey } = await lyingNodes(t, 'reads')
 type Tx = { value: string }
 type Block = { transactions: (Tx | string)[] } | null
 const flipStatus = (r: { status: string }) => ({ ...r, status: r.status === '0x1' ? '0x0' : '0x1' })
@@ -35,19 +26,6 @@ liar.set('eth_getTransactionByHash', { alter: (tx) => (tx === null ? tx : { ...(
 liar.set('eth_getBlockReceipts', { alter: (rs) => (rs === null ? rs : (rs as { status: string }[]).map(flipStatus)) })
 liar.set('eth_getTransactionReceipt', { alter: (r) => (r === null ? r : flipStatus(r as { status: string })) })
 
-const upstreams = [
-  { url: honest.url, name: 'honest', kind: 'full' as const },
-  { url: liar.url, name: 'liar', kind: 'full' as const },
-  { url: slow.url, name: 'also-honest', kind: 'full' as const },
-]
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': { chainId: 31337, verify: 'reads', upstreams }, // The liar alone, unverified: what reaches a client without the check.
-    'eth-2': { chainId: 31337, upstreams: [upstreams[1]!] },
-  },
-  config: { diagnostics: { responseHeaders: true }, cache: { enabled: false } },
-})
-const { apiKey } = await tg.createKey('tier-3')
 const call = (method: string, params: unknown[], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params })
 const truth = async (method: string, params: unknown[]) => (await anvil.rpc(method, params)).result
 

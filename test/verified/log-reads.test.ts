@@ -1,43 +1,19 @@
 import t from 'tap'
 import { padHex } from 'viem'
-import { startAnvil } from '../../harness/anvil.js'
 import { EMITTED_TOPIC } from '../../harness/log-emitter.js'
-import { startFaultProxy } from '../helpers/fault-proxy.js'
-import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { rpc } from '../helpers/gateway.js'
+import { lyingNodes } from '../helpers/lying-nodes.js'
 import { metric } from '../helpers/metrics.js'
-import { makeBusyChain } from '../helpers/busy-chain.js'
 
 // Issue 40, item 4: with `verify: "reads"`, an eth_getLogs answer is proven complete: blocks whose
 // header bloom cannot match hold no such log; the others' receipts are proven against their roots,
 // and the node's logs must be exactly the matching logs of those receipts. One real anvil behind
 // three proxies: two honest and slow, one fast that leaves out a log (or alters one).
 
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-await anvil.rpc('anvil_mine', ['0x46'])
-const busy = await makeBusyChain(anvil)
-const [honest, slow, liar] = await Promise.all([0, 1, 2].map(() => startFaultProxy(anvil)))
-t.teardown(() => Promise.all([honest, slow, liar].map((p) => p.close())))
-honest.set('*', { delayMs: 40 })
-slow.set('*', { delayMs: 40 })
+const { anvil, busy, honest, slow, liar, tg, apiKey } = await lyingNodes(t, 'reads')
 const oneShort = { alter: (logs: unknown) => (Array.isArray(logs) && logs.length > 0 ? logs.slice(1) : logs) }
 liar.set('eth_getLogs', oneShort)
 
-const upstreams = [
-  { url: honest.url, name: 'honest', kind: 'full' as const },
-  { url: slow.url, name: 'also-honest', kind: 'full' as const },
-  { url: liar.url, name: 'liar', kind: 'full' as const },
-]
-const tg = await startTestGateway(t, {
-  networks: {
-    'eth-1': { chainId: 31337, verify: 'reads', upstreams },
-    // The liar alone, unverified: what reaches a client without the check.
-    'eth-2': { chainId: 31337, upstreams: [upstreams[2]!] },
-    'eth-3': { chainId: 31337, verify: 'reads', upstreams: [upstreams[2]!, upstreams[0]!] },
-  },
-  config: { diagnostics: { responseHeaders: true }, cache: { enabled: false } },
-})
-const { apiKey } = await tg.createKey('tier-3')
 const call = (params: unknown[], id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'eth_getLogs', params })
 const truth = async (params: unknown[]) => (await anvil.rpc('eth_getLogs', params)).result as unknown[]
 
