@@ -1,16 +1,15 @@
-import { randomBytes } from 'node:crypto'
 import type { NodeKind } from '../core/node-kind.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import type { WsTransport } from '../upstream/ws-transport.js'
-import { readResponseHead } from '../upstream/json-rpc-wire.js'
+import { type LogsFilterCaps, type LogsFilterHolder, type LogsFilterLimit, LogsFilterQuota, type LogsFilterRefused } from './logs-filter-quota.js'
+import { newSubscriptionId, subscriptionIdOf, subscriptionIdSpan } from './subscription-ids.js'
 import type { SubscriptionKind, SubscriptionRequest } from './subscription-request.js'
 
-/** Where a client subscription's notifications go (a WebSocket session). */
-export interface SubscriptionSink {
-  /** Whose subscriptions these are (the key id): distinct logs filters are counted per owner. */
-  readonly owner: string
-  /** The owner's account: its keys' distinct logs filters are counted together too. */
-  readonly account: string
+/**
+ * Where a client subscription's notifications go (a connection's subscriptions). Its `owner` (the
+ * key id) and `account` are who holds its logs filters: distinct ones are counted per key and per account.
+ */
+export interface SubscriptionSink extends LogsFilterHolder {
   /** One notification for the client subscription `id`, with that id already in `text`. */
   notify(id: string, text: string, kind: NodeKind): void
 }
@@ -21,15 +20,8 @@ export type SubscribeResult =
   | { ok: false; nodeAnswer: string }
   /** No node to subscribe on, or the node failed: the gateway error to answer. */
   | { ok: false; failure: 'no-node' | 'upstream'; cause?: unknown }
-  /**
-   * A new logs filter past a cap: the owner's distinct filters (`key`), its account's (`account`),
-   * the network's upstream ones (`network`), or the account's share of what the network has free
-   * (`share`: `held` the account's, `max` the network's free ones).
-   */
-  | { ok: false; failure: 'logs-filters'; limit: LogsFilterLimit; held: number; max: number }
-
-/** The cap that refused a new logs filter (see SubscribeResult). */
-export type LogsFilterLimit = 'key' | 'account' | 'network' | 'share'
+  /** A new logs filter past a cap (LogsFilterQuota). */
+  | ({ ok: false; failure: 'logs-filters' } & LogsFilterRefused)
 
 /** One upstream subscription serving every client that asked for the same thing. */
 interface Shared {
@@ -41,15 +33,9 @@ interface Shared {
   opening: Promise<SubscribeResult> | undefined
 }
 
-export interface SubscriptionHubOptions {
+export interface SubscriptionHubOptions extends LogsFilterCaps {
   /** Time-out of an upstream eth_subscribe / eth_unsubscribe. */
   timeoutMs: number
-  /** Distinct logs filters one owner (key) may hold on this hub (ws.maxLogsFiltersPerKey). */
-  maxLogsFiltersPerKey: number
-  /** Distinct logs filters one account's keys together may hold on this hub (ws.maxLogsFiltersPerAccount). */
-  maxLogsFiltersPerAccount: number
-  /** Distinct logs filters subscribed upstream on this hub, all owners together (ws.maxLogsFiltersPerNetwork). */
-  maxLogsFiltersPerNetwork: number
   onWarning?: (message: string, detail?: Record<string, unknown>) => void
 }
 
@@ -108,22 +94,12 @@ export class SubscriptionHub {
   #closed = false
   readonly #subscribeCalls: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 }
   #notificationsIn = 0
-  /**
-   * Each owner's logs filters: filter (SubscriptionRequest.key) → its client subscriptions on it,
-   * those being made included. Each distinct filter is an upstream subscription that the node
-   * matches against every block's logs; without a cap, one key's 50 connections × 100
-   * subscriptions were 5,000 of them on our nodes.
-   */
-  readonly #logsByOwner = new Map<string, Map<string, number>>()
-  /** The same by account: the keys of one account (a regeneration's live keys) share its cap. */
-  readonly #logsByAccount = new Map<string, Map<string, number>>()
-  /** Shared logs subscriptions, open or opening (the upstream ones of this hub). */
-  #logsShared = 0
-  readonly #logsRefused: Record<LogsFilterLimit, number> = { key: 0, account: 0, network: 0, share: 0 }
+  readonly #logsFilters: LogsFilterQuota
 
   constructor(network: string, nodes: readonly UpstreamNode[], opts: SubscriptionHubOptions) {
     this.network = network
     this.#opts = opts
+    this.#logsFilters = new LogsFilterQuota(opts)
     this.#nodes = this.#take(nodes)
   }
 
@@ -170,11 +146,11 @@ export class SubscriptionHub {
     if (this.#closed) return { ok: false, failure: 'no-node' }
     if (request.kind !== 'logs') return this.#subscribe(request, sink)
     // Checked and held before the first await, so that filters asked for at once count together.
-    const refused = this.#logsRefusal(request.key, sink)
-    if (refused !== undefined) return refused
-    this.#holdLogs(sink, request.key, 1)
+    const refused = this.#logsFilters.refusal(request.key, sink, this.#shared.has(request.key))
+    if (refused !== undefined) return { ok: false, failure: 'logs-filters', ...refused }
+    this.#logsFilters.hold(sink, request.key, 1)
     const result = await this.#subscribe(request, sink)
-    if (!result.ok) this.#holdLogs(sink, request.key, -1)
+    if (!result.ok) this.#logsFilters.hold(sink, request.key, -1)
     return result
   }
 
@@ -183,7 +159,7 @@ export class SubscriptionHub {
     if (shared === undefined) {
       shared = { request, clients: new Map(), upstreamId: undefined, opening: undefined }
       this.#shared.set(request.key, shared)
-      if (request.kind === 'logs') this.#logsShared++
+      if (request.kind === 'logs') this.#logsFilters.upstreamOpened()
       shared.opening = this.#open(shared)
       const result = await shared.opening
       shared.opening = undefined
@@ -207,44 +183,9 @@ export class SubscriptionHub {
     if (shared === undefined || shared.clients.get(id) !== sink) return false
     shared.clients.delete(id)
     this.#clients.delete(id)
-    if (shared.request.kind === 'logs') this.#holdLogs(sink, shared.request.key, -1)
+    if (shared.request.kind === 'logs') this.#logsFilters.hold(sink, shared.request.key, -1)
     if (shared.clients.size === 0 && shared.opening === undefined) this.#close(shared)
     return true
-  }
-
-  /**
-   * Why `sink`'s key may not add logs filter `filter` now, or undefined: a filter it holds already
-   * adds nothing to its caps' counts, nor one its account or another client holds to the network's.
-   */
-  #logsRefusal(filter: string, sink: SubscriptionSink): SubscribeResult | undefined {
-    const owned = this.#logsByOwner.get(sink.owner)
-    if (owned?.has(filter)) return undefined
-    const refuse = (limit: LogsFilterLimit, held: number, max: number): SubscribeResult => {
-      this.#logsRefused[limit]++
-      return { ok: false, failure: 'logs-filters', limit, held, max }
-    }
-    const perKey = this.#opts.maxLogsFiltersPerKey
-    if (owned !== undefined && owned.size >= perKey) return refuse('key', owned.size, perKey)
-    const accounts = this.#logsByAccount.get(sink.account)
-    if (accounts?.has(filter)) return undefined
-    const perAccount = this.#opts.maxLogsFiltersPerAccount
-    const held = accounts?.size ?? 0
-    if (held >= perAccount) return refuse('account', held, perAccount)
-    if (this.#shared.has(filter)) return undefined
-    const perNetwork = this.#opts.maxLogsFiltersPerNetwork
-    if (this.#logsShared >= perNetwork) return refuse('network', this.#logsShared, perNetwork)
-    // The account's share: holding more than the network has free, it takes none of the rest. A
-    // few accounts at their caps then leave free filters for the others (k greedy accounts stop
-    // near perNetwork / (k + 1) each); without it, 50 keys of 100 filters filled the network.
-    const free = perNetwork - this.#logsShared
-    if (held > free) return refuse('share', held, free)
-    return undefined
-  }
-
-  /** `sink`'s key (and account) holds `delta` more (or fewer) client subscriptions on logs filter `filter`. */
-  #holdLogs(sink: SubscriptionSink, filter: string, delta: 1 | -1): void {
-    holdIn(this.#logsByOwner, sink.owner, filter, delta)
-    holdIn(this.#logsByAccount, sink.account, filter, delta)
   }
 
   stats(): SubscriptionHubStats {
@@ -257,7 +198,7 @@ export class SubscriptionHub {
       subscribeCalls: { ...this.#subscribeCalls },
       clients: this.#clients.size,
       notificationsIn: this.#notificationsIn,
-      logsFiltersRefused: { ...this.#logsRefused },
+      logsFiltersRefused: this.#logsFilters.refusedCounts(),
     }
   }
 
@@ -265,9 +206,7 @@ export class SubscriptionHub {
   close(): void {
     this.#closed = true
     this.#shared.clear()
-    this.#logsByOwner.clear()
-    this.#logsByAccount.clear()
-    this.#logsShared = 0
+    this.#logsFilters.clear()
     this.#byUpstreamId.clear()
     this.#clients.clear()
   }
@@ -322,7 +261,7 @@ export class SubscriptionHub {
   #forget(shared: Shared): void {
     if (this.#shared.get(shared.request.key) === shared) {
       this.#shared.delete(shared.request.key)
-      if (shared.request.kind === 'logs') this.#logsShared--
+      if (shared.request.kind === 'logs') this.#logsFilters.upstreamClosed()
     }
     if (shared.upstreamId !== undefined) this.#byUpstreamId.delete(shared.upstreamId)
   }
@@ -410,49 +349,4 @@ export class SubscriptionHub {
     const kind = this.#current?.kind ?? 'full'
     for (const [id, sink] of shared.clients) sink.notify(id, before + id + after, kind)
   }
-}
-
-/** `who` holds `delta` more (or fewer) client subscriptions on `filter`: its distinct filters are the inner map's keys. */
-function holdIn(byWho: Map<string, Map<string, number>>, who: string, filter: string, delta: 1 | -1): void {
-  let owned = byWho.get(who)
-  if (owned === undefined) {
-    if (delta < 0) return
-    owned = new Map()
-    byWho.set(who, owned)
-  }
-  const n = (owned.get(filter) ?? 0) + delta
-  if (n > 0) owned.set(filter, n)
-  else owned.delete(filter)
-  if (owned.size === 0) byWho.delete(who)
-}
-
-/** A subscription id in the form nodes use (0x and 32 hex digits), unguessable. */
-function newSubscriptionId(): string {
-  return `0x${randomBytes(16).toString('hex')}`
-}
-
-/** The node's subscription id from its answer to eth_subscribe; undefined when it is an error. */
-function subscriptionIdOf(text: string): string | undefined {
-  try {
-    if (readResponseHead(text).isError) return undefined
-    const result = (JSON.parse(text) as { result?: unknown }).result
-    return typeof result === 'string' ? result : undefined
-  } catch {
-    return undefined
-  }
-}
-
-const SUBSCRIPTION_MEMBER = '"subscription":"'
-
-/**
- * Where the subscription id lies in a notification text. Nodes write `"params":{"subscription":
- * "0x…","result":…}`; nothing inside a result (hex strings and numbers) can hold that member, so
- * its first occurrence is the one. Undefined for anything else (not a notification).
- */
-function subscriptionIdSpan(text: string): { start: number; end: number } | undefined {
-  const at = text.indexOf(SUBSCRIPTION_MEMBER)
-  if (at < 0) return undefined
-  const start = at + SUBSCRIPTION_MEMBER.length
-  const end = text.indexOf('"', start)
-  return end < 0 ? undefined : { start, end }
 }
