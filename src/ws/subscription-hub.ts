@@ -3,6 +3,7 @@ import type { UpstreamNode } from '../upstream/node.js'
 import type { WsTransport } from '../upstream/ws-transport.js'
 import { type LogsFilterCaps, type LogsFilterHolder, type LogsFilterLimit, LogsFilterQuota, type LogsFilterRefused } from './logs-filter-quota.js'
 import { newSubscriptionId, subscriptionIdOf, subscriptionIdSpan } from './subscription-ids.js'
+import { SubscriptionNodes } from './subscription-nodes.js'
 import type { SubscriptionKind, SubscriptionRequest } from './subscription-request.js'
 
 /**
@@ -66,10 +67,9 @@ const MAX_HELD_PER_ORPHAN = 16
  * them; identical logs filters share one too. Each client gets its own subscription id, and
  * the node's notification text is passed on with only that id replaced.
  *
- * The subscriptions live on one node at a time (a full node when there is one), over that
- * node's multiplexed WebSocket. When its socket drops, they move to another node whose socket is
- * open, or wait for one to open, and are subscribed again there; clients keep their ids and
- * notice nothing but the notifications missed during the gap.
+ * The subscriptions live on one node at a time (SubscriptionNodes). When they move to another
+ * node they are subscribed again there; clients keep their ids and notice nothing but the
+ * notifications missed during the gap.
  *
  * Everything here runs on the event loop without awaiting between reading and writing its maps,
  * except the upstream calls, whose results are checked against `#generation` (the node changed
@@ -77,9 +77,8 @@ const MAX_HELD_PER_ORPHAN = 16
  */
 export class SubscriptionHub {
   readonly network: string
-  #nodes: readonly UpstreamNode[]
-  /** Nodes whose socket this hub listens to (a node kept across a reload is listened to once). */
-  readonly #listened = new WeakSet<UpstreamNode>()
+  /** The node the subscriptions live on, among the network's. */
+  readonly #nodes: SubscriptionNodes
   readonly #opts: SubscriptionHubOptions
   /** By SubscriptionRequest.key. */
   readonly #shared = new Map<string, Shared>()
@@ -88,7 +87,6 @@ export class SubscriptionHub {
   /** Client subscription id → its shared subscription. */
   readonly #clients = new Map<string, Shared>()
   #orphans = new Map<string, string[]>()
-  #current: UpstreamNode | undefined
   /** Bumped each time the subscriptions move to another node (or lose theirs). */
   #generation = 0
   #closed = false
@@ -100,42 +98,17 @@ export class SubscriptionHub {
     this.network = network
     this.#opts = opts
     this.#logsFilters = new LogsFilterQuota(opts)
-    this.#nodes = this.#take(nodes)
+    this.#nodes = new SubscriptionNodes(network, nodes, {
+      moved: (node) => this.#moveTo(node),
+      notification: (text) => this.#onNotification(text),
+      wanted: () => this.#shared.size > 0,
+      onWarning: (message, detail) => this.#opts.onWarning?.(message, detail),
+    })
   }
 
-  /**
-   * Serve from these nodes from now on (a reload changed the network's nodes). When the node the
-   * subscriptions live on was dropped, they move to one of these whose socket is open, as when a
-   * socket drops (clients keep their ids); while none is open yet (a new node still connecting),
-   * they stay on the dropped node, which is closed only later (see Upstreams.retire), and move
-   * when a new one opens or the old one closes.
-   */
+  /** Serve from these nodes from now on (a reload changed the network's nodes): see SubscriptionNodes.setNodes. */
   setNodes(nodes: readonly UpstreamNode[]): void {
-    this.#nodes = this.#take(nodes)
-    if (this.#closed || this.#shared.size === 0) return
-    if (this.#current === undefined || !this.#nodes.includes(this.#current)) this.#ensureNode()
-  }
-
-  /** The nodes with a WebSocket, full nodes first (they follow the head; archive nodes stand in), each listened to. */
-  #take(nodes: readonly UpstreamNode[]): readonly UpstreamNode[] {
-    const taken = [...nodes.filter((n) => n.ws && n.kind === 'full'), ...nodes.filter((n) => n.ws && n.kind === 'archive')]
-    for (const node of taken) {
-      if (this.#listened.has(node)) continue
-      this.#listened.add(node)
-      const ws = node.ws as WsTransport
-      // Chained, not replaced: another part of the gateway may listen to the same socket.
-      const onNotification = ws.onNotification
-      const onStateChange = ws.onStateChange
-      ws.onNotification = (text) => {
-        onNotification(text)
-        this.#onNotification(node, text)
-      }
-      ws.onStateChange = (open) => {
-        onStateChange(open)
-        this.#onStateChange(node, open)
-      }
-    }
-    return taken
+    this.#nodes.setNodes(nodes)
   }
 
   /**
@@ -193,7 +166,7 @@ export class SubscriptionHub {
     for (const shared of this.#shared.values()) if (shared.upstreamId !== undefined) upstream[shared.request.kind]++
     return {
       network: this.network,
-      node: this.#current?.name,
+      node: this.#nodes.current?.name,
       upstream,
       subscribeCalls: { ...this.#subscribeCalls },
       clients: this.#clients.size,
@@ -205,6 +178,7 @@ export class SubscriptionHub {
   /** Stop: no more subscriptions (the nodes' sockets are closed by their owner). */
   close(): void {
     this.#closed = true
+    this.#nodes.close()
     this.#shared.clear()
     this.#logsFilters.clear()
     this.#byUpstreamId.clear()
@@ -213,7 +187,7 @@ export class SubscriptionHub {
 
   /** The first upstream subscribe of a shared subscription. */
   async #open(shared: Shared): Promise<SubscribeResult> {
-    const node = this.#ensureNode()
+    const node = this.#nodes.ensure()
     if (node === undefined) return { ok: false, failure: 'no-node' }
     const generation = this.#generation
     let text: string
@@ -251,7 +225,7 @@ export class SubscriptionHub {
   #close(shared: Shared): void {
     this.#forget(shared)
     const id = shared.upstreamId
-    const node = this.#current
+    const node = this.#nodes.current
     if (id === undefined || node?.ws === undefined || !node.ws.isOpen()) return
     node.ws.call('eth_unsubscribe', [id], this.#opts.timeoutMs).catch(() => {
       // The socket went meanwhile: the subscription went with it.
@@ -266,35 +240,9 @@ export class SubscriptionHub {
     if (shared.upstreamId !== undefined) this.#byUpstreamId.delete(shared.upstreamId)
   }
 
-  /** The node subscriptions live on, choosing one when there is none. */
-  #ensureNode(): UpstreamNode | undefined {
-    // A node on another chain never serves, not even as the last one open: its heads are not ours.
-    const serves = (n: UpstreamNode): boolean => n.ws!.isOpen() && n.outReason() !== 'wrong-chain'
-    const current = this.#current
-    if (current !== undefined && serves(current) && this.#nodes.includes(current)) return current
-    const next = this.#nodes.find((n) => serves(n) && n.healthy()) ?? this.#nodes.find(serves)
-    // A node a reload dropped serves on while none of the new ones is open yet (see setNodes).
-    if (next === undefined && current !== undefined && serves(current)) return current
-    if (next !== current) this.#moveTo(next)
-    return next
-  }
-
-  #onStateChange(node: UpstreamNode, open: boolean): void {
-    if (this.#closed) return
-    if (!open && node === this.#current) {
-      this.#opts.onWarning?.('subscription node lost; moving the subscriptions', { network: this.network, node: node.name })
-      this.#current = undefined
-      this.#ensureNode() ?? this.#moveTo(undefined)
-      return
-    }
-    // A node opened while the subscriptions have none, or sit on a node a reload dropped.
-    if (open && this.#shared.size > 0 && (this.#current === undefined || !this.#nodes.includes(this.#current))) this.#ensureNode()
-  }
-
   /** Move every shared subscription to `node` (undefined: none is reachable; they wait). */
   #moveTo(node: UpstreamNode | undefined): void {
     this.#generation++
-    this.#current = node
     this.#byUpstreamId.clear()
     this.#orphans = new Map()
     for (const shared of this.#shared.values()) shared.upstreamId = undefined
@@ -321,8 +269,8 @@ export class SubscriptionHub {
     }
   }
 
-  #onNotification(node: UpstreamNode, text: string): void {
-    if (node !== this.#current) return
+  /** A notification from the node the subscriptions live on. */
+  #onNotification(text: string): void {
     this.#notificationsIn++
     const span = subscriptionIdSpan(text)
     if (span === undefined) return
@@ -346,7 +294,7 @@ export class SubscriptionHub {
     const span = subscriptionIdSpan(text)!
     const before = text.slice(0, span.start)
     const after = text.slice(span.end)
-    const kind = this.#current?.kind ?? 'full'
+    const kind = this.#nodes.current?.kind ?? 'full'
     for (const [id, sink] of shared.clients) sink.notify(id, before + id + after, kind)
   }
 }
