@@ -1,4 +1,4 @@
-import type { LogsFilterLimit } from './subscription-hub.js'
+import type { LogsFilterLimit } from './logs-filter-quota.js'
 
 /**
  * The message of a new logs filter refused by one of the hub's caps (WS_TOO_MANY_LOGS_FILTERS,

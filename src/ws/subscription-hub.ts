@@ -1,16 +1,16 @@
-import { randomBytes } from 'node:crypto'
 import type { NodeKind } from '../core/node-kind.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import type { WsTransport } from '../upstream/ws-transport.js'
-import { readResponseHead } from '../upstream/json-rpc-wire.js'
+import { type LogsFilterCaps, type LogsFilterHolder, type LogsFilterLimit, LogsFilterQuota, type LogsFilterRefused } from './logs-filter-quota.js'
+import { newSubscriptionId, subscriptionIdOf, subscriptionIdSpan } from './subscription-ids.js'
+import { SubscriptionNodes } from './subscription-nodes.js'
 import type { SubscriptionKind, SubscriptionRequest } from './subscription-request.js'
 
-/** Where a client subscription's notifications go (a WebSocket session). */
-export interface SubscriptionSink {
-  /** Whose subscriptions these are (the key id): distinct logs filters are counted per owner. */
-  readonly owner: string
-  /** The owner's account: its keys' distinct logs filters are counted together too. */
-  readonly account: string
+/**
+ * Where a client subscription's notifications go (a connection's subscriptions). Its `owner` (the
+ * key id) and `account` are who holds its logs filters: distinct ones are counted per key and per account.
+ */
+export interface SubscriptionSink extends LogsFilterHolder {
   /** One notification for the client subscription `id`, with that id already in `text`. */
   notify(id: string, text: string, kind: NodeKind): void
 }
@@ -21,15 +21,8 @@ export type SubscribeResult =
   | { ok: false; nodeAnswer: string }
   /** No node to subscribe on, or the node failed: the gateway error to answer. */
   | { ok: false; failure: 'no-node' | 'upstream'; cause?: unknown }
-  /**
-   * A new logs filter past a cap: the owner's distinct filters (`key`), its account's (`account`),
-   * the network's upstream ones (`network`), or the account's share of what the network has free
-   * (`share`: `held` the account's, `max` the network's free ones).
-   */
-  | { ok: false; failure: 'logs-filters'; limit: LogsFilterLimit; held: number; max: number }
-
-/** The cap that refused a new logs filter (see SubscribeResult). */
-export type LogsFilterLimit = 'key' | 'account' | 'network' | 'share'
+  /** A new logs filter past a cap (LogsFilterQuota). */
+  | ({ ok: false; failure: 'logs-filters' } & LogsFilterRefused)
 
 /** One upstream subscription serving every client that asked for the same thing. */
 interface Shared {
@@ -41,15 +34,9 @@ interface Shared {
   opening: Promise<SubscribeResult> | undefined
 }
 
-export interface SubscriptionHubOptions {
+export interface SubscriptionHubOptions extends LogsFilterCaps {
   /** Time-out of an upstream eth_subscribe / eth_unsubscribe. */
   timeoutMs: number
-  /** Distinct logs filters one owner (key) may hold on this hub (ws.maxLogsFiltersPerKey). */
-  maxLogsFiltersPerKey: number
-  /** Distinct logs filters one account's keys together may hold on this hub (ws.maxLogsFiltersPerAccount). */
-  maxLogsFiltersPerAccount: number
-  /** Distinct logs filters subscribed upstream on this hub, all owners together (ws.maxLogsFiltersPerNetwork). */
-  maxLogsFiltersPerNetwork: number
   onWarning?: (message: string, detail?: Record<string, unknown>) => void
 }
 
@@ -80,10 +67,9 @@ const MAX_HELD_PER_ORPHAN = 16
  * them; identical logs filters share one too. Each client gets its own subscription id, and
  * the node's notification text is passed on with only that id replaced.
  *
- * The subscriptions live on one node at a time (a full node when there is one), over that
- * node's multiplexed WebSocket. When its socket drops, they move to another node whose socket is
- * open, or wait for one to open, and are subscribed again there; clients keep their ids and
- * notice nothing but the notifications missed during the gap.
+ * The subscriptions live on one node at a time (SubscriptionNodes). When they move to another
+ * node they are subscribed again there; clients keep their ids and notice nothing but the
+ * notifications missed during the gap.
  *
  * Everything here runs on the event loop without awaiting between reading and writing its maps,
  * except the upstream calls, whose results are checked against `#generation` (the node changed
@@ -91,9 +77,8 @@ const MAX_HELD_PER_ORPHAN = 16
  */
 export class SubscriptionHub {
   readonly network: string
-  #nodes: readonly UpstreamNode[]
-  /** Nodes whose socket this hub listens to (a node kept across a reload is listened to once). */
-  readonly #listened = new WeakSet<UpstreamNode>()
+  /** The node the subscriptions live on, among the network's. */
+  readonly #nodes: SubscriptionNodes
   readonly #opts: SubscriptionHubOptions
   /** By SubscriptionRequest.key. */
   readonly #shared = new Map<string, Shared>()
@@ -102,64 +87,28 @@ export class SubscriptionHub {
   /** Client subscription id → its shared subscription. */
   readonly #clients = new Map<string, Shared>()
   #orphans = new Map<string, string[]>()
-  #current: UpstreamNode | undefined
   /** Bumped each time the subscriptions move to another node (or lose theirs). */
   #generation = 0
   #closed = false
   readonly #subscribeCalls: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 }
   #notificationsIn = 0
-  /**
-   * Each owner's logs filters: filter (SubscriptionRequest.key) → its client subscriptions on it,
-   * those being made included. Each distinct filter is an upstream subscription that the node
-   * matches against every block's logs; without a cap, one key's 50 connections × 100
-   * subscriptions were 5,000 of them on our nodes.
-   */
-  readonly #logsByOwner = new Map<string, Map<string, number>>()
-  /** The same by account: the keys of one account (a regeneration's live keys) share its cap. */
-  readonly #logsByAccount = new Map<string, Map<string, number>>()
-  /** Shared logs subscriptions, open or opening (the upstream ones of this hub). */
-  #logsShared = 0
-  readonly #logsRefused: Record<LogsFilterLimit, number> = { key: 0, account: 0, network: 0, share: 0 }
+  readonly #logsFilters: LogsFilterQuota
 
   constructor(network: string, nodes: readonly UpstreamNode[], opts: SubscriptionHubOptions) {
     this.network = network
     this.#opts = opts
-    this.#nodes = this.#take(nodes)
+    this.#logsFilters = new LogsFilterQuota(opts)
+    this.#nodes = new SubscriptionNodes(network, nodes, {
+      moved: (node) => this.#moveTo(node),
+      notification: (text) => this.#onNotification(text),
+      wanted: () => this.#shared.size > 0,
+      onWarning: (message, detail) => this.#opts.onWarning?.(message, detail),
+    })
   }
 
-  /**
-   * Serve from these nodes from now on (a reload changed the network's nodes). When the node the
-   * subscriptions live on was dropped, they move to one of these whose socket is open, as when a
-   * socket drops (clients keep their ids); while none is open yet (a new node still connecting),
-   * they stay on the dropped node, which is closed only later (see Upstreams.retire), and move
-   * when a new one opens or the old one closes.
-   */
+  /** Serve from these nodes from now on (a reload changed the network's nodes): see SubscriptionNodes.setNodes. */
   setNodes(nodes: readonly UpstreamNode[]): void {
-    this.#nodes = this.#take(nodes)
-    if (this.#closed || this.#shared.size === 0) return
-    if (this.#current === undefined || !this.#nodes.includes(this.#current)) this.#ensureNode()
-  }
-
-  /** The nodes with a WebSocket, full nodes first (they follow the head; archive nodes stand in), each listened to. */
-  #take(nodes: readonly UpstreamNode[]): readonly UpstreamNode[] {
-    const taken = [...nodes.filter((n) => n.ws && n.kind === 'full'), ...nodes.filter((n) => n.ws && n.kind === 'archive')]
-    for (const node of taken) {
-      if (this.#listened.has(node)) continue
-      this.#listened.add(node)
-      const ws = node.ws as WsTransport
-      // Chained, not replaced: another part of the gateway may listen to the same socket.
-      const onNotification = ws.onNotification
-      const onStateChange = ws.onStateChange
-      ws.onNotification = (text) => {
-        onNotification(text)
-        this.#onNotification(node, text)
-      }
-      ws.onStateChange = (open) => {
-        onStateChange(open)
-        this.#onStateChange(node, open)
-      }
-    }
-    return taken
+    this.#nodes.setNodes(nodes)
   }
 
   /**
@@ -170,11 +119,11 @@ export class SubscriptionHub {
     if (this.#closed) return { ok: false, failure: 'no-node' }
     if (request.kind !== 'logs') return this.#subscribe(request, sink)
     // Checked and held before the first await, so that filters asked for at once count together.
-    const refused = this.#logsRefusal(request.key, sink)
-    if (refused !== undefined) return refused
-    this.#holdLogs(sink, request.key, 1)
+    const refused = this.#logsFilters.refusal(request.key, sink, this.#shared.has(request.key))
+    if (refused !== undefined) return { ok: false, failure: 'logs-filters', ...refused }
+    this.#logsFilters.hold(sink, request.key, 1)
     const result = await this.#subscribe(request, sink)
-    if (!result.ok) this.#holdLogs(sink, request.key, -1)
+    if (!result.ok) this.#logsFilters.hold(sink, request.key, -1)
     return result
   }
 
@@ -183,7 +132,7 @@ export class SubscriptionHub {
     if (shared === undefined) {
       shared = { request, clients: new Map(), upstreamId: undefined, opening: undefined }
       this.#shared.set(request.key, shared)
-      if (request.kind === 'logs') this.#logsShared++
+      if (request.kind === 'logs') this.#logsFilters.upstreamOpened()
       shared.opening = this.#open(shared)
       const result = await shared.opening
       shared.opening = undefined
@@ -207,44 +156,9 @@ export class SubscriptionHub {
     if (shared === undefined || shared.clients.get(id) !== sink) return false
     shared.clients.delete(id)
     this.#clients.delete(id)
-    if (shared.request.kind === 'logs') this.#holdLogs(sink, shared.request.key, -1)
+    if (shared.request.kind === 'logs') this.#logsFilters.hold(sink, shared.request.key, -1)
     if (shared.clients.size === 0 && shared.opening === undefined) this.#close(shared)
     return true
-  }
-
-  /**
-   * Why `sink`'s key may not add logs filter `filter` now, or undefined: a filter it holds already
-   * adds nothing to its caps' counts, nor one its account or another client holds to the network's.
-   */
-  #logsRefusal(filter: string, sink: SubscriptionSink): SubscribeResult | undefined {
-    const owned = this.#logsByOwner.get(sink.owner)
-    if (owned?.has(filter)) return undefined
-    const refuse = (limit: LogsFilterLimit, held: number, max: number): SubscribeResult => {
-      this.#logsRefused[limit]++
-      return { ok: false, failure: 'logs-filters', limit, held, max }
-    }
-    const perKey = this.#opts.maxLogsFiltersPerKey
-    if (owned !== undefined && owned.size >= perKey) return refuse('key', owned.size, perKey)
-    const accounts = this.#logsByAccount.get(sink.account)
-    if (accounts?.has(filter)) return undefined
-    const perAccount = this.#opts.maxLogsFiltersPerAccount
-    const held = accounts?.size ?? 0
-    if (held >= perAccount) return refuse('account', held, perAccount)
-    if (this.#shared.has(filter)) return undefined
-    const perNetwork = this.#opts.maxLogsFiltersPerNetwork
-    if (this.#logsShared >= perNetwork) return refuse('network', this.#logsShared, perNetwork)
-    // The account's share: holding more than the network has free, it takes none of the rest. A
-    // few accounts at their caps then leave free filters for the others (k greedy accounts stop
-    // near perNetwork / (k + 1) each); without it, 50 keys of 100 filters filled the network.
-    const free = perNetwork - this.#logsShared
-    if (held > free) return refuse('share', held, free)
-    return undefined
-  }
-
-  /** `sink`'s key (and account) holds `delta` more (or fewer) client subscriptions on logs filter `filter`. */
-  #holdLogs(sink: SubscriptionSink, filter: string, delta: 1 | -1): void {
-    holdIn(this.#logsByOwner, sink.owner, filter, delta)
-    holdIn(this.#logsByAccount, sink.account, filter, delta)
   }
 
   stats(): SubscriptionHubStats {
@@ -252,29 +166,28 @@ export class SubscriptionHub {
     for (const shared of this.#shared.values()) if (shared.upstreamId !== undefined) upstream[shared.request.kind]++
     return {
       network: this.network,
-      node: this.#current?.name,
+      node: this.#nodes.current?.name,
       upstream,
       subscribeCalls: { ...this.#subscribeCalls },
       clients: this.#clients.size,
       notificationsIn: this.#notificationsIn,
-      logsFiltersRefused: { ...this.#logsRefused },
+      logsFiltersRefused: this.#logsFilters.refusedCounts(),
     }
   }
 
   /** Stop: no more subscriptions (the nodes' sockets are closed by their owner). */
   close(): void {
     this.#closed = true
+    this.#nodes.close()
     this.#shared.clear()
-    this.#logsByOwner.clear()
-    this.#logsByAccount.clear()
-    this.#logsShared = 0
+    this.#logsFilters.clear()
     this.#byUpstreamId.clear()
     this.#clients.clear()
   }
 
   /** The first upstream subscribe of a shared subscription. */
   async #open(shared: Shared): Promise<SubscribeResult> {
-    const node = this.#ensureNode()
+    const node = this.#nodes.ensure()
     if (node === undefined) return { ok: false, failure: 'no-node' }
     const generation = this.#generation
     let text: string
@@ -312,7 +225,7 @@ export class SubscriptionHub {
   #close(shared: Shared): void {
     this.#forget(shared)
     const id = shared.upstreamId
-    const node = this.#current
+    const node = this.#nodes.current
     if (id === undefined || node?.ws === undefined || !node.ws.isOpen()) return
     node.ws.call('eth_unsubscribe', [id], this.#opts.timeoutMs).catch(() => {
       // The socket went meanwhile: the subscription went with it.
@@ -322,40 +235,14 @@ export class SubscriptionHub {
   #forget(shared: Shared): void {
     if (this.#shared.get(shared.request.key) === shared) {
       this.#shared.delete(shared.request.key)
-      if (shared.request.kind === 'logs') this.#logsShared--
+      if (shared.request.kind === 'logs') this.#logsFilters.upstreamClosed()
     }
     if (shared.upstreamId !== undefined) this.#byUpstreamId.delete(shared.upstreamId)
-  }
-
-  /** The node subscriptions live on, choosing one when there is none. */
-  #ensureNode(): UpstreamNode | undefined {
-    // A node on another chain never serves, not even as the last one open: its heads are not ours.
-    const serves = (n: UpstreamNode): boolean => n.ws!.isOpen() && n.outReason() !== 'wrong-chain'
-    const current = this.#current
-    if (current !== undefined && serves(current) && this.#nodes.includes(current)) return current
-    const next = this.#nodes.find((n) => serves(n) && n.healthy()) ?? this.#nodes.find(serves)
-    // A node a reload dropped serves on while none of the new ones is open yet (see setNodes).
-    if (next === undefined && current !== undefined && serves(current)) return current
-    if (next !== current) this.#moveTo(next)
-    return next
-  }
-
-  #onStateChange(node: UpstreamNode, open: boolean): void {
-    if (this.#closed) return
-    if (!open && node === this.#current) {
-      this.#opts.onWarning?.('subscription node lost; moving the subscriptions', { network: this.network, node: node.name })
-      this.#current = undefined
-      this.#ensureNode() ?? this.#moveTo(undefined)
-      return
-    }
-    // A node opened while the subscriptions have none, or sit on a node a reload dropped.
-    if (open && this.#shared.size > 0 && (this.#current === undefined || !this.#nodes.includes(this.#current))) this.#ensureNode()
   }
 
   /** Move every shared subscription to `node` (undefined: none is reachable; they wait). */
   #moveTo(node: UpstreamNode | undefined): void {
     this.#generation++
-    this.#current = node
     this.#byUpstreamId.clear()
     this.#orphans = new Map()
     for (const shared of this.#shared.values()) shared.upstreamId = undefined
@@ -382,8 +269,8 @@ export class SubscriptionHub {
     }
   }
 
-  #onNotification(node: UpstreamNode, text: string): void {
-    if (node !== this.#current) return
+  /** A notification from the node the subscriptions live on. */
+  #onNotification(text: string): void {
     this.#notificationsIn++
     const span = subscriptionIdSpan(text)
     if (span === undefined) return
@@ -407,52 +294,7 @@ export class SubscriptionHub {
     const span = subscriptionIdSpan(text)!
     const before = text.slice(0, span.start)
     const after = text.slice(span.end)
-    const kind = this.#current?.kind ?? 'full'
+    const kind = this.#nodes.current?.kind ?? 'full'
     for (const [id, sink] of shared.clients) sink.notify(id, before + id + after, kind)
   }
-}
-
-/** `who` holds `delta` more (or fewer) client subscriptions on `filter`: its distinct filters are the inner map's keys. */
-function holdIn(byWho: Map<string, Map<string, number>>, who: string, filter: string, delta: 1 | -1): void {
-  let owned = byWho.get(who)
-  if (owned === undefined) {
-    if (delta < 0) return
-    owned = new Map()
-    byWho.set(who, owned)
-  }
-  const n = (owned.get(filter) ?? 0) + delta
-  if (n > 0) owned.set(filter, n)
-  else owned.delete(filter)
-  if (owned.size === 0) byWho.delete(who)
-}
-
-/** A subscription id in the form nodes use (0x and 32 hex digits), unguessable. */
-function newSubscriptionId(): string {
-  return `0x${randomBytes(16).toString('hex')}`
-}
-
-/** The node's subscription id from its answer to eth_subscribe; undefined when it is an error. */
-function subscriptionIdOf(text: string): string | undefined {
-  try {
-    if (readResponseHead(text).isError) return undefined
-    const result = (JSON.parse(text) as { result?: unknown }).result
-    return typeof result === 'string' ? result : undefined
-  } catch {
-    return undefined
-  }
-}
-
-const SUBSCRIPTION_MEMBER = '"subscription":"'
-
-/**
- * Where the subscription id lies in a notification text. Nodes write `"params":{"subscription":
- * "0x…","result":…}`; nothing inside a result (hex strings and numbers) can hold that member, so
- * its first occurrence is the one. Undefined for anything else (not a notification).
- */
-function subscriptionIdSpan(text: string): { start: number; end: number } | undefined {
-  const at = text.indexOf(SUBSCRIPTION_MEMBER)
-  if (at < 0) return undefined
-  const start = at + SUBSCRIPTION_MEMBER.length
-  const end = text.indexOf('"', start)
-  return end < 0 ? undefined : { start, end }
 }
