@@ -42,9 +42,17 @@ function openRaw(apiKey: string): Promise<RawWs> {
     const onData = (d: Buffer): void => {
       head += d.toString('latin1')
       if (!head.includes('\r\n\r\n')) return
+      if (head.startsWith('HTTP/1.1 101')) {
+        socket.off('data', onData)
+        return resolve({ socket })
+      }
+      // A refusal: its body (which names the reason: which 401, which 429) goes into the failure.
+      const [status, rest] = [head.split('\r\n')[0], head.slice(head.indexOf('\r\n\r\n') + 4)]
+      const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+      if (Buffer.byteLength(rest, 'latin1') < length) return
       socket.off('data', onData)
-      if (head.startsWith('HTTP/1.1 101')) resolve({ socket })
-      else reject(new Error(`upgrade refused: ${head.split('\r\n')[0]}`))
+      socket.destroy()
+      reject(new Error(`upgrade refused for key ${keys.indexOf(apiKey)}: ${status}; ${rest}`))
     }
     socket.on('data', onData)
     socket.write(
@@ -132,5 +140,5 @@ t.test('40 unfinished frames just under the limit hold at most the limit each', 
     headers: { 'content-type': 'application/json' },
     body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
   })
-  t.same(await res.json(), { jsonrpc: '2.0', id: 1, result: '0x7a69' })
+  t.same(await res.json(), { jsonrpc: '2.0', id: 1, result: '0x7a69' }, `served over HTTP (status ${res.status})`)
 })
