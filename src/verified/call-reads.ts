@@ -11,7 +11,7 @@ import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
 import { codeAnswer } from '../verify/state-answers.js'
 import { EMPTY_CODE_HASH, type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
-import { firstPassing } from './first-passing.js'
+import { firstPassing, harmlessOnly } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** Rounds of "prove what the run touched that was not proven yet, run again" before giving up. */
@@ -209,10 +209,10 @@ export class VerifiedCalls {
     }
   }
 
-  async #errorOnly(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const answer = await this.pool.call(kind, 'eth_call', params, idJson, { ...opts, checked: true })
-    if (answer.isError) return answer
-    throw new VerificationError('CALL_RESULT', 'eth_call', 'a call at a block the nodes agree on', 'pending, or a block no node agreed on')
+  /** A call at a block this gateway cannot check: only a node's error goes on. */
+  #errorOnly(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const refused = () => new VerificationError('CALL_RESULT', 'eth_call', 'a call at a block the nodes agree on', 'pending, or a block no node agreed on')
+    return harmlessOnly(this.pool, { kind, method: 'eth_call', params, idJson, opts }, () => false, refused)
   }
 }
 

@@ -70,3 +70,20 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
 function unverified(failures: number, last: VerificationError): AnswerUnverified {
   return new AnswerUnverified(`${failures} node answer${failures === 1 ? '' : 's'} failed ${last.code} (${last.subject})`, { cause: last })
 }
+
+/**
+ * A read this gateway cannot check (`pending`, a block no node agreed on, a parameter it cannot
+ * read): one node's answer goes on only when it is `harmless` (an error; no logs), which tells the
+ * client nothing a liar could use. Any other answer is `refused` (the client gets
+ * ANSWER_UNVERIFIED naming it), never handed on unchecked.
+ */
+export async function harmlessOnly(
+  pool: UpstreamPool,
+  call: { kind: NodeKind; method: string; params: unknown; idJson: string; opts: PoolCallOptions },
+  harmless: (answer: Answer) => boolean,
+  refused: () => Error,
+): Promise<Answer> {
+  const answer = await pool.call(call.kind, call.method, call.params, call.idJson, { ...call.opts, checked: true })
+  if (answer.isError || harmless(answer)) return answer
+  throw refused()
+}

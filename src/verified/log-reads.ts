@@ -8,7 +8,7 @@ import { logMatches } from '../verify/log-filter.js'
 import type { Hex, RpcHeader, RpcLog } from '../verify/rpc-shapes.js'
 import type { VerifiedBlockReads } from './block-reads.js'
 import { blockRefOf } from './block-ref.js'
-import { firstPassing } from './first-passing.js'
+import { firstPassing, harmlessOnly } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** Bounds of a verified eth_getLogs (per part of a split range: src/get-logs/). */
@@ -18,6 +18,10 @@ export interface LogProofLimits {
   /** Blocks whose bloom may match the filter, whose receipts are fetched and proven (one node call each). */
   maxCandidates: number
 }
+
+/** Headers asked of a node in one upstream batch, and such batches in flight at once, for one range. */
+const HEADER_BATCH = 100
+const HEADER_BATCHES_AT_ONCE = 4
 
 /** The defaults (docs/verified-answers.md). */
 export const LOG_PROOF_LIMITS: LogProofLimits = { maxBlocks: 2_000, maxCandidates: 100 }
@@ -41,8 +45,8 @@ export class LogsRangeTooWide extends Error {
  * node's answer, in order: a log left out, added, moved or altered fails LOGS_COMPLETE. The node's
  * answer is handed on as it is.
  *
- * Cost: the node's eth_getLogs, a header per block of the range but the top (linked), the top's
- * agreement (shared), and the receipts of each candidate block.
+ * Cost: the node's eth_getLogs, a header per block of the range but the top (linked; asked in
+ * upstream batches of 100), the top's agreement (shared), and the receipts of each candidate block.
  */
 export class VerifiedLogReads {
   constructor(
@@ -124,14 +128,7 @@ export class VerifiedLogReads {
   async #linkedDown(kind: NodeKind, top: TrustedHeader, from: number, opts: PoolCallOptions): Promise<TrustedHeader[]> {
     const numbers: number[] = []
     for (let n = top.number - 1; n >= from; n--) numbers.push(n)
-    // Headers kept from an earlier range (or agreed) are not asked again; the rest in parallel.
-    const fetched = await Promise.all(
-      numbers.map((n) =>
-        this.headers.kept(n) !== undefined
-          ? undefined
-          : this.pool.call(kind, 'eth_getBlockByNumber', [hex(n), false], '0', { ...opts, minBlock: n, checked: true }).catch(() => undefined),
-      ),
-    )
+    const fetched = await this.#headersOf(kind, numbers, opts)
     const out: TrustedHeader[] = [top]
     let expected = top.header.parentHash.toLowerCase() as Hex
     for (const [i, n] of numbers.entries()) {
@@ -169,16 +166,39 @@ export class VerifiedLogReads {
     return out.reverse()
   }
 
+  /**
+   * The headers of `numbers` not kept already (an earlier range's, or agreed), as the nodes give
+   * them: in upstream batches of HEADER_BATCH, HEADER_BATCHES_AT_ONCE at a time, so that a range of
+   * 2,000 blocks is 20 requests, never 2,000 at once. Unchecked here (#linkedDown checks each
+   * against its child's parentHash); undefined where a batch failed or left a call out.
+   */
+  async #headersOf(kind: NodeKind, numbers: readonly number[], opts: PoolCallOptions): Promise<Array<Answer | undefined>> {
+    const out = new Array<Answer | undefined>(numbers.length)
+    const missing = numbers.flatMap((n, i) => (this.headers.kept(n) === undefined ? [i] : []))
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < missing.length) {
+        const part = missing.slice(next, next + HEADER_BATCH)
+        next += HEADER_BATCH
+        const calls = part.map((i) => ({ method: 'eth_getBlockByNumber', params: [hex(numbers[i]!), false], clientIdJson: '0' }))
+        const answers = await this.pool.callBatch(kind, calls, { ...opts, checked: true }).catch(() => [])
+        for (const [j, i] of part.entries()) out[i] = answers[j]
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(HEADER_BATCHES_AT_ONCE, Math.ceil(missing.length / HEADER_BATCH)) }, worker))
+    return out
+  }
+
   /** A filter naming no block this gateway can check (pending, malformed, a block no node has): only an error or no logs is handed on. */
-  async #errorOrEmpty(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const answer = await this.pool.call(kind, 'eth_getLogs', params, idJson, { ...opts, checked: true })
-    if (answer.isError || /"result"\s*:\s*\[\s*\]/.test(answer.text)) return answer
-    throw new VerificationError(
-      'LOGS_COMPLETE',
-      'eth_getLogs',
-      'logs of blocks the nodes agree on',
-      'logs of a range this gateway cannot check (pending, or blocks no node agreed on)',
-    )
+  #errorOrEmpty(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+    const refused = () =>
+      new VerificationError(
+        'LOGS_COMPLETE',
+        'eth_getLogs',
+        'logs of blocks the nodes agree on',
+        'logs of a range this gateway cannot check (pending, or blocks no node agreed on)',
+      )
+    return harmlessOnly(this.pool, { kind, method: 'eth_getLogs', params, idJson, opts }, (a) => /"result"\s*:\s*\[\s*\]/.test(a.text), refused)
   }
 }
 

@@ -6,7 +6,7 @@ import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../verify/state-answers.js'
 import { type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
-import { AnswerUnverified, firstPassing } from './first-passing.js'
+import { AnswerUnverified, firstPassing, harmlessOnly } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** Where each state read keeps its address, its storage slots and its block (params' indexes). */
@@ -50,10 +50,10 @@ export class VerifiedStateReads {
     const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [asSlotWord(list[where.slot])] : []
     if (ref === undefined || typeof address !== 'string' || !Array.isArray(slots) || slots.some((s) => typeof s !== 'string')) {
       // Not a read this gateway can name a block or an account for: only the node's error is handed on.
-      return this.#errorOnly(kind, method, params, idJson, opts)
+      return this.#errorOnly({ kind, method, params, idJson, opts })
     }
     const header = await this.headers.at(ref)
-    if (header === null) return this.#errorOnly(kind, method, params, idJson, opts)
+    if (header === null) return this.#errorOnly({ kind, method, params, idJson, opts })
     const { account, answer } = await this.#proven(kind, address as Hex, slots as Hex[], header, opts)
     if (account === undefined) return answer.withId(idJson)
     let out: Answer
@@ -101,10 +101,14 @@ export class VerifiedStateReads {
   }
 
   /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */
-  async #errorOnly(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const answer = await this.pool.call(kind, method, params, idJson, { ...opts, checked: true })
-    if (answer.isError) return answer
-    throw new AnswerUnverified(`a node answered ${method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`)
+  #errorOnly(call: { kind: NodeKind; method: string; params: unknown; idJson: string; opts: PoolCallOptions }): Promise<Answer> {
+    const what = `a node answered ${call.method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`
+    return harmlessOnly(
+      this.pool,
+      call,
+      () => false,
+      () => new AnswerUnverified(what),
+    )
   }
 }
 
