@@ -21,6 +21,7 @@ export type VerifyCheck =
   | 'RECEIPT_PLACE'
   | 'LOGS_COMPLETE'
   | 'CALL_RESULT'
+  | 'GAS_ESTIMATE'
 
 /**
  * An answer that failed a check: `code` names the check, `subject` the field, root or proof that
