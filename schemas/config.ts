@@ -91,7 +91,7 @@ const networkSchema = Strict({
   verify: Type.Optional(
     Type.Union([Type.Literal('off'), Type.Literal('reads'), Type.Literal('calls')], {
       description:
-        "Check node answers before they reach a client (default off): `reads` proves eth_getBalance, eth_getTransactionCount, eth_getCode, eth_getStorageAt and eth_getProof against a header the network's nodes agree on (one eth_getProof per read, plus eth_getCode for code), checks blocks, transactions (by hash, by block and index) and receipts (eth_getBlockReceipts, eth_getTransactionReceipt) against its roots, and proves eth_getLogs complete (header blooms, candidate blocks' receipts; at most 2,000 blocks and 100 candidate blocks a call). An answer that fails goes to another node; when none passes, the client gets ANSWER_UNVERIFIED. See docs/verified-answers.md.",
+        "Check node answers before they reach a client (default off): `reads` proves eth_getBalance, eth_getTransactionCount, eth_getCode, eth_getStorageAt and eth_getProof against a header the network's nodes agree on (one eth_getProof per read, plus eth_getCode for code), checks blocks, transactions (by hash, by block and index) and receipts (eth_getBlockReceipts, eth_getTransactionReceipt) against its roots, and proves eth_getLogs complete (header blooms, candidate blocks' receipts; at most 2,000 blocks and 100 candidate blocks a call). `calls` also runs eth_call and eth_estimateGas in the gateway's EVM on proven state (an estimate must be enough, and at most 2% above the least gas that works). An answer that fails goes to another node; when none passes, the client gets ANSWER_UNVERIFIED. See docs/verified-answers.md.",
     }),
   ),
   consensus: Type.Optional(

@@ -6,9 +6,8 @@ import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import type { Hex } from '../verify/rpc-shapes.js'
-import { blockRefOf } from './block-ref.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
-import { type CallObject, ProvenRun } from './proven-run.js'
+import { type CallObject, callAt, ProvenRun } from './proven-run.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /**
@@ -28,11 +27,9 @@ export class VerifiedCalls {
   ) {}
 
   async call(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const list = Array.isArray(params) ? params : []
-    const tx = list[0] as CallObject | undefined
-    const ref = blockRefOf(list[1] ?? 'latest')
-    if (tx === null || typeof tx !== 'object' || ref === undefined || ('tag' in ref && ref.tag === 'pending'))
-      return this.#errorOnly(kind, params, idJson, opts)
+    const at = callAt(params)
+    if (at === undefined) return this.#errorOnly(kind, params, idJson, opts)
+    const { tx, ref } = at
     const header = await this.headers.at(ref)
     if (header === null) return this.#errorOnly(kind, params, idJson, opts)
     const run = await this.#run(kind, tx, header, opts)

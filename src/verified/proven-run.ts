@@ -8,6 +8,7 @@ import { VerificationError, type VerifyCheck } from '../verify/errors.js'
 import type { Hex, RpcAccountProof, RpcHeader } from '../verify/rpc-shapes.js'
 import { codeAnswer } from '../verify/state-answers.js'
 import { EMPTY_CODE_HASH, type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
+import { type BlockRef, blockRefOf } from './block-ref.js'
 import { firstPassing } from './first-passing.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
@@ -25,6 +26,18 @@ export interface CallObject {
   value?: Hex
   gas?: Hex
   accessList?: { address: Hex; storageKeys: Hex[] }[]
+}
+
+/**
+ * The call object and the block of eth_call's or eth_estimateGas's params, or undefined when there
+ * is nothing a run here can check (no object, a block parameter it cannot read, `pending`).
+ */
+export function callAt(params: unknown): { tx: CallObject & Record<string, unknown>; ref: BlockRef } | undefined {
+  const list = Array.isArray(params) ? params : []
+  const tx = list[0] as (CallObject & Record<string, unknown>) | undefined
+  const ref = blockRefOf(list[1] ?? 'latest')
+  if (tx === null || typeof tx !== 'object' || ref === undefined || ('tag' in ref && ref.tag === 'pending')) return undefined
+  return { tx, ref }
 }
 
 /** The header fields a run needs beyond the proven ones. */

@@ -5,6 +5,7 @@ import { VerificationError } from '../verify/errors.js'
 import { isVerifiedBlockRead, VerifiedBlockReads } from './block-reads.js'
 import { AnswerUnverified } from './first-passing.js'
 import { VerifiedCalls } from './call-reads.js'
+import { VerifiedEstimates } from './estimate-reads.js'
 import { LogsRangeTooWide, VerifiedLogReads } from './log-reads.js'
 import { isVerifiedStateRead, VerifiedStateReads } from './state-reads.js'
 import { TrustedHeaders } from './trusted-headers.js'
@@ -20,7 +21,7 @@ export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | '
 /** Whether the network's `verify` setting checks this method (docs/verified-answers.md). */
 export function isVerifiedRead(method: string, verify: 'off' | 'reads' | 'calls'): boolean {
   if (verify === 'off') return false
-  if (method === 'eth_call') return verify === 'calls'
+  if (method === 'eth_call' || method === 'eth_estimateGas') return verify === 'calls'
   return isVerifiedStateRead(method) || isVerifiedBlockRead(method) || method === 'eth_getLogs'
 }
 
@@ -37,6 +38,7 @@ export class VerifiedReads {
   readonly blocks: VerifiedBlockReads
   readonly logs: VerifiedLogReads
   readonly calls: VerifiedCalls
+  readonly estimates: VerifiedEstimates
   /** Reads by method and outcome, for /metrics. */
   readonly outcomes = new Map<string, Map<VerifyOutcome, number>>()
 
@@ -46,6 +48,7 @@ export class VerifiedReads {
     this.blocks = new VerifiedBlockReads(pool, this.headers)
     this.logs = new VerifiedLogReads(pool, this.headers, this.blocks)
     this.calls = new VerifiedCalls(pool, this.headers)
+    this.estimates = new VerifiedEstimates(pool, this.headers)
   }
 
   async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
@@ -55,7 +58,9 @@ export class VerifiedReads {
           ? await this.logs.call(kind, params, idJson, opts)
           : method === 'eth_call'
             ? await this.calls.call(kind, params, idJson, opts)
-            : await (isVerifiedStateRead(method) ? this.state : this.blocks).call(kind, method, params, idJson, opts)
+            : method === 'eth_estimateGas'
+              ? await this.estimates.call(kind, params, idJson, opts)
+              : await (isVerifiedStateRead(method) ? this.state : this.blocks).call(kind, method, params, idJson, opts)
       this.#count(method, out.verifiedAt !== undefined ? 'verified' : 'passed')
       return out
     } catch (err) {

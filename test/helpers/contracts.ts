@@ -70,11 +70,15 @@ export function chainAt(url: string, chainId = 31337): Chain {
   }
 }
 
+/** The creation code of an OpenZeppelin ERC-20 whose whole supply (1,000,000 tokens) goes to `owner`. */
+export function tokenInitCode(owner: Address, symbol = 'TUSD'): Hex {
+  const art = ozArtifact('ERC20PresetFixedSupply')
+  return encodeDeployData({ abi: art.abi as Abi, bytecode: art.bytecode, args: [`Test ${symbol}`, symbol, parseUnits('1000000', 18), owner] })
+}
+
 /** Deploy a fresh OpenZeppelin ERC-20 whose whole supply (1,000,000 tokens) belongs to `owner`. */
 export async function deployToken(chain: Chain, owner: PrivateKeyAccount, symbol = 'TUSD'): Promise<Address> {
-  const art = ozArtifact('ERC20PresetFixedSupply')
-  const data = encodeDeployData({ abi: art.abi as Abi, bytecode: art.bytecode, args: [`Test ${symbol}`, symbol, parseUnits('1000000', 18), owner.address] })
-  const hash = await chain.send(owner, { data })
+  const hash = await chain.send(owner, { data: tokenInitCode(owner.address, symbol) })
   const address = (await chain.receipt(hash)).contractAddress
   if (!address) throw new Error('token deployment failed')
   return address
