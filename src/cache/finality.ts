@@ -85,7 +85,7 @@ export class FinalityTracker {
     const node = this.#nodeFor(pool, kind, state)
     if (node === undefined) return
     const block = async (tag: string): Promise<{ ref?: BlockRef; error: boolean }> => {
-      const reply = await pool.call(kind, 'eth_getBlockByNumber', [tag, false], '0', { timeoutMs: this.opts.timeoutMs, node })
+      const reply = await pool.call(kind, 'eth_getBlockByNumber', [tag, false], '0', { timeoutMs: this.opts.timeoutMs, node, alone: true })
       if (reply.isError) return { error: true }
       const result = (JSON.parse(reply.text) as { result?: { number?: string; hash?: string } | null }).result
       if (!result || typeof result.number !== 'string' || typeof result.hash !== 'string') return { error: false }

@@ -27,10 +27,11 @@ interface Waiting {
  * was a third of the CPU of a call to an HTTP-only node (bench/README.md, session 8), and most
  * providers are reached over HTTP only. A call that is alone in its turn goes alone, as before.
  *
- * What never waits for a batch: a call not safe to repeat (eth_sendRawTransaction: the pool's
- * failover rules for it are those of a single call), and heavy calls (traces, eth_getLogs,
- * receipts of a whole block): a batch answers when its slowest call does, and a large answer
- * sent alone stays bytes all the way to the client.
+ * What never waits for a batch: the gateway's own polls (`alone`: a node that holds one, say a
+ * `finalized` block it never answers, would hold the client calls batched with it), a call not
+ * safe to repeat (eth_sendRawTransaction: the pool's failover rules for it are those of a single
+ * call), and heavy calls (traces, eth_getLogs, receipts of a whole block): a batch answers when its
+ * slowest call does, and a large answer sent alone stays bytes all the way to the client.
  *
  * A node that answers a batch with anything but an array (some refuse batches, or answer a
  * rate-limit error as one object) gets each call of it alone, and single calls for a while.
@@ -60,8 +61,8 @@ export class CallCoalescer {
    * Send one call, with the others of this turn when it may wait for them; resolves with the
    * node's answer to it (our id in it), as bytes when it went alone, as text from a batch.
    */
-  call(method: string, params: unknown, timeoutMs: number): Promise<Buffer | string> {
-    if (this.#maxCalls === 1 || !mayWait(method) || (this.#refusedUntil !== 0 && this.#now() < this.#refusedUntil))
+  call(method: string, params: unknown, timeoutMs: number, alone = false): Promise<Buffer | string> {
+    if (alone || this.#maxCalls === 1 || !mayWait(method) || (this.#refusedUntil !== 0 && this.#now() < this.#refusedUntil))
       return this.#alone(method, params, timeoutMs)
     return new Promise((resolve, reject) => {
       this.#waiting.push({ method, params, timeoutMs, resolve, reject })

@@ -52,6 +52,11 @@ export interface NodeCallOptions {
   account?: CallFor
   /** A heavy call (method table `heavy`): its latency goes to heavyLatency. */
   heavy?: boolean
+  /**
+   * Sent in a request of its own, never in an upstream batch with other calls (CallCoalescer): the
+   * gateway's own polls, so that a node that holds one of them holds no client's call with it.
+   */
+  alone?: boolean
 }
 
 /** The params of the question that decides anvil's undecided WebSocket answer (#decidedOverHttp). */
@@ -140,8 +145,9 @@ export class UpstreamNode {
     const capacity = this.capacity
     const account = opts?.account
     const heavy = opts?.heavy === true
-    if (capacity === undefined || account === undefined) return this.#call(method, params, timeoutMs, heavy)
-    return this.#withSlot(capacity, account, timeoutMs, (left) => this.#call(method, params, left, heavy))
+    const alone = opts?.alone === true
+    if (capacity === undefined || account === undefined) return this.#call(method, params, timeoutMs, heavy, alone)
+    return this.#withSlot(capacity, account, timeoutMs, (left) => this.#call(method, params, left, heavy, alone))
   }
 
   /**
@@ -164,7 +170,7 @@ export class UpstreamNode {
     }
   }
 
-  async #call(method: string, params: unknown, timeoutMs: number, heavy: boolean): Promise<Answer> {
+  async #call(method: string, params: unknown, timeoutMs: number, heavy: boolean, alone: boolean): Promise<Answer> {
     this.#health.begin()
     this.counters.calls++
     this.#inFlight++
@@ -178,7 +184,7 @@ export class UpstreamNode {
         answer = await this.ws.callBytes(method, params, timeoutMs)
       } else {
         this.counters.httpCalls++
-        answer = await this.#coalescer.call(method, params, timeoutMs)
+        answer = await this.#coalescer.call(method, params, timeoutMs, alone)
       }
       // Small answers become text at once: splicing a short string costs less than byte buffers
       // (the bench's small calls measured it); large ones stay bytes all the way to the client.

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { rawRpc, startAnvil } from '../../harness/anvil.js'
 import { startCountingProxy } from '../helpers/counting-proxy.js'
+import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { freePort } from '../../harness/free-port.js'
 import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamPool } from '../../src/upstream/pool.js'
@@ -242,4 +243,25 @@ t.test('a call sent again alone after its batch gets only the time it has left',
     { status: 'rejected', reason: { name: 'UpstreamTimeout', timeoutMs: 5_000 } },
   ])
   t.same(proxy.requests.slice(before), [2], 'the refused batch only: no call sent again without time left')
+})
+
+t.test("the gateway's own polls go alone: a node that holds one holds no client's call with it", async (t) => {
+  // A node that never answers a block read in time (as the finality tracker's `finalized` poll
+  // met in a CI run: a balance batched with it waited for the whole time-out, 2 answers of 3).
+  const holding = await startFaultProxy(anvil)
+  holding.set('eth_getBlockByNumber', { delayMs: 600_000 })
+  const node = new UpstreamNode({ name: 'holds-blocks', kind: 'full', url: holding.url })
+  const pool = new UpstreamPool('eth-1', [node], {})
+  t.teardown(async () => {
+    await pool.close()
+    await holding.close()
+  })
+  // In one turn of the event loop: the poll, then a client's balance.
+  const poll = node.call('eth_getBlockByNumber', ['finalized', false], 60_000, { alone: true }).catch((err: Error) => err)
+  const balance = await pool.call('full', 'eth_getBalance', [funded[0], 'latest'], '1', { timeoutMs: 30_000 })
+  t.match(balance.text, /^\{"jsonrpc":"2.0","id":1,"result":"0x[0-9a-f]+"\}$/, 'the balance is answered')
+  t.equal(holding.received('eth_getBlockByNumber'), 1, 'the poll reached the node')
+  t.equal(holding.forwarded('eth_getBlockByNumber'), 0, 'and is still held there')
+  t.equal(holding.received('eth_getBalance'), 1, 'the balance went in a request of its own')
+  void poll
 })
