@@ -1,6 +1,6 @@
 import { unitsOf } from '../events/usage-units.js'
 import type { HourlyUsageRow, KeyUsageFoldedRow, KeyUsageHourRow, RefusalsByRule, UsageFilter, UsageRow, UsageTotals } from '../store/records.js'
-import { addRefusals, emptyUsage, HOUR_MS, hourlyUsageKey, keyUsageHourStart } from '../store/records.js'
+import { addRefusals, emptyUsage, HOUR_MS, hourlyUsageKey, keyUsageHourKey, keyUsageHourStart } from '../store/records.js'
 import type { StateStore } from '../store/state-store.js'
 import { KEY_USAGE_FOLDED_BEFORE } from './usage-rows.js'
 
@@ -37,8 +37,9 @@ export function accountRefusals(store: StateStore, accountId: string, from: numb
   let sum: RefusalsByRule | undefined
   const table = store.table('keyUsageHours')
   for (let hour = from - (from % HOUR_MS); hour < to; hour += HOUR_MS) {
-    const prefix = `${keyUsageHourStart(hour)}|${accountId}|`
-    for (const { value } of table.getRange({ start: prefix, end: `${keyUsageHourStart(hour)}|${accountId}}` })) sum = addRefusals(sum, value.refused)
+    // `<hour>|<account>|`: the account's keys' rows of that hour follow it, up to '}' (right after '|').
+    const first = keyUsageHourKey(hour, accountId, '')
+    for (const { value } of table.getRange({ start: first, end: `${first.slice(0, -1)}}` })) sum = addRefusals(sum, value.refused)
   }
   return sum ?? {}
 }
