@@ -25,7 +25,7 @@ import { sessionHashOf, signIn } from '../siwe/sign-in.js'
 import { ApiError } from './api-errors.js'
 import { ApiLimits } from './api-limits.js'
 import { cookiePolicy, type CookiePolicy } from './session-cookie.js'
-import { usageHourly } from '../usage/usage-queries.js'
+import { accountRefusals, usageHourly } from '../usage/usage-queries.js'
 
 export interface DashboardDeps {
   config: Config
@@ -301,7 +301,10 @@ export class DashboardService {
     return { restrictions: await restrictKey(this.#commandDeps(), { accountId: session.accountId, restrictions: input, replace: true }) }
   }
 
-  /** Calls and their compute units per hour for the last `hours` hours (this one included), by network and node kind. */
+  /**
+   * Calls and their compute units per hour for the last `hours` hours (this one included), by network
+   * and node kind; and the calls the account's keys' own rules refused in those hours, by rule.
+   */
   usage(session: Session, hoursParam: string | null): unknown {
     const hours = Math.min(168, Math.max(1, Number(hoursParam) || 24))
     const now = this.#deps.clock.now()
@@ -327,7 +330,8 @@ export class DashboardService {
       s.errors[i] += row.errors
       s.units[i] += row.units
     }
-    return { from, hours, hourMs: HOUR_MS, series: [...series.values()] }
+    const refused = accountRefusals(this.#deps.store, session.accountId, from, lastHour + HOUR_MS)
+    return { from, hours, hourMs: HOUR_MS, series: [...series.values()], refused }
   }
 
   #account(session: Session): AccountRecord {

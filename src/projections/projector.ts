@@ -20,9 +20,6 @@ export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjecti
  */
 export const NOT_PROJECTED: Readonly<Partial<Record<EventType, string>>> = Object.freeze({
   WsLimited: 'a record of a WebSocket refusal for consumers of the stream; the decision in force is WsCooldownStarted or WsPenaltyImposed',
-  // Not yet in the usage projection (tollgate usage, the dashboard): consumers of the stream and
-  // /metrics see the refusals by rule meanwhile.
-  KeyRuleRefused: "calls refused by a key's own rules, for consumers of the stream; the rules in force are KeyRestricted",
 })
 
 /**

@@ -1,4 +1,4 @@
-import type { Entitlement, PaymentConfirmed } from '../events/types.js'
+import type { Entitlement, KeyRuleRefused, PaymentConfirmed } from '../events/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { unitsOf } from '../events/usage-units.js'
 import type { KeyRestrictions } from '../keys/key-restrictions.js'
@@ -250,7 +250,7 @@ export function accountInvoiceKey(accountId: string, createdAt: number, invoiceI
   return `${accountId}|${String(createdAt).padStart(15, '0')}|${invoiceId}`
 }
 
-/** What UsageRecorded events of one key add up to (the figures of `tollgate usage`). */
+/** What UsageRecorded events of one key add up to (the figures of `tollgate usage`), and its KeyRuleRefused. */
 export interface KeyUsage {
   requests: number
   errors: number
@@ -258,6 +258,28 @@ export interface KeyUsage {
   bytesOut: number
   /** Compute units (absent in rows written before units: see UsageTotals.units). */
   units: number
+  /**
+   * Calls refused by the key's own rules (KeyRuleRefused), by rule; absent when there were none, so
+   * that a row of a key that no rule refused is the row it was before refusals were counted.
+   */
+  refused?: RefusalsByRule
+}
+
+/** The rules of a key that refuse calls (src/keys/key-restrictions.ts), in the order they are shown. */
+export const REFUSAL_RULES = ['method', 'contract', 'ip', 'user-agent'] as const satisfies readonly KeyRuleRefused['rule'][]
+
+/** Calls refused per rule; a rule that refused none is absent. */
+export type RefusalsByRule = Partial<Record<KeyRuleRefused['rule'], number>>
+
+/** `a` and `b` added, rule by rule in REFUSAL_RULES order (a fixed order: the rows' bytes, and so the replay digest, follow it); undefined when both are empty. */
+export function addRefusals(a: RefusalsByRule | undefined, b: RefusalsByRule | undefined): RefusalsByRule | undefined {
+  if (a === undefined && b === undefined) return undefined
+  const sum: RefusalsByRule = {}
+  for (const rule of REFUSAL_RULES) {
+    const n = (a?.[rule] ?? 0) + (b?.[rule] ?? 0)
+    if (n > 0) sum[rule] = n
+  }
+  return Object.keys(sum).length === 0 ? undefined : sum
 }
 
 /** One row of the `keyUsageHours` db: a key's UsageRecorded sums in one hour (start, ms since epoch). */
@@ -301,13 +323,16 @@ export function keyUsageFoldedKey(accountId: string, keyId: string): string {
 
 /** A KeyUsage with `b` added to `a` (either may be absent: a row not written yet). */
 export function addKeyUsage(a: KeyUsage | undefined, b: KeyUsage): KeyUsage {
-  return {
+  const sum: KeyUsage = {
     requests: (a?.requests ?? 0) + b.requests,
     errors: (a?.errors ?? 0) + b.errors,
     bytesIn: (a?.bytesIn ?? 0) + b.bytesIn,
     bytesOut: (a?.bytesOut ?? 0) + b.bytesOut,
     units: (a === undefined ? 0 : unitsOf(a)) + unitsOf(b),
   }
+  const refused = addRefusals(a?.refused, b.refused)
+  if (refused !== undefined) sum.refused = refused
+  return sum
 }
 
 /** meta: the newest intervalStart of a usage event (ms); the usage windows end there (usage/usage-dedup.ts). */

@@ -1,9 +1,9 @@
-import type { NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
+import type { KeyRuleRefused, NotificationsRecorded, RateLimited, UsageRecorded } from '../events/types.js'
 import type { BufferedTable } from '../store/buffered-table.js'
 import { DAY_MS, USAGE_NEWEST, usageEventKey } from '../store/records.js'
 
 /** A usage event: what the usage projection counts once per id. */
-export type CountedEvent = UsageRecorded | RateLimited | NotificationsRecorded
+export type CountedEvent = UsageRecorded | RateLimited | NotificationsRecorded | KeyRuleRefused
 
 /**
  * Ids are kept for this long behind the newest interval seen. The log drops a re-sent id itself
@@ -149,11 +149,12 @@ export class UsageDedup {
   #producerNumber(e: CountedEvent): number {
     let slots = this.#producersByKey.get(e.keyId)
     if (slots === undefined) this.#producersByKey.set(e.keyId, (slots = []))
+    const stream = streamOf(e)
     for (const slot of slots) {
-      if (slot.type === e.type && slot.instance === e.instance && slot.network === e.network && slot.kind === e.kind) return slot.number
+      if (slot.type === e.type && slot.instance === e.instance && slot.network === e.network && slot.stream === stream) return slot.number
     }
     const number = this.#producers.push(producerOf(e)) - 1
-    slots.push({ type: e.type, instance: e.instance, network: e.network, kind: e.kind, number })
+    slots.push({ type: e.type, instance: e.instance, network: e.network, stream, number })
     return number
   }
 
@@ -274,7 +275,7 @@ interface ProducerSlot {
   type: CountedEvent['type']
   instance: string
   network: string
-  kind: CountedEvent['kind']
+  stream: string
   number: number
 }
 
@@ -293,5 +294,14 @@ function producerHorizon(newest: number): number {
 
 /** One producer's stream of usage events: they come in interval order (one instance's meter and outbox). */
 function producerOf(e: CountedEvent): string {
-  return `${e.type}|${e.instance}|${e.keyId}|${e.network}|${e.kind}`
+  return `${e.type}|${e.instance}|${e.keyId}|${e.network}|${streamOf(e)}`
+}
+
+/**
+ * What tells a key's streams of one type apart on one network besides the instance: the node kind,
+ * or for KeyRuleRefused (judged before a call is routed: no node kind) the rule, each rule's
+ * intervals being sent in order.
+ */
+function streamOf(e: CountedEvent): string {
+  return e.type === 'KeyRuleRefused' ? e.rule : e.kind
 }

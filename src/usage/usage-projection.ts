@@ -33,14 +33,14 @@ function openUsageLedger(tables: StateTables): UsageLedger {
 
 /**
  * Keeps `usage` (accountId|keyId|network|kind → totals), `usageHourly` (per account and hour, the
- * last days) and `keyUsageHours`/`keyUsageFolded` (UsageRecorded sums per key and hour, for
- * `tollgate usage`). Each event id is summed once, even when the log holds it twice: the log
+ * last days) and `keyUsageHours`/`keyUsageFolded` (UsageRecorded sums and KeyRuleRefused by rule
+ * per key and hour, for `tollgate usage` and the dashboard's refusals). Each event id is summed once, even when the log holds it twice: the log
  * dedups ids only within JetStream's duplicate window, and an outbox that re-sends after a long
  * outage stores the same fact at a second seq (see UsageDedup, whose state is bounded).
  */
 export const usageProjection: Projection = {
   name: 'usage',
-  handles: new Set(['NotificationsRecorded', 'RateLimited', 'UsageRecorded']),
+  handles: new Set(['NotificationsRecorded', 'RateLimited', 'UsageRecorded', 'KeyRuleRefused']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     // The projector hands this projection only the usage events it handles (CountedEvent).
     const ledger = usageLedger(writer)
@@ -61,6 +61,10 @@ export const usageProjection: Projection = {
       case 'NotificationsRecorded':
         if (!ledger.dedup.markCounted(event)) return
         ledger.rows.add(event, { notifications: event.notifications, bytesOut: event.bytesOut, units: event.units ?? 0 })
+        return
+      case 'KeyRuleRefused':
+        if (!ledger.dedup.markCounted(event)) return
+        ledger.rows.addRefused(event)
         return
       default:
         return

@@ -1,6 +1,6 @@
 import { unitsOf } from '../events/usage-units.js'
-import type { HourlyUsageRow, KeyUsageFoldedRow, KeyUsageHourRow, UsageFilter, UsageRow, UsageTotals } from '../store/records.js'
-import { emptyUsage, hourlyUsageKey, keyUsageHourStart } from '../store/records.js'
+import type { HourlyUsageRow, KeyUsageFoldedRow, KeyUsageHourRow, RefusalsByRule, UsageFilter, UsageRow, UsageTotals } from '../store/records.js'
+import { addRefusals, emptyUsage, HOUR_MS, hourlyUsageKey, keyUsageHourKey, keyUsageHourStart } from '../store/records.js'
 import type { StateStore } from '../store/state-store.js'
 import { KEY_USAGE_FOLDED_BEFORE } from './usage-rows.js'
 
@@ -25,6 +25,23 @@ export function* keyUsageHours(store: StateStore, from: number, to: number): Gen
     const [hour, accountId, keyId] = key.split('|') as [string, string, string]
     yield { hour: Number(hour), accountId, keyId, ...value, units: unitsOf(value) }
   }
+}
+
+/**
+ * An account's calls refused by its keys' own rules, by rule, in the hours from `from` (ms,
+ * inclusive) to `to` (exclusive), as kept by hour (the last KEY_USAGE_HOURS_KEPT hours): every key of
+ * the account, revoked ones included. One seek per hour into keyUsageHours (hour first, then
+ * account): the dashboard's longest view, 168 hours, is 168 short ranges.
+ */
+export function accountRefusals(store: StateStore, accountId: string, from: number, to: number): RefusalsByRule {
+  let sum: RefusalsByRule | undefined
+  const table = store.table('keyUsageHours')
+  for (let hour = from - (from % HOUR_MS); hour < to; hour += HOUR_MS) {
+    // `<hour>|<account>|`: the account's keys' rows of that hour follow it, up to '}' (right after '|').
+    const first = keyUsageHourKey(hour, accountId, '')
+    for (const { value } of table.getRange({ start: first, end: `${first.slice(0, -1)}}` })) sum = addRefusals(sum, value.refused)
+  }
+  return sum ?? {}
 }
 
 /** UsageRecorded sums per key over the hours before keyUsageFoldedBefore(), one account's or all. */

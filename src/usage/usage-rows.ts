@@ -1,8 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
-import type { UsageRecorded } from '../events/types.js'
+import type { KeyRuleRefused, UsageRecorded } from '../events/types.js'
 import { unitsOf } from '../events/usage-units.js'
 import type { BufferedTable } from '../store/buffered-table.js'
-import type { HourlyUsage, KeyUsage, UsageTotals } from '../store/records.js'
+import type { HourlyUsage, KeyUsage, RefusalsByRule, UsageTotals } from '../store/records.js'
 import {
   addKeyUsage,
   DAY_MS,
@@ -30,7 +30,7 @@ export interface UsageRowTables {
   usage: BufferedTable<UsageTotals>
   /** hourlyUsageKey() → an account's calls in one hour (the dashboard's chart), the last days. */
   usageHourly: BufferedTable<HourlyUsage>
-  /** keyUsageHourKey() → a key's UsageRecorded sums in one hour (`tollgate usage`), the last weeks. */
+  /** keyUsageHourKey() → a key's UsageRecorded sums and KeyRuleRefused by rule in one hour (`tollgate usage`), the last weeks. */
   keyUsageHours: BufferedTable<KeyUsage>
   /** keyUsageFoldedKey() → a key's UsageRecorded sums over the hours folded out of keyUsageHours. */
   keyUsageFolded: BufferedTable<KeyUsage>
@@ -65,6 +65,14 @@ interface Sums {
   account: HourlyUsage | undefined
 }
 
+/** One key's refusals by rule in one hour, summed over a transaction's KeyRuleRefused. */
+interface Refusals {
+  accountId: string
+  keyId: string
+  hour: number
+  refused: RefusalsByRule
+}
+
 /**
  * The usage read models, written inside one transaction: totals per key (`usage`), calls per
  * account and hour for the dashboard (`usageHourly`, a window of days), and UsageRecorded sums per
@@ -83,6 +91,8 @@ export class UsageRows {
   readonly #sums: Sums[] = []
   /** The same by key id. */
   readonly #byKey = new Map<string, Sums[]>()
+  /** This transaction's refusals, by `accountId|keyId|hour` (see addRefused). */
+  readonly #refusals = new Map<string, Refusals>()
   /** The newest hour of usage LMDB held when this transaction began (see #hourIsNew). */
   #committedNewestHour: number | undefined
 
@@ -155,6 +165,21 @@ export class UsageRows {
   }
 
   /**
+   * Add a counted KeyRuleRefused to its key's hour (keyUsageHours' `refused`, beside the calls
+   * served): neither to the key's totals nor to its account's hour, whose rows are per node kind,
+   * which a refusal has not (the rules are judged before a call is routed). The dashboard reads an
+   * account's refusals from its keys' hours (usage-queries.ts, accountRefusals).
+   */
+  addRefused(e: KeyRuleRefused): void {
+    const hour = e.intervalStart - (e.intervalStart % HOUR_MS)
+    this.#moveKeyHours(hour)
+    const id = `${e.accountId}|${e.keyId}|${hour}`
+    let sums = this.#refusals.get(id)
+    if (sums === undefined) this.#refusals.set(id, (sums = { accountId: e.accountId, keyId: e.keyId, hour, refused: {} }))
+    sums.refused[e.rule] = (sums.refused[e.rule] ?? 0) + e.count
+  }
+
+  /**
    * The sums of a key on a network and node kind in an hour, found by its key id and then
    * compared field by field: a string of five fields built and hashed per event was a third of
    * add()'s time, and the strings of a replay's events are interned (BatchDecoder), so that
@@ -201,25 +226,36 @@ export class UsageRows {
             : { requests: before.requests + account.requests, errors: before.errors + account.errors, units: unitsOf(before) + account.units },
         )
       }
-      if (key === undefined) continue
-      if (hour < foldedBefore) {
-        // An hour folded already (usage sent late after a long outage): straight into the folded row.
-        const folded = keyUsageFoldedKey(accountId, keyId)
-        this.#t.keyUsageFolded.put(folded, addKeyUsage(this.#t.keyUsageFolded.get(folded), key))
-        continue
-      }
-      const keyHour = keyUsageHourKey(hour, accountId, keyId)
-      const before = this.#hourIsNew(hour) ? this.#t.keyUsageHours.getPending(keyHour) : this.#t.keyUsageHours.get(keyHour)
-      this.#t.keyUsageHours.put(keyHour, before === undefined ? key : addKeyUsage(before, key))
+      if (key !== undefined) this.#addToKeyHour(accountId, keyId, hour, key, foldedBefore)
+    }
+    for (const { accountId, keyId, hour, refused } of this.#refusals.values()) {
+      const usage = addKeyUsage(undefined, { requests: 0, errors: 0, bytesIn: 0, bytesOut: 0, units: 0, refused })
+      // Refusals of none (count 0): no row for them.
+      if (usage.refused !== undefined) this.#addToKeyHour(accountId, keyId, hour, usage, foldedBefore)
     }
     this.#sums.length = 0
     this.#byKey.clear()
+    this.#refusals.clear()
+  }
+
+  /** Add `usage` to a key's row of `hour`, or to its folded row when that hour is folded already. */
+  #addToKeyHour(accountId: string, keyId: string, hour: number, usage: KeyUsage, foldedBefore: number): void {
+    if (hour < foldedBefore) {
+      // An hour folded already (usage sent late after a long outage): straight into the folded row.
+      const folded = keyUsageFoldedKey(accountId, keyId)
+      this.#t.keyUsageFolded.put(folded, addKeyUsage(this.#t.keyUsageFolded.get(folded), usage))
+      return
+    }
+    const keyHour = keyUsageHourKey(hour, accountId, keyId)
+    const before = this.#hourIsNew(hour) ? this.#t.keyUsageHours.getPending(keyHour) : this.#t.keyUsageHours.get(keyHour)
+    this.#t.keyUsageHours.put(keyHour, before === undefined ? usage : addKeyUsage(before, usage))
   }
 
   /** The transaction ended (or aborts): forget its sums; what LMDB holds may have changed. */
   reset(): void {
     this.#sums.length = 0
     this.#byKey.clear()
+    this.#refusals.clear()
     this.#committedNewestHour = undefined
   }
 

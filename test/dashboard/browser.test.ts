@@ -169,12 +169,94 @@ t.test('the usage chart shows the calls', async (t) => {
   await shoot(page, '07-usage', 'usage')
 })
 
+t.test('restrictions set in the form: a method rule and a contract rule refuse calls outside them, and the usage counts them by rule', async (t) => {
+  const key = await shownKey()
+  /** Calls refused by the key's rules, by rule, as the gateway answered them: what the page must show. */
+  const refused: Record<string, number> = {}
+  const send = async (method: string, params: unknown[]) => {
+    const answer = await rpc(tg.url('eth-1'), { jsonrpc: '2.0', id: 1, method, params }, { bearer: key })
+    const rule = /key's (method|contract) rule/.exec(answer.json?.error?.message ?? '')?.[1]
+    if (answer.status === 403 && rule !== undefined) refused[rule] = (refused[rule] ?? 0) + 1
+    if (answer.status === 200) served++
+    return answer
+  }
+  const other = '0x' + '77'.repeat(20)
+  const balanceOf = (holder: string) => '0x70a08231' + holder.slice(2).toLowerCase().padStart(64, '0')
+
+  // Over the bound: the API's message is shown, and what was typed is kept.
+  const problemsBefore = problems.length
+  const tooMany = Array.from({ length: 51 }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0')).join('\n')
+  await page.locator('#restrict-contracts').fill(tooMany)
+  await page.locator('[data-action=save-restrictions]').click()
+  await page.locator('[data-msg=restrictions]', { hasText: 'at most 50' }).waitFor()
+  t.match(await page.locator('[data-msg=restrictions]').textContent(), /contracts: 51 entries, at most 50/, "the API's refusal, word for word")
+  t.equal((await page.locator('#restrict-contracts').inputValue()).split('\n').length, 51, 'the entries typed are kept to be corrected')
+  // The browser logs the refused PUT itself (its 400): that one, and nothing else, is expected.
+  const logged = problems.splice(problemsBefore)
+  t.equal(logged.length, 1, 'only the refused request in the console')
+  t.match(logged[0], /status of 400/)
+  t.equal((await send('eth_blockNumber', [])).status, 200, 'a refused form changes nothing')
+
+  // One a line and comma-separated both read.
+  await page.locator('#restrict-methods').fill('eth_chainId, eth_call\neth_blockNumber')
+  await page.locator('#restrict-contracts').fill(token)
+  await page.locator('[data-action=save-restrictions]').click()
+  await page.locator('[data-msg=restrictions]', { hasText: 'Saved' }).waitFor()
+  await shoot(page, '08-restrictions', 'subscription')
+  t.same(
+    (await page.locator('#restrict-methods').inputValue()).split('\n'),
+    ['eth_chainId', 'eth_call', 'eth_blockNumber'],
+    'the form shows the rules the key has now',
+  )
+  t.equal(await page.locator('#restrict-contracts').inputValue(), token.toLowerCase())
+
+  // The rule reaches the call path through the log and the projection (bounded wait on it).
+  t.ok(await until(async () => (await send('eth_gasPrice', [])).status === 403), 'the method rule holds')
+  const method = await send('eth_gasPrice', [])
+  t.equal(method.status, 403, 'a method outside the rule')
+  t.equal(method.json.error.code, -32002)
+  t.match(method.json.error.message, /method rule: "eth_gasPrice" is not among the methods this key may call/)
+  const contract = await send('eth_call', [{ to: other, data: balanceOf(user.address) }, 'latest'])
+  t.equal(contract.status, 403, 'a contract outside the rule')
+  t.equal(contract.json.error.code, -32002)
+  t.match(contract.json.error.message, /contract rule: .*is not listed/)
+  const inside = await send('eth_call', [{ to: token, data: balanceOf(user.address) }, 'latest'])
+  t.equal(inside.status, 200, 'a listed method to the listed contract passes')
+  t.match(inside.json.result, /^0x[0-9a-f]{64}$/)
+  t.equal((await send('eth_chainId', [])).status, 200)
+  t.ok(refused.method! >= 2 && refused.contract === 1, `refused: ${JSON.stringify(refused)}`)
+
+  // Refusals reach the page as usage does: through the outbox, the log and the projection.
+  const shownCount = async (rule: string) =>
+    Number(
+      (await page
+        .locator(`[data-field=refused] [data-rule=${rule}] td`)
+        .textContent({ timeout: 1000 })
+        .catch(() => '')) || 0,
+    )
+  await until(async () => {
+    await page.reload()
+    await page.locator('[data-field=refused]').waitFor()
+    return (await shownCount('method')) >= refused.method! && (await shownCount('contract')) >= refused.contract!
+  }, 20_000)
+  t.equal(await shownCount('method'), refused.method, 'the method refusals, each once')
+  t.equal(await shownCount('contract'), refused.contract, 'the contract refusals')
+  t.equal(await page.locator('[data-field=refused] [data-rule]').count(), 2, 'no other rule refused anything')
+  await shoot(page, '09-refused', 'usage')
+
+  // Lifted from the form: every box empty.
+  for (const id of ['methods', 'contracts']) await page.locator(`#restrict-${id}`).fill('')
+  await page.locator('[data-action=save-restrictions]').click()
+  await page.locator('[data-msg=restrictions]', { hasText: 'No restrictions' }).waitFor()
+  t.ok(await until(async () => (await send('eth_gasPrice', [])).status === 200), 'lifted')
+})
+
 t.test('on a phone', async (t) => {
   await page.setViewportSize({ width: 390, height: 844 })
   await page.reload()
   await page.locator('[data-field=plan]').waitFor()
   const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')
   t.equal(overflow, 0, 'nothing wider than the screen')
-  await shoot(page, '08-phone')
+  await shoot(page, '10-phone')
   t.same(problems, [], 'no error in the page console (CSP, scripts)')
 })

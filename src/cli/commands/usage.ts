@@ -2,15 +2,17 @@ import { parseCommandArgs, required, UsageError } from '../args.js'
 import { openCommandContext } from '../context.js'
 import { parseTimeArg } from '../time-arg.js'
 import { usageReport, type UsagePeriod, type UsageReportRow } from '../../usage/usage-report.js'
+import { addRefusals, REFUSAL_RULES, type RefusalsByRule } from '../../store/records.js'
 
 const COLUMNS = ['account', 'key', 'calls', 'units', 'errors', 'bytes in', 'bytes out'] as const
+const REFUSED = 'refused by rule'
 
 /**
  * `tollgate usage --config FILE [--account ID] [--key ID] [--since T] [--until T] [--by hour|day] [--json]`:
  * UsageRecorded sums per key (and per UTC hour or day with --by) from the usage projection, after
  * applying what the log holds now. A table, or with --json one object a line: keyId, accountId,
  * requests, units (compute units, docs/costs.md), errors, bytesIn, bytesOut (and period, an ISO time,
- * with --by).
+ * with --by), and `refused` (calls refused by the key's own rules, by rule) when its rules refused any.
  */
 export async function usageCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('usage', args, {
@@ -53,12 +55,24 @@ function jsonLine(row: UsageReportRow) {
     errors: row.errors,
     bytesIn: row.bytesIn,
     bytesOut: row.bytesOut,
+    ...(row.refused === undefined ? {} : { refused: row.refused }),
   }
 }
 
-/** Columns padded to their widest cell, numbers right-aligned, a total line when there are several rows. */
+/** `method 12, contract 3`: refusals by rule, in REFUSAL_RULES order ('' when none). */
+export function refusalsText(refused: RefusalsByRule | undefined): string {
+  return REFUSAL_RULES.filter((rule) => (refused?.[rule] ?? 0) > 0)
+    .map((rule) => `${rule} ${refused![rule]}`)
+    .join(', ')
+}
+
+/**
+ * Columns padded to their widest cell, numbers right-aligned, a total line when there are several
+ * rows; a last column of refusals by rule when the rules of a key shown refused calls.
+ */
 function table(rows: readonly UsageReportRow[], byPeriod: boolean): string {
-  const header = [...(byPeriod ? ['period'] : []), ...COLUMNS]
+  const refusals = rows.some((r) => r.refused !== undefined)
+  const header = [...(byPeriod ? ['period'] : []), ...COLUMNS, ...(refusals ? [REFUSED] : [])]
   const cells = rows.map((r) => [
     ...(byPeriod ? [new Date(r.period ?? 0).toISOString().slice(0, 16) + 'Z'] : []),
     r.accountId,
@@ -68,17 +82,30 @@ function table(rows: readonly UsageReportRow[], byPeriod: boolean): string {
     String(r.errors),
     String(r.bytesIn),
     String(r.bytesOut),
+    ...(refusals ? [refusalsText(r.refused)] : []),
   ])
   if (rows.length === 0) return header.join('  ') + '\n(no usage)\n'
   if (rows.length > 1) {
     const sum = (f: 'requests' | 'units' | 'errors' | 'bytesIn' | 'bytesOut') => String(rows.reduce((n, r) => n + r[f], 0))
-    cells.push([...(byPeriod ? ['total'] : []), byPeriod ? '' : 'total', '', sum('requests'), sum('units'), sum('errors'), sum('bytesIn'), sum('bytesOut')])
+    const refused = rows.reduce<RefusalsByRule | undefined>((sum, r) => addRefusals(sum, r.refused), undefined)
+    cells.push([
+      ...(byPeriod ? ['total'] : []),
+      byPeriod ? '' : 'total',
+      '',
+      sum('requests'),
+      sum('units'),
+      sum('errors'),
+      sum('bytesIn'),
+      sum('bytesOut'),
+      ...(refusals ? [refusalsText(refused)] : []),
+    ])
   }
-  const numeric = header.length - 5
+  // The five figures; the refusals after them are text.
+  const numeric = (byPeriod ? 1 : 0) + 2
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
   const line = (c: readonly string[]) =>
     c
-      .map((cell, i) => (i >= numeric ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
+      .map((cell, i) => (i >= numeric && i < numeric + 5 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd()
   return [line(header), ...cells.map(line)].join('\n') + '\n'

@@ -94,12 +94,24 @@ export interface Me {
   plan: { id: string; name: string; startsAt: number; endsAt: number | null; active: boolean } | null
   nodes: Entitlement[]
   freePlansUsed: string[]
-  key: { keyId: string; apiKey: string; issuedAt: number; domains: string[] } | null
+  key: { keyId: string; apiKey: string; issuedAt: number; domains: string[]; restrictions: KeyRestrictions } | null
   previousKey: { keyId: string; ending: string; worksUntil: number } | null
   endpoints: Array<{ network: string; chainId: number; kinds: NodeKind[]; http: string; ws: string }>
   invoices: Invoice[]
   privateNode: { requestedAt: number | null; attached: Array<{ network: string; kind: NodeKind }> } | null
 }
+
+/** A key's own rules (src/keys/key-restrictions.ts): a list absent or empty is no rule. */
+export interface KeyRestrictions {
+  methods?: string[]
+  deniedMethods?: string[]
+  contracts?: string[]
+  ips?: string[]
+  userAgents?: string[]
+}
+
+/** The rules that refuse calls, in the order they are shown. */
+export const REFUSAL_RULES = ['method', 'contract', 'ip', 'user-agent'] as const
 
 export interface Usage {
   from: number
@@ -107,4 +119,6 @@ export interface Usage {
   hourMs: number
   /** units: compute units per hour (docs/costs.md). */
   series: Array<{ network: string; kind: NodeKind; requests: number[]; errors: number[]; units: number[] }>
+  /** Calls the account's keys' own rules refused in those hours, by rule (a rule that refused none is absent; absent from older gateways). */
+  refused?: Partial<Record<(typeof REFUSAL_RULES)[number], number>>
 }

@@ -106,6 +106,7 @@ const actions: Actions = {
       state.me = null
       state.usage = null
       state.showKey = false
+      state.drafts.clear()
       say(state, 'signin', 'Signed out.', 'ok')
     }),
   choosePlan: (planId) =>
@@ -152,6 +153,20 @@ const actions: Actions = {
       await api.put('/api/keys/domains', { domains })
       await loadMe()
       say(state, 'domains', domains.length === 0 ? 'Any web site may use this key now.' : 'Saved.', 'ok')
+    }),
+  saveRestrictions: (restrictions) =>
+    busy('restrictions', async () => {
+      // A refusal (an entry the gateway cannot read, too many entries) keeps what was typed: busy() shows its message.
+      await api.put('/api/keys/restrictions', restrictions)
+      for (const name of [...state.drafts.keys()]) if (name.startsWith('restrictions:')) state.drafts.delete(name)
+      await loadMe()
+      const none = Object.values(restrictions).every((list) => list === undefined || list.length === 0)
+      say(
+        state,
+        'restrictions',
+        none ? 'No restrictions: the key may be used for anything its plan allows.' : 'Saved: calls outside these rules are refused.',
+        'ok',
+      )
     }),
 }
 

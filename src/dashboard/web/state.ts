@@ -1,4 +1,4 @@
-import type { Entitlement, Me, PublicConfig, Usage } from './api'
+import type { Entitlement, KeyRestrictions, Me, PublicConfig, Usage } from './api'
 
 /** Everything the page shows; sections render from it and call the actions. */
 export interface AppState {
@@ -14,6 +14,8 @@ export interface AppState {
   choices: Map<string, Entitlement[]>
   /** Show the key in clear. */
   showKey: boolean
+  /** What the owner typed in a form whose save failed ("restrictions:methods"…), kept across renders until it is saved. */
+  drafts: Map<string, string>
 }
 
 export interface Actions {
@@ -22,11 +24,12 @@ export interface Actions {
   choosePlan(planId: string): void
   regenerate(graceSeconds: number): void
   saveDomains(text: string): void
+  saveRestrictions(restrictions: KeyRestrictions): void
   render(): void
 }
 
 export function newState(): AppState {
-  return { config: null, me: null, usage: null, address: null, busy: new Set(), messages: new Map(), choices: new Map(), showKey: false }
+  return { config: null, me: null, usage: null, address: null, busy: new Set(), messages: new Map(), choices: new Map(), showKey: false, drafts: new Map() }
 }
 
 export function say(state: AppState, where: string, text: string, kind: 'info' | 'error' | 'ok' = 'info'): void {

@@ -1,6 +1,7 @@
 import { copyButton, date, fill, h, masked } from './dom'
 import type { Invoice } from './api'
 import { messageOf } from './message'
+import { restrictionsForm } from './restrictions'
 import type { Actions, AppState } from './state'
 
 const GRACE_CHOICES: Array<[number, string]> = [
@@ -123,6 +124,7 @@ export function renderSubscription(state: AppState, actions: Actions): void {
             'Save domains',
           ),
           messageOf(state, 'domains'),
+          restrictionsForm(state, actions, key.restrictions ?? {}),
         )
       : h('p', { class: 'hint' }, 'You have no API key yet: it is issued when a plan starts.'),
     me.invoices.length > 0 ? invoices(state) : null,

@@ -1,4 +1,5 @@
 import { fill, h, svg } from './dom'
+import { REFUSAL_RULES, type Usage } from './api'
 import type { AppState } from './state'
 
 const COLORS = ['#1f6feb', '#d97706', '#15803d', '#b91c1c', '#7c3aed', '#0e7490', '#a16207', '#be185d']
@@ -68,6 +69,7 @@ export function renderUsage(state: AppState): void {
         ? `0 calls in the last ${hours} hours: calls made with your key appear here within seconds.`
         : `${sum} call${sum === 1 ? '' : 's'} in the last ${hours} hours, ${unitSum} compute unit${unitSum === 1 ? '' : 's'}; calls per hour by network and node kind.`,
     ),
+    refusals(usage),
     chart,
     h('ul', { class: 'legend' }, ...usage.series.map((s, k) => h('li', {}, h('span', { class: `swatch c${k % COLORS.length}` }), `${s.network} ${s.kind}`))),
     h(
@@ -102,6 +104,25 @@ export function renderUsage(state: AppState): void {
           ),
         ),
       ),
+    ),
+  )
+}
+
+/** What the rules set under My Subscription refused in these hours, by rule: a small table, or a line when none. */
+function refusals(usage: Usage): HTMLElement {
+  const refused = usage.refused ?? {}
+  const rules = REFUSAL_RULES.filter((rule) => (refused[rule] ?? 0) > 0)
+  if (rules.length === 0)
+    return h('p', { class: 'hint', 'data-field': 'refused' }, `No call was refused by your key's restrictions in the last ${usage.hours} hours.`)
+  return h(
+    'div',
+    { class: 'refused', 'data-field': 'refused' },
+    h('p', { id: 'refused-title' }, `Calls refused by your key's restrictions in the last ${usage.hours} hours (HTTP 403), by rule:`),
+    h(
+      'table',
+      { 'aria-labelledby': 'refused-title' },
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Rule'), h('th', { scope: 'col' }, 'Calls refused'))),
+      h('tbody', {}, ...rules.map((rule) => h('tr', { 'data-rule': rule }, h('th', { scope: 'row' }, rule), h('td', {}, refused[rule])))),
     ),
   )
 }
