@@ -1,7 +1,7 @@
 import { RLP } from '@ethereumjs/rlp'
-import { keccak256 } from 'viem'
 import { VerificationError } from './errors.js'
 import { data, quantity } from './hex-fields.js'
+import { keccak256Hex } from './keccak.js'
 import type { Hex, RpcHeader } from './rpc-shapes.js'
 
 /**
@@ -103,7 +103,7 @@ export function encodeHeader(header: RpcHeader): Uint8Array {
  * @example headerHash(block) // '0x09dd69fb...'
  */
 export function headerHash(header: RpcHeader): Hex {
-  return keccak256(encodeHeader(header))
+  return keccak256Hex(encodeHeader(header))
 }
 
 /**

@@ -1,5 +1,5 @@
-import { keccak256 } from 'viem'
 import { data } from './hex-fields.js'
+import { keccak256Bytes } from './keccak.js'
 import type { Hex, RpcLog } from './rpc-shapes.js'
 
 /**
@@ -15,7 +15,7 @@ export const BLOOM_BYTES = 256
 
 /** The three bit positions (0..2047) a value sets. */
 function bloomBits(value: Uint8Array): [number, number, number] {
-  const hash = keccak256(value, 'bytes')
+  const hash = keccak256Bytes(value)
   const bit = (i: number): number => ((hash[i]! << 8) | hash[i + 1]!) & 2047
   return [bit(0), bit(2), bit(4)]
 }

@@ -1,6 +1,7 @@
 import { MerklePatriciaTrie } from '@ethereumjs/mpt'
 import { RLP } from '@ethereumjs/rlp'
 import { bytesToHex } from 'viem'
+import { keccak256Bytes } from './keccak.js'
 import type { Hex } from './rpc-shapes.js'
 
 /**
@@ -12,7 +13,7 @@ import type { Hex } from './rpc-shapes.js'
  * await orderedTrieRoot(transactions.map(encodeTransaction)) === block.transactionsRoot
  */
 export async function orderedTrieRoot(items: readonly Uint8Array[]): Promise<Hex> {
-  const trie = new MerklePatriciaTrie()
+  const trie = new MerklePatriciaTrie({ useKeyHashingFunction: keccak256Bytes })
   // Keys in rlp order would be faster to insert, but the trie's root does not depend on the order:
   // plain index order keeps this obviously the list's.
   for (let i = 0; i < items.length; i++) await trie.put(RLP.encode(i), items[i]!)

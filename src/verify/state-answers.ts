@@ -1,6 +1,7 @@
-import { bytesToHex, keccak256, numberToHex } from 'viem'
+import { bytesToHex, numberToHex } from 'viem'
 import { VerificationError } from './errors.js'
 import { data } from './hex-fields.js'
+import { keccak256Hex } from './keccak.js'
 import type { Hex } from './rpc-shapes.js'
 import { type ProvenAccount, slotKey } from './state-proof.js'
 
@@ -47,7 +48,7 @@ export function storageAtAnswer(account: ProvenAccount, slot: Hex): Hex {
  */
 export function codeAnswer(code: Hex, account: ProvenAccount): Hex {
   const bytes = data(code, 'CODE_HASH', `${account.address} code`)
-  const hash = keccak256(bytes)
+  const hash = keccak256Hex(bytes)
   if (hash !== account.codeHash) throw new VerificationError('CODE_HASH', `${account.address} code`, account.codeHash, `${hash} (keccak of the code)`)
   return bytesToHex(bytes)
 }

@@ -1,6 +1,7 @@
-import { bytesToHex, hexToBytes, keccak256, recoverTransactionAddress, serializeTransaction, type Signature, type TransactionSerializable } from 'viem'
+import { bytesToHex, hexToBytes, recoverTransactionAddress, serializeTransaction, type Signature, type TransactionSerializable } from 'viem'
 import { VerificationError } from './errors.js'
 import { data, quantity } from './hex-fields.js'
+import { keccak256Hex } from './keccak.js'
 import type { Hex, RpcTransaction } from './rpc-shapes.js'
 
 /**
@@ -136,7 +137,7 @@ export function encodeTransaction(tx: RpcTransaction): Uint8Array {
  */
 export function verifyTransaction(tx: RpcTransaction): Uint8Array {
   const encoded = encodeTransaction(tx)
-  const computed = keccak256(encoded)
+  const computed = keccak256Hex(encoded)
   const claimed = String(tx.hash).toLowerCase()
   if (computed !== claimed) throw new VerificationError('TRANSACTION_HASH', `transaction ${tx.hash}`, claimed, `${computed} from its fields`)
   return encoded

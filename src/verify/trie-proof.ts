@@ -1,7 +1,8 @@
 import { verifyMerkleProof } from '@ethereumjs/mpt'
-import { bytesToHex, hexToBytes, keccak256 } from 'viem'
+import { bytesToHex, hexToBytes } from 'viem'
 import { KECCAK256_RLP } from '@ethereumjs/util'
 import { ProofError } from './errors.js'
+import { keccak256Bytes } from './keccak.js'
 import type { Hex } from './rpc-shapes.js'
 
 /** The root of an empty trie (keccak-256 of rlp('')): an account without storage has it, an empty block's lists too. */
@@ -36,7 +37,7 @@ export async function provenTrieValue(root: Hex, key: Hex, proof: readonly Hex[]
   }
   try {
     // The key is hashed here, not by the trie (useKeyHashing), so that what is looked up is visible.
-    return await verifyMerkleProof(keccak256(hexToBytes(key), 'bytes'), nodes, { root: hexToBytes(root) })
+    return await verifyMerkleProof(keccak256Bytes(hexToBytes(key)), nodes, { root: hexToBytes(root), useKeyHashingFunction: keccak256Bytes })
   } catch (cause) {
     throw new ProofError(what.check, what.subject, root, { cause })
   }
