@@ -26,7 +26,6 @@ import { dashboardPages } from '../dashboard/api-routes.js'
 import { HeavyCalls } from '../gateway/heavy-calls.js'
 import { MethodRules } from '../rpc/method-policy.js'
 import { HttpServer } from '../front/http-server.js'
-import type { Exchanges } from '../front/exchanges.js'
 import { HttpCounters } from '../front/http-counters.js'
 import { AdminServer, adminToken } from '../front/admin-server.js'
 import { IpDirectory } from '../gateway/ip-directory.js'
@@ -451,7 +450,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       server.drain()
       adminServer.drain()
       wsServer.close()
-      const drained = await quiet(server.exchanges, deadline)
+      const drained = await server.exchanges.quiet(deadline)
       if (!drained) logger.warn({ calls: server.exchanges.open, shutdownMs: config.shutdownMs }, 'shutdownMs passed with calls still open: they are cut')
     } finally {
       // Whatever the drain met, every part is closed: nothing may keep the process alive.
@@ -565,28 +564,6 @@ function openFleet(
       fleet.start()
       closers.defer('fleet', () => fleet?.stop())
     },
-  }
-}
-
-/**
- * A drained front end stays open this long with no exchange before its sockets are closed: a
- * client that was between two calls when the drain began sends its next one now, and gets it
- * answered (with `Connection: close`) instead of finding its kept-alive socket reset.
- */
-const DRAIN_QUIET_MS = 100
-
-/** Resolves true once no exchange has been open for DRAIN_QUIET_MS, false at `deadline`. */
-async function quiet(exchanges: Exchanges, deadline: number): Promise<boolean> {
-  for (;;) {
-    const left = deadline - Date.now()
-    if (left <= 0) return false
-    let timer: NodeJS.Timeout | undefined
-    const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))
-    await Promise.race([exchanges.idle(), timeUp])
-    clearTimeout(timer)
-    if (exchanges.open > 0) return false
-    await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_QUIET_MS, Math.max(0, deadline - Date.now()))))
-    if (exchanges.open === 0) return true
   }
 }
 
