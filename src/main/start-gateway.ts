@@ -52,7 +52,7 @@ import { Fleet } from '../fleet/fleet.js'
 import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { VERSION } from '../fleet/package-version.js'
-import { catalogChanges, changedPaths, restartNeeded, type ReloadOutcome } from './reload.js'
+import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import type { UpstreamsOptions } from '../upstream/upstreams.js'
 
@@ -486,22 +486,9 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     dispatcher.setLimits(next.limits)
     charging.queueMs = next.limits.queueMs
     ips.limits = next.limits.ipThrottle
-    const plans = catalogChanges(catalog, nextCatalog)
     keys.setCatalog(nextCatalog)
     dashboard?.reconfigure(next, nextCatalog)
-    const changes: Record<string, unknown> = {}
-    if (nodes.networksAdded.length > 0) changes.networksAdded = nodes.networksAdded
-    if (nodes.networksRemoved.length > 0) changes.networksRemoved = nodes.networksRemoved
-    if (nodes.nodes.length > 0) changes.nodes = nodes.nodes
-    if (plans.added.length + plans.removed.length + plans.changed.length > 0 || plans.catalog !== undefined) changes.plans = plans
-    for (const section of ['limits', 'health', 'hedge'] as const) {
-      const paths = changedPaths(live[section], next[section], section)
-      if (paths.length > 0) changes[section] = paths
-    }
-    // Other network settings (finalityDepth, broadcastTransactions, forwardMethods) than the nodes and consensus.
-    const networkPaths = changedPaths(live.networks, next.networks, 'networks').filter((p) => !/^networks\.[^.]+\.(upstreams|consensus)/.test(p))
-    const common = networkPaths.filter((p) => Object.hasOwn(live.networks, p.split('.')[1]) && Object.hasOwn(next.networks, p.split('.')[1]))
-    if (common.length > 0) changes.networks = common
+    const changes = reloadReport({ config: live, catalog }, { config: next, catalog: nextCatalog }, nodes)
     catalog = nextCatalog
     live = next
     return { applied: true, changes }
