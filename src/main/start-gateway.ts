@@ -48,10 +48,9 @@ import { registerStateMetrics } from '../gateway/state-metrics.js'
 import { FaultLog } from '../gateway/fault-log.js'
 import { Closers } from './closers.js'
 import { lockDataDir } from './data-dir-lock.js'
-import { Fleet } from '../fleet/fleet.js'
-import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
+import type { FleetChannel } from '../fleet/fleet-bus.js'
+import { joinFleet } from '../fleet/join-fleet.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
-import { VERSION } from '../fleet/package-version.js'
 import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import type { UpstreamsOptions } from '../upstream/upstreams.js'
@@ -192,7 +191,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   // The fleet: the other instances of the same event stream share each key's limits over NATS.
   const channel = opts.worker?.channel
-  const fleet = config.events.nats === undefined && channel === undefined ? undefined : openFleet(config, keys, instance, clock, logger, closers, channel)
+  const fleet =
+    config.events.nats === undefined && channel === undefined
+      ? undefined
+      : closers.add('fleet bus', joinFleet({ config, keys, instance, clock, logger, channel }), (f) => f.bus.close())
   const filters = new FilterPins(clock)
   const sweeper = setInterval(() => {
     keys.sweep()
@@ -426,7 +428,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   closers.defer('admin listener', () => adminServer.close())
   const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port)
-  fleet?.start(`${urlHost(config.listen.host)}:${port}`)
+  if (fleet) {
+    const started = fleet.start(`${urlHost(config.listen.host)}:${port}`)
+    closers.defer('fleet', () => started.stop())
+  }
 
   const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${urlHost(config.listen.host)}:${port}`
   const ws = http.replace(/^http/, 'ws')
@@ -510,47 +515,6 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     cache,
     finality,
     close: () => (closing ??= close()),
-  }
-}
-
-/** The fleet's bus and membership; it starts announcing itself once the front end listens. */
-function openFleet(
-  config: Config,
-  keys: KeyDirectory,
-  instance: string,
-  clock: Clock,
-  logger: Logger,
-  closers: Closers,
-  channel: FleetChannel | undefined,
-): { allowance: Fleet['allowance']; start(address: string): void; fleet(): Fleet | undefined } {
-  let fleet: Fleet | undefined
-  const bus = closers.add(
-    'fleet bus',
-    channel ??
-      FleetBus.open(config.events.nats!, fleetSubjectRoot(config), (connected) => {
-        if (!connected) logger.warn("cut off from the fleet: each key gets this instance's share of its limits until NATS is back")
-        fleet?.connectionChanged(connected)
-      }),
-    (b) => b.close(),
-  )
-  return {
-    allowance: (accountId, max) => fleet?.allowance(accountId, max) ?? max,
-    fleet: () => fleet,
-    start: (address) => {
-      fleet = new Fleet({
-        bus,
-        keys,
-        self: { id: instance, address: config.publicUrl ?? address, startedAt: Date.now(), version: VERSION },
-        clock,
-        ...config.fleet,
-        onMembership: (event, id, live) =>
-          logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
-        onShare: (share) =>
-          logger.warn({ share }, share < 1 ? "cut off from the fleet: applying this share of each key's limits" : 'back in the fleet: whole limits, shared'),
-      })
-      fleet.start()
-      closers.defer('fleet', () => fleet?.stop())
-    },
   }
 }
 
