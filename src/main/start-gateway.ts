@@ -1,11 +1,10 @@
 import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import type { Logger } from 'pino'
 import type { Config } from '../config/types.js'
-import { systemClock, type Clock } from '../../actors/runtime/clock.js'
+import { systemClock } from '../../actors/runtime/clock.js'
 import { openEventLog } from '../events/open-log.js'
-import { EventLogUnavailable, type EventLog } from '../events/log.js'
+import { EventLogUnavailable } from '../events/log.js'
 import { Outbox } from '../events/outbox.js'
 import { eventLogOutage, type EventLogParts } from '../events/outage-log.js'
 import { makeEvent } from '../events/make-event.js'
@@ -48,65 +47,13 @@ import { registerStateMetrics } from '../gateway/state-metrics.js'
 import { FaultLog } from '../gateway/fault-log.js'
 import { Closers } from './closers.js'
 import { lockDataDir } from './data-dir-lock.js'
-import type { FleetChannel } from '../fleet/fleet-bus.js'
 import { joinFleet } from '../fleet/join-fleet.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
+import type { GatewayOptions } from './gateway-options.js'
+import type { RunningGateway } from './running-gateway.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import type { UpstreamsOptions } from '../upstream/upstreams.js'
-
-export interface RunningGateway {
-  /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
-  readonly http: string
-  /** Base URL of the WebSocket endpoints, e.g. ws://127.0.0.1:8080 */
-  readonly ws: string
-  readonly port: number
-  /** Base URL of the admin listener (/metrics, /healthz, /readyz), e.g. http://127.0.0.1:9090 */
-  readonly admin: string
-  readonly log: EventLog
-  readonly store: StateStore
-  readonly outbox: Outbox
-  readonly usage: UsageMeter
-  readonly projector: Projector
-  /** The upstream pools (node counters and health, for tests and tools). */
-  readonly upstreams: Upstreams
-  /** Cache, in-flight sharing, getLogs splitting (counters, for tests and tools). */
-  readonly calls: UpstreamCaller
-  /**
-   * Apply a new config to the running gateway (SIGHUP, `tollgate reload`): the nodes, the plan
-   * catalog, the limits, health and hedging change for the calls that come from now on; nothing
-   * is closed under a client. Refused whole when a field that needs a restart changed, or the
-   * plan catalog cannot be read; the running config then stays. See src/main/reload.ts.
-   */
-  reload(next: Config): ReloadOutcome
-  /** The immutable-answer cache, when enabled. */
-  readonly cache?: ImmutableCache
-  readonly finality?: FinalityTracker
-  close(): Promise<void>
-}
-
-export interface GatewayOptions {
-  logger: Logger
-  clock?: Clock
-  /** Identifies this process in usage events; default host, pid and start time. */
-  instance?: string
-  /** TOLLGATE_SECRET (default: the environment's); without it the dashboard API is disabled. */
-  secret?: string
-  /** Folder of the built dashboard (default: dist/dashboard of this package, when built). */
-  dashboardDir?: string
-  /**
-   * Internal, for the benchmark's "what metering costs" ratio (bench/README.md): false serves
-   * calls without counting usage or rate-limit decisions. Never a config field: a gateway that
-   * does not meter cannot bill.
-   */
-  meterUsage?: boolean
-  /**
-   * This process is worker `index` of a `tollgate start` with `workers` > 1 (src/workers/): its
-   * projections and outbox are its own, in `<dataDir>/workers/<index>`; the event log and the cache
-   * are shared. `channel` reaches the other workers when there is no NATS.
-   */
-  worker?: { index: number; channel?: FleetChannel }
-}
 
 /**
  * Start the gateway: open the event log and the LMDB projections, catch up, then serve. The
