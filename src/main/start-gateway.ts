@@ -3,13 +3,9 @@ import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { Config } from '../config/types.js'
 import { systemClock } from '../../actors/runtime/clock.js'
-import { openEventLog } from '../events/open-log.js'
 import { EventLogUnavailable } from '../events/log.js'
-import { Outbox } from '../events/outbox.js'
-import { eventLogOutage, type EventLogParts } from '../events/outage-log.js'
 import { makeEvent } from '../events/make-event.js'
 import type { EventInput } from '../events/types.js'
-import { StateStore } from '../store/state-store.js'
 import { Projector } from '../projections/projector.js'
 import { loadPlanCatalog } from '../plans/catalog.js'
 import { Upstreams } from '../upstream/upstreams.js'
@@ -47,6 +43,7 @@ import { registerStateMetrics } from '../gateway/state-metrics.js'
 import { FaultLog } from '../gateway/fault-log.js'
 import { Closers } from './closers.js'
 import { lockDataDir } from './data-dir-lock.js'
+import { openEventsAndState } from './events-and-state.js'
 import { joinFleet } from '../fleet/join-fleet.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
@@ -95,30 +92,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
 
   // Events and state: the log, the projections it feeds, the outbox that feeds it. An outage of
   // NATS is logged once, whichever of them meets it, then its state every 30 s.
-  const store = closers.add('state store', StateStore.open(join(ownDir, 'state')), (s) => s.close())
-  const parts: EventLogParts = {}
-  const outage = closers.add('outage log', eventLogOutage(logger, parts, config.events.outageLogEveryMs), (o) => o.close())
-  const log = closers.add('event log', await openEventLog(config.events, config.dataDir, { whileNatsIsDown: (err) => outage.report(err) }), (l) => l.close())
-  parts.log = log
-  const outbox = closers.add(
-    'outbox',
-    Outbox.open(join(ownDir, 'outbox'), log, {
-      onError: (err) => (err instanceof EventLogUnavailable ? outage.report(err) : logger.warn({ err: String(err) }, 'outbox error')),
-      // After a disruption the last acknowledged events are sent again; the log drops what it holds.
-      onResent: (count) =>
-        logger.info({ count }, 'events acknowledged in the last minutes sent again after a disruption of the event log (duplicates are dropped by id)'),
-    }),
-    async (o) => {
-      try {
-        // What is left of shutdownMs, and at least a second: usage is what the drain is for.
-        await o.flush(Math.max(1_000, Math.min(deadline, Date.now() + config.shutdownMs) - Date.now()))
-      } catch (err) {
-        logger.warn({ err: String(err), pending: o.pending() }, 'events left in the outbox; the next start sends them')
-      }
-      await o.close()
-    },
-  )
-  parts.outbox = outbox
+  const { store, log, outbox, outage } = await openEventsAndState(config, ownDir, logger, closers, () => deadline)
 
   // The actors: one per key (rates, connections) and one per client IP (throttle).
   const keys = new KeyDirectory(store, catalog, clock, {
