@@ -34,9 +34,6 @@ import { PoolSelector } from '../gateway/pool-selector.js'
 import { Admission } from '../gateway/admission.js'
 import { DashboardService } from '../dashboard/dashboard-service.js'
 import { dashboardDir } from '../dashboard/static-files.js'
-import { NodeHeadMonitor } from '../upstream/node-heads.js'
-import { ImmutableCache } from '../cache/immutable-cache.js'
-import { FinalityTracker } from '../cache/finality.js'
 import { UpstreamCaller } from '../gateway/upstream-caller.js'
 import { registerCallPathMetrics } from '../gateway/call-path-metrics.js'
 import { registerStateMetrics } from '../gateway/state-metrics.js'
@@ -44,6 +41,8 @@ import { FaultLog } from '../gateway/fault-log.js'
 import { Closers } from './closers.js'
 import { lockDataDir } from './data-dir-lock.js'
 import { openEventsAndState } from './events-and-state.js'
+import { watchNodeHeads } from './node-watch.js'
+import { openAnswerCache } from './answer-cache.js'
 import { joinFleet } from '../fleet/join-fleet.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
@@ -164,54 +163,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     (p) => p.close(),
   )
   const heads = new HeadTracker()
-  const nodeHeads = closers.add(
-    'node heads',
-    new NodeHeadMonitor(upstreams, {
-      intervalMs: config.health.pollMs,
-      timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-      onBest: (network, best) => heads.observe(network, best),
-      onChange: (network, node, behind, lag) =>
-        logger.warn(
-          { network, node, lag, maxLagBlocks: live.health.maxLagBlocks },
-          behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in',
-        ),
-      onChain: (network, node, wrong, chainId, expectedChainId) =>
-        wrong
-          ? logger.error(
-              { network, node, chainId, expectedChainId },
-              "node on another chain than its network: taken out until it answers the network's chain id; fix the node's URL or the network's chainId",
-            )
-          : logger.warn({ network, node, chainId }, "node back on its network's chain: back in"),
-    }),
-    (n) => n.stop(),
-  )
-  await nodeHeads.start()
-  const cache = config.cache.enabled
-    ? closers.add('cache', ImmutableCache.open(config.cache.path ?? join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }), (c) => c.close())
-    : undefined
-  const finality = cache
-    ? closers.add(
-        'finality',
-        new FinalityTracker(upstreams, {
-          intervalMs: config.cache.finalityPollMs,
-          timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-          depthFor: (network) => live.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
-          headOf: (network) => heads.head(network),
-          onReorg: async (network, block) => {
-            logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
-            await cache.invalidate(network)
-          },
-          onModeChosen: (network, mode) =>
-            logger.info(
-              { network, mode },
-              mode === 'tag' ? "finality: the nodes' finalized block" : 'finality: head minus finalityDepth (the nodes have no finalized tag)',
-            ),
-          onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
-        }),
-        (f) => f.stop(),
-      )
-    : undefined
-  await finality?.start()
+  const nodeHeads = await watchNodeHeads(upstreams, heads, config, () => live, logger, closers)
+  const { cache, finality } = await openAnswerCache(upstreams, heads, config, () => live, logger, closers)
 
   // The projections catch up before the first call, then follow the log.
   const projector = closers.add(
