@@ -16,7 +16,7 @@ import { UpstreamDurations } from '../metrics/upstream-durations.js'
 import { KeyDirectory } from '../gateway/key-directory.js'
 import type { UsageSink } from '../gateway/dispatch-context.js'
 import { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import { chargePerCall, chargeUnitsOnly } from '../gateway/call-charge.js'
+import { callPolicies } from '../gateway/call-policies.js'
 import { dashboardPages } from '../dashboard/api-routes.js'
 import { HeavyCalls } from '../gateway/heavy-calls.js'
 import { MethodRules } from '../rpc/method-policy.js'
@@ -214,7 +214,11 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const meter = opts.meterUsage === false ? NO_USAGE : usage
   // Each key's heavy calls at the nodes at once (heavy.atOnce, or its plan's heavyCallsAtOnce).
   const heavyCalls = new HeavyCalls({ atOnce: config.heavy.atOnce, waitMs: config.heavy.atOnceWaitMs })
+  // The charge to a key's rate, read per call as a field (a reload replaces its queueMs), and the
+  // method rules, made into each transport's call policy for the dispatcher.
+  const charging = { usage: meter, queueMs: config.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
   const dispatcher = new RpcDispatcher({
+    policies: callPolicies(methodRules, charging),
     heavy: heavyCalls,
     usage: meter,
     limits: config.limits,
@@ -233,12 +237,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   registerCallPathMetrics(registry, { upstreams, calls, cache, finality, heavy: heavyCalls, filters })
 
   // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
-  // Read per call as a field; a reload replaces its queueMs.
-  const charging = { usage: meter, queueMs: config.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
   const wsServer = new WsServer({
     admission,
-    methodRules,
-    chargeUnits: chargeUnitsOnly(charging),
     ips,
     trustProxy: config.trustProxy,
     subscriptions,
@@ -274,8 +274,6 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     keys,
     trustProxy: config.trustProxy,
     dispatcher,
-    methodRules,
-    chargeCalls: chargePerCall(charging),
     counters: new HttpCounters(registry, networkLabels),
     maxBodyBytes: config.limits.maxBodyBytes,
     bodyTimeoutMs: config.limits.bodyTimeoutMs,
