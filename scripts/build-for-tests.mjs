@@ -14,6 +14,7 @@
 //
 // Run before the suite (`npm test`, and tap's `before`), and by test/helpers/built.ts when a test is
 // run on its own from its .ts file; either keeps a build made from the sources as they are.
+import { createHash } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -53,13 +54,29 @@ export function newestSource(files = sourceFiles()) {
   return newest
 }
 
-/** Whether dist-test/ was built from the sources as they are now (none newer, none added or removed). */
+/**
+ * The source files' paths as one digest. A moved or renamed file keeps its modification time
+ * (git mv renames it) and the count stays the same: by those two alone a build from before the
+ * move looked fresh, the moved test had no built file at its new path, and its old one still ran.
+ */
+export function pathsDigest(files = sourceFiles()) {
+  return createHash('sha256')
+    .update(
+      files
+        .map((f) => relative(ROOT, f))
+        .sort()
+        .join('\n'),
+    )
+    .digest('hex')
+}
+
+/** Whether dist-test/ was built from the sources as they are now (none newer, none added, removed or moved). */
 export function isFresh() {
   const stamp = join(OUT, 'built.json')
   if (!existsSync(stamp)) return false
   const built = JSON.parse(readFileSync(stamp, 'utf8'))
   const files = sourceFiles()
-  return built.files === files.length && built.newestSource >= newestSource(files)
+  return built.files === files.length && built.paths === pathsDigest(files) && built.newestSource >= newestSource(files)
 }
 
 /** The built file of a source file (test/x.test.ts → dist-test/test/x.test.js). */
@@ -119,7 +136,7 @@ export async function buildForTests() {
     cpSync(js, to)
   }
   // Written last: a build cut short is stale.
-  writeFileSync(join(OUT, 'built.json'), JSON.stringify({ newestSource: newest, files: files.length }))
+  writeFileSync(join(OUT, 'built.json'), JSON.stringify({ newestSource: newest, files: files.length, paths: pathsDigest(files) }))
   return { files: files.length, ms: Date.now() - started }
 }
 

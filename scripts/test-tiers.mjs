@@ -7,7 +7,7 @@
 // is started (harness/anvil.ts, harness/nats-server.ts, test/helpers/gateway-process.ts, ...). The
 // gateway's own sources (src/) are not followed: they may start processes (workers, the dev
 // fleet), but only when a test asks them to through a helper that is itself followed here, or
-// spawns directly (test/gateway/dev-command.test.ts imports child_process itself).
+// spawns directly (test/cli/dev.test.ts imports child_process itself).
 //
 // Usage: node scripts/test-tiers.mjs [quick|slow]   prints the built test files of the tier, one a line
 import { readFileSync, readdirSync } from 'node:fs'

@@ -1,5 +1,12 @@
 import type { HttpResponse } from './uws.js'
 
+/**
+ * A drained front end stays open this long with no exchange before its sockets are closed: a
+ * client that was between two calls when the drain began sends its next one now, and gets it
+ * answered (with `Connection: close`) instead of finding its kept-alive socket reset.
+ */
+const DRAIN_QUIET_MS = 100
+
 /** Per-request state the handlers keep: uWS forbids touching `res` after it was aborted. */
 export interface ResponseState {
   aborted: boolean
@@ -71,5 +78,20 @@ export class Exchanges {
   idle(): Promise<void> {
     if (this.#open === 0) return Promise.resolve()
     return new Promise((resolve) => this.#idle.push(resolve))
+  }
+
+  /** Resolves true once no exchange has been open for DRAIN_QUIET_MS, false at `deadline` (ms since the epoch). */
+  async quiet(deadline: number): Promise<boolean> {
+    for (;;) {
+      const left = deadline - Date.now()
+      if (left <= 0) return false
+      let timer: NodeJS.Timeout | undefined
+      const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))
+      await Promise.race([this.idle(), timeUp])
+      clearTimeout(timer)
+      if (this.#open > 0) return false
+      await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_QUIET_MS, Math.max(0, deadline - Date.now()))))
+      if (this.#open === 0) return true
+    }
   }
 }

@@ -4,9 +4,7 @@ import type { Exchanges, ResponseState } from './exchanges.js'
 import { drainThen } from './request-body.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { parseRpcBytes } from '../rpc/parse.js'
-import type { CallCharge, CallPolicy } from '../gateway/dispatch-context.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import type { MethodRules } from '../rpc/method-policy.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { HttpCounters } from './http-counters.js'
 import type { Admission } from '../gateway/admission.js'
@@ -19,11 +17,8 @@ export interface HttpRpcRouteDeps {
   admission: Admission
   /** For the CORS preflight, which names a key but is not a call. */
   keys: KeyDirectory
+  /** The calls' method rules, charge and forward, as calls over HTTP (src/gateway/call-policies.ts). */
   dispatcher: RpcDispatcher
-  /** Each call's charge to the key's rate (src/gateway/call-charge.ts, chargePerCall). */
-  chargeCalls: CallCharge
-  /** Which methods are served, and their costs (config `methodCosts`). */
-  methodRules: MethodRules
   maxBodyBytes: number
   /** How long the body may take to arrive after the headers (`limits.bodyTimeoutMs`). */
   bodyTimeoutMs: number
@@ -42,9 +37,6 @@ export interface HttpRpcRouteDeps {
  */
 export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps): void {
   const deadlines = new BodyDeadlines<RequestState>(deps.bodyTimeoutMs, (state) => bodyLate(state, deps.bodyTimeoutMs))
-  // Calls over HTTP: its method policy, each call charged to the key's rate, no penalty for malformed ones.
-  const rules = deps.methodRules
-  const httpCalls: CallPolicy = { methodRule: (method, network) => rules.rule(method, 'http', network), charge: deps.chargeCalls, notesMalformed: false }
   app.post('/http/:network', (res: HttpResponse, req: HttpRequest) => {
     const declaredLength = Number(req.getHeader('content-length') || '0')
     const state: RequestState = deps.exchanges.begin(res, false, {
@@ -99,7 +91,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       }
       // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
       const parsed = parseRpcBytes(body)
-      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, policy: httpCalls }, parsed).then(
+      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, transport: 'http' }, parsed).then(
         (answer) => {
           // Refused whole by its charge (429 with Retry-After and RateLimit-*, or 403): the typed error, answered as every refusal is.
           if (answer.refusal !== undefined) return fail(answer.refusal)

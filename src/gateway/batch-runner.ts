@@ -5,7 +5,8 @@ import type { Answer } from '../upstream/answer.js'
 import { saysStatePruned } from '../upstream/state-pruned.js'
 import { groupForUpstream, type BatchPlan, type Copy, type Routed } from './batch-plan.js'
 import { failed, type CallForwarder } from './call-forwarder.js'
-import { waitQueued, type Charged, type DispatchContext, type UsageSink } from './dispatch-context.js'
+import type { CallPolicies } from './call-policies.js'
+import { waitQueued, type CallCharge, type Charged, type DispatchContext, type UsageSink } from './dispatch-context.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
 import type { UpstreamCaller } from './upstream-caller.js'
 
@@ -15,6 +16,8 @@ export interface BatchRunnerDeps {
   limits: LimitsConfig
   /** Cache, in-flight sharing, upstream batches, then the pool. */
   calls: UpstreamCaller
+  /** Each transport's method rules and charge (callPolicies). */
+  policies: CallPolicies
 }
 
 const NODE_KINDS: readonly NodeKind[] = ['full', 'archive']
@@ -40,7 +43,7 @@ export class BatchRunner {
     const tally = new BatchTally(plan.malformed)
     let subscribed: string[] | undefined
     if (routed.length > 0) {
-      const charged = chargeOf(ctx, routed, copies)
+      const charged = chargeOf(ctx, this.deps.policies[ctx.transport].charge, routed, copies)
       if (charged.refusal) return refusedWhole(charged.refusal)
       if (charged.delayMs > 0) await waitQueued(charged.delayMs)
       // A copy's answer is its first call's with its own id: kept only when the batch has copies.
@@ -125,7 +128,7 @@ export class BatchRunner {
  * Charge the batch's calls and their units to the key's rate as the transport says
  * (CallPolicy.charge), all at once: each copy counts as the call it copies.
  */
-function chargeOf(ctx: DispatchContext, routed: readonly Routed[], copies: readonly Copy[]): Charged {
+function chargeOf(ctx: DispatchContext, charge: CallCharge, routed: readonly Routed[], copies: readonly Copy[]): Charged {
   const sum = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0 }
   const add = (r: Routed): void => {
     if (r.kind === 'full') {
@@ -138,7 +141,7 @@ function chargeOf(ctx: DispatchContext, routed: readonly Routed[], copies: reado
   }
   for (const r of routed) add(r)
   for (const c of copies) add(c.of)
-  return ctx.policy.charge(ctx, sum.full, sum.archive, sum.fullUnits, sum.archiveUnits)
+  return charge(ctx, sum.full, sum.archive, sum.fullUnits, sum.archiveUnits)
 }
 
 /** What a batch's answered calls used, by the node kind that answered them: the one place a batch's usage is counted. */

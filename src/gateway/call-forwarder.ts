@@ -4,6 +4,7 @@ import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { Answer } from '../upstream/answer.js'
 import { saysStatePruned } from '../upstream/state-pruned.js'
 import type { Routed } from './batch-plan.js'
+import type { CallPolicies } from './call-policies.js'
 import { waitQueued, type DispatchContext } from './dispatch-context.js'
 import type { ServerErrorContext } from './fault-log.js'
 import type { FilterPin, FilterPins } from './filter-pins.js'
@@ -22,6 +23,8 @@ export interface CallForwarderDeps {
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
   /** Each key's heavy calls at once (absent: no bound). */
   heavy?: HeavyCalls
+  /** Each transport's charge (an archive retry is charged again) and whether it counts malformed calls (callPolicies). */
+  policies: CallPolicies
 }
 
 /** JSON-RPC codes of a malformed or unsupported call, which the WebSocket penalty counts. */
@@ -56,7 +59,7 @@ export class CallForwarder {
       // never on a revert's words; charged as the archive call it is, or refused as one. A refused
       // retry keeps the full node's kind: usage counts that call, the charge counted the refusal.
       if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && saysStatePruned(reply)) {
-        const charged = ctx.policy.charge(ctx, 0, 1, 0, r.spec.cost)
+        const charged = this.deps.policies[ctx.transport].charge(ctx, 0, 1, 0, r.spec.cost)
         if (charged.refusal !== undefined) return failed(charged.refusal, r)
         if (charged.delayMs > 0) await waitQueued(charged.delayMs)
         reply = await this.#call(ctx, r, 'archive', idJson, undefined)
@@ -81,7 +84,7 @@ export class CallForwarder {
 
   /** A node's answer, marked when it says the call was malformed: only the WebSocket penalty needs to know, and only error answers (small) can say so. */
   marked(ctx: DispatchContext, reply: Answer): Answer {
-    if (ctx.policy.notesMalformed && reply.isError && isProtocolError(reply.text)) reply.malformed = true
+    if (this.deps.policies[ctx.transport].notesMalformed && reply.isError && isProtocolError(reply.text)) reply.malformed = true
     return reply
   }
 

@@ -1,7 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { GatewayError } from '../errors/registry.js'
 import type { Access } from '../plans/entitlements.js'
-import type { MethodRule } from '../rpc/method-policy.js'
+import type { MethodRule, Transport } from '../rpc/method-policy.js'
 import type { RpcCall } from '../rpc/parse.js'
 import type { UpstreamPool } from '../upstream/pool.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
@@ -21,15 +21,16 @@ export interface DispatchContext {
    * shape, which the request path's property accesses depend on).
    */
   readonly ip: () => string
-  /** What differs between the transports the calls come over, said by each transport (see CallPolicy). */
-  readonly policy: CallPolicy
+  /** The transport the calls came over: its CallPolicy, the dispatcher's (src/gateway/call-policies.ts), says what differs. */
+  readonly transport: Transport
   /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
   readonly local?: LocalCalls
 }
 
 /**
- * How a transport's calls are handled, given by the transport (src/front/http-rpc-route.ts,
- * src/ws/ws-session.ts) so that the dispatcher never asks which one it serves.
+ * How a transport's calls are handled: one per transport, made with the method rules and the charge
+ * (src/gateway/call-policies.ts) and given to the dispatcher, which looks it up by
+ * DispatchContext.transport and never asks more of which transport it serves.
  */
 export interface CallPolicy {
   /**

@@ -84,7 +84,8 @@ export class RpcDispatcher {
     }
     // One call: its kind and cost as they are (no array of one per request).
     const cost = routed.units
-    const charged = routed.kind === 'full' ? ctx.policy.charge(ctx, 1, 0, cost, 0) : ctx.policy.charge(ctx, 0, 1, 0, cost)
+    const { charge } = this.deps.policies[ctx.transport]
+    const charged = routed.kind === 'full' ? charge(ctx, 1, 0, cost, 0) : charge(ctx, 0, 1, 0, cost)
     if (charged.refusal) return refusedWhole(charged.refusal)
     if (charged.delayMs > 0) await waitQueued(charged.delayMs)
     const subscribed: string[] | undefined = routed.local ? [] : undefined
@@ -136,7 +137,7 @@ export class RpcDispatcher {
     const idJson = call.idJson ?? 'null'
     const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage)
     if (denied !== undefined) return denied
-    const rule = ctx.policy.methodRule(call.method, ctx.network)
+    const rule = this.deps.policies[ctx.transport].methodRule(call.method, ctx.network)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
     const r = route(call.method, rule.spec, call.params, routeContext)
     if ('refuse' in r) {

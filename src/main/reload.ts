@@ -1,5 +1,6 @@
 import type { Config } from '../config/types.js'
 import type { PlanCatalog } from '../plans/catalog.js'
+import type { UpstreamsChange } from '../upstream/upstreams.js'
 
 /** What a reload did: what changed (for its log line), or why it was refused. */
 export type ReloadOutcome = { applied: true; changes: Record<string, unknown> } | { applied: false; restart: string[] } | { applied: false; error: Error }
@@ -53,8 +54,42 @@ export function changedPaths(a: unknown, b: unknown, at: string): string[] {
   return JSON.stringify(a) === JSON.stringify(b) ? [] : [at]
 }
 
+/**
+ * The report of an applied reload (its log line, and `tollgate reload`'s answer): the networks
+ * and nodes that came, went or changed (as the nodes' reconfigure told them), the plans, and the
+ * paths changed in limits, health, hedging and the other settings of the networks kept. A section
+ * that did not change is left out, so that an empty report says the reload changed nothing.
+ * @example
+ * reloadReport({ config: running, catalog }, { config: { ...running, limits: { ...running.limits, queueMs: 0 } }, catalog }, noNodes)
+ * // { limits: ['limits.queueMs'] }
+ */
+export function reloadReport(
+  before: { config: Config; catalog: PlanCatalog },
+  after: { config: Config; catalog: PlanCatalog },
+  nodes: Pick<UpstreamsChange, 'networksAdded' | 'networksRemoved' | 'nodes'>,
+): Record<string, unknown> {
+  const running = before.config
+  const next = after.config
+  const plans = catalogChanges(before.catalog, after.catalog)
+  const changes: Record<string, unknown> = {}
+  if (nodes.networksAdded.length > 0) changes.networksAdded = nodes.networksAdded
+  if (nodes.networksRemoved.length > 0) changes.networksRemoved = nodes.networksRemoved
+  if (nodes.nodes.length > 0) changes.nodes = nodes.nodes
+  if (plans.added.length + plans.removed.length + plans.changed.length > 0 || plans.catalog !== undefined) changes.plans = plans
+  for (const section of ['limits', 'health', 'hedge'] as const) {
+    const paths = changedPaths(running[section], next[section], section)
+    if (paths.length > 0) changes[section] = paths
+  }
+  // Other network settings (finalityDepth, broadcastTransactions, forwardMethods) than the nodes
+  // and consensus (told by `nodes`), of the networks on both sides (a new or gone one is told whole).
+  const networkPaths = changedPaths(running.networks, next.networks, 'networks').filter((p) => !/^networks\.[^.]+\.(upstreams|consensus)/.test(p))
+  const common = networkPaths.filter((p) => Object.hasOwn(running.networks, p.split('.')[1]) && Object.hasOwn(next.networks, p.split('.')[1]))
+  if (common.length > 0) changes.networks = common
+  return changes
+}
+
 /** What a reload changed in the plan catalog: plans added, removed, changed (by id), and its name. */
-export function catalogChanges(running: PlanCatalog, next: PlanCatalog): { added: string[]; removed: string[]; changed: string[]; catalog?: string } {
+function catalogChanges(running: PlanCatalog, next: PlanCatalog): { added: string[]; removed: string[]; changed: string[]; catalog?: string } {
   const before = new Map(running.plans.map((p) => [p.id, JSON.stringify(p)]))
   const after = new Map(next.plans.map((p) => [p.id, JSON.stringify(p)]))
   return {

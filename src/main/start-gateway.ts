@@ -1,16 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import type { Logger } from 'pino'
 import type { Config } from '../config/types.js'
-import { systemClock, type Clock } from '../../actors/runtime/clock.js'
-import { openEventLog } from '../events/open-log.js'
-import { EventLogUnavailable, type EventLog } from '../events/log.js'
-import { Outbox } from '../events/outbox.js'
-import { eventLogOutage, type EventLogParts } from '../events/outage-log.js'
+import { systemClock } from '../../actors/runtime/clock.js'
+import { EventLogUnavailable } from '../events/log.js'
 import { makeEvent } from '../events/make-event.js'
 import type { EventInput } from '../events/types.js'
-import { StateStore } from '../store/state-store.js'
 import { Projector } from '../projections/projector.js'
 import { loadPlanCatalog } from '../plans/catalog.js'
 import { Upstreams } from '../upstream/upstreams.js'
@@ -21,12 +16,11 @@ import { UpstreamDurations } from '../metrics/upstream-durations.js'
 import { KeyDirectory } from '../gateway/key-directory.js'
 import type { UsageSink } from '../gateway/dispatch-context.js'
 import { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import { chargePerCall, chargeUnitsOnly } from '../gateway/call-charge.js'
+import { callPolicies } from '../gateway/call-policies.js'
 import { dashboardPages } from '../dashboard/api-routes.js'
 import { HeavyCalls } from '../gateway/heavy-calls.js'
 import { MethodRules } from '../rpc/method-policy.js'
 import { HttpServer } from '../front/http-server.js'
-import type { Exchanges } from '../front/exchanges.js'
 import { HttpCounters } from '../front/http-counters.js'
 import { AdminServer, adminToken } from '../front/admin-server.js'
 import { IpDirectory } from '../gateway/ip-directory.js'
@@ -40,75 +34,22 @@ import { PoolSelector } from '../gateway/pool-selector.js'
 import { Admission } from '../gateway/admission.js'
 import { DashboardService } from '../dashboard/dashboard-service.js'
 import { dashboardDir } from '../dashboard/static-files.js'
-import { NodeHeadMonitor } from '../upstream/node-heads.js'
-import { ImmutableCache } from '../cache/immutable-cache.js'
-import { FinalityTracker } from '../cache/finality.js'
 import { UpstreamCaller } from '../gateway/upstream-caller.js'
 import { registerCallPathMetrics } from '../gateway/call-path-metrics.js'
 import { registerStateMetrics } from '../gateway/state-metrics.js'
 import { FaultLog } from '../gateway/fault-log.js'
 import { Closers } from './closers.js'
 import { lockDataDir } from './data-dir-lock.js'
-import { Fleet } from '../fleet/fleet.js'
-import { FleetBus, fleetSubjectRoot, type FleetChannel } from '../fleet/fleet-bus.js'
+import { openEventsAndState } from './events-and-state.js'
+import { watchNodeHeads } from './node-watch.js'
+import { openAnswerCache } from './answer-cache.js'
+import { joinFleet } from '../fleet/join-fleet.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
-import { VERSION } from '../fleet/package-version.js'
-import { catalogChanges, changedPaths, restartNeeded, type ReloadOutcome } from './reload.js'
+import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
+import type { GatewayOptions } from './gateway-options.js'
+import type { RunningGateway } from './running-gateway.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import type { UpstreamsOptions } from '../upstream/upstreams.js'
-
-export interface RunningGateway {
-  /** Base URL of the HTTP endpoints, e.g. http://127.0.0.1:8080 */
-  readonly http: string
-  /** Base URL of the WebSocket endpoints, e.g. ws://127.0.0.1:8080 */
-  readonly ws: string
-  readonly port: number
-  /** Base URL of the admin listener (/metrics, /healthz, /readyz), e.g. http://127.0.0.1:9090 */
-  readonly admin: string
-  readonly log: EventLog
-  readonly store: StateStore
-  readonly outbox: Outbox
-  readonly usage: UsageMeter
-  readonly projector: Projector
-  /** The upstream pools (node counters and health, for tests and tools). */
-  readonly upstreams: Upstreams
-  /** Cache, in-flight sharing, getLogs splitting (counters, for tests and tools). */
-  readonly calls: UpstreamCaller
-  /**
-   * Apply a new config to the running gateway (SIGHUP, `tollgate reload`): the nodes, the plan
-   * catalog, the limits, health and hedging change for the calls that come from now on; nothing
-   * is closed under a client. Refused whole when a field that needs a restart changed, or the
-   * plan catalog cannot be read; the running config then stays. See src/main/reload.ts.
-   */
-  reload(next: Config): ReloadOutcome
-  /** The immutable-answer cache, when enabled. */
-  readonly cache?: ImmutableCache
-  readonly finality?: FinalityTracker
-  close(): Promise<void>
-}
-
-export interface GatewayOptions {
-  logger: Logger
-  clock?: Clock
-  /** Identifies this process in usage events; default host, pid and start time. */
-  instance?: string
-  /** TOLLGATE_SECRET (default: the environment's); without it the dashboard API is disabled. */
-  secret?: string
-  /** Folder of the built dashboard (default: dist/dashboard of this package, when built). */
-  dashboardDir?: string
-  /**
-   * Internal, for the benchmark's "what metering costs" ratio (bench/README.md): false serves
-   * calls without counting usage or rate-limit decisions. Never a config field: a gateway that
-   * does not meter cannot bill.
-   */
-  meterUsage?: boolean
-  /**
-   * This process is worker `index` of a `tollgate start` with `workers` > 1 (src/workers/): its
-   * projections and outbox are its own, in `<dataDir>/workers/<index>`; the event log and the cache
-   * are shared. `channel` reaches the other workers when there is no NATS.
-   */
-  worker?: { index: number; channel?: FleetChannel }
-}
 
 /**
  * Start the gateway: open the event log and the LMDB projections, catch up, then serve. The
@@ -150,30 +91,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
 
   // Events and state: the log, the projections it feeds, the outbox that feeds it. An outage of
   // NATS is logged once, whichever of them meets it, then its state every 30 s.
-  const store = closers.add('state store', StateStore.open(join(ownDir, 'state')), (s) => s.close())
-  const parts: EventLogParts = {}
-  const outage = closers.add('outage log', eventLogOutage(logger, parts, config.events.outageLogEveryMs), (o) => o.close())
-  const log = closers.add('event log', await openEventLog(config.events, config.dataDir, { whileNatsIsDown: (err) => outage.report(err) }), (l) => l.close())
-  parts.log = log
-  const outbox = closers.add(
-    'outbox',
-    Outbox.open(join(ownDir, 'outbox'), log, {
-      onError: (err) => (err instanceof EventLogUnavailable ? outage.report(err) : logger.warn({ err: String(err) }, 'outbox error')),
-      // After a disruption the last acknowledged events are sent again; the log drops what it holds.
-      onResent: (count) =>
-        logger.info({ count }, 'events acknowledged in the last minutes sent again after a disruption of the event log (duplicates are dropped by id)'),
-    }),
-    async (o) => {
-      try {
-        // What is left of shutdownMs, and at least a second: usage is what the drain is for.
-        await o.flush(Math.max(1_000, Math.min(deadline, Date.now() + config.shutdownMs) - Date.now()))
-      } catch (err) {
-        logger.warn({ err: String(err), pending: o.pending() }, 'events left in the outbox; the next start sends them')
-      }
-      await o.close()
-    },
-  )
-  parts.outbox = outbox
+  const { store, log, outbox, outage } = await openEventsAndState(config, ownDir, logger, closers, () => deadline)
 
   // The actors: one per key (rates, connections) and one per client IP (throttle).
   const keys = new KeyDirectory(store, catalog, clock, {
@@ -193,7 +111,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   // The fleet: the other instances of the same event stream share each key's limits over NATS.
   const channel = opts.worker?.channel
-  const fleet = config.events.nats === undefined && channel === undefined ? undefined : openFleet(config, keys, instance, clock, logger, closers, channel)
+  const fleet =
+    config.events.nats === undefined && channel === undefined
+      ? undefined
+      : closers.add('fleet bus', joinFleet({ config, keys, instance, clock, logger, channel }), (f) => f.bus.close())
   const filters = new FilterPins(clock)
   const sweeper = setInterval(() => {
     keys.sweep()
@@ -242,54 +163,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     (p) => p.close(),
   )
   const heads = new HeadTracker()
-  const nodeHeads = closers.add(
-    'node heads',
-    new NodeHeadMonitor(upstreams, {
-      intervalMs: config.health.pollMs,
-      timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-      onBest: (network, best) => heads.observe(network, best),
-      onChange: (network, node, behind, lag) =>
-        logger.warn(
-          { network, node, lag, maxLagBlocks: live.health.maxLagBlocks },
-          behind ? 'node behind the best node of its network: taken out' : 'node caught up: back in',
-        ),
-      onChain: (network, node, wrong, chainId, expectedChainId) =>
-        wrong
-          ? logger.error(
-              { network, node, chainId, expectedChainId },
-              "node on another chain than its network: taken out until it answers the network's chain id; fix the node's URL or the network's chainId",
-            )
-          : logger.warn({ network, node, chainId }, "node back on its network's chain: back in"),
-    }),
-    (n) => n.stop(),
-  )
-  await nodeHeads.start()
-  const cache = config.cache.enabled
-    ? closers.add('cache', ImmutableCache.open(config.cache.path ?? join(config.dataDir, 'cache'), { maxBytes: config.cache.maxBytes }), (c) => c.close())
-    : undefined
-  const finality = cache
-    ? closers.add(
-        'finality',
-        new FinalityTracker(upstreams, {
-          intervalMs: config.cache.finalityPollMs,
-          timeoutMs: Math.min(config.limits.upstreamTimeoutMs, 5_000),
-          depthFor: (network) => live.networks[network]?.finalityDepth ?? config.cache.finalityDepth,
-          headOf: (network) => heads.head(network),
-          onReorg: async (network, block) => {
-            logger.warn({ network, block }, 'a block at or below the finalized one changed (reorg): the cached answers of the network are dropped')
-            await cache.invalidate(network)
-          },
-          onModeChosen: (network, mode) =>
-            logger.info(
-              { network, mode },
-              mode === 'tag' ? "finality: the nodes' finalized block" : 'finality: head minus finalityDepth (the nodes have no finalized tag)',
-            ),
-          onError: (network, err) => logger.debug({ network, err: String(err) }, 'finality poll failed'),
-        }),
-        (f) => f.stop(),
-      )
-    : undefined
-  await finality?.start()
+  const nodeHeads = await watchNodeHeads(upstreams, heads, config, () => live, logger, closers)
+  const { cache, finality } = await openAnswerCache(upstreams, heads, config, () => live, logger, closers)
 
   // The projections catch up before the first call, then follow the log.
   const projector = closers.add(
@@ -339,7 +214,11 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const meter = opts.meterUsage === false ? NO_USAGE : usage
   // Each key's heavy calls at the nodes at once (heavy.atOnce, or its plan's heavyCallsAtOnce).
   const heavyCalls = new HeavyCalls({ atOnce: config.heavy.atOnce, waitMs: config.heavy.atOnceWaitMs })
+  // The charge to a key's rate, read per call as a field (a reload replaces its queueMs), and the
+  // method rules, made into each transport's call policy for the dispatcher.
+  const charging = { usage: meter, queueMs: config.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
   const dispatcher = new RpcDispatcher({
+    policies: callPolicies(methodRules, charging),
     heavy: heavyCalls,
     usage: meter,
     limits: config.limits,
@@ -358,12 +237,8 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   registerCallPathMetrics(registry, { upstreams, calls, cache, finality, heavy: heavyCalls, filters })
 
   // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
-  // Read per call as a field; a reload replaces its queueMs.
-  const charging = { usage: meter, queueMs: config.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
   const wsServer = new WsServer({
     admission,
-    methodRules,
-    chargeUnits: chargeUnitsOnly(charging),
     ips,
     trustProxy: config.trustProxy,
     subscriptions,
@@ -399,8 +274,6 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     keys,
     trustProxy: config.trustProxy,
     dispatcher,
-    methodRules,
-    chargeCalls: chargePerCall(charging),
     counters: new HttpCounters(registry, networkLabels),
     maxBodyBytes: config.limits.maxBodyBytes,
     bodyTimeoutMs: config.limits.bodyTimeoutMs,
@@ -427,7 +300,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   closers.defer('admin listener', () => adminServer.close())
   const adminPort = await adminServer.listen(config.admin.listen.host, config.admin.listen.port)
-  fleet?.start(`${urlHost(config.listen.host)}:${port}`)
+  if (fleet) {
+    const started = fleet.start(`${urlHost(config.listen.host)}:${port}`)
+    closers.defer('fleet', () => started.stop())
+  }
 
   const http = config.publicUrl?.replace(/\/$/, '') ?? `http://${urlHost(config.listen.host)}:${port}`
   const ws = http.replace(/^http/, 'ws')
@@ -451,7 +327,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       server.drain()
       adminServer.drain()
       wsServer.close()
-      const drained = await quiet(server.exchanges, deadline)
+      const drained = await server.exchanges.quiet(deadline)
       if (!drained) logger.warn({ calls: server.exchanges.open, shutdownMs: config.shutdownMs }, 'shutdownMs passed with calls still open: they are cut')
     } finally {
       // Whatever the drain met, every part is closed: nothing may keep the process alive.
@@ -487,22 +363,9 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     dispatcher.setLimits(next.limits)
     charging.queueMs = next.limits.queueMs
     ips.limits = next.limits.ipThrottle
-    const plans = catalogChanges(catalog, nextCatalog)
     keys.setCatalog(nextCatalog)
     dashboard?.reconfigure(next, nextCatalog)
-    const changes: Record<string, unknown> = {}
-    if (nodes.networksAdded.length > 0) changes.networksAdded = nodes.networksAdded
-    if (nodes.networksRemoved.length > 0) changes.networksRemoved = nodes.networksRemoved
-    if (nodes.nodes.length > 0) changes.nodes = nodes.nodes
-    if (plans.added.length + plans.removed.length + plans.changed.length > 0 || plans.catalog !== undefined) changes.plans = plans
-    for (const section of ['limits', 'health', 'hedge'] as const) {
-      const paths = changedPaths(live[section], next[section], section)
-      if (paths.length > 0) changes[section] = paths
-    }
-    // Other network settings (finalityDepth, broadcastTransactions, forwardMethods) than the nodes and consensus.
-    const networkPaths = changedPaths(live.networks, next.networks, 'networks').filter((p) => !/^networks\.[^.]+\.(upstreams|consensus)/.test(p))
-    const common = networkPaths.filter((p) => Object.hasOwn(live.networks, p.split('.')[1]) && Object.hasOwn(next.networks, p.split('.')[1]))
-    if (common.length > 0) changes.networks = common
+    const changes = reloadReport({ config: live, catalog }, { config: next, catalog: nextCatalog }, nodes)
     catalog = nextCatalog
     live = next
     return { applied: true, changes }
@@ -524,69 +387,6 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     cache,
     finality,
     close: () => (closing ??= close()),
-  }
-}
-
-/** The fleet's bus and membership; it starts announcing itself once the front end listens. */
-function openFleet(
-  config: Config,
-  keys: KeyDirectory,
-  instance: string,
-  clock: Clock,
-  logger: Logger,
-  closers: Closers,
-  channel: FleetChannel | undefined,
-): { allowance: Fleet['allowance']; start(address: string): void; fleet(): Fleet | undefined } {
-  let fleet: Fleet | undefined
-  const bus = closers.add(
-    'fleet bus',
-    channel ??
-      FleetBus.open(config.events.nats!, fleetSubjectRoot(config), (connected) => {
-        if (!connected) logger.warn("cut off from the fleet: each key gets this instance's share of its limits until NATS is back")
-        fleet?.connectionChanged(connected)
-      }),
-    (b) => b.close(),
-  )
-  return {
-    allowance: (accountId, max) => fleet?.allowance(accountId, max) ?? max,
-    fleet: () => fleet,
-    start: (address) => {
-      fleet = new Fleet({
-        bus,
-        keys,
-        self: { id: instance, address: config.publicUrl ?? address, startedAt: Date.now(), version: VERSION },
-        clock,
-        ...config.fleet,
-        onMembership: (event, id, live) =>
-          logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
-        onShare: (share) =>
-          logger.warn({ share }, share < 1 ? "cut off from the fleet: applying this share of each key's limits" : 'back in the fleet: whole limits, shared'),
-      })
-      fleet.start()
-      closers.defer('fleet', () => fleet?.stop())
-    },
-  }
-}
-
-/**
- * A drained front end stays open this long with no exchange before its sockets are closed: a
- * client that was between two calls when the drain began sends its next one now, and gets it
- * answered (with `Connection: close`) instead of finding its kept-alive socket reset.
- */
-const DRAIN_QUIET_MS = 100
-
-/** Resolves true once no exchange has been open for DRAIN_QUIET_MS, false at `deadline`. */
-async function quiet(exchanges: Exchanges, deadline: number): Promise<boolean> {
-  for (;;) {
-    const left = deadline - Date.now()
-    if (left <= 0) return false
-    let timer: NodeJS.Timeout | undefined
-    const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))
-    await Promise.race([exchanges.idle(), timeUp])
-    clearTimeout(timer)
-    if (exchanges.open > 0) return false
-    await new Promise((resolve) => setTimeout(resolve, Math.min(DRAIN_QUIET_MS, Math.max(0, deadline - Date.now()))))
-    if (exchanges.open === 0) return true
   }
 }
 

@@ -9,9 +9,7 @@ import { getAndHead, otherMethods } from '../front/route-methods.js'
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../front/uws.js'
 import type { Admission } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
-import type { CallCharge, CallPolicy } from '../gateway/dispatch-context.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
-import type { MethodRules } from '../rpc/method-policy.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import type { Subscriptions } from './subscriptions.js'
 import type { WsCloseCause, WsCounters } from './ws-counters.js'
@@ -26,14 +24,8 @@ export interface WsServerDeps {
   /** Take the client IP from X-Forwarded-For (behind a trusted reverse proxy). */
   trustProxy: boolean
   subscriptions: Subscriptions
+  /** The calls' method rules, charge (their units: the session charged the message) and forward, as calls over WebSocket (src/gateway/call-policies.ts). */
   dispatcher: RpcDispatcher
-  /** Which methods are served, and their costs (config `methodCosts`). */
-  methodRules: MethodRules
-  /**
-   * The charge of a message's compute units when the plan limits units (chargeUnitsOnly): its
-   * calls were charged as messages by the session.
-   */
-  chargeUnits: CallCharge
   usage: UsageMeter
   decisions: WsDecisions
   counters: WsCounters
@@ -74,16 +66,12 @@ export class WsServer {
   readonly #deps: WsServerDeps
   readonly #sessions = new Set<WsSession>()
   readonly #timer: NodeJS.Timeout
-  /** Calls over WebSocket: its method rules (subscriptions), admitted per message by the session, malformed ones counted. */
-  readonly #calls: CallPolicy
   /** Each account's notification units per second on this instance (read at start: ws is not reloaded). */
   readonly #notifications: NotificationBudgets
 
   constructor(deps: WsServerDeps) {
     this.#deps = deps
     this.#notifications = new NotificationBudgets(deps.config.notificationUnitsPerSecond, deps.clock)
-    const rules = deps.methodRules
-    this.#calls = { methodRule: (method, network) => rules.rule(method, 'ws', network), charge: deps.chargeUnits, notesMalformed: true }
     this.#timer = setInterval(() => this.#checkKeys(), KEY_CHECK_MS)
     this.#timer.unref()
   }
@@ -206,7 +194,6 @@ export class WsServer {
       admission: deps.admission,
       ips: deps.ips,
       dispatcher: deps.dispatcher,
-      calls: this.#calls,
       usage: deps.usage,
       decisions: deps.decisions,
       counters: deps.counters,

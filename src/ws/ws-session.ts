@@ -3,7 +3,7 @@ import type { WsDecision } from '../../actors/key/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
-import type { CallPolicy, DispatchContext } from '../gateway/dispatch-context.js'
+import type { DispatchContext } from '../gateway/dispatch-context.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { Admission, Admitted } from '../gateway/admission.js'
@@ -28,8 +28,6 @@ export interface WsSessionDeps {
   admission: Admission
   ips: IpDirectory
   dispatcher: RpcDispatcher
-  /** How its calls are handled: the WebSocket method rules, their charge, malformed ones counted (WsServer.calls). */
-  calls: CallPolicy
   usage: UsageMeter
   decisions: WsDecisions
   counters: WsCounters
@@ -138,7 +136,7 @@ export class WsSession {
       pool: this.#admitted.pool,
       bytesIn: bytes,
       ip: this.#ipOf,
-      policy: this.#deps.calls,
+      transport: 'ws',
       local: this.#subs,
     }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { FakeClock } from '../helpers/fake-clock.js'
 import type { Consumption } from '../../actors/key/account-actor.js'
-import type { FleetChannel } from '../../src/fleet/fleet-bus.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
+import { MemoryFleetHub } from '../helpers/memory-fleet-bus.js'
 
 // The connection grants of three instances, driven by hand: what each may open when, with a fake
 // clock and a channel that delivers only when the test says (as NATS would, late). The processes
@@ -10,38 +10,6 @@ import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 
 const MAX = 50
 const ACCOUNT = 'acc_1'
-
-/** A channel whose messages wait in a queue until deliver(): the network's delay, made explicit. */
-class HeldChannel implements FleetChannel {
-  readonly subjects = { members: 'm', limits: 'l' }
-  connected = true
-  /** The link stalls without a reset: nothing goes out or comes in, and the client still thinks it is connected. */
-  stalled = false
-  readonly #handlers = new Map<string, ((d: Uint8Array) => void)[]>()
-  constructor(private readonly hub: Hub) {}
-  publish(subject: string, data: Uint8Array): void {
-    if (!this.stalled) this.hub.queue.push({ subject, data })
-  }
-  subscribe(subject: string, on: (d: Uint8Array) => void): void {
-    this.#handlers.set(subject, [...(this.#handlers.get(subject) ?? []), on])
-  }
-  receive(subject: string, data: Uint8Array): void {
-    if (this.stalled) return
-    for (const h of this.#handlers.get(subject) ?? []) h(data)
-  }
-  async close(): Promise<void> {}
-}
-
-class Hub {
-  queue: { subject: string; data: Uint8Array }[] = []
-  channels: HeldChannel[] = []
-  /** Deliver everything published so far to every instance (its own messages too, as NATS does). */
-  deliver(): void {
-    const queued = this.queue
-    this.queue = []
-    for (const m of queued) for (const c of this.channels) c.receive(m.subject, m.data)
-  }
-}
 
 /** The key actors of one instance, reduced to an open count per account. */
 class OpenCounts implements FleetKeys {
@@ -71,10 +39,10 @@ class OpenCounts implements FleetKeys {
 
 function fleetOf(n: number) {
   const clock = new FakeClock(1_000_000)
-  const hub = new Hub()
+  // Messages wait until the test delivers them (as NATS would, late).
+  const hub = new MemoryFleetHub({ held: true })
   const instances = Array.from({ length: n }, (_, i) => {
-    const bus = new HeldChannel(hub)
-    hub.channels.push(bus)
+    const bus = hub.channel()
     const keys = new OpenCounts()
     const shares: number[] = []
     const fleet = new Fleet({

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { startNats } from '../../harness/nats-server.js'
 import { startAnvils } from '../helpers/anvil-gateway.js'
-import { oneNetwork, rpc, startTestGateway } from '../helpers/gateway.js'
+import { oneNetwork, rpc } from '../helpers/gateway.js'
+import { startInProcessFleet } from '../helpers/in-process-fleet.js'
 import { within } from '../helpers/eventually.js'
 
 // Two instances on one JetStream stream: a restriction set through one is enforced by the other.
@@ -10,10 +11,8 @@ import { within } from '../helpers/eventually.js'
 const [anvil] = await startAnvils(t, {})
 const nats = await startNats()
 t.teardown(() => nats.stop())
-const stream = `R${Date.now().toString(36)}`
 const networks = oneNetwork([{ url: anvil!.url }])
-const a = await startTestGateway(t, { networks, nats: nats.url, stream })
-const b = await startTestGateway(t, { networks, nats: nats.url, stream })
+const [a, b] = await startInProcessFleet(t, { instances: 2, networks, nats: nats.url })
 const key = await a.createKey('tier-3')
 const call = { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }
 

@@ -2,27 +2,13 @@ import t from 'tap'
 import { pack } from 'msgpackr'
 import { FakeClock } from '../helpers/fake-clock.js'
 import type { Consumption } from '../../actors/key/account-actor.js'
-import type { FleetChannel } from '../../src/fleet/fleet-bus.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
+import { MemoryFleetHub } from '../helpers/memory-fleet-bus.js'
 
 // Compute units admitted on one instance are taken from the key's budget on the others, and a
 // limits message of an instance of the previous version (eight fields an entry, no units) is
 // still read. The channel delivers at once to every instance; the processes and NATS are in
 // shared-limits.test.ts.
-
-class Channel implements FleetChannel {
-  readonly subjects = { members: 'm', limits: 'l' }
-  connected = true
-  readonly #handlers = new Map<string, ((d: Uint8Array) => void)[]>()
-  constructor(private readonly all: Channel[]) {}
-  publish(subject: string, data: Uint8Array): void {
-    for (const c of this.all) for (const h of c.#handlers.get(subject) ?? []) h(data)
-  }
-  subscribe(subject: string, on: (d: Uint8Array) => void): void {
-    this.#handlers.set(subject, [...(this.#handlers.get(subject) ?? []), on])
-  }
-  async close(): Promise<void> {}
-}
 
 /** What an instance's key actors admitted, and what it was told the others admitted. */
 class Keys implements FleetKeys {
@@ -45,11 +31,10 @@ class Keys implements FleetKeys {
 const none: Consumption = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0, messages: 0, connects: 0, cooldownUntil: 0, penaltyUntil: 0 }
 
 t.test('units admitted on one instance reach the other; an entry without units reads as none', async (t) => {
-  const channels: Channel[] = []
+  const hub = new MemoryFleetHub()
   const clock = new FakeClock(1_000_000)
   const [a, b] = [0, 1].map((i) => {
-    const bus = new Channel(channels)
-    channels.push(bus)
+    const bus = hub.channel()
     const keys = new Keys()
     const fleet = new Fleet({
       bus,

@@ -1,4 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net'
+import { listenLocal } from './listen-local.js'
 
 /**
  * A TCP proxy in front of a real node that can lose answers: in `cut` mode it forwards the
@@ -16,14 +17,12 @@ export interface FlakyProxy {
 }
 
 export async function startFlakyProxy(target: { port: number }): Promise<FlakyProxy> {
-  const sockets = new Set<Socket>()
+  const upstreams = new Set<Socket>()
   const proxy: FlakyProxy = { url: '', port: 0, mode: 'pass', cuts: 0, close: async () => {} }
   const server: Server = createServer((client) => {
     const upstream = connect(target.port, '127.0.0.1')
-    sockets.add(client)
-    sockets.add(upstream)
-    client.on('close', () => sockets.delete(client))
-    upstream.on('close', () => sockets.delete(upstream))
+    upstreams.add(upstream)
+    upstream.on('close', () => upstreams.delete(upstream))
     client.on('data', (chunk) => upstream.write(chunk))
     upstream.on('data', (chunk) => {
       if (proxy.mode === 'cut') {
@@ -39,14 +38,13 @@ export async function startFlakyProxy(target: { port: number }): Promise<FlakyPr
     client.on('end', () => upstream.end())
     upstream.on('end', () => client.end())
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('proxy did not bind')
-  proxy.port = address.port
-  proxy.url = `http://127.0.0.1:${address.port}`
+  const listener = await listenLocal(server, 'the flaky proxy')
+  proxy.port = listener.port
+  proxy.url = `http://127.0.0.1:${listener.port}`
   proxy.close = async () => {
-    for (const s of sockets) s.destroy()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    // The node's side of each link is this proxy's own: the listener cuts only the clients'.
+    for (const s of upstreams) s.destroy()
+    await listener.close()
   }
   return proxy
 }

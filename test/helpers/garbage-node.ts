@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { Socket } from 'node:net'
 import { WebSocketServer, type WebSocket } from 'ws'
+import { listenLocal } from './listen-local.js'
 
 /**
  * A JSON-RPC "node" that answers garbage on purpose, the way broken nodes and the proxies in
@@ -65,7 +65,6 @@ export interface GarbageNode {
 }
 
 export async function startGarbageNode(): Promise<GarbageNode> {
-  const sockets = new Set<Socket>()
   const wsClients = new Set<WebSocket>()
   const timers = new Set<NodeJS.Timeout>()
   const node: GarbageNode = {
@@ -127,10 +126,6 @@ export async function startGarbageNode(): Promise<GarbageNode> {
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => answer(req, res, Buffer.concat(chunks).toString()))
   })
-  server.on('connection', (s) => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 })
   server.on('upgrade', (req, socket, head) => {
@@ -156,16 +151,14 @@ export async function startGarbageNode(): Promise<GarbageNode> {
     })
   })
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
+  const { port, close } = await listenLocal(server, 'the garbage node')
   ;(node as { url: string }).url = `http://127.0.0.1:${port}`
   ;(node as { wsUrl: string }).wsUrl = `ws://127.0.0.1:${port}`
   node.close = async () => {
     for (const timer of timers) clearTimeout(timer)
     for (const ws of wsClients) ws.terminate()
     wss.close()
-    for (const s of sockets) s.destroy()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await close()
   }
   return node
 }

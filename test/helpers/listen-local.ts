@@ -1,8 +1,7 @@
-import type { Server } from 'node:http'
-import type { Socket } from 'node:net'
+import type { Server, Socket } from 'node:net'
 import type { TemplatedApp, us_listen_socket } from '../../src/front/uws.js'
 
-/** A test server listening on 127.0.0.1: its port, and a close that cuts its open connections. */
+/** A test server (node:http, or a bare node:net one) listening on 127.0.0.1: its port, and a close that cuts its open connections. */
 export interface LocalListener {
   port: number
   /** Destroy every open connection (kept-alive ones included), then stop listening. */

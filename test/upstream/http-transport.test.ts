@@ -2,6 +2,7 @@ import t from 'tap'
 import { createServer, type Server } from 'node:http'
 import { freePort } from '../../harness/free-port.js'
 import { HttpTransport } from '../../src/upstream/http-transport.js'
+import { listenLocal } from '../helpers/listen-local.js'
 import { UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
 
 // Faults that sit in front of a node (a proxy's error page, a JSON error with a 5xx status,
@@ -21,8 +22,8 @@ const server: Server = createServer((req, res) => {
   const r = replies[req.url ?? ''] ?? { status: 404, type: 'text/plain', body: 'no' }
   res.writeHead(r.status, { 'content-type': r.type, 'content-length': Buffer.byteLength(r.body) }).end(r.body)
 })
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`
+const listener = await listenLocal(server, 'the misbehaving node')
+const base = `http://127.0.0.1:${listener.port}`
 const transports: HttpTransport[] = []
 const transport = (path: string, maxBytes?: number) => {
   const h = new HttpTransport(base + path, { name: 'proxy', maxBytes })
@@ -31,8 +32,7 @@ const transport = (path: string, maxBytes?: number) => {
 }
 t.teardown(async () => {
   await Promise.all(transports.map((h) => h.close().catch(() => {})))
-  server.closeAllConnections()
-  server.close()
+  await listener.close()
 })
 
 t.test('a non-JSON error page is a transport failure', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { FakeClock } from '../helpers/fake-clock.js'
 import { startAnvil } from '../../harness/anvil.js'
 import { startNats } from '../../harness/nats-server.js'
-import { startTestGateway } from '../helpers/gateway.js'
+import { startInProcessFleet } from '../helpers/in-process-fleet.js'
 import { connectWs, tryUpgrade } from '../helpers/ws-client.js'
 import { until } from '../helpers/metrics.js'
 
@@ -16,9 +16,7 @@ t.teardown(async () => {
 })
 const clock = new FakeClock()
 const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, ws: anvil.wsUrl, kind: 'full' as const }] } }
-const stream = 'WSSHARED'
-const one = await startTestGateway(t, { networks, clock, nats: nats.url, stream })
-const two = await startTestGateway(t, { networks, clock, nats: nats.url, stream })
+const [one, two] = await startInProcessFleet(t, { instances: 2, networks, clock, nats: nats.url })
 const { apiKey, keyId } = await one.createKey('tier-3')
 const on = (g: typeof one) => `${g.wsUrl('eth-1')}?apikey=${apiKey}`
 const call = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] })
