@@ -1,5 +1,5 @@
 import { type Address, createPublicClient, createWalletClient, encodeFunctionData, erc20Abi, http, keccak256, padHex, sha256, type Hex } from 'viem'
-import type { Anvil } from '../../harness/anvil.js'
+import { type Anvil, startAnvil } from '../../harness/anvil.js'
 import { deployLogEmitter } from '../../harness/log-emitter.js'
 import { anvilAccount, chainAt, deployToken, transferToken } from './contracts.js'
 
@@ -96,4 +96,23 @@ export async function makeBusyChain(anvil: Anvil): Promise<BusyChain> {
     slots: { totalSupply: padHex('0x2', { size: 32 }), balanceOfDelegated, unset: padHex('0x63', { size: 32 }) },
     head,
   }
+}
+
+/**
+ * A new anvil (stopped at teardown) with a busy chain, and `call`: a method's result, or a throw
+ * naming the method and the node's error (the block and state checks' tests read the node this way).
+ * @example const { busy, call } = await busyAnvil(t)
+ */
+export async function busyAnvil(t: {
+  teardown(fn: () => unknown): void
+}): Promise<{ anvil: Anvil; busy: BusyChain; call(method: string, params: unknown[]): Promise<any> }> {
+  const anvil = await startAnvil()
+  t.teardown(() => anvil.stop())
+  const busy = await makeBusyChain(anvil)
+  const call = async (method: string, params: unknown[]): Promise<any> => {
+    const answer = await anvil.rpc(method, params)
+    if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`)
+    return answer.result
+  }
+  return { anvil, busy, call }
 }

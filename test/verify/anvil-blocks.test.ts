@@ -1,26 +1,18 @@
 import t from 'tap'
 import { bytesToHex, type Hex } from 'viem'
-import { startAnvil } from '../../harness/anvil.js'
 import { verifyReceiptsRoot, verifyTransactionsRoot, verifyWithdrawalsRoot } from '../../src/verify/block-body.js'
 import { verifyReceiptPlaces, verifyTransactionPlaces } from '../../src/verify/block-places.js'
 import { FORK_FIELDS, headerFork, verifyHeader } from '../../src/verify/header.js'
 import { bloomMayMatch, logsBloom } from '../../src/verify/log-bloom.js'
 import type { RpcBlock, RpcReceipt, RpcTransaction } from '../../src/verify/rpc-shapes.js'
 import { verifyTransaction, verifyTransactionSender } from '../../src/verify/transaction-encoding.js'
-import { makeBusyChain } from '../helpers/busy-chain.js'
+import { busyAnvil } from '../helpers/busy-chain.js'
 import { altered } from './altered.js'
 
 // Every block of a real anvil chain passes every block check, and every alteration of a header,
 // transaction or receipt field, or of a list, is refused by the check that covers it.
 
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const busy = await makeBusyChain(anvil)
-const call = async (method: string, params: unknown[]): Promise<any> => {
-  const answer = await anvil.rpc(method, params)
-  if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`)
-  return answer.result
-}
+const { busy, call } = await busyAnvil(t)
 
 const blocks: { block: Omit<RpcBlock, 'transactions'> & { transactions: RpcTransaction[] }; receipts: RpcReceipt[] }[] = []
 for (let n = 0; n <= busy.head; n++) {

@@ -1,25 +1,17 @@
 import t from 'tap'
 import type { Hex } from 'viem'
-import { startAnvil } from '../../harness/anvil.js'
 import { verifyHeader } from '../../src/verify/header.js'
 import type { RpcAccountProof, RpcBlock } from '../../src/verify/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../../src/verify/state-answers.js'
 import { verifyStateProof } from '../../src/verify/state-proof.js'
-import { makeBusyChain } from '../helpers/busy-chain.js'
+import { busyAnvil } from '../helpers/busy-chain.js'
 import { altered, alterHex } from './altered.js'
 
 // eth_getProof answers of a real anvil pass against the state root of the (hash-checked) header
 // of their block, the state reads made from them are byte for byte what anvil answers, and every
 // alteration of a value, a proof node or the block is refused.
 
-const anvil = await startAnvil()
-t.teardown(() => anvil.stop())
-const busy = await makeBusyChain(anvil)
-const call = async (method: string, params: unknown[]): Promise<any> => {
-  const answer = await anvil.rpc(method, params)
-  if (answer.error) throw new Error(`${method}: ${JSON.stringify(answer.error)}`)
-  return answer.result
-}
+const { busy, call } = await busyAnvil(t)
 const slots = [busy.slots.totalSupply, busy.slots.balanceOfDelegated, busy.slots.unset]
 const accounts = { eoa: busy.eoa, absent: busy.absent, token: busy.token, emitter: busy.emitter, delegated: busy.delegated }
 
