@@ -1,3 +1,4 @@
+import type { KeyRestrictions } from '../keys/key-restrictions.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { GatewayError } from '../errors/registry.js'
 import type { Access } from '../plans/entitlements.js'
@@ -23,6 +24,8 @@ export interface DispatchContext {
   readonly ip: () => string
   /** What differs between the transports the calls come over, said by each transport (see CallPolicy). */
   readonly policy: CallPolicy
+  /** The method and contract lists of the signed token the request came with: each call must pass them as well as the key's. */
+  readonly token?: KeyRestrictions | undefined
   /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
   readonly local?: LocalCalls
 }

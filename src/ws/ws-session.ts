@@ -139,6 +139,7 @@ export class WsSession {
       bytesIn: bytes,
       ip: this.#ipOf,
       policy: this.#deps.calls,
+      token: this.#admitted.token?.narrowing,
       local: this.#subs,
     }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(
