@@ -84,6 +84,8 @@ console.log(`calls ${CALLS}, misses ${MISSES}, node ${process.version}`)
 console.log(`baseline: an API key's SHA-256 (every call with a key): ${baseline.toFixed(2)} µs CPU`)
 console.log('alg     cached token µs   ×baseline   new token µs')
 for (const r of rows) {
-  console.log(`${r.alg.padEnd(7)} ${r.hitMicros.toFixed(2).padStart(16)} ${(r.hitMicros / baseline).toFixed(2).padStart(11)} ${r.missMicros.toFixed(1).padStart(14)}`)
+  console.log(
+    `${r.alg.padEnd(7)} ${r.hitMicros.toFixed(2).padStart(16)} ${(r.hitMicros / baseline).toFixed(2).padStart(11)} ${r.missMicros.toFixed(1).padStart(14)}`,
+  )
 }
 console.log(JSON.stringify({ calls: CALLS, misses: MISSES, baselineKeyHashMicros: baseline, rows }))
