@@ -443,6 +443,29 @@ export const configSchema = withDefaultsOptional(
         "Instances that share one event stream (events.nats and events.stream) are one fleet: they share each key's limits over " +
           'NATS. Without NATS, an instance is a fleet of one.',
       ),
+      keys: Section(
+        {
+          jwt: Section(
+            {
+              audience: Type.String({
+                minLength: 1,
+                default: 'tollgate',
+                description:
+                  "The `aud` a signed token must name: tokens issued for another service are refused. Set it to the gateway's public URL " +
+                  'when several gateways share signing keys but must not share tokens.',
+              }),
+              clockSkewSeconds: Type.Integer({
+                minimum: 0,
+                maximum: 300,
+                default: 30,
+                description: "Tolerance on a token's `exp` and `nbf` for the clocks of the token issuer and the gateway that differ.",
+              }),
+            },
+            'Signed tokens (JWT) accounts send instead of, or beside, an API key (docs/keys.md).',
+          ),
+        },
+        'API keys and the tokens that stand for them.',
+      ),
       trustProxy: Type.Boolean({
         default: false,
         description:

@@ -309,6 +309,28 @@ export const eventSchemas = {
       userAgents: Type.Array(NonEmpty(), { description: 'Texts one of which the User-Agent must contain (case-sensitive); empty: any.' }),
     },
   ),
+  JwtKeyRegistered: Event(
+    'JwtKeyRegistered',
+    1,
+    "A public key the account's own tokens may be signed with (docs/keys.md, signed tokens); at most 3 per account, one per kid.",
+    {
+      accountId: NonEmpty(),
+      kid: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: "The id a token's header names." }),
+      alg: Type.Union([Type.Literal('ES256'), Type.Literal('RS256'), Type.Literal('EdDSA')], {
+        description: 'The one algorithm tokens of this key are checked with.',
+      }),
+      publicKey: NonEmpty({ description: 'SPKI PEM of the public key (never a private key).' }),
+    },
+  ),
+  JwtKeyRemoved: Event('JwtKeyRemoved', 1, 'A registered public key removed: tokens it signed no longer pass.', {
+    accountId: NonEmpty(),
+    kid: NonEmpty(),
+  }),
+  KeyTokenRequired: Event('KeyTokenRequired', 1, 'Whether a key is refused without a signed token (the key alone no longer passes).', {
+    accountId: NonEmpty(),
+    keyId: NonEmpty(),
+    required: Type.Boolean(),
+  }),
   DedicatedNodeAttached: Event('DedicatedNodeAttached', 1, 'The operator attached a dedicated node to an account.', {
     accountId: NonEmpty(),
     network: NonEmpty(),

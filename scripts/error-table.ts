@@ -21,6 +21,17 @@ const WHEN: Record<ErrorCode, string> = {
     "the key's method rule refuses the call's method: not among the methods it allows, or among those it denies (each call of a batch on its own; docs/keys.md)",
   KEY_CONTRACT_NOT_ALLOWED:
     'the key has a contract rule and the call names no address where its method names one, or one not listed (eth_getLogs without `address`, a contract creation; docs/keys.md has the table)',
+  TOKEN_MALFORMED: 'the `Authorization: Bearer` credential has dots (a token, not a key) but is not three base64url parts of JSON header and claims',
+  TOKEN_TOO_LARGE: 'the token is over 8 KB (refused before it is decoded)',
+  TOKEN_ALG_NOT_ALLOWED: "the token's `alg` is `none`, an HMAC, or another algorithm than the one its `kid` was registered with",
+  TOKEN_UNKNOWN_KID: "the token's `kid` names no public key registered on the account of its key (`sub`), or it has none",
+  TOKEN_BAD_SIGNATURE: "the token's signature does not verify with the public key its `kid` names",
+  TOKEN_EXPIRED: "the token's `exp` is past, beyond `keys.jwt.clockSkewSeconds` (over WebSocket: the connection closes with 1008)",
+  TOKEN_NOT_YET_VALID: "the token's `nbf` is ahead, beyond `keys.jwt.clockSkewSeconds`",
+  TOKEN_WRONG_AUDIENCE: "the token's `aud` does not name `keys.jwt.audience`",
+  TOKEN_CLAIMS_INVALID:
+    'the token has no `sub` naming a key id or no `exp`, or a `methods`, `contracts` or `origins` claim that is not a list of valid entries within its bound',
+  TOKEN_REQUIRED: 'the key requires a signed token and the request carries the API key alone',
   KEY_IP_NOT_ALLOWED: 'the key has an IP rule and the client IP (as `trustProxy` decides) is not in it',
   KEY_USER_AGENT_NOT_ALLOWED: "the key has a user-agent rule and the request's `User-Agent` contains none of its entries",
   IP_THROTTLED: 'the client IP kept exceeding rate limits (see IP throttling); lifted by itself',

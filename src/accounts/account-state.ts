@@ -2,6 +2,7 @@ import type { Entitlement, PlanEnded, TollgateEvent } from '../events/types.js'
 import { paymentOf, type InvoicePayment } from '../store/records.js'
 import { sessionsEndedBySignIn } from './sessions.js'
 import { restrictionsOf, type KeyRestrictions } from '../keys/key-restrictions.js'
+import type { JwtPublicKey } from '../keys/jwt-keys.js'
 
 /**
  * An account as its own stream says it is: what the deciders need to decide a command, folded
@@ -34,6 +35,8 @@ export interface AccountState {
   privateNodeRequested: boolean
   /** The chain of the account's first contract-wallet sign-in: its contract's signatures count there only. */
   contractChainId: number | null
+  /** Public keys its own tokens may be signed with (JwtKeyRegistered), at most MAX_JWT_KEYS. */
+  jwtKeys: JwtPublicKey[]
   /** Time of the last event folded: the state's own clock for what it forgets. */
   lastTime: number
 }
@@ -46,6 +49,8 @@ export interface KeyState {
   domains: string[]
   /** Its restrictions besides domains (KeyRestricted); {} none. */
   restrictions: KeyRestrictions
+  /** Refused without a signed token (KeyTokenRequired). */
+  tokenRequired: boolean
 }
 
 export interface InvoiceState {
@@ -91,6 +96,7 @@ export function initialAccountState(accountId: string): AccountState {
     sessions: new Map(),
     privateNodeRequested: false,
     contractChainId: null,
+    jwtKeys: [],
     lastTime: 0,
   }
 }
@@ -123,7 +129,7 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
       state.nodes = event.nodes.map((n) => ({ network: n.network, kind: n.kind }))
       return state
     case 'KeyIssued':
-      state.keys.set(event.keyId, { keyId: event.keyId, issuedAt: event.time, revokedAt: null, domains: [], restrictions: {} })
+      state.keys.set(event.keyId, { keyId: event.keyId, issuedAt: event.time, revokedAt: null, domains: [], restrictions: {}, tokenRequired: false })
       state.firstKeyId ??= event.keyId
       state.activeKeyId = event.keyId
       return state
@@ -142,6 +148,17 @@ export function evolve(state: AccountState, event: TollgateEvent): AccountState 
     case 'KeyRestricted': {
       const key = state.keys.get(event.keyId)
       if (key) key.restrictions = restrictionsOf(event)
+      return state
+    }
+    case 'JwtKeyRegistered':
+      state.jwtKeys = [...state.jwtKeys.filter((k) => k.kid !== event.kid), { kid: event.kid, alg: event.alg, publicKey: event.publicKey }]
+      return state
+    case 'JwtKeyRemoved':
+      state.jwtKeys = state.jwtKeys.filter((k) => k.kid !== event.kid)
+      return state
+    case 'KeyTokenRequired': {
+      const key = state.keys.get(event.keyId)
+      if (key) key.tokenRequired = event.required
       return state
     }
     case 'FreePlanClaimed':

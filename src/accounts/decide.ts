@@ -9,7 +9,16 @@ import { refuseOtherChain } from './contract-chain.js'
 import { SiweError } from './errors.js'
 import type { SignerKind } from './wallet.js'
 import { transferKey, type AccountState, type InvoiceState } from './account-state.js'
-import { BadNodesError, FreePlanUsedError, NoActiveKeyError, TooManyRegenerationsError, UnknownAccountError, UnknownPlanError } from './errors.js'
+import { MAX_JWT_KEYS, type JwtPublicKey } from '../keys/jwt-keys.js'
+import {
+  BadJwtKeyRegistrationError,
+  BadNodesError,
+  FreePlanUsedError,
+  NoActiveKeyError,
+  TooManyRegenerationsError,
+  UnknownAccountError,
+  UnknownPlanError,
+} from './errors.js'
 
 /** A key made outside the decider (randomness and encryption are the host's): used or not. */
 export interface NewKey {
@@ -37,6 +46,10 @@ export type AccountCommand =
   | { type: 'RestrictDomains'; domains: string[]; now: number }
   /** The types given replace the active key's lists of those types (an empty list lifts it); the others are kept. */
   | { type: 'RestrictKey'; set: KeyRestrictions; types: readonly RestrictionType[]; now: number }
+  | { type: 'RegisterJwtKey'; key: JwtPublicKey; now: number }
+  | { type: 'RemoveJwtKey'; kid: string; now: number }
+  /** Whether the active key is refused without a signed token. */
+  | { type: 'RequireToken'; required: boolean; now: number }
   | { type: 'RequestPrivateNode'; nodes: Entitlement[]; now: number }
   | { type: 'AttachDedicatedNode'; network: string; kind: NodeKind; url: string; ws: string | null; now: number }
 
@@ -113,6 +126,8 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       if (old !== undefined && !unrestricted(old.restrictions)) {
         events.push(makeEvent({ type: 'KeyRestricted', accountId, keyId: command.key.keyId, ...listsOf(old.restrictions) }, now))
       }
+      // And its need of a token: a regenerated key usable alone would undo it.
+      if (old?.tokenRequired === true) events.push(makeEvent({ type: 'KeyTokenRequired', accountId, keyId: command.key.keyId, required: true }, now))
       if (old !== undefined) events.push(revoke(accountId, old.keyId, now + command.graceMs, now))
       return events
     }
@@ -217,6 +232,36 @@ export function decide(command: AccountCommand, state: AccountState, ctx: Decide
       if (command.types.includes('methods') && next.methods !== undefined) delete next.deniedMethods
       if (command.types.includes('deniedMethods') && next.deniedMethods !== undefined) delete next.methods
       return [makeEvent({ type: 'KeyRestricted', accountId, keyId: state.activeKeyId, ...listsOf(next) }, now)]
+    }
+    case 'RegisterJwtKey': {
+      requireAccount(state)
+      const { kid, alg, publicKey } = command.key
+      if (state.jwtKeys.some((k) => k.kid === kid))
+        throw new BadJwtKeyRegistrationError(`kid ${JSON.stringify(kid)} is already registered; remove it first, or use another kid`)
+      if (state.jwtKeys.length >= MAX_JWT_KEYS) {
+        throw new BadJwtKeyRegistrationError(
+          `the account has ${state.jwtKeys.length} keys (${state.jwtKeys.map((k) => k.kid).join(', ')}), at most ${MAX_JWT_KEYS}; remove one first`,
+        )
+      }
+      return [makeEvent({ type: 'JwtKeyRegistered', accountId, kid, alg, publicKey }, now)]
+    }
+    case 'RemoveJwtKey': {
+      requireAccount(state)
+      if (!state.jwtKeys.some((k) => k.kid === command.kid)) {
+        throw new BadJwtKeyRegistrationError(
+          `kid ${JSON.stringify(command.kid)} is not registered (the account has ${state.jwtKeys.map((k) => k.kid).join(', ') || 'none'})`,
+        )
+      }
+      return [makeEvent({ type: 'JwtKeyRemoved', accountId, kid: command.kid }, now)]
+    }
+    case 'RequireToken': {
+      requireAccount(state)
+      if (state.activeKeyId === null) throw new NoActiveKeyError(accountId)
+      // A key that needs a token no registered key can sign would refuse every call: said now, not at the first call.
+      if (command.required && state.jwtKeys.length === 0)
+        throw new BadJwtKeyRegistrationError('no public key is registered to sign tokens with; register one first')
+      if ((state.keys.get(state.activeKeyId)?.tokenRequired ?? false) === command.required) return []
+      return [makeEvent({ type: 'KeyTokenRequired', accountId, keyId: state.activeKeyId, required: command.required }, now)]
     }
     case 'RequestPrivateNode':
       requireAccount(state)

@@ -16,6 +16,7 @@ export type AccountErrorCode =
   | 'BAD_DOMAINS'
   | 'BAD_RESTRICTIONS'
   | 'TOO_MANY_REGENERATIONS'
+  | 'BAD_JWT_KEY'
 
 /** Base class: a command refused what it was asked (nothing was appended). */
 export class AccountCommandError extends CodedError<AccountErrorCode> {
@@ -165,5 +166,13 @@ export class PaymentError extends CodedError<PaymentRefusal> {
   /** Not final: the same transaction may be accepted later (mined, confirmed). */
   get pending(): boolean {
     return this.code === 'NOT_FOUND' || this.code === 'UNCONFIRMED'
+  }
+}
+
+/** A signing key refused: not a public key fit for its algorithm, a fourth one, a kid taken or unknown, or a token required with no key. */
+export class BadJwtKeyRegistrationError extends AccountCommandError {
+  override name = 'BadJwtKeyRegistrationError'
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super('BAD_JWT_KEY', `bad signing key: ${detail}`, options)
   }
 }

@@ -1,4 +1,5 @@
-import { BadDomainsError, BadRestrictionsError } from './errors.js'
+import { BadDomainsError, BadJwtKeyRegistrationError, BadRestrictionsError } from './errors.js'
+import { BadJwtKeyError, normalizeJwtKey, type JwtPublicKey } from '../keys/jwt-keys.js'
 import { BadRestrictionError, normalizeRestrictions, RESTRICTION_TYPES, type KeyRestrictions, type RestrictionType } from '../keys/key-restrictions.js'
 import { hostOf, type AccountCommandDeps } from './commands.js'
 
@@ -57,4 +58,42 @@ export async function restrictKey(deps: AccountCommandDeps, input: { accountId: 
   const types: RestrictionType[] = RESTRICTION_TYPES.filter((t) => input.replace === true || (input.restrictions as Record<string, unknown>)[t] != null)
   const { state } = await hostOf(deps).execute(input.accountId, { type: 'RestrictKey', set, types, now: deps.clock.now() })
   return (state.activeKeyId === null ? undefined : state.keys.get(state.activeKeyId)?.restrictions) ?? {}
+}
+
+/**
+ * Register a public key the account's tokens may be signed with (JwtKeyRegistered). Returns the
+ * account's keys now.
+ * @throws UnknownAccountError, BadJwtKeyRegistrationError (private key, RSA under 2048 bits, an
+ * unknown algorithm, a fourth key, a kid taken)
+ * @example
+ * await registerJwtKey(deps, { accountId, kid: 'backend-1', alg: 'ES256', publicKey: pem })
+ */
+export async function registerJwtKey(
+  deps: AccountCommandDeps,
+  input: { accountId: string; kid: unknown; alg: unknown; publicKey: unknown },
+): Promise<JwtPublicKey[]> {
+  let key: JwtPublicKey
+  try {
+    key = normalizeJwtKey(input)
+  } catch (err) {
+    if (err instanceof BadJwtKeyError) throw new BadJwtKeyRegistrationError(err.message, { cause: err })
+    throw err
+  }
+  const { state } = await hostOf(deps).execute(input.accountId, { type: 'RegisterJwtKey', key, now: deps.clock.now() })
+  return state.jwtKeys
+}
+
+/** Remove a registered public key (JwtKeyRemoved): tokens it signed stop passing. @throws BadJwtKeyRegistrationError for an unknown kid */
+export async function removeJwtKey(deps: AccountCommandDeps, input: { accountId: string; kid: string }): Promise<JwtPublicKey[]> {
+  const { state } = await hostOf(deps).execute(input.accountId, { type: 'RemoveJwtKey', kid: input.kid, now: deps.clock.now() })
+  return state.jwtKeys
+}
+
+/**
+ * Whether the account's active key is refused without a signed token (KeyTokenRequired).
+ * @throws NoActiveKeyError, BadJwtKeyRegistrationError (required with no public key registered)
+ */
+export async function requireToken(deps: AccountCommandDeps, input: { accountId: string; required: boolean }): Promise<boolean> {
+  const { state } = await hostOf(deps).execute(input.accountId, { type: 'RequireToken', required: input.required, now: deps.clock.now() })
+  return (state.activeKeyId === null ? undefined : state.keys.get(state.activeKeyId)?.tokenRequired) ?? false
 }

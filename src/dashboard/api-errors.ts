@@ -97,6 +97,11 @@ export const API_ERRORS = {
   NO_ACTIVE_KEY: { http: 409, when: 'the account has no key yet (no plan taken)', message: 'You have no API key yet: choose a plan first.' },
   BAD_GRACE: { http: 400, when: 'grace period not a number of seconds >= 0 (at most 30 days)', message: 'That grace period is not valid.' },
   BAD_DOMAINS: { http: 400, when: 'an allowlist entry is not a host name, or more than 20', message: 'That domain list is not valid.' },
+  BAD_JWT_KEY: {
+    http: 400,
+    when: 'a signing key that is private, a secret, RSA under 2048 bits, not of its algorithm (ES256, RS256, EdDSA); a fourth key; a kid taken, or unknown; a token required with no key registered',
+    message: 'That signing key is not valid.',
+  },
   BAD_RESTRICTIONS: {
     http: 400,
     when: 'a restriction entry is not a method, an address, an IP or CIDR, or a user agent; more entries than its bound; methods and deniedMethods together; an unknown type',

@@ -91,6 +91,16 @@ const ROUTES: RouteSpec[] = [
     limit: 'keys',
     handler: (c, s) => s.setRestrictions(c.session!, c.body).then((json) => ({ json })),
   },
+  // Signed tokens: the account's public keys, and whether its key needs a token (docs/keys.md).
+  { method: 'post', path: '/api/keys/jwt', auth: true, limit: 'keys', handler: (c, s) => s.addJwtKey(c.session!, c.body).then((json) => ({ json })) },
+  { method: 'post', path: '/api/keys/jwt/remove', auth: true, limit: 'keys', handler: (c, s) => s.removeJwtKey(c.session!, c.body).then((json) => ({ json })) },
+  {
+    method: 'put',
+    path: '/api/keys/token-required',
+    auth: true,
+    limit: 'keys',
+    handler: (c, s) => s.setTokenRequired(c.session!, c.body).then((json) => ({ json })),
+  },
   { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => ({ json: s.usage(c.session!, c.query.get('hours')) }) },
 ]
 

@@ -14,7 +14,7 @@ import { poolRpc, type ChainRpc } from '../chain/chain-rpc.js'
 import { AccountHost } from '../accounts/account-host.js'
 import { regenerateKey, type AccountCommandDeps } from '../accounts/commands.js'
 import { claimFreePlan, isFreePlan } from '../accounts/free-plan.js'
-import { restrictDomains, restrictKey } from '../accounts/key-settings.js'
+import { registerJwtKey, removeJwtKey, requireToken, restrictDomains, restrictKey } from '../accounts/key-settings.js'
 import { requestPrivateNode } from '../accounts/private-node.js'
 import { createInvoice, type InvoiceDeps } from '../payments/invoices.js'
 import { ensureActivated, payInvoice } from '../payments/pay-invoice.js'
@@ -251,7 +251,9 @@ export class DashboardService {
               issuedAt: activeKey.issuedAt,
               domains: activeKey.domains ?? [],
               restrictions: activeKey.restrictions ?? {},
+              tokenRequired: activeKey.tokenRequired === true,
             },
+      jwtKeys: (account.jwtKeys ?? []).map((k) => ({ kid: k.kid, alg: k.alg })),
       previousKey: graceKey === undefined ? null : { keyId: graceKey.keyId, ending: this.#cipher.decrypt(graceKey.keyCipher).slice(-6), worksUntil: grace!.at },
       endpoints: this.#endpointsOf(account),
       invoices: store.invoicesOf(account.accountId, 10).map((i) => this.#invoiceView(i)),
@@ -299,6 +301,24 @@ export class DashboardService {
   /** The key's restrictions as a whole (the form sends every rule): a rule left out is lifted. */
   async setRestrictions(session: Session, input: unknown): Promise<unknown> {
     return { restrictions: await restrictKey(this.#commandDeps(), { accountId: session.accountId, restrictions: input, replace: true }) }
+  }
+
+  /** Register a public key the account's signed tokens are checked with (docs/keys.md, signed tokens). */
+  async addJwtKey(session: Session, input: { kid?: unknown; alg?: unknown; publicKey?: unknown }): Promise<unknown> {
+    const keys = await registerJwtKey(this.#commandDeps(), { accountId: session.accountId, kid: input.kid, alg: input.alg, publicKey: input.publicKey })
+    return { jwtKeys: keys.map((k) => ({ kid: k.kid, alg: k.alg })) }
+  }
+
+  async removeJwtKey(session: Session, input: { kid?: unknown }): Promise<unknown> {
+    if (typeof input.kid !== 'string') throw new ApiError('BAD_JWT_KEY', 'Give the kid of the key to remove.')
+    const keys = await removeJwtKey(this.#commandDeps(), { accountId: session.accountId, kid: input.kid })
+    return { jwtKeys: keys.map((k) => ({ kid: k.kid, alg: k.alg })) }
+  }
+
+  /** Whether the active key is refused without a signed token. */
+  async setTokenRequired(session: Session, input: { required?: unknown }): Promise<unknown> {
+    if (typeof input.required !== 'boolean') throw new ApiError('BAD_JWT_KEY', 'Give required: true or false.')
+    return { tokenRequired: await requireToken(this.#commandDeps(), { accountId: session.accountId, required: input.required }) }
   }
 
   /**

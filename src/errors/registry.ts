@@ -45,6 +45,43 @@ export const ERRORS = {
     rpc: -32002,
     message: "Forbidden by the key's contract rule: this call names no address, or an address the key does not allow",
   },
+  // Signed tokens (docs/keys.md "Signed tokens"): 401 for a token that proves nothing, with the
+  // code of a bad key (-32001) so that a client's "re-authenticate" path is the same; each reason
+  // a code of its own so that the developer sees which check failed.
+  TOKEN_MALFORMED: {
+    http: 401,
+    rpc: -32001,
+    message: 'Invalid token: not a JWT (three base64url parts: header, claims, signature); send Authorization: Bearer <JWT> or an API key',
+  },
+  TOKEN_TOO_LARGE: { http: 401, rpc: -32001, message: 'Invalid token: larger than this gateway reads; keep the token under 8 KB (fewer or shorter claims)' },
+  TOKEN_ALG_NOT_ALLOWED: {
+    http: 401,
+    rpc: -32001,
+    message: "Invalid token: its algorithm is not the registered key's (none and HMAC are never accepted); sign with the key the kid names",
+  },
+  TOKEN_UNKNOWN_KID: { http: 401, rpc: -32001, message: "Invalid token: its kid names no public key of the key's account; register the key, or fix the kid" },
+  TOKEN_BAD_SIGNATURE: {
+    http: 401,
+    rpc: -32001,
+    message: 'Invalid token: the signature does not match the registered public key; sign with the private key of the kid named',
+  },
+  TOKEN_EXPIRED: { http: 401, rpc: -32001, message: 'Invalid token: expired (exp); get a new token from your token issuer' },
+  TOKEN_NOT_YET_VALID: { http: 401, rpc: -32001, message: 'Invalid token: not valid yet (nbf); check the clock of your token issuer' },
+  TOKEN_WRONG_AUDIENCE: {
+    http: 401,
+    rpc: -32001,
+    message: "Invalid token: its aud is not this gateway's audience (keys.jwt.audience); issue it for this gateway",
+  },
+  TOKEN_CLAIMS_INVALID: {
+    http: 401,
+    rpc: -32001,
+    message: 'Invalid token: a claim is missing or not as documented (sub: the key id, exp required, methods/contracts/origins lists); fix the token issuer',
+  },
+  TOKEN_REQUIRED: {
+    http: 403,
+    rpc: -32002,
+    message: 'Forbidden: this key requires a signed token; send Authorization: Bearer <JWT> signed with a key registered on the account',
+  },
   KEY_IP_NOT_ALLOWED: { http: 403, rpc: -32002, message: "Forbidden by the key's IP rule: this key may not be used from this address" },
   KEY_USER_AGENT_NOT_ALLOWED: { http: 403, rpc: -32002, message: "Forbidden by the key's user-agent rule: this key may not be used by this client" },
   ARCHIVE_REQUIRED: { http: 403, rpc: -32003, message: 'Forbidden: this call reads state older than full nodes keep, and the plan has no archive access' },

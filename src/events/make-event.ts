@@ -90,6 +90,12 @@ function identityOf(e: UnidentifiedEvent): unknown[] {
     case 'KeyRestricted':
       // Sorted: the same lists in another order are the same fact.
       return [e.type, e.keyId, e.time, ...[e.methods, e.deniedMethods, e.contracts, e.ips, e.userAgents].map((l) => [...l].sort())]
+    case 'JwtKeyRegistered':
+      return [e.type, e.accountId, e.kid, e.time, e.alg, e.publicKey]
+    case 'JwtKeyRemoved':
+      return [e.type, e.accountId, e.kid, e.time]
+    case 'KeyTokenRequired':
+      return [e.type, e.keyId, e.time, e.required]
     case 'KeyRuleRefused':
       return [e.type, e.instance, e.keyId, e.network, e.rule, e.intervalStart]
   }

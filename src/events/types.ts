@@ -42,6 +42,9 @@ export type DomainsRestricted = EventOf<'DomainsRestricted'>
 export type DedicatedNodeAttached = EventOf<'DedicatedNodeAttached'>
 export type KeyRestricted = EventOf<'KeyRestricted'>
 export type KeyRuleRefused = EventOf<'KeyRuleRefused'>
+export type JwtKeyRegistered = EventOf<'JwtKeyRegistered'>
+export type JwtKeyRemoved = EventOf<'JwtKeyRemoved'>
+export type KeyTokenRequired = EventOf<'KeyTokenRequired'>
 export type RateLimited = EventOf<'RateLimited'>
 export type IpThrottled = EventOf<'IpThrottled'>
 export type UsageRecorded = EventOf<'UsageRecorded'>
@@ -110,6 +113,9 @@ export function categoryOf(type: EventType): 'accounts' | 'decisions' | 'usage' 
     case 'PrivateNodeRequested':
     case 'DomainsRestricted':
     case 'KeyRestricted':
+    case 'JwtKeyRegistered':
+    case 'JwtKeyRemoved':
+    case 'KeyTokenRequired':
     case 'DedicatedNodeAttached':
       return 'accounts'
     case 'RateLimited':

@@ -7,7 +7,8 @@ import { parseRpcBytes } from '../rpc/parse.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { KeyDirectory } from '../gateway/key-directory.js'
 import type { HttpCounters } from './http-counters.js'
-import type { Admission } from '../gateway/admission.js'
+import type { Admission, Admitted } from '../gateway/admission.js'
+import { looksLikeToken } from '../gateway/token-verifier.js'
 import { CORS_HEADERS } from './cors.js'
 import { BodyDeadlines, type PendingBody } from './body-deadlines.js'
 import { refuseAmbiguousLength, repeatedHeader, type RepeatedHeader } from './repeated-headers.js'
@@ -55,7 +56,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       deps.admission.refusedCalls(() => clientIp(res, req, deps.trustProxy), 1)
       return refuseAmbiguousLength(res, state)
     }
-    const apiKey = keyFrom(req, repeated)
+    const { apiKey, token } = credentialsFrom(req, repeated)
     const acceptGzip = req.getHeader('accept-encoding').includes('gzip')
     // The client's address is decoded only when something needs it (an IP is being tracked, or a
     // rate limit rejects): uWS makes a new ArrayBuffer for it, which was 5% of a small call's CPU.
@@ -80,9 +81,35 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       deps.admission.refusedCalls(ipOf, 1)
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
-    const admitted = deps.admission.admit({ network, apiKey, origin, referer, userAgent: () => req.getHeader('user-agent'), ip: ipOf })
+    const checked = token === '' ? undefined : deps.admission.checkToken(token)
+    if (checked instanceof Promise) {
+      // A token not seen before: its signature is checked while the body arrives (the body must be
+      // read from now on, as uWS drops what comes before onData). `req` is gone by then: copied.
+      const userAgent = req.getHeader('user-agent')
+      readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
+        if (body === null) {
+          deps.admission.refusedCalls(ipOf, 1)
+          return fail(tooLarge(undefined, deps.maxBodyBytes), true)
+        }
+        const parsed = parseRpcBytes(body)
+        checked.then(
+          (verified) => {
+            if (state.aborted) return
+            const admitted = deps.admission.admit({ network, apiKey, origin, referer, userAgent: () => userAgent, ip: ipOf, token: verified })
+            if (admitted instanceof GatewayError) return fail(admitted)
+            dispatch(admitted, parsed, bytes)
+          },
+          (err: unknown) => {
+            deps.onError(err)
+            fail(new GatewayError('INTERNAL_ERROR', undefined, { cause: err }))
+          },
+        )
+      })
+      deadlines.track(state)
+      return
+    }
+    const admitted = deps.admission.admit({ network, apiKey, origin, referer, userAgent: () => req.getHeader('user-agent'), ip: ipOf, token: checked })
     if (admitted instanceof GatewayError) return refuseAfterBody(res, state, deps.maxBodyBytes, deadlines, admitted)
-    const { key, access, pool } = admitted
 
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) {
@@ -90,8 +117,14 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
         return fail(tooLarge(undefined, deps.maxBodyBytes), true)
       }
       // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
-      const parsed = parseRpcBytes(body)
-      deps.dispatcher.dispatch({ key, access, network, pool, bytesIn: bytes, ip: ipOf, transport: 'http' }, parsed).then(
+      dispatch(admitted, parseRpcBytes(body), bytes)
+    })
+    deadlines.track(state)
+
+    function dispatch(admitted: Admitted, parsed: ReturnType<typeof parseRpcBytes>, bytes: number): void {
+      const { key, access, pool } = admitted
+      const ctx = { key, access, network, pool, bytesIn: bytes, ip: ipOf, transport: 'http' as const, token: admitted.token?.narrowing }
+      deps.dispatcher.dispatch(ctx, parsed).then(
         (answer) => {
           // Refused whole by its charge (429 with Retry-After and RateLimit-*, or 403): the typed error, answered as every refusal is.
           if (answer.refusal !== undefined) return fail(answer.refusal)
@@ -109,8 +142,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
           fail(new GatewayError('INTERNAL_ERROR', undefined, { cause: err }))
         },
       )
-    })
-    deadlines.track(state)
+    }
   })
 }
 
@@ -171,20 +203,23 @@ function forwardedIp(req: HttpRequest): string | undefined {
 }
 
 /**
- * The API key of a request, from `?apikey=` or `Authorization: Bearer <key>`. The same key may be
- * given twice (in both places, or twice in one); a request that names two different keys is
- * refused rather than one silently chosen, since the client cannot know which of its keys it is
- * being charged to. `repeated`: what `repeatedHeader` found in this request (two different
- * `Authorization` headers are seen only by that scan, as `getHeader` gives the first).
+ * The API key of a request, from `?apikey=` or `Authorization: Bearer <key>`, and the signed token
+ * it carries instead (`Authorization: Bearer <JWT>`, told from a key by its dots; '' none). The
+ * same key may be given twice (in both places, or twice in one); a request that names two
+ * different keys is refused rather than one silently chosen, since the client cannot know which
+ * of its keys it is being charged to (a key beside a token must be the token's: Admission).
+ * `repeated`: what `repeatedHeader` found in this request (two different `Authorization` headers
+ * are seen only by that scan, as `getHeader` gives the first).
  */
-export function keyFrom(req: HttpRequest, repeated: RepeatedHeader): string | GatewayError {
+export function credentialsFrom(req: HttpRequest, repeated: RepeatedHeader): { apiKey: string | GatewayError; token: string } {
   const q = queryKey(req)
-  if (q instanceof GatewayError) return q
-  if (repeated === 'authorization') return conflictingKeys('two Authorization headers name different keys')
+  if (q instanceof GatewayError) return { apiKey: q, token: '' }
+  if (repeated === 'authorization') return { apiKey: conflictingKeys('two Authorization headers name different keys'), token: '' }
   const auth = req.getHeader('authorization')
   const bearer = auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ' ? auth.slice(7).trim() : ''
-  if (q !== '' && bearer !== '' && q !== bearer) return new GatewayError('CONFLICTING_KEYS')
-  return q || bearer
+  if (looksLikeToken(bearer)) return { apiKey: q, token: bearer }
+  if (q !== '' && bearer !== '' && q !== bearer) return { apiKey: new GatewayError('CONFLICTING_KEYS'), token: '' }
+  return { apiKey: q || bearer, token: '' }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { uws, type HttpResponse, type TemplatedApp } from './uws.js'
-import { registerHttpRpcRoute, keyFrom, type HttpRpcRouteDeps } from './http-rpc-route.js'
+import { registerHttpRpcRoute, credentialsFrom, type HttpRpcRouteDeps } from './http-rpc-route.js'
 import { sendReply } from './respond.js'
 import { Exchanges, type ResponseState } from './exchanges.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
@@ -47,7 +47,7 @@ export class HttpServer {
       const state = exchanges.begin(res)
       const repeated = repeatedHeader(req)
       if (repeated === 'content-length') return refuseAmbiguousLength(res, state)
-      const key = keyFrom(req, repeated)
+      const key = credentialsFrom(req, repeated).apiKey
       // Conflicting keys are answered by the call itself; a preflight just names none then.
       preflight(res, state, req.getHeader('origin'), typeof key === 'string' ? key : '', deps)
     })

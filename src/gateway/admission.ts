@@ -7,6 +7,7 @@ import type { IpDirectory } from './ip-directory.js'
 import type { KeyContext, KeyDirectory } from './key-directory.js'
 import type { PoolSelector } from './pool-selector.js'
 import { requestRefusal, type KeyRuleSink } from './key-rules.js'
+import { TokenVerifier, type TokenClaims, type VerifiedToken } from './token-verifier.js'
 
 /** What a request says about who it is, copied from it before anything asynchronous happens. */
 export interface AdmissionRequest {
@@ -19,6 +20,8 @@ export interface AdmissionRequest {
   userAgent: () => string
   /** The client's address, decoded only when an IP is being tracked (it costs a buffer). */
   ip: () => string
+  /** The signed token the request carried, as `checkToken` found it; undefined: none. */
+  token?: VerifiedToken<KeyContext> | GatewayError
 }
 
 /** A request let in: its key, what its plan allows on the network, and the pool its calls go to. */
@@ -28,6 +31,8 @@ export interface Admitted {
   access: Access
   /** The key's pool: a Private Node account's dedicated node once one is attached, else the shared one. */
   readonly pool: UpstreamPool
+  /** The signed token it came with (its end, and how it narrows the key); undefined: the key alone. */
+  readonly token: TokenClaims | undefined
 }
 
 export interface AdmissionDeps {
@@ -37,6 +42,8 @@ export interface AdmissionDeps {
   pools: PoolSelector
   /** Where refusals by a key's own rules are counted (the usage meter). */
   refusals: KeyRuleSink
+  /** Signed tokens: config keys.jwt, and the clock their exp and nbf are read against (default: as the config's defaults, Date.now). */
+  tokens?: { audience: string; clockSkewSeconds: number; now?: () => number }
 }
 
 /**
@@ -55,9 +62,31 @@ export interface AdmissionDeps {
  */
 export class Admission {
   readonly #deps: AdmissionDeps
+  readonly #tokens: TokenVerifier<KeyContext>
+  /** When an admitted token ends for an open connection: its exp plus the skew, on this clock. */
+  readonly #skewMs: number
+  readonly #now: () => number
 
   constructor(deps: AdmissionDeps) {
     this.#deps = deps
+    const { keys } = deps
+    const jwt = deps.tokens ?? { audience: 'tollgate', clockSkewSeconds: 30 }
+    this.#skewMs = jwt.clockSkewSeconds * 1000
+    this.#now = jwt.now ?? Date.now
+    this.#tokens = new TokenVerifier<KeyContext>(
+      { ownerOf: (keyId) => keys.resolveById(keyId), keysOf: (ctx) => ctx.account.jwtKeys, current: (ctx) => keys.isCurrent(ctx) },
+      { audience: jwt.audience, clockSkewSeconds: jwt.clockSkewSeconds, now: this.#now },
+    )
+  }
+
+  /**
+   * The token a request carries (`Authorization: Bearer <JWT>`), checked: synchronously when it
+   * was verified before (or is refused by its form), a promise when its signature must be
+   * checked. What it gives goes into `admit` as `token`. Transports call it before `admit`
+   * (over HTTP while the body arrives; over WebSocket before the upgrade).
+   */
+  checkToken(token: string): VerifiedToken<KeyContext> | GatewayError | Promise<VerifiedToken<KeyContext> | GatewayError> {
+    return this.#tokens.check(token)
   }
 
   /**
@@ -94,8 +123,9 @@ export class Admission {
       )
     }
     if (req.apiKey instanceof GatewayError) return this.#refused(req, req.apiKey)
-    const key = keys.resolve(req.apiKey)
+    const key = this.#keyOf(req)
     if (key instanceof GatewayError) return this.#refused(req, key)
+    const token = req.token === undefined ? undefined : (req.token as VerifiedToken<KeyContext>).claims
     if (!originAllowed(key.record.domains, req.origin, req.referer)) {
       const from = req.origin || req.referer || 'no Origin or Referer header'
       return this.#refused(
@@ -103,6 +133,17 @@ export class Admission {
         new GatewayError(
           'ORIGIN_NOT_ALLOWED',
           `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`,
+        ),
+      )
+    }
+    // The token's origins narrow the key's: both must let the request through (an empty list lets none).
+    if (token?.origins !== undefined && (token.origins.length === 0 || !originAllowed(token.origins, req.origin, req.referer))) {
+      const from = req.origin || req.referer || 'no Origin or Referer header'
+      return this.#refused(
+        req,
+        new GatewayError(
+          'ORIGIN_NOT_ALLOWED',
+          `Forbidden by the token's origins: it may only be used from ${token.origins.join(', ') || 'no origin'} (the request came from ${from.slice(0, 100)}); issue a token for this origin`,
         ),
       )
     }
@@ -115,7 +156,35 @@ export class Admission {
     if (!access.full && !access.archive) {
       return this.#refused(req, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`))
     }
-    return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared }
+    return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared, token }
+  }
+
+  /**
+   * The key a request stands for: the token's when it carries one (a key given beside it must be
+   * that one), else the API key's, which must not need a token.
+   */
+  #keyOf(req: AdmissionRequest): KeyContext | GatewayError {
+    const { keys } = this.#deps
+    const apiKey = req.apiKey as string
+    if (req.token === undefined) {
+      const key = keys.resolve(apiKey)
+      if (key instanceof GatewayError || key.record.tokenRequired !== true) return key
+      return new GatewayError('TOKEN_REQUIRED')
+    }
+    if (req.token instanceof GatewayError) return req.token
+    const key = req.token.owner
+    if (apiKey !== '') {
+      const named = keys.resolve(apiKey)
+      if (named instanceof GatewayError) return named
+      if (named !== key) {
+        return new GatewayError(
+          'CONFLICTING_KEYS',
+          "Conflicting keys: the token's sub names another key than ?apikey=; send the token alone, or with its own key",
+        )
+      }
+    }
+    // A verification is cached until exp: a key revoked or a plan ended since is refused here.
+    return keys.refusalNow(key) ?? key
   }
 
   /**
@@ -137,13 +206,17 @@ export class Admission {
 
   /**
    * Whether an admitted connection may go on (each WebSocket message, and a periodic check of
-   * open connections): the key not revoked, the plan still active, some node still allowed. The
+   * open connections): the key not revoked, the plan still active, its token not expired, some node still allowed. The
    * access is looked up again, so a plan or node selection changed meanwhile applies at once.
    */
   recheck(admitted: Admitted): GatewayError | undefined {
     const { keys } = this.#deps
     const invalid = keys.refusalNow(admitted.key)
     if (invalid) return invalid
+    // A connection opened with a token lives as long as the token: past its exp it is closed (1008).
+    if (admitted.token !== undefined && this.#now() > admitted.token.expiresAt + this.#skewMs) {
+      return new GatewayError('TOKEN_EXPIRED', 'Token expired: the token this connection was opened with is past its exp; reconnect with a new token')
+    }
     admitted.access = keys.accessOn(admitted.key, admitted.network)
     if (!admitted.access.full && !admitted.access.archive) {
       return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(admitted.key.plan, admitted.key.account.nodes, admitted.network)}`)

@@ -1,3 +1,4 @@
+import type { KeyRestrictions } from '../keys/key-restrictions.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { GatewayError } from '../errors/registry.js'
 import type { Access } from '../plans/entitlements.js'
@@ -23,6 +24,8 @@ export interface DispatchContext {
   readonly ip: () => string
   /** The transport the calls came over: its CallPolicy, the dispatcher's (src/gateway/call-policies.ts), says what differs. */
   readonly transport: Transport
+  /** The method and contract lists of the signed token the request came with: each call must pass them as well as the key's. */
+  readonly token?: KeyRestrictions | undefined
   /** Answers the calls the policy marks `local` (eth_subscribe and eth_unsubscribe over WebSocket). */
   readonly local?: LocalCalls
 }

@@ -97,6 +97,28 @@ export class KeyDirectory {
   }
 
   /**
+   * The context of a key named by its public id (a signed token's `sub`), or the refusal: as
+   * `resolve`, without the clear key, which a token carries instead of. Only a verified token's
+   * owner is used for calls; before the signature is checked this tells "no such key" early.
+   */
+  resolveById(keyId: string): KeyContext | GatewayError {
+    const hash = this.#store.keyHashById(keyId)
+    if (hash === undefined)
+      return new GatewayError('INVALID_KEY', 'Invalid token: its sub names no key of this gateway; sub must be the key id (key_…) from the dashboard')
+    const ctx = this.#registry.get(hash)
+    if (ctx === null) {
+      this.#registry.delete(hash)
+      return new GatewayError('INVALID_KEY')
+    }
+    return this.refusalNow(ctx) ?? ctx
+  }
+
+  /** Whether `ctx` is the context in force for its key (not passivated, not reloaded as another): a cached verification holds only while it is. */
+  isCurrent(ctx: KeyContext): boolean {
+    return this.#registry.peek(ctx.keyHash) === ctx
+  }
+
+  /**
    * Why a resolved key may not be used now (revoked or regenerated 401, plan inactive or ended
    * 403), or undefined while it may. Checked at every request, and for open WebSocket connections
    * at every message.

@@ -72,21 +72,31 @@ export interface RuleRefusal {
  * keyCallRefusal({ methods: ['eth_call'] }, { method: 'eth_sendRawTransaction', params: ['0x…'], idJson: '1' })
  * // { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message: '… eth_sendRawTransaction …' }
  */
-export function keyCallRefusal(restrictions: KeyRestrictions | undefined, call: Pick<RpcCall, 'method' | 'params'>): RuleRefusal | undefined {
+export function keyCallRefusal(
+  restrictions: KeyRestrictions | undefined,
+  call: Pick<RpcCall, 'method' | 'params'>,
+  whose: 'key' | 'token' = 'key',
+): RuleRefusal | undefined {
   if (restrictions === undefined) return undefined
   const c = compiledOf(restrictions)
   // eth_unsubscribe only ends what the key itself made: a method rule never keeps a client from it.
   if (!methodAllowed(c, call.method) && call.method !== 'eth_unsubscribe') {
-    return { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message: methodMessage(c, call.method) }
+    const message = methodMessage(c, call.method)
+    return { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message: whose === 'key' ? message : asToken(message) }
   }
   if (c.contracts === undefined) return undefined
   const problem = contractProblem(c.contracts, call.method, call.params)
   if (problem === undefined) return undefined
-  return {
-    rule: 'contract',
-    code: 'KEY_CONTRACT_NOT_ALLOWED',
-    message: `Forbidden by the key's contract rule: ${problem}; this key may only name ${listed(c.source.contracts!)} (docs/keys.md says what each method is matched on)`,
-  }
+  const message = `Forbidden by the key's contract rule: ${problem}; this key may only name ${listed(c.source.contracts!)} (docs/keys.md says what each method is matched on)`
+  return { rule: 'contract', code: 'KEY_CONTRACT_NOT_ALLOWED', message: whose === 'key' ? message : asToken(message) }
+}
+
+/** A refusal's message as the token's: its lists are the token issuer's to change, not the dashboard's. */
+function asToken(message: string): string {
+  return message
+    .replace("Forbidden by the key's", "Forbidden by the token's")
+    .replace('this key may', 'this token may')
+    .replace("; change the key's restrictions in the dashboard", '; issue a token that allows it')
 }
 
 /**
@@ -124,10 +134,11 @@ export function requestRefusal(restrictions: KeyRestrictions, req: { userAgent: 
  * rule. Called once for each call, single or in a batch, over HTTP and WebSocket (an
  * eth_subscribe is a call too, so a `logs` subscription meets the contract rule here).
  */
-export function refuseByKeyRules(key: KeyContext, network: string, call: RpcCall, sink: KeyRuleSink): Refused | undefined {
+export function refuseByKeyRules(key: KeyContext, network: string, call: RpcCall, sink: KeyRuleSink, token?: KeyRestrictions): Refused | undefined {
   const restrictions = key.record.restrictions
-  if (restrictions === undefined) return undefined
-  const refusal = keyCallRefusal(restrictions, call)
+  if (restrictions === undefined && token === undefined) return undefined
+  // The key's rules, then the token's: a token's lists only take away from what the key allows.
+  const refusal = keyCallRefusal(restrictions, call) ?? keyCallRefusal(token, call, 'token')
   if (refusal === undefined) return undefined
   sink.keyRuleRefused(key.account.accountId, key.record.keyId, network, refusal.rule, 1)
   const spec = ERRORS[refusal.code]

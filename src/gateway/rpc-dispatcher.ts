@@ -135,7 +135,7 @@ export class RpcDispatcher {
   /** The node kind for a call, or the answer that refuses it. */
   #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index = 0): Routed | Refused {
     const idJson = call.idJson ?? 'null'
-    const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage)
+    const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage, ctx.token)
     if (denied !== undefined) return denied
     const rule = this.deps.policies[ctx.transport].methodRule(call.method, ctx.network)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }

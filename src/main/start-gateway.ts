@@ -206,7 +206,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   })
   const broadcastOn = (c: Config) => calls.transactions.broadcastOn(Object.keys(c.networks).filter((slug) => c.networks[slug].broadcastTransactions === true))
   broadcastOn(config)
-  const admission = new Admission({ upstreams, ips, keys, pools, refusals: usage })
+  const admission = new Admission({ upstreams, ips, keys, pools, refusals: usage, tokens: { ...config.keys.jwt, now: () => clock.now() } })
   // Which methods are served, each with its cost (the method table's, or config.methodCosts), and
   // which unlisted ones each network forwards (networks.<slug>.forwardMethods; a reload sets them again).
   const forwardMethodsOf = (c: Config) => Object.fromEntries(Object.entries(c.networks).map(([slug, n]) => [slug, n.forwardMethods]))

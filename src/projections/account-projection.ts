@@ -7,7 +7,7 @@ import type { Projection } from '../store/projection.js'
 /** Keeps `accounts` (accountId → AccountRecord) and `wallets` (wallet → accountId). */
 export const accountProjection: Projection = {
   name: 'accounts',
-  handles: new Set(['AccountCreated', 'KeyIssued', 'KeyRevoked', 'NodesSelected', 'PlanActivated', 'PlanEnded']),
+  handles: new Set(['AccountCreated', 'JwtKeyRegistered', 'JwtKeyRemoved', 'KeyIssued', 'KeyRevoked', 'NodesSelected', 'PlanActivated', 'PlanEnded']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'AccountCreated': {
@@ -43,6 +43,18 @@ export const accountProjection: Projection = {
         // Regenerating issues the new key before revoking the old one: only clear the active
         // key when it is the one revoked.
         return update(writer, event.accountId, (a) => (a.activeKeyId === event.keyId ? { ...a, activeKeyId: null } : a))
+      case 'JwtKeyRegistered':
+        return update(writer, event.accountId, (a) => ({
+          ...a,
+          jwtKeys: [...(a.jwtKeys ?? []).filter((k) => k.kid !== event.kid), { kid: event.kid, alg: event.alg, publicKey: event.publicKey }],
+        }))
+      case 'JwtKeyRemoved':
+        return update(writer, event.accountId, (a) => {
+          const { jwtKeys, ...rest } = a
+          const left = (jwtKeys ?? []).filter((k) => k.kid !== event.kid)
+          // No field when none is left: accounts that never registered one keep their exact shape.
+          return left.length === 0 ? rest : { ...rest, jwtKeys: left }
+        })
       default:
         return
     }

@@ -1,4 +1,4 @@
-import type { DomainsRestricted, KeyIssued, KeyRestricted, KeyRevoked, TollgateEvent } from '../events/types.js'
+import type { DomainsRestricted, KeyIssued, KeyRestricted, KeyRevoked, KeyTokenRequired, TollgateEvent } from '../events/types.js'
 import { restrictionsOf, unrestricted } from '../keys/key-restrictions.js'
 import type { StateWriter } from '../store/state-writer.js'
 import type { Projection } from '../store/projection.js'
@@ -6,7 +6,7 @@ import type { Projection } from '../store/projection.js'
 /** Keeps `keys` (keyHash → KeyRecord) and `keyIds` (keyId → keyHash): what the request path checks. */
 export const keyProjection: Projection = {
   name: 'keys',
-  handles: new Set(['DomainsRestricted', 'KeyIssued', 'KeyRestricted', 'KeyRevoked']),
+  handles: new Set(['DomainsRestricted', 'KeyIssued', 'KeyRestricted', 'KeyRevoked', 'KeyTokenRequired']),
   apply(event: TollgateEvent, writer: StateWriter): void {
     switch (event.type) {
       case 'KeyIssued':
@@ -17,6 +17,8 @@ export const keyProjection: Projection = {
         return restrict(event, writer)
       case 'KeyRestricted':
         return restrictKey(event, writer)
+      case 'KeyTokenRequired':
+        return requireToken(event, writer)
       default:
         return
     }
@@ -64,4 +66,12 @@ function restrictKey(event: KeyRestricted, writer: StateWriter): void {
   const restrictions = restrictionsOf(event)
   // No field when unrestricted: the request path's check is then one property read.
   writer.putKey(unrestricted(restrictions) ? rest : { ...rest, restrictions })
+}
+
+function requireToken(event: KeyTokenRequired, writer: StateWriter): void {
+  const hash = writer.keyHashOf(event.keyId)
+  const key = hash === undefined ? undefined : writer.key(hash)
+  if (key === undefined || key.accountId !== event.accountId) return
+  const { tokenRequired: _old, ...rest } = key
+  writer.putKey(event.required ? { ...rest, tokenRequired: true } : rest)
 }

@@ -251,7 +251,7 @@ class Touched {
     if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) return
     this.#accountIds.add(event.accountId)
     if (event.type === 'KeyIssued') this.#keyHashes.add(event.keyHash)
-    if (event.type === 'KeyRevoked' || event.type === 'DomainsRestricted' || event.type === 'KeyRestricted') {
+    if (event.type === 'KeyRevoked' || event.type === 'DomainsRestricted' || event.type === 'KeyRestricted' || event.type === 'KeyTokenRequired') {
       const hash = writer.keyHashOf(event.keyId)
       if (hash !== undefined) this.#keyHashes.add(hash)
     }

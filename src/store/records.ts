@@ -2,6 +2,7 @@ import type { Entitlement, KeyRuleRefused, PaymentConfirmed } from '../events/ty
 import type { NodeKind } from '../core/node-kind.js'
 import { unitsOf } from '../events/usage-units.js'
 import type { KeyRestrictions } from '../keys/key-restrictions.js'
+import type { JwtPublicKey } from '../keys/jwt-keys.js'
 
 /**
  * The records the projections keep in LMDB (msgpack values). They are derived from the event log
@@ -23,6 +24,8 @@ export interface KeyRecord {
   domains?: string[]
   /** Methods, contracts, client IPs and user agents the key is restricted to (KeyRestricted); absent: none. */
   restrictions?: KeyRestrictions
+  /** Refused without a signed token (KeyTokenRequired); absent: the key alone passes. */
+  tokenRequired?: true
 }
 
 /** The plan period an account has (the plan's limits come from the plan catalog by planId). */
@@ -44,6 +47,8 @@ export interface AccountRecord {
   nodes: Entitlement[]
   /** The key that the owner sees in the dashboard; null when none is active. */
   activeKeyId: string | null
+  /** Public keys the account's tokens may be signed with (JwtKeyRegistered); absent: none. */
+  jwtKeys?: JwtPublicKey[]
 }
 
 /**

@@ -152,6 +152,11 @@ export class StateStore {
     return this.#dbs.keys.get(keyHash)
   }
 
+  /** The key hash of a public key id (what the key directory holds its contexts under). */
+  keyHashById(keyId: string): string | undefined {
+    return this.#dbs.keyIds.get(keyId)
+  }
+
   /** The key record for a public key id. */
   keyById(keyId: string): KeyRecord | undefined {
     const hash = this.#dbs.keyIds.get(keyId)

@@ -1,13 +1,15 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsConfig } from '../config/types.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
-import { clientIp, keyFrom } from '../front/http-rpc-route.js'
+import { clientIp, credentialsFrom } from '../front/http-rpc-route.js'
+import type { VerifiedToken } from '../gateway/token-verifier.js'
+import type { KeyContext } from '../gateway/key-directory.js'
 import { sendReply } from '../front/respond.js'
 import { refuseAmbiguousLength, repeatedHeader } from '../front/repeated-headers.js'
 import type { Exchanges } from '../front/exchanges.js'
 import { getAndHead, otherMethods } from '../front/route-methods.js'
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp } from '../front/uws.js'
-import type { Admission } from '../gateway/admission.js'
+import type { Admission, AdmissionRequest } from '../gateway/admission.js'
 import type { IpDirectory } from '../gateway/ip-directory.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
@@ -135,25 +137,66 @@ export class WsServer {
   }
 
   #upgrade(res: HttpResponse, req: HttpRequest, context: unknown, exchanges: Exchanges): void {
-    // Everything is decided synchronously, before uWS frees `req`.
+    // Everything is copied from `req` synchronously, before uWS frees it.
     const network = this.#deps.admission.networkOf(req.getParameter(0), 'ws')
     const repeated = repeatedHeader(req)
     if (repeated === 'content-length') return refuseAmbiguousLength(res, exchanges.begin(res))
-    const apiKey = keyFrom(req, repeated)
+    const credentials = credentialsFrom(req, repeated)
+    const { apiKey } = credentials
+    // A browser's WebSocket cannot send Authorization: its token comes as ?token= instead.
+    const token = credentials.token || (req.getQuery('token') ?? '')
     const secKey = req.getHeader('sec-websocket-key')
     const protocol = req.getHeader('sec-websocket-protocol')
     const extensions = req.getHeader('sec-websocket-extensions')
     const deps = this.#deps
     const ip = clientIp(res, req, deps.trustProxy)
-    // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
-    const admitted = deps.admission.admit({
-      network,
-      apiKey,
-      origin: req.getHeader('origin'),
-      referer: req.getHeader('referer'),
-      userAgent: () => req.getHeader('user-agent'),
-      ip: () => ip,
+    const checked = token === '' ? undefined : deps.admission.checkToken(token)
+    if (!(checked instanceof Promise)) {
+      // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
+      const origin = req.getHeader('origin')
+      const referer = req.getHeader('referer')
+      return this.#admitted(
+        res,
+        context,
+        exchanges,
+        { network, apiKey, origin, referer, userAgent: () => req.getHeader('user-agent'), ip: () => ip, token: checked },
+        { secKey, protocol, extensions, ip },
+      )
+    }
+    // A token not seen before: its signature is checked asynchronously, so the upgrade waits
+    // (onAborted first, the upgrade corked when it comes), with what it needs copied now.
+    const request = { network, apiKey, origin: req.getHeader('origin'), referer: req.getHeader('referer'), ip: () => ip }
+    const userAgent = req.getHeader('user-agent')
+    let aborted = false
+    res.onAborted(() => {
+      aborted = true
     })
+    checked.then(
+      (verified) => {
+        if (aborted) return
+        res.cork(() =>
+          this.#admitted(res, context, exchanges, { ...request, userAgent: () => userAgent, token: verified }, { secKey, protocol, extensions, ip }),
+        )
+      },
+      (err: unknown) => {
+        deps.onError(err)
+        if (!aborted) res.cork(() => refuse(res, exchanges, network, deps.counters, new GatewayError('INTERNAL_ERROR', undefined, { cause: err })))
+      },
+    )
+  }
+
+  /** The rest of an upgrade once its token (if any) is checked: admission, the key's connection limits, the session. */
+  #admitted(
+    res: HttpResponse,
+    context: unknown,
+    exchanges: Exchanges,
+    request: AdmissionRequest & { token: VerifiedToken<KeyContext> | GatewayError | undefined },
+    handshake: { secKey: string; protocol: string; extensions: string; ip: string },
+  ): void {
+    const deps = this.#deps
+    const { network } = request
+    const { secKey, protocol, extensions, ip } = handshake
+    const admitted = deps.admission.admit(request)
     if (admitted instanceof GatewayError) return refuse(res, exchanges, network, deps.counters, admitted)
     const { key, pool } = admitted
     // A Private Node account's subscriptions are made on its dedicated node, as its calls are.

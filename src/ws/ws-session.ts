@@ -137,6 +137,7 @@ export class WsSession {
       bytesIn: bytes,
       ip: this.#ipOf,
       transport: 'ws',
+      token: this.#admitted.token?.narrowing,
       local: this.#subs,
     }
     this.#deps.dispatcher.dispatch(ctx, parsed).then(

@@ -358,3 +358,64 @@ t.test('a late PlanEnded of an expired period does not end the renewal that foll
   const v1: PlanEnded = { ...lateEnd, version: 1, startsAt: undefined }
   t.equal(foldAccount(A, [created, first, renewal, v1]).plan, null, 'a version 1 event (no startsAt) ends the plan it names, as before')
 })
+
+const jwtKey = (kid: string) => ({ kid, alg: 'ES256' as const, publicKey: `-----BEGIN PUBLIC KEY-----\n${kid}\n-----END PUBLIC KEY-----\n` })
+const registered = (kid: string) => at({ type: 'JwtKeyRegistered', accountId: A, ...jwtKey(kid) })
+
+t.test('RegisterJwtKey: at most 3, one per kid; RemoveJwtKey: only a registered kid', async (t) => {
+  t.match(
+    given(created)
+      .when({ type: 'RegisterJwtKey', key: jwtKey('a'), now: T })
+      .decided(),
+    [{ type: 'JwtKeyRegistered', kid: 'a', alg: 'ES256' }],
+  )
+  t.match(
+    given(created, registered('a'))
+      .when({ type: 'RegisterJwtKey', key: jwtKey('a'), now: T })
+      .refused(),
+    { code: 'BAD_JWT_KEY', message: /already registered/ },
+  )
+  const three = [registered('a'), registered('b'), registered('c')]
+  t.match(
+    given(created, ...three)
+      .when({ type: 'RegisterJwtKey', key: jwtKey('d'), now: T })
+      .refused(),
+    { code: 'BAD_JWT_KEY', message: /at most 3/ },
+  )
+  const removed = at({ type: 'JwtKeyRemoved', accountId: A, kid: 'b' })
+  t.match(
+    given(created, ...three, removed)
+      .when({ type: 'RegisterJwtKey', key: jwtKey('d'), now: T })
+      .decided(),
+    [{ kid: 'd' }],
+    'room again after a removal',
+  )
+  t.match(
+    given(created, ...three, removed)
+      .when({ type: 'RemoveJwtKey', kid: 'b', now: T })
+      .refused(),
+    { code: 'BAD_JWT_KEY', message: /not registered/ },
+  )
+  t.match(
+    given(created, ...three)
+      .when({ type: 'RemoveJwtKey', kid: 'b', now: T })
+      .decided(),
+    [{ type: 'JwtKeyRemoved', kid: 'b' }],
+  )
+})
+
+t.test('RequireToken: needs a registered key; said once; a regenerated key keeps it', async (t) => {
+  t.match(given(created, issued(1)).when({ type: 'RequireToken', required: true, now: T }).refused(), { code: 'BAD_JWT_KEY', message: /register one first/ })
+  t.match(given(created, registered('a')).when({ type: 'RequireToken', required: true, now: T }).refused(), { name: 'NoActiveKeyError' })
+  const required = at({ type: 'KeyTokenRequired', accountId: A, keyId: 'key_1', required: true })
+  t.match(given(created, issued(1), registered('a')).when({ type: 'RequireToken', required: true, now: T }).decided(), [
+    { type: 'KeyTokenRequired', keyId: 'key_1', required: true },
+  ])
+  t.same(given(created, issued(1), registered('a'), required).when({ type: 'RequireToken', required: true, now: T }).decided(), [], 'already required: nothing')
+  t.match(given(created, issued(1), registered('a'), required).when({ type: 'RequireToken', required: false, now: T }).decided(), [{ required: false }])
+  const out = given(created, issued(1), registered('a'), required)
+    .when({ type: 'RegenerateKey', key: key(2), graceMs: 0, now: T + 10 })
+    .decided()
+  t.same(types(out), ['KeyIssued', 'KeyTokenRequired', 'KeyRevoked'])
+  t.match(out[1], { keyId: 'key_2', required: true })
+})

@@ -169,6 +169,15 @@ export const inputs: { [K in EventType]: EventInput<Extract<TollgateEvent, { typ
     ips: ['203.0.113.7', '10.0.0.0/8', '2001:db8::/32'],
     userAgents: ['MyDapp/'],
   },
+  JwtKeyRegistered: {
+    type: 'JwtKeyRegistered',
+    accountId: 'acc-1',
+    kid: 'backend-1',
+    alg: 'ES256',
+    publicKey: '-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n',
+  },
+  JwtKeyRemoved: { type: 'JwtKeyRemoved', accountId: 'acc-1', kid: 'backend-1' },
+  KeyTokenRequired: { type: 'KeyTokenRequired', accountId: 'acc-1', keyId: 'k1', required: true },
   KeyRuleRefused: {
     type: 'KeyRuleRefused',
     accountId: 'acc-1',

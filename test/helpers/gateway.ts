@@ -8,7 +8,7 @@ import type { Config, LimitsConfig, NetworkConfig, WsConfig } from '../../src/co
 import { startGateway } from '../../src/main/start-gateway.js'
 import type { RunningGateway } from '../../src/main/running-gateway.js'
 import { createAccount, regenerateKey } from '../../src/accounts/commands.js'
-import { restrictKey } from '../../src/accounts/key-settings.js'
+import { registerJwtKey, restrictKey } from '../../src/accounts/key-settings.js'
 import type { KeyRestrictions } from '../../src/keys/key-restrictions.js'
 import { KeyCipher } from '../../src/keys/key-cipher.js'
 import { loadPlanCatalog } from '../../src/plans/catalog.js'
@@ -46,6 +46,8 @@ export interface TestGateway {
   regenerateKey(accountId: string, graceMs: number): Promise<{ apiKey: string; keyId: string }>
   /** Set the restrictions of the account's active key (restrictKey); `replace`: the rules not given are lifted. */
   restrictKey(accountId: string, restrictions: unknown, replace?: boolean): Promise<KeyRestrictions>
+  /** Register a public key the account's signed tokens are checked with (registerJwtKey). */
+  registerJwtKey(accountId: string, key: { kid: string; alg: string; publicKey: unknown }): Promise<unknown>
   /** Stop the gateway (idempotent); the data folder stays until the test ends. */
   stop(): Promise<void>
 }
@@ -117,6 +119,7 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
     createKey: (planId, nodes) => createAccount(commandDeps, { wallet: `0x${randomBytes(20).toString('hex')}`, planId, nodes }),
     regenerateKey: (accountId, graceMs) => regenerateKey(commandDeps, { accountId, graceMs }),
     restrictKey: (accountId, restrictions, replace) => restrictKey(commandDeps, { accountId, restrictions, replace }),
+    registerJwtKey: (accountId, key) => registerJwtKey(commandDeps, { accountId, ...key }),
     stop,
   }
 }

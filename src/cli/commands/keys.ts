@@ -1,23 +1,30 @@
 import { parseCommandArgs, required, UsageError } from '../args.js'
 import { openCommandContext } from '../context.js'
 import { regenerateKey } from '../../accounts/commands.js'
-import { restrictKey } from '../../accounts/key-settings.js'
+import { readFileSync } from 'node:fs'
+import { registerJwtKey, removeJwtKey, requireToken, restrictKey } from '../../accounts/key-settings.js'
 import { KeyCipher, secretFromEnv } from '../../keys/key-cipher.js'
 import { systemClock } from '../../../actors/runtime/clock.js'
 
 const RESTRICT_USAGE =
   'tollgate keys restrict --config FILE --account ID [--methods M,...] [--deny-methods M,...] [--contracts 0x...,...] [--ips IP|CIDR,...] [--user-agent TEXT]... [--clear]'
 
+const JWT_USAGE =
+  'tollgate keys jwt add --config FILE --account ID --kid KID --alg ES256|RS256|EdDSA --public-key FILE (PEM or JWK), ' +
+  'tollgate keys jwt remove --config FILE --account ID --kid KID, tollgate keys jwt require --config FILE --account ID [--off]'
+
 /**
  * `tollgate keys regenerate --config FILE --account ID [--grace SECONDS]`
  * `tollgate keys restrict --config FILE --account ID [--methods …] [--deny-methods …] [--contracts …] [--ips …] [--user-agent …]… [--clear]`
+ * `tollgate keys jwt add|remove|require …` (signed tokens, docs/keys.md)
  */
 export async function keysCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args
   if (sub === 'restrict') return restrictCommand(rest)
+  if (sub === 'jwt') return jwtCommand(rest)
   if (sub !== 'regenerate')
     throw new UsageError(
-      `tollgate keys: unknown subcommand ${JSON.stringify(sub ?? '')}; use: tollgate keys regenerate --config FILE --account ID [--grace SECONDS], or ${RESTRICT_USAGE}`,
+      `tollgate keys: unknown subcommand ${JSON.stringify(sub ?? '')}; use: tollgate keys regenerate --config FILE --account ID [--grace SECONDS], or ${RESTRICT_USAGE}, or ${JWT_USAGE}`,
     )
   const v = parseCommandArgs('keys regenerate', rest, {
     config: { type: 'string' },
@@ -80,6 +87,46 @@ async function restrictCommand(args: string[]): Promise<void> {
       { accountId, restrictions, replace: v.clear === true },
     )
     process.stdout.write(JSON.stringify({ accountId, restrictions: now }) + '\n')
+  } finally {
+    await ctx.close()
+  }
+}
+
+/**
+ * The public keys the account's tokens are signed with, and whether its active key needs a token.
+ * Last line on stdout: JSON with the account's kids (add, remove) or the key's need (require).
+ */
+async function jwtCommand(args: string[]): Promise<void> {
+  const [action, ...rest] = args
+  if (action !== 'add' && action !== 'remove' && action !== 'require') {
+    throw new UsageError(`tollgate keys jwt: unknown action ${JSON.stringify(action ?? '')}; use: ${JWT_USAGE}`)
+  }
+  const name = `keys jwt ${action}`
+  const v = parseCommandArgs(name, rest, {
+    config: { type: 'string' },
+    account: { type: 'string' },
+    kid: { type: 'string' },
+    alg: { type: 'string' },
+    'public-key': { type: 'string' },
+    off: { type: 'boolean' },
+  })
+  const configPath = required(name, 'config', v.config)
+  const accountId = required(name, 'account', v.account)
+  // Read before the log is opened: a wrong path is a usage error, not a half-open command.
+  const publicKey = action === 'add' ? readFileSync(required(name, 'public-key', v['public-key']), 'utf8') : undefined
+  const kid = action === 'require' ? undefined : required(name, 'kid', v.kid)
+  const alg = action === 'add' ? required(name, 'alg', v.alg) : undefined
+  const cipher = KeyCipher.fromSecret(secretFromEnv())
+  const ctx = await openCommandContext(configPath)
+  try {
+    const deps = { log: ctx.log, store: ctx.store, catalog: ctx.catalog, cipher, clock: systemClock, projector: ctx.projector }
+    if (action === 'require') {
+      const tokenRequired = await requireToken(deps, { accountId, required: v.off !== true })
+      process.stdout.write(JSON.stringify({ accountId, tokenRequired }) + '\n')
+      return
+    }
+    const keys = action === 'add' ? await registerJwtKey(deps, { accountId, kid, alg, publicKey }) : await removeJwtKey(deps, { accountId, kid: kid! })
+    process.stdout.write(JSON.stringify({ accountId, jwtKeys: keys.map((k) => ({ kid: k.kid, alg: k.alg })) }) + '\n')
   } finally {
     await ctx.close()
   }
