@@ -45,6 +45,8 @@ export interface TokenVerifierOptions {
   maxBytes?: number
   /** Verified tokens kept (default 10,000). */
   cacheEntries?: number
+  /** Characters of the verified tokens kept, all together (default 8,000,000): 10,000 tokens of 8 KB would be 80 MB. */
+  cacheChars?: number
 }
 
 /**
@@ -87,10 +89,12 @@ export class TokenVerifier<O> {
   readonly #owners: TokenOwners<O>
   readonly #opts: Required<TokenVerifierOptions>
   readonly #cache = new Map<string, CacheEntry<O>>()
+  /** Characters of the tokens in #cache. */
+  #chars = 0
 
   constructor(owners: TokenOwners<O>, opts: TokenVerifierOptions) {
     this.#owners = owners
-    this.#opts = { maxBytes: TOKEN_MAX_BYTES, cacheEntries: 10_000, ...opts }
+    this.#opts = { maxBytes: TOKEN_MAX_BYTES, cacheEntries: 10_000, cacheChars: 8_000_000, ...opts }
   }
 
   /** The verified token, or its refusal; a promise only when the signature must be checked. */
@@ -102,7 +106,7 @@ export class TokenVerifier<O> {
     const hit = this.#cache.get(token)
     if (hit !== undefined) {
       if (hit.until > now() && this.#owners.current(hit.verified.owner) && this.#owners.keysOf(hit.verified.owner) === hit.keys) return hit.verified
-      this.#cache.delete(token)
+      this.#forget(token)
     }
     if (!JWT_SHAPE.test(token)) return new GatewayError('TOKEN_MALFORMED')
     let alg: unknown
@@ -160,12 +164,18 @@ export class TokenVerifier<O> {
   }
 
   #remember(token: string, entry: CacheEntry<O>): void {
-    // Bounded: a client minting a token per call must not grow the map; the oldest goes first.
-    if (this.#cache.size >= this.#opts.cacheEntries) {
-      const oldest = this.#cache.keys().next().value
-      if (oldest !== undefined) this.#cache.delete(oldest)
+    // Bounded in tokens and in characters: a tenant minting a long token per call must not grow
+    // the map (nor hold 10,000 tokens of 8 KB); the oldest go first.
+    this.#forget(token)
+    while (this.#cache.size > 0 && (this.#cache.size >= this.#opts.cacheEntries || this.#chars + token.length > this.#opts.cacheChars)) {
+      this.#forget(this.#cache.keys().next().value!)
     }
     this.#cache.set(token, entry)
+    this.#chars += token.length
+  }
+
+  #forget(token: string): void {
+    if (this.#cache.delete(token)) this.#chars -= token.length
   }
 }
 

@@ -21,7 +21,7 @@ async function signer(alg: JwtAlg, kid: string): Promise<{ privateKey: CryptoKey
   return { privateKey, registered: normalizeJwtKey({ kid, alg, publicKey: await exportSPKI(publicKey) }) }
 }
 
-async function setup(alg: JwtAlg = 'ES256') {
+async function setup(alg: JwtAlg = 'ES256', bounds: { cacheEntries?: number; cacheChars?: number } = {}) {
   const s = await signer(alg, 'k1')
   const owner: Owner = { keyId: KEY_ID, keys: [s.registered], live: true }
   let now = NOW
@@ -34,7 +34,7 @@ async function setup(alg: JwtAlg = 'ES256') {
     keysOf: (o) => o.keys,
     current: (o) => o.live,
   }
-  const verifier = new TokenVerifier(owners, { audience: AUD, clockSkewSeconds: 30, now: () => now })
+  const verifier = new TokenVerifier(owners, { audience: AUD, clockSkewSeconds: 30, now: () => now, ...bounds })
   const sign = (claims: Record<string, unknown> = {}, opts: { exp?: number; nbf?: number; aud?: string; kid?: string; sub?: string } = {}) => {
     const jwt = new SignJWT({ ...claims })
       .setProtectedHeader({ alg, kid: opts.kid ?? 'k1' })
@@ -153,6 +153,23 @@ t.test('a cached token stops at its exp, and when its key is removed or its owne
   t.equal(await outcome(s.verifier.check(token)), 'ok')
   s.owner.keys = []
   t.equal(await outcome(s.verifier.check(token)), 'TOKEN_UNKNOWN_KID', 'the key set changed: the cache entry no longer holds')
+})
+
+t.test('the cache of verified tokens is bounded in tokens and in characters, the oldest dropped first', async (t) => {
+  const byCount = await setup('ES256', { cacheEntries: 3 })
+  for (let i = 0; i < 10; i++) t.notOk((await byCount.verifier.check(await byCount.sign({ n: i }))) instanceof GatewayError, `token ${i} verified`)
+  t.equal(byCount.verifier.cached, 3, 'at most 3 tokens kept')
+  // Tokens of about 1.5 KB each under a bound of 5,000 characters: three fit, never more.
+  const byChars = await setup('ES256', { cacheChars: 5_000 })
+  const long = await Promise.all(Array.from({ length: 10 }, (_, i) => byChars.sign({ pad: 'x'.repeat(1_000), n: i })))
+  t.ok(
+    long.every((token) => token.length > 1_300 && token.length < 1_700),
+    'each token is about 1.5 KB',
+  )
+  for (const token of long) await byChars.verifier.check(token)
+  t.equal(byChars.verifier.cached, 3, 'as many as fit in 5,000 characters')
+  t.notOk(byChars.verifier.check(long[9]!) instanceof Promise, 'the newest is kept')
+  t.ok(byChars.verifier.check(long[0]!) instanceof Promise, 'the oldest was dropped: its signature is checked again')
 })
 
 t.test('a token narrowing to an empty method list narrows to nothing', async (t) => {
