@@ -193,7 +193,7 @@ t.test('events written before integers were packed as integers (float64 timestam
     events: Array<{ type: EventType; hex: string; event: TollgateEvent }>
   }
   // Types added after integers were packed as integers were never written the old way.
-  const newer = new Set<EventType>(['PaymentUnmatched', 'KeyRestricted', 'KeyRuleRefused'])
+  const newer = new Set<EventType>(['PaymentUnmatched', 'KeyRestricted', 'KeyRuleRefused', 'JwtKeyRegistered', 'JwtKeyRemoved', 'KeyTokenRequired'])
   t.same(
     fixture.events.map((e) => e.type),
     EVENT_TYPES.filter((type) => !newer.has(type)),
