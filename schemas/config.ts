@@ -94,6 +94,21 @@ const networkSchema = Strict({
         "Check node answers before they reach a client (default off): `reads` proves eth_getBalance, eth_getTransactionCount, eth_getCode, eth_getStorageAt and eth_getProof against a header the network's nodes agree on (one eth_getProof per read, plus eth_getCode for code), checks blocks, transactions (by hash, by block and index) and receipts (eth_getBlockReceipts, eth_getTransactionReceipt) against its roots, and proves eth_getLogs complete (header blooms, candidate blocks' receipts; at most 2,000 blocks and 100 candidate blocks a call). `calls` also runs eth_call and eth_estimateGas in the gateway's EVM on proven state (an estimate must be enough, and at most 2% above the least gas that works). An answer that fails goes to another node; when none passes, the client gets ANSWER_UNVERIFIED. See docs/verified-answers.md.",
     }),
   ),
+  verifyCheckpoint: Type.Optional(
+    Strict(
+      {
+        number: Type.Integer({ minimum: 0, description: 'The block number of the checkpoint.' }),
+        hash: Type.String({
+          pattern: '^0x[0-9a-fA-F]{64}$',
+          description: 'Its block hash, from a source the operator trusts (a block explorer, another client).',
+        }),
+      },
+      {
+        description:
+          'With verify on: the headers reads are proven against must also be linked by parent hashes to this block (a network of one node, or of one provider, is then held to the chain the operator named, not only to what its nodes agree on). A header more than 10,000 blocks from the nearest header linked to it is refused (ANSWER_UNVERIFIED, HEADER_AGREEMENT): keep the checkpoint recent. See docs/verified-answers.md.',
+      },
+    ),
+  ),
   consensus: Type.Optional(
     Strict(
       {

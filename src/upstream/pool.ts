@@ -90,6 +90,8 @@ export class UpstreamPool implements PoolView {
   verify: 'off' | 'reads' | 'calls'
   /** The network's chain id (the EVM that runs a verified eth_call needs it). */
   chainId: number
+  /** The network's `verifyCheckpoint`: trusted headers must link to it by parent hashes (src/verified/checkpoint-chain.ts; replaced at a reload). */
+  verifyCheckpoint: { number: number; hash: string } | undefined
   readonly #learning: MethodLearning
   readonly #voting: ConsensusCalls
   readonly #hedging = new Hedging()
@@ -97,7 +99,13 @@ export class UpstreamPool implements PoolView {
   constructor(
     network: string,
     nodes: UpstreamNode[],
-    opts: { clock?: Clock; consensus?: ConsensusPolicy; verify?: 'off' | 'reads' | 'calls'; chainId?: number } = {},
+    opts: {
+      clock?: Clock
+      consensus?: ConsensusPolicy
+      verify?: 'off' | 'reads' | 'calls'
+      chainId?: number
+      verifyCheckpoint?: { number: number; hash: string }
+    } = {},
   ) {
     this.network = network
     for (const node of nodes) this.#byKind[node.kind].push(node)
@@ -105,6 +113,7 @@ export class UpstreamPool implements PoolView {
     this.consensus = opts.consensus
     this.verify = opts.verify ?? 'off'
     this.chainId = opts.chainId ?? 1
+    this.verifyCheckpoint = opts.verifyCheckpoint
     this.#learning = new MethodLearning(this, this.#clock)
     this.#voting = new ConsensusCalls(this, this.#learning, this.#clock)
   }
@@ -115,13 +124,20 @@ export class UpstreamPool implements PoolView {
    * finishes on the node it is on and fails over to the new nodes. Nodes kept keep their
    * disputes; the dropped ones' go.
    */
-  reconfigure(nodes: readonly UpstreamNode[], consensus: ConsensusPolicy | undefined, verify: 'off' | 'reads' | 'calls' = 'off', chainId = this.chainId): void {
+  reconfigure(
+    nodes: readonly UpstreamNode[],
+    consensus: ConsensusPolicy | undefined,
+    verify: 'off' | 'reads' | 'calls' = 'off',
+    chainId = this.chainId,
+    verifyCheckpoint?: { number: number; hash: string },
+  ): void {
     const byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
     for (const node of nodes) byKind[node.kind].push(node)
     this.#byKind = byKind
     this.consensus = consensus
     this.verify = verify
     this.chainId = chainId
+    this.verifyCheckpoint = verifyCheckpoint
     this.#voting.keepOnly(nodes)
     this.#learning.forget()
   }

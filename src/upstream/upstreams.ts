@@ -141,10 +141,19 @@ export class Upstreams {
       change.dropped.push(...before.values())
       const consensus = consensusPolicy(config.consensus)
       if (pool === undefined) {
-        this.#pools.set(network, new UpstreamPool(network, nodes, { clock: opts.clock, consensus, verify: config.verify, chainId: config.chainId }))
+        this.#pools.set(
+          network,
+          new UpstreamPool(network, nodes, {
+            clock: opts.clock,
+            consensus,
+            verify: config.verify,
+            chainId: config.chainId,
+            verifyCheckpoint: config.verifyCheckpoint,
+          }),
+        )
         change.networksAdded.push(network)
       } else {
-        pool.reconfigure(nodes, consensus, config.verify, config.chainId)
+        pool.reconfigure(nodes, consensus, config.verify, config.chainId, config.verifyCheckpoint)
         const consensusChanged = JSON.stringify(this.#consensusConfigs.get(network)) !== JSON.stringify(config.consensus)
         if (added.length + removed.length + changed.length > 0 || consensusChanged) {
           change.nodes.push({ network, added, removed, changed, ...(consensusChanged ? { consensus: true } : {}) })

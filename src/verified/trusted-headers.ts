@@ -7,6 +7,7 @@ import { VerificationError } from '../verify/errors.js'
 import { verifyHeader } from '../verify/header.js'
 import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
 import type { BlockRef } from './block-ref.js'
+import { CheckpointChain } from './checkpoint-chain.js'
 
 /** A header the gateway trusts, and why: its hash checked, and agreed by enough nodes or asked for by hash. */
 export interface TrustedHeader {
@@ -48,6 +49,8 @@ export class TrustedHeaders {
   readonly #asking = new Map<string, Promise<TrustedHeader | null>>()
   /** Node calls made to agree on headers, for /metrics and the cost docs. */
   calls = 0
+  /** The chain of the network's verifyCheckpoint, when it has one (made again when a reload names another). */
+  #chain: CheckpointChain | undefined
 
   constructor(
     private readonly pool: UpstreamPool,
@@ -108,6 +111,7 @@ export class TrustedHeaders {
     if (kept !== undefined && this.#fresh(number, kept.at)) return Promise.resolve(kept.header)
     return this.#shared(`number:${number}`, async () => {
       const header = await this.#agreeOn(`0x${number.toString(16)}`)
+      if (header !== null) await this.#onCheckpointChain(header)
       this.#keepNumber(number, header)
       return header
     })
@@ -129,7 +133,10 @@ export class TrustedHeaders {
     const agreed = await this.#vote(tag, (header) => {
       lowest.n = Math.min(lowest.n, header.number)
     })
-    if (agreed !== undefined) return agreed
+    if (agreed !== undefined) {
+      if (agreed !== null) await this.#onCheckpointChain(agreed)
+      return agreed
+    }
     if (!Number.isFinite(lowest.n)) throw new VerificationError('HEADER_AGREEMENT', `the ${tag} block`, 'a header that nodes report', 'none')
     return this.#atNumber(lowest.n)
   }
@@ -234,6 +241,24 @@ export class TrustedHeaders {
     if (!requireCanonical) return header
     const canonical = await this.#atNumber(header.number)
     return canonical?.hash === hash ? header : null
+  }
+
+  /**
+   * An agreed header is also held to the network's configured checkpoint, when there is one: linked
+   * to it by parent hashes (CheckpointChain), or refused (HEADER_AGREEMENT).
+   */
+  async #onCheckpointChain(header: TrustedHeader): Promise<void> {
+    const checkpoint = this.pool.verifyCheckpoint
+    if (checkpoint === undefined) return
+    if (this.#chain === undefined || this.#chain.checkpoint.number !== checkpoint.number || this.#chain.checkpoint.hash !== checkpoint.hash.toLowerCase()) {
+      this.#chain = new CheckpointChain(this.pool, checkpoint, { timeoutMs: this.opts.timeoutMs })
+    }
+    const before = this.#chain.calls
+    try {
+      await this.#chain.link(header)
+    } finally {
+      this.calls += this.#chain.calls - before
+    }
   }
 
   #keepNumber(number: number, header: TrustedHeader | null): void {

@@ -58,6 +58,7 @@ const checks: [
         broadcastTransactions?: boolean
         forwardMethods?: string[]
         verify?: 'off' | 'reads' | 'calls'
+        verifyCheckpoint?: { number: number; hash: string }
         consensus?: ConsensusConfig
       }
     >

@@ -1,0 +1,185 @@
+import type { NodeKind } from '../core/node-kind.js'
+import type { Answer } from '../upstream/answer.js'
+import type { UpstreamPool } from '../upstream/pool.js'
+import { VerificationError } from '../verify/errors.js'
+import { verifyHeader } from '../verify/header.js'
+import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
+
+/** The furthest a header may be from the nearest one already linked: a longer walk is refused. */
+export const MAX_LINK_BLOCKS = 10_000
+/** Headers asked of a node in one upstream batch while walking. */
+const WALK_BATCH = 100
+/** Links kept (number → hash and parent hash, about 200 bytes each); the lowest go first, the checkpoint never. */
+const MAX_LINKS = 20_000
+
+interface Link {
+  hash: Hex
+  /** Unknown for the checkpoint until its header is fetched. */
+  parentHash: Hex | undefined
+}
+
+/**
+ * The chain of one network's configured checkpoint (`networks.<slug>.verifyCheckpoint`): a header
+ * is on it when parent hashes link it to the checkpoint, each link one hash check
+ * (docs/verified-answers.md, "Where a header's trust comes from"). What nodes agree on is then
+ * also held to the chain the operator named: a network of one node, or all its nodes on another
+ * fork, cannot have a header of theirs trusted.
+ *
+ * The headers between are fetched from any node (in upstream batches) and each must hash to its
+ * child's `parentHash`: a node cannot forge one. A header is linked by walking down from the
+ * nearest linked header above it, or from itself down to the nearest linked one below it; links
+ * are kept, so a chain followed head by head costs one header a block. A walk longer than
+ * MAX_LINK_BLOCKS is refused (keep the checkpoint recent).
+ * @example
+ * await chain.link(agreedHeader) // throws HEADER_AGREEMENT when it is on another chain
+ */
+export class CheckpointChain {
+  readonly #links = new Map<number, Link>()
+  readonly checkpoint: { readonly number: number; readonly hash: Hex }
+  /** Header calls made while walking, for the cost docs and the tests. */
+  calls = 0
+
+  constructor(
+    private readonly pool: UpstreamPool,
+    checkpoint: { number: number; hash: string },
+    private readonly opts: { timeoutMs: number },
+  ) {
+    this.checkpoint = { number: checkpoint.number, hash: checkpoint.hash.toLowerCase() as Hex }
+    this.#links.set(checkpoint.number, { hash: this.checkpoint.hash, parentHash: undefined })
+  }
+
+  /**
+   * Resolves when `header` (hash-checked already) is on the checkpoint's chain.
+   * @throws VerificationError HEADER_AGREEMENT when it is not, or is too far to walk to
+   */
+  async link(header: { number: number; hash: Hex; header: RpcHeader }): Promise<void> {
+    const { number, hash } = header
+    const known = this.#links.get(number)
+    if (known !== undefined) {
+      if (known.hash !== hash) throw this.#offChain(number, known.hash, hash)
+      return
+    }
+    const above = this.#nearest(number, 'above')
+    if (above !== undefined) {
+      // Down from the nearest linked header above: the hash the walk reaches at `number` must be this one.
+      this.#tooFar(above - number)
+      await this.#walkDown(await this.#parentOf(above), above - 1, number)
+      this.#bound()
+      const reached = this.#links.get(number)!.hash
+      if (reached !== hash) throw this.#offChain(number, reached, hash)
+      return
+    }
+    // Above every linked header: from this one down to the nearest linked below, whose hash the walk must reach.
+    const below = this.#nearest(number, 'below')!
+    this.#tooFar(number - below)
+    this.#links.set(number, { hash, parentHash: header.header.parentHash.toLowerCase() as Hex })
+    try {
+      const reached = await this.#walkDown(this.#links.get(number)!.parentHash!, number - 1, below + 1)
+      const expected = this.#links.get(below)!.hash
+      if (reached !== expected) throw this.#offChain(below, expected, reached)
+    } catch (err) {
+      // What this walk kept is not linked: forget it.
+      for (let n = number; n > below; n--) this.#links.delete(n)
+      throw err
+    }
+    this.#bound()
+  }
+
+  #nearest(number: number, side: 'above' | 'below'): number | undefined {
+    let best: number | undefined
+    for (const n of this.#links.keys()) {
+      if (side === 'above' ? n > number && (best === undefined || n < best) : n < number && (best === undefined || n > best)) best = n
+    }
+    return best
+  }
+
+  #tooFar(blocks: number): void {
+    if (blocks <= MAX_LINK_BLOCKS) return
+    throw new VerificationError(
+      'HEADER_AGREEMENT',
+      'the block asked for',
+      `a header at most ${MAX_LINK_BLOCKS} blocks from one linked to the configured checkpoint (block ${this.checkpoint.number})`,
+      `${blocks} blocks away: configure a newer verifyCheckpoint`,
+    )
+  }
+
+  /** A linked header's parent hash (the checkpoint's is fetched once: its header must hash to the checkpoint). */
+  async #parentOf(number: number): Promise<Hex> {
+    const link = this.#links.get(number)!
+    if (link.parentHash !== undefined) return link.parentHash
+    const [header] = await this.#headers([number])
+    const hash = header === undefined ? undefined : verifyHeader(header)
+    if (header === undefined || hash !== link.hash) throw this.#offChain(number, link.hash, hash ?? 'none')
+    link.parentHash = header.parentHash.toLowerCase() as Hex
+    return link.parentHash
+  }
+
+  /**
+   * Fetch the headers from `top` down to `bottom`, the one at `top` hashing to `parentHash` and each
+   * below to the parent hash of the one above it; keep each link. Returns the parent hash of the
+   * header at `bottom` (`parentHash` itself when there is none to fetch).
+   */
+  async #walkDown(parentHash: Hex, top: number, bottom: number): Promise<Hex> {
+    let expected = parentHash
+    for (let high = top; high >= bottom; high -= WALK_BATCH) {
+      const numbers: number[] = []
+      for (let n = high; n >= Math.max(bottom, high - WALK_BATCH + 1); n--) numbers.push(n)
+      const headers = await this.#headers(numbers)
+      for (const [i, n] of numbers.entries()) {
+        let header = headers[i]
+        let hash = header === undefined ? undefined : verifyHeader(header)
+        // One node's header does not link (or none came): another node's may.
+        if (hash !== expected) [header, hash] = await this.#linkingFromAny(n, expected)
+        expected = header!.parentHash.toLowerCase() as Hex
+        this.#links.set(n, { hash: hash!, parentHash: expected })
+      }
+    }
+    return expected
+  }
+
+  /** The headers at these numbers, from the pool (one upstream batch); undefined where none came. */
+  async #headers(numbers: number[]): Promise<Array<RpcHeader | undefined>> {
+    this.calls += numbers.length
+    const kind: NodeKind = this.pool.hasKind('full') ? 'full' : 'archive'
+    const calls = numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false], clientIdJson: '0' }))
+    const answers: Array<Answer | undefined> = await this.pool.callBatch(kind, calls, { timeoutMs: this.opts.timeoutMs, checked: true }).catch(() => [])
+    return numbers.map((_, i) => {
+      const answer = answers[i]
+      if (answer === undefined || answer.isError) return undefined
+      try {
+        return (JSON.parse(answer.text) as { result?: RpcHeader | null }).result ?? undefined
+      } catch {
+        return undefined
+      }
+    })
+  }
+
+  /** At most MAX_LINKS links: the lowest go first (a walk down from a higher one finds them again), never the checkpoint. */
+  #bound(): void {
+    if (this.#links.size <= MAX_LINKS) return
+    const drop = [...this.#links.keys()].filter((n) => n !== this.checkpoint.number).sort((a, b) => a - b)
+    for (const n of drop.slice(0, this.#links.size - MAX_LINKS)) this.#links.delete(n)
+  }
+
+  /** The header at `number` hashing to `expected`, from any healthy node that has it. */
+  async #linkingFromAny(number: number, expected: Hex): Promise<[RpcHeader, Hex]> {
+    for (const node of this.pool.nodes().filter((n) => n.healthy())) {
+      this.calls++
+      const answer = await this.pool
+        .call(node.kind, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false], '0', { node: node.name, timeoutMs: this.opts.timeoutMs, checked: true })
+        .catch(() => undefined)
+      const header = answer === undefined || answer.isError ? undefined : ((JSON.parse(answer.text) as { result?: RpcHeader | null }).result ?? undefined)
+      if (header === undefined) continue
+      try {
+        if (verifyHeader(header) === expected) return [header, expected]
+      } catch {
+        // A header that does not hash to its own hash: that node's, and no link.
+      }
+    }
+    throw this.#offChain(number, expected, 'no node has a header that links')
+  }
+
+  #offChain(number: number, expected: string, got: string): VerificationError {
+    return new VerificationError('HEADER_AGREEMENT', `block ${number}`, `${expected} (linked to the configured checkpoint)`, got)
+  }
+}
