@@ -81,7 +81,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       deps.admission.refusedCalls(ipOf, 1)
       return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
     }
-    const checked = token === '' ? undefined : deps.admission.checkToken(token)
+    const checked = token === '' ? undefined : deps.admission.checkToken(token, ipOf)
     if (checked instanceof Promise) {
       // A token not seen before: its signature is checked while the body arrives (the body must be
       // read from now on, as uWS drops what comes before onData). `req` is gone by then: copied.

@@ -83,10 +83,14 @@ export class Admission {
    * The token a request carries (`Authorization: Bearer <JWT>`), checked: synchronously when it
    * was verified before (or is refused by its form), a promise when its signature must be
    * checked. What it gives goes into `admit` as `token`. Transports call it before `admit`
-   * (over HTTP while the body arrives; over WebSocket before the upgrade).
+   * (over HTTP while the body arrives; over WebSocket before the upgrade). A throttled address
+   * is told so first (admit says it again): a signature check is the dearest thing an unknown
+   * client can ask for, and an address throttled for its refusals gets none.
    */
-  checkToken(token: string): VerifiedToken<KeyContext> | GatewayError | Promise<VerifiedToken<KeyContext> | GatewayError> {
-    return this.#tokens.check(token)
+  checkToken(token: string, ip: () => string): VerifiedToken<KeyContext> | GatewayError | Promise<VerifiedToken<KeyContext> | GatewayError> {
+    const { ips } = this.#deps
+    const throttled = ips.tracking() ? ips.check(ip()) : undefined
+    return throttled ?? this.#tokens.check(token)
   }
 
   /**

@@ -150,7 +150,7 @@ export class WsServer {
     const extensions = req.getHeader('sec-websocket-extensions')
     const deps = this.#deps
     const ip = clientIp(res, req, deps.trustProxy)
-    const checked = token === '' ? undefined : deps.admission.checkToken(token)
+    const checked = token === '' ? undefined : deps.admission.checkToken(token, () => ip)
     if (!(checked instanceof Promise)) {
       // Browsers send Origin on a WebSocket upgrade as on a fetch: the key's allowlist applies.
       const origin = req.getHeader('origin')
