@@ -18,6 +18,13 @@ const STATE_READS: Readonly<Record<string, { slots?: number; slot?: number; bloc
   eth_getProof: { slots: 1, block: 2 },
 }
 
+/**
+ * Proven accounts kept, by block hash, address and slots: a block's hash pins its state, so the
+ * same read of the same block (a hot address at `latest`, read by many clients within a block) is
+ * answered from what was proven, without a node call or a check. About 2 KB each.
+ */
+const PROVEN_KEPT = 4_096
+
 /** Whether `verify: reads` proves this method's answers (the rest go as they are). */
 export function isVerifiedStateRead(method: string): boolean {
   return Object.hasOwn(STATE_READS, method)
@@ -35,6 +42,10 @@ export function isVerifiedStateRead(method: string): boolean {
  * out.verifiedAt // the hash of the header two of three nodes agreed on
  */
 export class VerifiedStateReads {
+  /** Proofs checked (or being checked) by block, address and slots; oldest dropped first (PROVEN_KEPT). */
+  readonly #kept = new Map<string, Promise<{ account?: ProvenAccount; answer: Answer }>>()
+  /** Reads answered from #kept, for the tests and the cost docs. */
+  keptReads = 0
   constructor(
     private readonly pool: UpstreamPool,
     readonly headers: TrustedHeaders,
@@ -74,8 +85,28 @@ export class VerifiedStateReads {
     return out
   }
 
-  /** One node's eth_getProof at the header, checked; another node's while one fails. */
+  /** One node's eth_getProof at the header, checked (or as checked before, for this block: #kept); another node's while one fails. */
   #proven(kind: NodeKind, address: Hex, slots: Hex[], header: TrustedHeader, opts: PoolCallOptions): Promise<{ account?: ProvenAccount; answer: Answer }> {
+    const key = `${header.hash}|${address.toLowerCase()}|${slots.join(',').toLowerCase()}|${kind}`
+    const kept = this.#kept.get(key)
+    if (kept !== undefined) {
+      this.keptReads++
+      return kept
+    }
+    const proven = this.#prove(kind, address, slots, header, opts)
+    if (this.#kept.size >= PROVEN_KEPT) this.#kept.delete(this.#kept.keys().next().value!)
+    this.#kept.set(key, proven)
+    // A failure, or a node's error (no value proven), is not kept: the next read asks again.
+    proven.then(
+      (p) => {
+        if (p.account === undefined) this.#kept.delete(key)
+      },
+      () => this.#kept.delete(key),
+    )
+    return proven
+  }
+
+  #prove(kind: NodeKind, address: Hex, slots: Hex[], header: TrustedHeader, opts: PoolCallOptions): Promise<{ account?: ProvenAccount; answer: Answer }> {
     const params = [address, slots, { blockHash: header.hash }]
     return firstPassing(this.pool, { kind, method: 'eth_getProof', params, minBlock: header.number, opts }, async (answer) => {
       // A node that cannot prove (pruned state, no such block) says so: its error is handed on (an
