@@ -64,8 +64,8 @@ export class CheckpointChain {
       // Down from the nearest linked header above: the hash the walk reaches at `number` must be this one.
       this.#tooFar(above - number)
       await this.#walkDown(await this.#parentOf(above), above - 1, number)
-      this.#bound()
       const reached = this.#links.get(number)!.hash
+      this.#bound()
       if (reached !== hash) throw this.#offChain(number, reached, hash)
       return
     }
@@ -107,10 +107,10 @@ export class CheckpointChain {
   async #parentOf(number: number): Promise<Hex> {
     const link = this.#links.get(number)!
     if (link.parentHash !== undefined) return link.parentHash
-    const [header] = await this.#headers([number])
-    const hash = header === undefined ? undefined : verifyHeader(header)
-    if (header === undefined || hash !== link.hash) throw this.#offChain(number, link.hash, hash ?? 'none')
-    link.parentHash = header.parentHash.toLowerCase() as Hex
+    let [header] = await this.#headers([number])
+    // One node's header is not the checkpoint's (or none came): another node's may be.
+    if (hashOf(header) !== link.hash) [header] = await this.#linkingFromAny(number, link.hash)
+    link.parentHash = header!.parentHash.toLowerCase() as Hex
     return link.parentHash
   }
 
@@ -127,7 +127,7 @@ export class CheckpointChain {
       const headers = await this.#headers(numbers)
       for (const [i, n] of numbers.entries()) {
         let header = headers[i]
-        let hash = header === undefined ? undefined : verifyHeader(header)
+        let hash = hashOf(header)
         // One node's header does not link (or none came): another node's may.
         if (hash !== expected) [header, hash] = await this.#linkingFromAny(n, expected)
         expected = header!.parentHash.toLowerCase() as Hex
@@ -170,16 +170,22 @@ export class CheckpointChain {
         .catch(() => undefined)
       const header = answer === undefined || answer.isError ? undefined : ((JSON.parse(answer.text) as { result?: RpcHeader | null }).result ?? undefined)
       if (header === undefined) continue
-      try {
-        if (verifyHeader(header) === expected) return [header, expected]
-      } catch {
-        // A header that does not hash to its own hash: that node's, and no link.
-      }
+      if (hashOf(header) === expected) return [header, expected]
     }
     throw this.#offChain(number, expected, 'no node has a header that links')
   }
 
   #offChain(number: number, expected: string, got: string): VerificationError {
     return new VerificationError('HEADER_AGREEMENT', `block ${number}`, `${expected} (linked to the configured checkpoint)`, got)
+  }
+}
+
+/** A header's hash computed from its fields, or undefined when there is none, or its fields do not hash to the hash it claims. */
+function hashOf(header: RpcHeader | undefined): Hex | undefined {
+  if (header === undefined) return undefined
+  try {
+    return verifyHeader(header)
+  } catch {
+    return undefined
   }
 }
