@@ -86,14 +86,18 @@ export class KeyDirectory {
         'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error',
       )
     const hash = hashApiKey(apiKey)
-    const ctx = this.#registry.get(hash)
-    if (ctx === null) {
-      // An unknown key is not kept in the registry: a key issued a moment later must work.
-      this.#registry.delete(hash)
-      return new GatewayError('INVALID_KEY')
-    }
+    const ctx = this.#contextOf(hash)
+    if (ctx instanceof GatewayError) return ctx
     if (!sameHash(ctx.record.keyHash, hash)) return new GatewayError('INVALID_KEY')
     return this.refusalNow(ctx) ?? ctx
+  }
+
+  /** The context of the key with this hash, or INVALID_KEY; an unknown key is not kept in the registry: a key issued a moment later must work. */
+  #contextOf(hash: string): KeyContext | GatewayError {
+    const ctx = this.#registry.get(hash)
+    if (ctx !== null) return ctx
+    this.#registry.delete(hash)
+    return new GatewayError('INVALID_KEY')
   }
 
   /**
@@ -105,12 +109,8 @@ export class KeyDirectory {
     const hash = this.#store.keyHashById(keyId)
     if (hash === undefined)
       return new GatewayError('INVALID_KEY', 'Invalid token: its sub names no key of this gateway; sub must be the key id (key_…) from the dashboard')
-    const ctx = this.#registry.get(hash)
-    if (ctx === null) {
-      this.#registry.delete(hash)
-      return new GatewayError('INVALID_KEY')
-    }
-    return this.refusalNow(ctx) ?? ctx
+    const ctx = this.#contextOf(hash)
+    return ctx instanceof GatewayError ? ctx : (this.refusalNow(ctx) ?? ctx)
   }
 
   /** Whether `ctx` is the context in force for its key (not passivated, not reloaded as another): a cached verification holds only while it is. */
