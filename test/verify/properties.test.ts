@@ -6,6 +6,7 @@ import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem'
 import { encodeHeader, FORK_FIELDS, headerFork, headerHash, verifyHeader } from '../../src/verify/header.js'
 import { bloomMayMatch, logsBloom } from '../../src/verify/log-bloom.js'
 import { orderedTrieRoot } from '../../src/verify/ordered-trie.js'
+import { hexBytes } from '../../src/verify/hex-fields.js'
 import type { RpcHeader } from '../../src/verify/rpc-shapes.js'
 import { provenTrieValue } from '../../src/verify/trie-proof.js'
 import { alterHex } from './altered.js'
@@ -43,6 +44,28 @@ t.test('random tries: every key proven present with its value, other keys proven
     runs,
   )
   t.pass('held')
+})
+
+t.test('hex is read as viem reads it, and what is not whole bytes of hex is refused', async (t) => {
+  const hexChars = fc.constantFrom(...'0123456789abcdefABCDEF'.split(''))
+  const anyChars = fc.constantFrom(...'0123456789abcdefABCDEFxXg .-z\u00e9'.split(''))
+  fc.assert(
+    fc.property(fc.array(hexChars, { maxLength: 200 }), fc.array(anyChars, { maxLength: 12 }), fc.nat(), (hex, noise, at) => {
+      const good = `0x${hex.join('')}`
+      const valid = /^0x([0-9a-fA-F]{2})*$/.test(good)
+      const read = hexBytes(good)
+      if (valid ? read === undefined || bytesToHex(read) !== bytesToHex(hexToBytes(good as Hex)) : read !== undefined) return false
+      // The same text with noise put anywhere after "0x": read only when it still is whole bytes of hex.
+      const where = 2 + (at % (hex.length + 1))
+      const noisy = good.slice(0, where) + noise.join('') + good.slice(where)
+      const noisyRead = hexBytes(noisy)
+      return /^0x([0-9a-fA-F]{2})*$/.test(noisy) ? noisyRead !== undefined && bytesToHex(noisyRead) === noisy.toLowerCase() : noisyRead === undefined
+    }),
+    { ...runs, numRuns: 2_000 },
+  )
+  t.equal(hexBytes('ab01'), undefined, 'no 0x: refused')
+  t.equal(hexBytes('0Xab'), undefined, '0X: refused')
+  t.same([...hexBytes('0x')!], [], '0x: no bytes')
 })
 
 t.test("an ordered list's root does not depend on the order of insertion, and changes with any item", async (t) => {
