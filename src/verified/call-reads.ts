@@ -17,8 +17,8 @@ import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
  * a first guess; what the run reads beyond it is proven and the run repeated), code against its
  * proven code hash. A node's eth_call answer is handed on only when it is what the run returned (or
  * the same revert). As Helios and the Lodestar prover do, for a multi-tenant gateway.
- * Not proven: BLOCKHASH (the EVM has no chain of block hashes here: a call that reads one may fail
- * the check), and a call's gas (the answer is its return data).
+ * BLOCKHASH reads hashes linked to the trusted header by parent hashes (ProvenBlockHashes). Not
+ * proven: a call's gas (the answer is its return data).
  */
 export class VerifiedCalls {
   constructor(
@@ -56,7 +56,7 @@ export class VerifiedCalls {
   async #run(kind: NodeKind, tx: CallObject, header: TrustedHeader, opts: PoolCallOptions): Promise<{ reverted: boolean; returned: Hex }> {
     const run = await ProvenRun.prepare(this.pool, kind, tx, header, opts, 'CALL_RESULT', 'eth_call')
     return run.until(async (state) => {
-      const evm = await createEVM({ common: run.common, stateManager: state })
+      const evm = await createEVM({ common: run.common, stateManager: state, blockchain: run.blockHashes })
       const result = await evm.runCall({
         caller: createAddressFromString(run.from),
         origin: createAddressFromString(run.from),

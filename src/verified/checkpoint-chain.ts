@@ -1,14 +1,10 @@
-import type { NodeKind } from '../core/node-kind.js'
-import type { Answer } from '../upstream/answer.js'
 import type { UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
-import { verifyHeader } from '../verify/header.js'
 import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
+import { type HeaderSource, hashOf, headersAt, linkingFromAny, walkDown } from './header-walk.js'
 
 /** The furthest a header may be from the nearest one already linked: a longer walk is refused. */
 export const MAX_LINK_BLOCKS = 10_000
-/** Headers asked of a node in one upstream batch while walking. */
-const WALK_BATCH = 100
 /** Links kept (number → hash and parent hash, about 200 bytes each); the lowest go first, the checkpoint never. */
 const MAX_LINKS = 20_000
 
@@ -36,14 +32,10 @@ interface Link {
 export class CheckpointChain {
   readonly #links = new Map<number, Link>()
   readonly checkpoint: { readonly number: number; readonly hash: Hex }
-  /** Header calls made while walking, for the cost docs and the tests. */
-  calls = 0
+  readonly #source: HeaderSource
 
-  constructor(
-    private readonly pool: UpstreamPool,
-    checkpoint: { number: number; hash: string },
-    private readonly opts: { timeoutMs: number },
-  ) {
+  constructor(pool: UpstreamPool, checkpoint: { number: number; hash: string }, opts: { timeoutMs: number }) {
+    this.#source = { pool, timeoutMs: opts.timeoutMs, counts: { calls: 0 } }
     this.checkpoint = { number: checkpoint.number, hash: checkpoint.hash.toLowerCase() as Hex }
     this.#links.set(checkpoint.number, { hash: this.checkpoint.hash, parentHash: undefined })
   }
@@ -52,6 +44,11 @@ export class CheckpointChain {
    * Resolves when `header` (hash-checked already) is on the checkpoint's chain.
    * @throws VerificationError HEADER_AGREEMENT when it is not, or is too far to walk to
    */
+  /** Header calls made while walking, for the cost docs and the tests. */
+  get calls(): number {
+    return this.#source.counts.calls
+  }
+
   async link(header: { number: number; hash: Hex; header: RpcHeader }): Promise<void> {
     const { number, hash } = header
     const known = this.#links.get(number)
@@ -107,51 +104,19 @@ export class CheckpointChain {
   async #parentOf(number: number): Promise<Hex> {
     const link = this.#links.get(number)!
     if (link.parentHash !== undefined) return link.parentHash
-    let [header] = await this.#headers([number])
+    let [header] = await headersAt(this.#source, [number])
     // One node's header is not the checkpoint's (or none came): another node's may be.
-    if (hashOf(header) !== link.hash) [header] = await this.#linkingFromAny(number, link.hash)
-    link.parentHash = header!.parentHash.toLowerCase() as Hex
+    if (hashOf(header) !== link.hash) header = await linkingFromAny(this.#source, number, link.hash)
+    if (header === undefined) throw this.#offChain(number, link.hash, 'no node has a header that links')
+    link.parentHash = header.parentHash.toLowerCase() as Hex
     return link.parentHash
   }
 
-  /**
-   * Fetch the headers from `top` down to `bottom`, the one at `top` hashing to `parentHash` and each
-   * below to the parent hash of the one above it; keep each link. Returns the parent hash of the
-   * header at `bottom` (`parentHash` itself when there is none to fetch).
-   */
+  /** Walk from `top` down to `bottom` (walkDown), keeping each link; the parent hash of the header at `bottom`. */
   async #walkDown(parentHash: Hex, top: number, bottom: number): Promise<Hex> {
-    let expected = parentHash
-    for (let high = top; high >= bottom; high -= WALK_BATCH) {
-      const numbers: number[] = []
-      for (let n = high; n >= Math.max(bottom, high - WALK_BATCH + 1); n--) numbers.push(n)
-      const headers = await this.#headers(numbers)
-      for (const [i, n] of numbers.entries()) {
-        let header = headers[i]
-        let hash = hashOf(header)
-        // One node's header does not link (or none came): another node's may.
-        if (hash !== expected) [header, hash] = await this.#linkingFromAny(n, expected)
-        expected = header!.parentHash.toLowerCase() as Hex
-        this.#links.set(n, { hash: hash!, parentHash: expected })
-      }
-    }
-    return expected
-  }
-
-  /** The headers at these numbers, from the pool (one upstream batch); undefined where none came. */
-  async #headers(numbers: number[]): Promise<Array<RpcHeader | undefined>> {
-    this.calls += numbers.length
-    const kind: NodeKind = this.pool.hasKind('full') ? 'full' : 'archive'
-    const calls = numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false], clientIdJson: '0' }))
-    const answers: Array<Answer | undefined> = await this.pool.callBatch(kind, calls, { timeoutMs: this.opts.timeoutMs, checked: true }).catch(() => [])
-    return numbers.map((_, i) => {
-      const answer = answers[i]
-      if (answer === undefined || answer.isError) return undefined
-      try {
-        return (JSON.parse(answer.text) as { result?: RpcHeader | null }).result ?? undefined
-      } catch {
-        return undefined
-      }
-    })
+    const reached = await walkDown(this.#source, parentHash, top, bottom, (n, hash, parent) => this.#links.set(n, { hash, parentHash: parent }))
+    if (typeof reached !== 'string') throw this.#offChain(reached.unlinked, reached.expected, 'no node has a header that links')
+    return reached
   }
 
   /** At most MAX_LINKS links: the lowest go first (a walk down from a higher one finds them again), never the checkpoint. */
@@ -161,31 +126,7 @@ export class CheckpointChain {
     for (const n of drop.slice(0, this.#links.size - MAX_LINKS)) this.#links.delete(n)
   }
 
-  /** The header at `number` hashing to `expected`, from any healthy node that has it. */
-  async #linkingFromAny(number: number, expected: Hex): Promise<[RpcHeader, Hex]> {
-    for (const node of this.pool.nodes().filter((n) => n.healthy())) {
-      this.calls++
-      const answer = await this.pool
-        .call(node.kind, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false], '0', { node: node.name, timeoutMs: this.opts.timeoutMs, checked: true })
-        .catch(() => undefined)
-      const header = answer === undefined || answer.isError ? undefined : ((JSON.parse(answer.text) as { result?: RpcHeader | null }).result ?? undefined)
-      if (header === undefined) continue
-      if (hashOf(header) === expected) return [header, expected]
-    }
-    throw this.#offChain(number, expected, 'no node has a header that links')
-  }
-
   #offChain(number: number, expected: string, got: string): VerificationError {
     return new VerificationError('HEADER_AGREEMENT', `block ${number}`, `${expected} (linked to the configured checkpoint)`, got)
-  }
-}
-
-/** A header's hash computed from its fields, or undefined when there is none, or its fields do not hash to the hash it claims. */
-function hashOf(header: RpcHeader | undefined): Hex | undefined {
-  if (header === undefined) return undefined
-  try {
-    return verifyHeader(header)
-  } catch {
-    return undefined
   }
 }

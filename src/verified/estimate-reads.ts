@@ -90,7 +90,7 @@ async function succeeds(run: ProvenRun, state: ProvenRun['state'], tx: CallObjec
   const from = createAddressFromString(run.from)
   await state.checkpoint()
   try {
-    const vm = await createVM({ common: run.common, stateManager: state })
+    const vm = await createVM({ common: run.common, stateManager: state, blockchain: run.blockHashes })
     const fields = run.blockFields()
     const block = createBlock({ header: fields }, { common: run.common, skipConsensusFormatValidation: true })
     const unsigned = createTx(

@@ -9,6 +9,7 @@ import type { Hex, RpcAccountProof, RpcHeader } from '../verify/rpc-shapes.js'
 import { codeAnswer } from '../verify/state-answers.js'
 import { EMPTY_CODE_HASH, type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { type BlockRef, blockRefOf } from './block-ref.js'
+import { ProvenBlockHashes } from './block-hashes.js'
 import { firstPassing } from './first-passing.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
@@ -86,6 +87,8 @@ function isPrecompile(address: string): boolean {
 export class ProvenRun {
   readonly common: Common
   readonly state: ProvenState
+  /** BLOCKHASH's answers: the hashes below the trusted header, linked to it by parent hashes. */
+  readonly blockHashes: ProvenBlockHashes
   readonly header: RunHeader
   readonly from: string
   readonly #want: Map<string, Set<string>>
@@ -102,6 +105,7 @@ export class ProvenRun {
     this.header = trusted.header as RunHeader
     this.common = createCustomCommon({ chainId: pool.chainId }, Mainnet, { hardfork: Hardfork.Prague })
     this.state = new ProvenState({ common: this.common })
+    this.blockHashes = new ProvenBlockHashes({ pool, timeoutMs: opts.timeoutMs, counts: { calls: 0 } }, trusted)
     this.from = (tx.from ?? `0x${'00'.repeat(20)}`).toLowerCase()
     this.#want = new Map([
       [this.from, new Set()],
@@ -135,7 +139,15 @@ export class ProvenRun {
     for (let round = 0; ; round++) {
       await this.#prove()
       this.state.missing.clear()
-      const out = await execute(this.state)
+      // Each round runs on the proven state as it was proven: what a round wrote (a slot, a nonce
+      // a creation raised, the account it made) is undone, or the next round would run on it.
+      await this.state.checkpoint()
+      let out: T
+      try {
+        out = await execute(this.state)
+      } finally {
+        await this.state.revert()
+      }
       if (this.state.missing.size === 0) return out
       if (round + 1 >= MAX_ROUNDS)
         throw new VerificationError(this.check, this.method, 'a run on proven state', `state read beyond ${MAX_ROUNDS} rounds of proofs`)

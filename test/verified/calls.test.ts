@@ -47,3 +47,33 @@ t.test('verify calls: every call answers what anvil answers, run on proven state
     'the liar’s results counted',
   )
 })
+
+t.test('a call without `to` (creation code, as deployless calls send it) runs each round on the state as proven', async (t) => {
+  // NUMBER PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN. A creation raises the caller's nonce and makes an
+  // account: a round that kept them made the next round create elsewhere, round after round, until
+  // the run gave up (ANSWER_UNVERIFIED) where anvil answers.
+  const initcode = '0x4360005260206000f3'
+  for (const block of ['latest', `0x${(busy.head - 1).toString(16)}`]) {
+    const r = await rpc(tg.url('eth-1'), call([{ data: initcode }, block], 'p'), { apiKey })
+    t.same(r.json, { ...(await truth([{ data: initcode }, block])), id: 'p' }, `the block number at ${block}`)
+    t.ok(r.headers.get('x-tollgate-verified'), `verified at ${block}`)
+  }
+})
+
+t.test('BLOCKHASH: a call that reads block hashes is run with the hashes linked to the trusted header', async (t) => {
+  // Init code (a call without `to` runs it): returns blockhash(number - 1), blockhash(number - 5)
+  // and blockhash(number - 3), each `NUMBER PUSH1 k SWAP1 SUB BLOCKHASH PUSH1 at MSTORE`.
+  const initcode = '0x43600190034060005243600590034060205243600390034060405260606000f3'
+  // The fastest node's headers do not hash to what they claim: the walk down asks the others.
+  liar.set('eth_getBlockByNumber', { alter: (r) => (r !== null && typeof r === 'object' ? { ...r, gasUsed: '0x1' } : r) })
+  t.teardown(() => liar.clear('eth_getBlockByNumber'))
+  for (const n of [busy.head, busy.head - 10]) {
+    const block = `0x${n.toString(16)}`
+    const truth = await anvil.rpc('eth_call', [{ data: initcode }, block])
+    const hashes = await Promise.all([1, 5, 3].map(async (k) => (await anvil.rpc('eth_getBlockByNumber', [`0x${(n - k).toString(16)}`, false])).result.hash))
+    t.equal(truth.result, `0x${hashes.map((h: string) => h.slice(2)).join('')}`, `anvil's own answer at ${block} is the three hashes`)
+    const r = await rpc(tg.url('eth-1'), call([{ data: initcode }, block], 'b'), { apiKey })
+    t.same(r.json, { jsonrpc: '2.0', id: 'b', result: truth.result }, `the three hashes at ${block}`)
+    t.ok(r.headers.get('x-tollgate-verified'), `verified at ${block}`)
+  }
+})
