@@ -34,8 +34,12 @@ export class CheckpointChain {
   readonly checkpoint: { readonly number: number; readonly hash: Hex }
   readonly #source: HeaderSource
 
-  constructor(pool: UpstreamPool, checkpoint: { number: number; hash: string }, opts: { timeoutMs: number }) {
+  /** The longest walk (MAX_LINK_BLOCKS unless given: the tests walk a chain of a hundred). */
+  readonly #maxLinkBlocks: number
+
+  constructor(pool: UpstreamPool, checkpoint: { number: number; hash: string }, opts: { timeoutMs: number; maxLinkBlocks?: number }) {
     this.#source = { pool, timeoutMs: opts.timeoutMs, counts: { calls: 0 } }
+    this.#maxLinkBlocks = opts.maxLinkBlocks ?? MAX_LINK_BLOCKS
     this.checkpoint = { number: checkpoint.number, hash: checkpoint.hash.toLowerCase() as Hex }
     this.#links.set(checkpoint.number, { hash: this.checkpoint.hash, parentHash: undefined })
   }
@@ -91,11 +95,11 @@ export class CheckpointChain {
   }
 
   #tooFar(blocks: number): void {
-    if (blocks <= MAX_LINK_BLOCKS) return
+    if (blocks <= this.#maxLinkBlocks) return
     throw new VerificationError(
       'HEADER_AGREEMENT',
       'the block asked for',
-      `a header at most ${MAX_LINK_BLOCKS} blocks from one linked to the configured checkpoint (block ${this.checkpoint.number})`,
+      `a header at most ${this.#maxLinkBlocks} blocks from one linked to the configured checkpoint (block ${this.checkpoint.number})`,
       `${blocks} blocks away: configure a newer verifyCheckpoint`,
     )
   }

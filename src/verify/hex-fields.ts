@@ -1,4 +1,5 @@
 import { VerificationError, type VerifyCheck } from './errors.js'
+import type { Hex } from './rpc-shapes.js'
 
 /**
  * Reading a node's hex fields into what the encodings take, refusing what is not hex. A node that
@@ -27,6 +28,21 @@ export function data(value: unknown, check: VerifyCheck, field: string, length?:
   if (bytes === undefined) throw new VerificationError(check, field, 'hex data', JSON.stringify(value))
   if (length !== undefined && bytes.length !== length) throw new VerificationError(check, field, `${length} bytes`, `${bytes.length} bytes`)
   return bytes
+}
+
+/** 0x and whole bytes of hex. */
+const HEX_DATA = /^0x(?:[0-9a-fA-F]{2})*$/
+
+/**
+ * JSON-RPC data as lowercase hex, checked as `data` checks it, where only the text is compared
+ * (an account's hashes against its proven leaf): no bytes made and written back as hex.
+ * @example hexData(proof.codeHash, 'ACCOUNT_PROOF', 'codeHash', 32) // '0xc5d2…a470'
+ */
+export function hexData(value: unknown, check: VerifyCheck, field: string, length?: number): Hex {
+  if (typeof value !== 'string' || !HEX_DATA.test(value)) throw new VerificationError(check, field, 'hex data', JSON.stringify(value))
+  const bytes = (value.length - 2) / 2
+  if (length !== undefined && bytes !== length) throw new VerificationError(check, field, `${length} bytes`, `${bytes} bytes`)
+  return value.toLowerCase() as Hex
 }
 
 /**

@@ -2,7 +2,7 @@ import { RLP } from '@ethereumjs/rlp'
 import { createAccountFromRLP, KECCAK256_NULL } from '@ethereumjs/util'
 import { bytesToBigInt, bytesToHex, numberToHex } from 'viem'
 import { VerificationError } from './errors.js'
-import { data, quantity } from './hex-fields.js'
+import { hexData, quantity } from './hex-fields.js'
 import type { Hex, RpcAccountProof } from './rpc-shapes.js'
 import { EMPTY_TRIE_ROOT, provenTrieValue } from './trie-proof.js'
 
@@ -52,13 +52,13 @@ export function slotKey(slot: Hex): Hex {
  * balanceAnswer(account) // '0x21e19e0c9bab2400000', as eth_getBalance answers
  */
 export async function verifyStateProof(answer: RpcAccountProof, stateRoot: Hex, request?: ProofRequest): Promise<ProvenAccount> {
-  const address = bytesToHex(data(answer.address, 'ACCOUNT_PROOF', 'address', 20))
+  const address = hexData(answer.address, 'ACCOUNT_PROOF', 'address', 20)
   if (request && request.address.toLowerCase() !== address) throw new VerificationError('ACCOUNT_PROOF', 'address', request.address.toLowerCase(), address)
   const claimed = {
     nonce: quantity(answer.nonce, 'ACCOUNT_PROOF', 'nonce'),
     balance: quantity(answer.balance, 'ACCOUNT_PROOF', 'balance'),
-    storageHash: bytesToHex(data(answer.storageHash, 'ACCOUNT_PROOF', 'storageHash', 32)),
-    codeHash: bytesToHex(data(answer.codeHash, 'ACCOUNT_PROOF', 'codeHash', 32)),
+    storageHash: hexData(answer.storageHash, 'ACCOUNT_PROOF', 'storageHash', 32),
+    codeHash: hexData(answer.codeHash, 'ACCOUNT_PROOF', 'codeHash', 32),
   }
   const leaf = await provenTrieValue(stateRoot, address, answer.accountProof, { check: 'ACCOUNT_PROOF', subject: address })
 

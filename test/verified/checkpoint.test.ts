@@ -1,5 +1,9 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
+import { UpstreamNode } from '../../src/upstream/node.js'
+import { UpstreamPool } from '../../src/upstream/pool.js'
+import { CheckpointChain } from '../../src/verified/checkpoint-chain.js'
+import { verifyHeader } from '../../src/verify/header.js'
 import { within } from '../helpers/eventually.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 
@@ -61,26 +65,28 @@ t.test('a head that moves on is linked by its one new header', async (t) => {
   t.equal(verifiedAt, headHash, 'verified at the new head')
 })
 
-t.test('a header more than 10,000 blocks from the checkpoint is refused with what to do', async (t) => {
+t.test('a header further from the checkpoint than a walk may go is refused with what to do', async (t) => {
+  // The gateway's bound is 10,000 blocks (MAX_LINK_BLOCKS); anvil mines 10,000 in about 110 s
+  // here, so the chain is given a bound of 100 and walks a real anvil of 150 blocks.
   const far = await startAnvil()
   t.teardown(() => far.stop())
-  await far.rpc('anvil_mine', ['0x2774']) // 10,100 blocks
-  const checkpoint = (await far.rpc('eth_getBlockByNumber', ['0x1', false])).result
-  const gw = await startTestGateway(t, {
-    networks: {
-      'eth-1': {
-        chainId: 31337,
-        verify: 'reads',
-        verifyCheckpoint: { number: 1, hash: checkpoint.hash },
-        upstreams: [{ url: far.url, name: 'far', kind: 'full' }],
-      },
-    },
-    config: { cache: { enabled: false } },
-  })
-  const key = (await gw.createKey('tier-3')).apiKey
-  const r = await rpc(gw.url('eth-1'), balance('latest'), { apiKey: key })
-  t.equal(r.json.error?.code, -32026, 'ANSWER_UNVERIFIED')
-  t.match(r.json.error?.message, /HEADER_AGREEMENT/, 'the check named')
-  const near = await rpc(gw.url('eth-1'), balance('0x64'), { apiKey: key })
-  t.equal(near.json.result, (await far.rpc('eth_getBalance', [who, '0x64'])).result, 'a block 99 above it is proven')
+  await far.rpc('anvil_mine', ['0x96'])
+  const headerAt = async (n: number) => {
+    const header = (await far.rpc('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).result
+    return { number: n, hash: verifyHeader(header), header }
+  }
+  const pool = new UpstreamPool('eth-1', [new UpstreamNode({ name: 'far', kind: 'full', url: far.url })])
+  t.teardown(() => pool.close())
+  const checkpoint = await headerAt(1)
+  const chain = new CheckpointChain(pool, { number: 1, hash: checkpoint.hash }, { timeoutMs: 5_000, maxLinkBlocks: 100 })
+  await t.rejects(
+    chain.link(await headerAt(150)),
+    { code: 'HEADER_AGREEMENT', message: /149 blocks away: configure a newer verifyCheckpoint/ },
+    '149 blocks above it: refused, no header asked',
+  )
+  t.equal(chain.calls, 0, 'no header asked for a walk that is too long')
+  await chain.link(await headerAt(100))
+  t.equal(chain.calls, 98, 'a header 99 above it: linked, each of the 98 headers between asked once (one batch)')
+  await chain.link(await headerAt(150))
+  t.equal(chain.calls, 98 + 49, 'the one 149 above: linked down to the one at 100 (the 49 between)')
 })

@@ -6,7 +6,7 @@ import { bytesToHex, hexToBytes, keccak256, type Hex } from 'viem'
 import { encodeHeader, FORK_FIELDS, headerFork, headerHash, verifyHeader } from '../../src/verify/header.js'
 import { bloomMayMatch, logsBloom } from '../../src/verify/log-bloom.js'
 import { orderedTrieRoot } from '../../src/verify/ordered-trie.js'
-import { hexBytes } from '../../src/verify/hex-fields.js'
+import { hexBytes, hexData } from '../../src/verify/hex-fields.js'
 import type { RpcHeader } from '../../src/verify/rpc-shapes.js'
 import { provenTrieValue } from '../../src/verify/trie-proof.js'
 import { alterHex } from './altered.js'
@@ -55,6 +55,15 @@ t.test('hex is read as viem reads it, and what is not whole bytes of hex is refu
       const valid = /^0x([0-9a-fA-F]{2})*$/.test(good)
       const read = hexBytes(good)
       if (valid ? read === undefined || bytesToHex(read) !== bytesToHex(hexToBytes(good as Hex)) : read !== undefined) return false
+      // hexData: the same text lowercased where hexBytes reads it, refused (by name) where it does not.
+      const text = (() => {
+        try {
+          return hexData(good, 'ACCOUNT_PROOF', 'field')
+        } catch {
+          return undefined
+        }
+      })()
+      if (text !== (read === undefined ? undefined : bytesToHex(read))) return false
       // The same text with noise put anywhere after "0x": read only when it still is whole bytes of hex.
       const where = 2 + (at % (hex.length + 1))
       const noisy = good.slice(0, where) + noise.join('') + good.slice(where)
@@ -65,6 +74,7 @@ t.test('hex is read as viem reads it, and what is not whole bytes of hex is refu
   )
   t.equal(hexBytes('ab01'), undefined, 'no 0x: refused')
   t.equal(hexBytes('0Xab'), undefined, '0X: refused')
+  t.throws(() => hexData('0xab', 'ACCOUNT_PROOF', 'codeHash', 32), { code: 'ACCOUNT_PROOF' }, 'hexData: a length other than asked is refused')
   t.same([...hexBytes('0x')!], [], '0x: no bytes')
 })
 
