@@ -2,8 +2,7 @@ import type { EVMMockBlockchainInterface } from '@ethereumjs/evm'
 import { VerificationError } from '../verify/errors.js'
 import { hexBytes } from '../verify/hex-fields.js'
 import type { Hex } from '../verify/rpc-shapes.js'
-import type { HeaderSource } from './header-walk.js'
-import { walkDown } from './header-walk.js'
+import { type HeaderSource, walkDown } from './header-walk.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
 /** The blocks below its own that BLOCKHASH can read (the EVM answers 0 for any other). */

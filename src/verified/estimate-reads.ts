@@ -85,10 +85,12 @@ export class VerifiedEstimates {
   }
 }
 
-/** Whether `tx` with `gas` runs to its end (no revert, no running out of gas) on the proven state, which is left as it was. */
+/**
+ * Whether `tx` with `gas` runs to its end (no revert, no running out of gas) on the proven state
+ * (what it writes is undone by ProvenRun.until after each round).
+ */
 async function succeeds(run: ProvenRun, state: ProvenRun['state'], tx: CallObject, gas: bigint): Promise<boolean> {
   const from = createAddressFromString(run.from)
-  await state.checkpoint()
   try {
     const vm = await createVM({ common: run.common, stateManager: state, blockchain: run.blockHashes })
     const fields = run.blockFields()
@@ -115,7 +117,5 @@ async function succeeds(run: ProvenRun, state: ProvenRun['state'], tx: CallObjec
     // runTx refuses a gas limit below the intrinsic gas or the calldata floor: that gas does not work.
     if (err instanceof Error && /gas/i.test(err.message)) return false
     throw err
-  } finally {
-    await state.revert()
   }
 }
