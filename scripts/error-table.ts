@@ -30,7 +30,7 @@ const WHEN: Record<ErrorCode, string> = {
   TOKEN_NOT_YET_VALID: "the token's `nbf` is ahead, beyond `keys.jwt.clockSkewSeconds`",
   TOKEN_WRONG_AUDIENCE: "the token's `aud` does not name `keys.jwt.audience`",
   TOKEN_CLAIMS_INVALID:
-    'the token has no `sub` naming a key id or no `exp`, or a `methods`, `contracts` or `origins` claim that is not a list of valid entries within its bound',
+    'the token has no `sub` naming a key id or no `exp`, or a `methods`, `contracts` or `origins` claim that is not a list of valid entries within its bound, or a claim the gateway reads named in another case (`Contracts`: ignored, it would narrow nothing)',
   TOKEN_REQUIRED: 'the key requires a signed token and the request carries the API key alone',
   KEY_IP_NOT_ALLOWED: 'the key has an IP rule and the client IP (as `trustProxy` decides) is not in it',
   KEY_USER_AGENT_NOT_ALLOWED: "the key has a user-agent rule and the request's `User-Agent` contains none of its entries",
