@@ -4,6 +4,7 @@ import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { oneNetwork, rpc, startTestGateway } from '../helpers/gateway.js'
 import { waitFor } from '../helpers/eventually.js'
 import { metric } from '../helpers/metrics.js'
+import { connectWs } from '../helpers/ws-client.js'
 
 // What the node reads is what the gateway checked: nodes written in Go (geth, Erigon) read member
 // names ignoring case, the last one winning, and the gateway forwards the params as written. A
@@ -106,7 +107,21 @@ t.test('fromBlock/toBlock as an EIP-1898 object are refused at parse: a filter n
   t.same(byHash.json.result, [], "the filter's own blockHash is served")
 })
 
+t.test('over WebSocket the same: a stray call and a logs subscription with "ADDRESS" are refused, nothing sent', async (t) => {
+  const ws = await connectWs(`${tg.wsUrl('eth-1')}?apikey=${key.apiKey}`)
+  t.teardown(() => ws.close())
+  const { result: r, sent } = await sentDuring(() => ws.call(call('eth_call', [{ to: ALLOWED, TO: OTHER }, 'latest'], 5)))
+  t.equal(r.id, 5)
+  t.equal(r.error?.code, -32602)
+  t.match(r.error.message, /has a member "TO"/)
+  t.same(naming(sent, 'eth_call'), [])
+  const sub = await ws.call(call('eth_subscribe', ['logs', { address: ALLOWED, ADDRESS: OTHER }], 6))
+  t.equal(sub.error?.code, -32602)
+  t.match(sub.error.message, /eth_subscribe's logs filter has a member "ADDRESS"/)
+  t.equal((await ws.call(call('eth_chainId', [], 7))).result, '0x7a69', 'the connection goes on')
+})
+
 t.test('the refusals are counted on /metrics by code', async (t) => {
-  t.ok(((await metric(tg.gateway.admin, 'tollgate_params_refused_total', { code: 'PARAMS_MEMBER_CASE' })) ?? 0) >= 9)
+  t.ok(((await metric(tg.gateway.admin, 'tollgate_params_refused_total', { code: 'PARAMS_MEMBER_CASE' })) ?? 0) >= 11)
   t.ok(((await metric(tg.gateway.admin, 'tollgate_params_refused_total', { code: 'LOGS_BOUND_OBJECT' })) ?? 0) >= 2)
 })
