@@ -40,6 +40,8 @@ const WHEN: Record<ErrorCode, string> = {
   LOGS_TOO_MANY: 'an `eth_getLogs` result over `heavy.getLogs.maxLogs` logs; the message names a range that works',
   PARAMS_MEMBER_CASE:
     'a transaction object, logs filter, access list entry or EIP-1898 block object has a member whose name equals one the node reads ignoring case without being it (`TO`, `Address`, `FromBlock`): nodes written in Go read it, the gateway reads names exactly; refused when parsed, before any node is asked (the message names the member and what to write)',
+  CALL_DATA_AMBIGUOUS:
+    'a transaction object has both `data` and `input` and they differ: geth refuses it, reth and anvil run `input`, and a verified call would run another call than the node; refused when parsed',
   LOGS_BOUND_OBJECT:
     'a logs filter\'s `fromBlock` or `toBlock` is an object (`{"blockHash":…}`, `{"blockNumber":…}`), in `eth_getLogs`, `eth_newFilter` or a `logs` subscription; one block\'s logs by hash are asked with the filter\'s own `blockHash`',
   FILTER_NOT_FOUND: 'eth_getFilterChanges & co. for a filter this key did not create here, or one idle over 5 minutes (as geth says it)',

@@ -98,6 +98,11 @@ export const ERRORS = {
     rpc: -32602,
     message: 'Invalid params: a member name differs only in case from one the node reads (TO beside to); write each member once, in its exact case',
   },
+  CALL_DATA_AMBIGUOUS: {
+    http: 200,
+    rpc: -32602,
+    message: 'Invalid params: a transaction object has both "data" and "input", and they differ; send the call data once, as "input"',
+  },
   LOGS_BOUND_OBJECT: {
     http: 200,
     rpc: -32602,

@@ -190,7 +190,7 @@ export function registerCallPathMetrics(
   counter('tollgate_getlogs_refused_total', 'eth_getLogs calls refused (range too wide, too many logs)', () => calls.logs.counters.refused)
   scraped(registry, 'counter', {
     name: 'tollgate_params_refused_total',
-    help: 'Calls refused when parsed for their params, by error code (PARAMS_MEMBER_CASE: a member named like one the node reads in another case; LOGS_BOUND_OBJECT: an object as fromBlock or toBlock)',
+    help: 'Calls refused when parsed for their params, by error code (PARAMS_MEMBER_CASE: a member named like one the node reads in another case; CALL_DATA_AMBIGUOUS: data and input that differ; LOGS_BOUND_OBJECT: an object as fromBlock or toBlock)',
     labelNames: ['code'],
     read: (emit) => {
       for (const [code, n] of Object.entries(paramsRefused)) emit({ code }, n)

@@ -9,6 +9,7 @@ import { METHODS } from './method-table.js'
  * - a member whose name equals one the node reads ignoring case without being it (`TO`,
  *   `Address`, `FromBlock`) is refused: a node written in Go would read it where the gateway did
  *   not (src/rpc/member-names.ts);
+ * - a transaction object whose `data` and `input` differ is refused: nodes run one or the other;
  * - a logs filter's `fromBlock` or `toBlock` that is an object (`{"blockHash":…}`) is refused: a
  *   filter names one block by hash with its own `blockHash`, and a bound the node reads as a hash
  *   is a block the gateway cannot measure or trust by number.
@@ -67,10 +68,10 @@ for (const [method, spec] of Object.entries(METHODS)) {
  * (tollgate_params_refused_total): counted where a refusal is answered (src/rpc/parse.ts), as
  * the common layout hands such a call to the general reading, which refuses it.
  */
-export const paramsRefused: Record<ParamsRefusal['code'], number> = { PARAMS_MEMBER_CASE: 0, LOGS_BOUND_OBJECT: 0 }
+export const paramsRefused: Record<ParamsRefusal['code'], number> = { PARAMS_MEMBER_CASE: 0, CALL_DATA_AMBIGUOUS: 0, LOGS_BOUND_OBJECT: 0 }
 
 export interface ParamsRefusal {
-  readonly code: 'PARAMS_MEMBER_CASE' | 'LOGS_BOUND_OBJECT'
+  readonly code: 'PARAMS_MEMBER_CASE' | 'CALL_DATA_AMBIGUOUS' | 'LOGS_BOUND_OBJECT'
   readonly rpc: number
   readonly message: string
 }
@@ -89,7 +90,7 @@ export function paramsRefusal(method: string, params: unknown): ParamsRefusal | 
   if (at.call !== undefined) {
     const tx = params[at.call]
     if (isObject(tx)) {
-      const r = membersRefusal(method, tx, CALL)
+      const r = membersRefusal(method, tx, CALL) ?? callDataRefusal(method, tx as { data?: unknown; input?: unknown })
       if (r !== undefined) return r
       const list = (tx as { accessList?: unknown }).accessList
       if (Array.isArray(list)) {
@@ -112,6 +113,22 @@ export function paramsRefusal(method: string, params: unknown): ParamsRefusal | 
     if (isObject(filter)) return filterRefusal(method, filter)
   }
   return undefined
+}
+
+/**
+ * `data` and `input` that differ: geth refuses the call, reth and anvil run `input`, and a gateway
+ * that runs `data` (a verified call) would judge an honest node by a call it never ran.
+ */
+function callDataRefusal(method: string, tx: { data?: unknown; input?: unknown }): ParamsRefusal | undefined {
+  const { data, input } = tx
+  if (data === undefined || input === undefined || data === null || input === null) return undefined
+  // geth compares the bytes: hex in another case is the same call data.
+  if (data === input || (typeof data === 'string' && typeof input === 'string' && data.toLowerCase() === input.toLowerCase())) return undefined
+  return {
+    code: 'CALL_DATA_AMBIGUOUS',
+    rpc: ERRORS.CALL_DATA_AMBIGUOUS.rpc,
+    message: `Invalid params: ${method}'s transaction object has both "data" and "input", and they differ; nodes read one or the other (geth refuses it, reth and anvil run "input"): send the call data once, as "input"`,
+  }
 }
 
 function filterRefusal(method: string, filter: object): ParamsRefusal | undefined {

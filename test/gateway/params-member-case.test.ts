@@ -57,6 +57,14 @@ t.test('{"to":ALLOWED,"TO":OTHER}: refused with -32602 naming the member, and no
   }
 })
 
+t.test('"data" and "input" that differ: refused, as nodes run one or the other; equal ones are served', async (t) => {
+  const { result: r, sent } = await sentDuring(() => send(call('eth_call', [{ to: ALLOWED, data: '0x01', input: '0x02' }, 'latest'])))
+  t.equal(r.json.error?.code, -32602)
+  t.match(r.json.error.message, /both "data" and "input", and they differ/)
+  t.same(naming(sent, 'eth_call'), [], 'nothing reached the node')
+  t.equal((await send(call('eth_call', [{ to: ALLOWED, data: '0x01', input: '0x01' }, 'latest']))).json.result, '0x')
+})
+
 t.test('every reader of a batch: the stray call is its own error entry, the rest are served', async (t) => {
   const { result: r, sent } = await sentDuring(() =>
     send([call('eth_chainId', [], 1), call('eth_estimateGas', [{ to: ALLOWED, tO: OTHER }], 2), call('eth_call', [{ to: ALLOWED }, 'latest'], 3)]),
@@ -124,4 +132,5 @@ t.test('over WebSocket the same: a stray call and a logs subscription with "ADDR
 t.test('the refusals are counted on /metrics by code', async (t) => {
   t.ok(((await metric(tg.gateway.admin, 'tollgate_params_refused_total', { code: 'PARAMS_MEMBER_CASE' })) ?? 0) >= 11)
   t.ok(((await metric(tg.gateway.admin, 'tollgate_params_refused_total', { code: 'LOGS_BOUND_OBJECT' })) ?? 0) >= 2)
+  t.ok(((await metric(tg.gateway.admin, 'tollgate_params_refused_total', { code: 'CALL_DATA_AMBIGUOUS' })) ?? 0) >= 1)
 })

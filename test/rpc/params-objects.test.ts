@@ -28,6 +28,7 @@ t.test('each object the gateway reads, by method', async (t) => {
     ['eth_getLogs', [{ Topics: [] }], /logs filter has a member "Topics"/],
     ['eth_newFilter', [{ address: A, toBlock: { blockHash: '0x00' } }], /eth_newFilter's toBlock is an object/],
     ['eth_subscribe', ['logs', { ADDRESS: A }], /eth_subscribe's logs filter/],
+    ['eth_call', [{ to: A, data: '0x01', input: '0x02' }, 'latest'], /both "data" and "input", and they differ/],
   ]
   for (const [method, params, message] of refused) {
     const r = paramsRefusal(method, params)
@@ -37,6 +38,8 @@ t.test('each object the gateway reads, by method', async (t) => {
   for (const [method, params] of [
     ['eth_call', [{ to: A, data: '0x', input: '0x', accessList: [{ address: A, storageKeys: [] }] }, { blockNumber: '0x0' }]],
     ['eth_getBalance', [A, 'latest']],
+    ['eth_estimateGas', [{ to: A, data: '0x01', input: '0x01' }]],
+    ['eth_estimateGas', [{ to: A, data: '0xAB', input: '0xab' }]],
     ['eth_getLogs', [{ address: [A], topics: [null], fromBlock: '0x0', toBlock: 'latest' }]],
     ['eth_getLogs', [{ blockHash: '0x00' }]],
     ['eth_subscribe', ['newHeads']],
