@@ -66,11 +66,12 @@ export function planLogs(bounds: { from: LogsBound; to: LogsBound }, resolved: R
   if (from > to) return { serve: 'as-is', from } // the node says what is wrong (or that nothing is there yet)
   const width = to - from + 1
   if (width > limits.maxRangeBlocks) return { serve: 'too-wide', from, to, suggestTo: from + limits.maxRangeBlocks - 1 }
-  if (width <= limits.chunkBlocks) return { serve: 'as-is', from }
+  // A top past the head is asked as the head, even in one chunk: a verified read proves the blocks
+  // up to a header it can trust, and a block past the head has none (the node's logs there would
+  // be judged unprovable); what is mined meanwhile is what a call sent a moment earlier misses.
+  if (width <= limits.chunkBlocks && asked === to) return { serve: 'as-is', from }
   const chunks: Array<readonly [number, number]> = []
   for (let a = from; a <= to; a += limits.chunkBlocks) chunks.push([a, Math.min(to, a + limits.chunkBlocks - 1)])
-  // The last chunk keeps the client's top: what was mined meanwhile is answered as the node would.
-  if (asked > to) chunks[chunks.length - 1] = [chunks[chunks.length - 1]![0], asked]
   return { serve: 'split', from, chunks }
 }
 

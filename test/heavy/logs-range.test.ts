@@ -52,15 +52,15 @@ t.test('plans', async (t) => {
   )
 })
 
-t.test("a numeric top past the head is measured to the head; the last chunk keeps the client's top", async (t) => {
-  t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 29 }), { serve: 'as-is', from: 0 }, '30 blocks: as it is')
+t.test('a numeric top past the head is measured to the head, and asked as the head', async (t) => {
+  t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 29 }), { serve: 'split', from: 0, chunks: [[0, 29]] }, '30 blocks: one chunk, to the head')
   t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 250 }), {
     serve: 'split',
     from: 0,
     chunks: [
       [0, 99],
       [100, 199],
-      [200, 0xffffff],
+      [200, 250],
     ],
   })
   t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 5000 }), { serve: 'too-wide', from: 0, to: 5000, suggestTo: 999 }, 'too wide up to the head')
