@@ -6,7 +6,7 @@
  * what counts. The gateway started second did better on this machine whichever build it was, so
  * the whole run is done twice, in both start orders, and each order's median is reported.
  *
- * Run: npm run bench:paired -- --baseline REF [--only distinct|small|batch-distinct|ws] [--rounds 6] [--duration 6] [--results NAME]
+ * Run: npm run bench:paired -- --baseline REF [--only distinct|small|batch-distinct|calls|ws] [--rounds 6] [--duration 6] [--results NAME]
  * Prints one line per round and the medians; writes bench/results/<NAME>.json (default paired-<scenario>:
  * a run to try something names its own file, so that the committed figures are not overwritten).
  */
@@ -29,7 +29,7 @@ const { values } = parseArgs({
     results: { type: 'string' },
   },
 })
-const SCENARIOS = ['distinct', 'small', 'batch-distinct', 'ws'] as const
+const SCENARIOS = ['distinct', 'small', 'batch-distinct', 'calls', 'ws'] as const
 type Scenario = (typeof SCENARIOS)[number]
 const scenario = values.only as Scenario
 if (values.baseline === undefined || !SCENARIOS.includes(scenario)) {
@@ -46,15 +46,25 @@ const BENCH = import.meta.dirname
 const bodies = requestBodies(mkdtempSync(join(tmpdir(), 'tollgate-paired-')))
 const log = (line: string): void => void process.stdout.write(`[paired] ${line}\n`)
 
+/** The body each wrk scenario checks before measuring, and the script that makes the bodies it sends. */
+const BODY_OF: Record<Scenario, string> = {
+  small: bodies.small,
+  distinct: bodies.distinct,
+  'batch-distinct': bodies.batchDistinct,
+  calls: bodies.callsDistinct,
+  ws: bodies.small,
+}
+const SCRIPT_OF = { small: 'post', distinct: 'distinct', 'batch-distinct': 'batch-distinct', calls: 'calls-distinct', ws: 'post' } as const
+
 /** One load of `seconds` on a gateway: requests, and its CPU per request over that time. */
 async function load(g: Target, seconds: number): Promise<{ requests: number; rps: number; cpuUs: number }> {
   const cpu0 = cpuMs(g.pid)
-  const body = scenario === 'small' ? bodies.small : scenario === 'distinct' ? bodies.distinct : bodies.batchDistinct
+  const body = BODY_OF[scenario]
   const connections = scenario === 'batch-distinct' ? 16 : 50
   const { requests, rps } =
     scenario === 'ws'
       ? await wsLoad(g.ws!, seconds)
-      : await runWrk(wrk!, { url: g.http, bodyFile: body, durationS: seconds, connections, script: scenario === 'small' ? 'post' : scenario })
+      : await runWrk(wrk!, { url: g.http, bodyFile: body, durationS: seconds, connections, script: SCRIPT_OF[scenario] })
   return { requests, rps, cpuUs: ((cpuMs(g.pid) - cpu0) * 1000) / requests }
 }
 

@@ -30,7 +30,7 @@ const WHEN: Record<ErrorCode, string> = {
   TOKEN_NOT_YET_VALID: "the token's `nbf` is ahead, beyond `keys.jwt.clockSkewSeconds`",
   TOKEN_WRONG_AUDIENCE: "the token's `aud` does not name `keys.jwt.audience`",
   TOKEN_CLAIMS_INVALID:
-    'the token has no `sub` naming a key id or no `exp`, or a `methods`, `contracts` or `origins` claim that is not a list of valid entries within its bound',
+    'the token has no `sub` naming a key id or no `exp`, or a `methods`, `contracts` or `origins` claim that is not a list of valid entries within its bound, or a claim the gateway reads named in another case (`Contracts`: ignored, it would narrow nothing)',
   TOKEN_REQUIRED: 'the key requires a signed token and the request carries the API key alone',
   KEY_IP_NOT_ALLOWED: 'the key has an IP rule and the client IP (as `trustProxy` decides) is not in it',
   KEY_USER_AGENT_NOT_ALLOWED: "the key has a user-agent rule and the request's `User-Agent` contains none of its entries",
@@ -38,6 +38,12 @@ const WHEN: Record<ErrorCode, string> = {
   LOGS_RANGE_TOO_WIDE:
     'an `eth_getLogs` range wider than `heavy.getLogs.maxRangeBlocks`; the message names a range that works (`Try with this block range [0x…, 0x…].`)',
   LOGS_TOO_MANY: 'an `eth_getLogs` result over `heavy.getLogs.maxLogs` logs; the message names a range that works',
+  PARAMS_MEMBER_CASE:
+    'a transaction object, logs filter, access list entry or EIP-1898 block object has a member whose name equals one the node reads ignoring case without being it (`TO`, `Address`, `FromBlock`): nodes written in Go read it, the gateway reads names exactly; refused when parsed, before any node is asked (the message names the member and what to write)',
+  CALL_DATA_AMBIGUOUS:
+    'a transaction object has both `data` and `input` and they differ: geth refuses it, reth and anvil run `input`, and a verified call would run another call than the node; refused when parsed',
+  LOGS_BOUND_OBJECT:
+    'a logs filter\'s `fromBlock` or `toBlock` is an object (`{"blockHash":…}`, `{"blockNumber":…}`), in `eth_getLogs`, `eth_newFilter` or a `logs` subscription; one block\'s logs by hash are asked with the filter\'s own `blockHash`',
   FILTER_NOT_FOUND: 'eth_getFilterChanges & co. for a filter this key did not create here, or one idle over 5 minutes (as geth says it)',
   TOO_MANY_FILTERS:
     'an `eth_newFilter`, `eth_newBlockFilter` or `eth_newPendingTransactionFilter` past `limits.maxFiltersPerKey` live filters of the key on the network (or `limits.maxFiltersPerAccount` of its account) when every one of them was polled within the last minute (an idle one is uninstalled to make room instead), or past the 100,000 filters one instance holds',

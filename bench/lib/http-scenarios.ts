@@ -80,6 +80,13 @@ export function requestBodies(dir: string): Bodies {
     small: write('small.json', { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
     // The check before measuring; wrk's distinct.lua makes the bodies it sends.
     distinct: write('distinct.json', { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [`0x${'0'.repeat(36)}1ecf`, 'latest'] }),
+    // The check before measuring; wrk's calls-distinct.lua makes the bodies it sends.
+    callsDistinct: write('calls-distinct.json', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_call',
+      params: [{ from: `0x${'0'.repeat(39)}1`, to: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', data: `0x70a08231${'0'.repeat(60)}1ecf` }, 'latest'],
+    }),
     large: write('large.json', { jsonrpc: '2.0', id: 1, method: 'eth_getBlockReceipts', params: ['0x13a5f2c'] }),
     batch: write(
       'batch.json',
@@ -101,6 +108,7 @@ export function requestBodies(dir: string): Bodies {
 /** The HTTP scenarios of a run, with the targets each compares. */
 export interface Bodies {
   small: string
+  callsDistinct: string
   distinct: string
   large: string
   batch: string

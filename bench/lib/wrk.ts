@@ -22,6 +22,7 @@ const SCRIPTS = {
   post: join(import.meta.dirname, '..', 'load', 'post.lua'),
   distinct: join(import.meta.dirname, '..', 'load', 'distinct.lua'),
   'batch-distinct': join(import.meta.dirname, '..', 'load', 'batch-distinct.lua'),
+  'calls-distinct': join(import.meta.dirname, '..', 'load', 'calls-distinct.lua'),
 }
 
 /**

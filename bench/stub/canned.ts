@@ -89,6 +89,7 @@ export function cannedResults(largeBytes = 1_000_000): Record<string, string> {
     net_version: '"1"',
     eth_gasPrice: '"0x3b9aca00"',
     eth_getBalance: '"0x1bc16d674ec80000"',
+    eth_call: '"0x00000000000000000000000000000000000000000000000000000000000f4240"',
     eth_getBlockReceipts: blockReceiptsJson(largeBytes),
     debug_traceCall: '{"gas":21000,"failed":false,"returnValue":"","structLogs":[]}',
   }

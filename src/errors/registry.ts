@@ -92,6 +92,23 @@ export const ERRORS = {
   },
   LOGS_RANGE_TOO_WIDE: { http: 200, rpc: -32602, message: 'eth_getLogs block range too wide; ask for a narrower range' },
   LOGS_TOO_MANY: { http: 200, rpc: -32602, message: 'eth_getLogs query returned too many logs; ask for a narrower range' },
+  // Refused when parsed: nodes written in Go read member names ignoring case, this gateway exactly.
+  PARAMS_MEMBER_CASE: {
+    http: 200,
+    rpc: -32602,
+    message: 'Invalid params: a member name differs only in case from one the node reads (TO beside to); write each member once, in its exact case',
+  },
+  CALL_DATA_AMBIGUOUS: {
+    http: 200,
+    rpc: -32602,
+    message: 'Invalid params: a transaction object has both "data" and "input", and they differ; send the call data once, as "input"',
+  },
+  LOGS_BOUND_OBJECT: {
+    http: 200,
+    rpc: -32602,
+    message:
+      'Invalid params: a logs filter\'s fromBlock and toBlock take a block number or a tag; to read one block\'s logs by hash, write "blockHash" in the filter',
+  },
   FILTER_NOT_FOUND: { http: 200, rpc: -32000, message: 'filter not found' },
   // 200, as FILTER_NOT_FOUND: waiting does not help (the client must uninstall one), and on a 429
   // viem and ethers retry the same call, and the answer carried the heavy calls' Retry-After.

@@ -7,6 +7,7 @@ import type { FinalityTracker } from '../cache/finality.js'
 import type { UpstreamCaller } from './upstream-caller.js'
 import type { HeavyCalls } from './heavy-calls.js'
 import type { FilterPins } from './filter-pins.js'
+import { paramsRefused } from '../rpc/params-objects.js'
 
 type NodeLabel = 'network' | 'node' | 'kind'
 
@@ -187,6 +188,14 @@ export function registerCallPathMetrics(
   counter('tollgate_getlogs_split_total', 'eth_getLogs calls split into chunks', () => calls.logs.counters.split)
   counter('tollgate_getlogs_chunks_total', 'eth_getLogs chunks sent', () => calls.logs.counters.chunks)
   counter('tollgate_getlogs_refused_total', 'eth_getLogs calls refused (range too wide, too many logs)', () => calls.logs.counters.refused)
+  scraped(registry, 'counter', {
+    name: 'tollgate_params_refused_total',
+    help: 'Calls refused when parsed for their params, by error code (PARAMS_MEMBER_CASE: a member named like one the node reads in another case; CALL_DATA_AMBIGUOUS: data and input that differ; LOGS_BOUND_OBJECT: an object as fromBlock or toBlock)',
+    labelNames: ['code'],
+    read: (emit) => {
+      for (const [code, n] of Object.entries(paramsRefused)) emit({ code }, n)
+    },
+  })
   counter(
     'tollgate_tx_already_known_total',
     'eth_sendRawTransaction answered with the hash where a node said already known',

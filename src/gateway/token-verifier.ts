@@ -4,6 +4,7 @@ import { BadDomainsError } from '../accounts/errors.js'
 import { normalizeDomains } from '../accounts/key-settings.js'
 import { JWT_ALGS, keyObjectOf, type JwtPublicKey } from '../keys/jwt-keys.js'
 import { BadRestrictionError, normalizeRestrictions, RESTRICTION_BOUNDS, type KeyRestrictions } from '../keys/key-restrictions.js'
+import { knownMembers, strayMember } from '../rpc/member-names.js'
 
 /** What a verified token says beyond "this key": when it ends and how it narrows the key. */
 export interface TokenClaims {
@@ -185,6 +186,12 @@ export class TokenVerifier<O> {
  */
 function claimsOf(payload: JWTPayload, kid: string): TokenClaims | GatewayError {
   const bad = (what: string): GatewayError => new GatewayError('TOKEN_CLAIMS_INVALID', `Invalid token: ${what}; fix the token issuer (docs/keys.md)`)
+  // A claim the gateway reads, named in another case ("Contracts"), would be ignored here and the
+  // token would narrow nothing: an issuer's slip that widens what the token allows, so refused.
+  const stray = strayMember(payload, READ_CLAIMS)
+  if (stray !== undefined) {
+    return bad(`claim ${JSON.stringify(stray.name.slice(0, 64))} is read as nothing here, where claim names are case-sensitive; name it "${stray.canonical}"`)
+  }
   if (typeof payload.sub !== 'string' || !payload.sub.startsWith('key_')) return bad('sub must be the key id the token stands for (key_…)')
   if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) return bad('exp (seconds since epoch) is required')
   const lists: Record<string, unknown> = {}
@@ -223,6 +230,9 @@ function claimsOf(payload: JWTPayload, kid: string): TokenClaims | GatewayError 
   }
   return { keyId: payload.sub, kid, expiresAt: payload.exp * 1000, narrowing, origins }
 }
+
+/** The claims the gateway or jose reads, by their exact names. */
+const READ_CLAIMS = knownMembers('token claims', ['sub', 'exp', 'nbf', 'aud', 'methods', 'contracts', 'origins'])
 
 /** As a key's domain allowlist (key-settings MAX_DOMAINS). */
 const MAX_TOKEN_ORIGINS = 20

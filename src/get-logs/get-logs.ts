@@ -2,7 +2,7 @@ import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { resultArrayItems } from '../upstream/json-rpc-wire.js'
 import { Answer } from '../upstream/answer.js'
-import { chunkCount, hex, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage, type GetLogsLimits } from './logs-range.js'
+import { chunkCount, hex, logsBounds, needsHead, planLogs, tagsToResolve, tooManyMessage, tooWideMessage, type GetLogsLimits } from './logs-range.js'
 
 export interface GetLogsDeps {
   /** Send one eth_getLogs call (through the cache and the in-flight sharing). */
@@ -47,6 +47,11 @@ export class GetLogs {
       const n = await deps.resolveTag(tag)
       if (n === undefined) return asIs()
       resolved.set(tag, n)
+    }
+    if (needsHead(bounds, this.limits.chunkBlocks) && !resolved.has('latest')) {
+      // Only to measure the range: without the head it is measured as written, never let through unmeasured.
+      const head = await deps.resolveTag('latest')
+      if (head !== undefined) resolved.set('latest', head)
     }
     const plan = planLogs(bounds, resolved, this.limits)
     switch (plan.serve) {

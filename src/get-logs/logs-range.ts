@@ -38,29 +38,57 @@ export function tagsToResolve(bounds: { from: LogsBound; to: LogsBound }): strin
   return [...tags]
 }
 
+/**
+ * Whether the range must be measured against the head before it is planned: its top is a number,
+ * which may lie past the head (a client's `toBlock: 0xffffff`), where a node reads to its head, and
+ * the range as written would not be served as it is. A narrow numeric range needs no lookup.
+ */
+export function needsHead(bounds: { from: LogsBound; to: LogsBound }, chunkBlocks: number): boolean {
+  if (!('n' in bounds.to)) return false
+  return !('n' in bounds.from) || bounds.to.n - bounds.from.n + 1 > chunkBlocks
+}
+
 export type LogsPlan =
   | { readonly serve: 'as-is'; readonly from?: number }
   | { readonly serve: 'too-wide'; readonly from: number; readonly to: number; readonly suggestTo: number }
   | { readonly serve: 'split'; readonly from: number; readonly chunks: ReadonlyArray<readonly [number, number]> }
 
-/** The plan for a call whose bounds resolved to block numbers (`resolved`: tag → number). */
+/**
+ * The plan for a call whose bounds resolved to block numbers (`resolved`: tag → number; `latest`,
+ * when there, is the head a numeric top is measured to).
+ */
 export function planLogs(bounds: { from: LogsBound; to: LogsBound }, resolved: ReadonlyMap<string, number>, limits: GetLogsLimits): LogsPlan {
   const num = (b: LogsBound) => ('n' in b ? b.n : resolved.get(b.tag))
   const from = num(bounds.from)
-  const to = num(bounds.to)
-  if (from === undefined || to === undefined || from > to) return { serve: 'as-is', from } // the node says what is wrong
+  const asked = num(bounds.to)
+  if (from === undefined || asked === undefined) return { serve: 'as-is', from }
+  const to = measuredTop(bounds.to, asked, resolved.get('latest'))
+  if (from > to) return { serve: 'as-is', from } // the node says what is wrong (or that nothing is there yet)
   const width = to - from + 1
   if (width > limits.maxRangeBlocks) return { serve: 'too-wide', from, to, suggestTo: from + limits.maxRangeBlocks - 1 }
-  if (width <= limits.chunkBlocks) return { serve: 'as-is', from }
+  // A top past the head is asked as the head, even in one chunk: a verified read proves the blocks
+  // up to a header it can trust, and a block past the head has none (the node's logs there would
+  // be judged unprovable); what is mined meanwhile is what a call sent a moment earlier misses.
+  if (width <= limits.chunkBlocks && asked === to) return { serve: 'as-is', from }
   const chunks: Array<readonly [number, number]> = []
   for (let a = from; a <= to; a += limits.chunkBlocks) chunks.push([a, Math.min(to, a + limits.chunkBlocks - 1)])
   return { serve: 'split', from, chunks }
 }
 
 /**
+ * A range's top as the node reads it: a number past the head is read to the head (geth, anvil,
+ * Hardhat and Ganache answer the logs up to their head), so a client's `toBlock: 0xffffff` on a
+ * chain of 30 blocks is 30 blocks, not 16,777,216. Tags are the head or below already.
+ */
+function measuredTop(bound: LogsBound, top: number, head: number | undefined): number {
+  return 'n' in bound && head !== undefined && top > head ? head : top
+}
+
+/**
  * How many node calls an eth_getLogs costs, estimated when it is admitted (before its tags are
  * asked of a node): the chunks its range splits into, with `latest`, `pending`, `safe` and
- * `finalized` read as the network's head (at most what the split will ask). One for a range that
+ * `finalized` read as the network's head (at most what the split will ask), and a numeric top
+ * past the head read as the head. One for a range that
  * is served as it is, refused (wider than maxRangeBlocks: no chunk is asked), or not measurable
  * (a blockHash, a head not known yet, malformed bounds: the node judges it in one call).
  * It is what the call's units are multiplied by (docs/costs.md): a range of 100,000 blocks is 50
@@ -71,8 +99,10 @@ export function chunkCount(filter: unknown, head: number | undefined, limits: Pi
   if (bounds === undefined) return 1
   const num = (b: LogsBound) => ('n' in b ? b.n : head)
   const from = num(bounds.from)
-  const to = num(bounds.to)
-  if (from === undefined || to === undefined || from > to) return 1
+  const asked = num(bounds.to)
+  if (from === undefined || asked === undefined) return 1
+  const to = measuredTop(bounds.to, asked, head)
+  if (from > to) return 1
   const width = to - from + 1
   if (width > limits.maxRangeBlocks || width <= limits.chunkBlocks) return 1
   return Math.ceil(width / limits.chunkBlocks)

@@ -1,5 +1,6 @@
 import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH, deeperThan } from './request-bounds.js'
 import { METHODS } from './method-table.js'
+import { paramsRefusal } from './params-objects.js'
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE, skipNested, skipWhitespace } from './json-scan.js'
 
 /**
@@ -78,6 +79,8 @@ function readCall(text: string): CommonCall | undefined {
   let params: unknown
   let idJson: string | undefined
   let paramsText: string | undefined
+  /** Params read by flatParams: strings and literals only, no object to check. */
+  let flat = false
   // A local cursor: the module's is read once and written once (a module binding costs a check per use).
   let i = skipWhitespace(text, at + 1)
   for (;;) {
@@ -109,6 +112,7 @@ function readCall(text: string): CommonCall | undefined {
         end = from + 2
       } else if (open === OPEN_BRACKET && (params = flatParams(text, from)) !== undefined) {
         end = flatEnd
+        flat = true
         paramsText = text.slice(from, end)
       } else {
         end = skipNested(text, from)
@@ -130,6 +134,9 @@ function readCall(text: string): CommonCall | undefined {
   }
   at = i + 1
   if ((seen & (JSONRPC | METHOD)) !== (JSONRPC | METHOD)) return undefined
+  // Params parsed as JSON may hold objects a node reads otherwise than the gateway: the general
+  // reading refuses those with their error (flat params hold none, and are not looked at).
+  if (paramsText !== undefined && !flat && params !== NO_PARAMS && paramsRefusal(method, params) !== undefined) return undefined
   return { method, params, idJson, paramsJson: paramsText }
 }
 

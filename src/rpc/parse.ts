@@ -16,6 +16,7 @@ import {
 } from './json-scan.js'
 import { MAX_ID_LENGTH, MAX_PARAMS_DEPTH, deeperThan } from './request-bounds.js'
 import { readCommonLayout } from './common-layout.js'
+import { paramsRefusal, paramsRefused } from './params-objects.js'
 
 /**
  * JSON-RPC 2.0 request parsing and checking, as the spec and JSON-RPC 2.0 say. A batch is checked
@@ -145,6 +146,11 @@ function checkRequest(value: unknown, text?: string, start = 0, end = 0): RpcEnt
   }
   if (params !== undefined && deeperThan(params, MAX_PARAMS_DEPTH)) {
     return invalid(replyId, `Invalid Request: "params" are nested more than ${MAX_PARAMS_DEPTH} levels deep; no method takes that`)
+  }
+  const refusal = paramsRefusal(req.method, params)
+  if (refusal !== undefined) {
+    paramsRefused[refusal.code]++
+    return { invalid: true, idJson: replyId, rpc: refusal.rpc, message: refusal.message }
   }
   return { method: req.method, params, idJson, paramsJson: undefined }
 }

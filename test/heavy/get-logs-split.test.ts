@@ -49,6 +49,27 @@ t.test('a wide range split into chunks answers what the node answers in one call
   t.ok(wide.gateway.calls.logs.counters.chunks >= 17, 'the calls went as chunks')
 })
 
+t.test('a range whose top is past the head is measured to the head, and answered as the node answers it', async (t) => {
+  // On this chain of about 1,000 blocks, 0xffffff was refused as 16,777,216 blocks where the node answers the logs.
+  for (const [gateway, apiKey, filter] of [
+    [wide, key, { fromBlock: '0x0', toBlock: '0xffffff' }],
+    [narrow, narrowKey, { fromBlock: `0x${(head - 100).toString(16)}`, toBlock: '0xffffff' }],
+    [narrow, narrowKey, { fromBlock: `0x${(head + 5).toString(16)}`, toBlock: '0xffffff' }],
+  ] as const) {
+    const expected = await anvil.rpc('eth_getLogs', [filter])
+    const res = await through(gateway.url('eth-1'), apiKey, filter)
+    t.equal(res.status, 200)
+    if (expected.error !== undefined) t.same(res.json.error, expected.error, `the node's own answer: ${JSON.stringify(filter)}`)
+    else t.same(res.json.result, expected.result, `same logs: ${JSON.stringify(filter)}`)
+  }
+  const wider = await through(narrow.url('eth-1'), narrowKey, { fromBlock: '0x0', toBlock: '0xffffff' })
+  t.match(
+    wider.json.error?.message,
+    new RegExp(`${head + 1} blocks \\(0x0 to 0x${head.toString(16)}\\).*\\[0x0, 0x12b\\]`),
+    'too wide up to the head: measured to it',
+  )
+})
+
 t.test('a range over maxRangeBlocks is refused with a range that works', async (t) => {
   // An address with no logs, so that the suggested range is not refused for its log count.
   const res = await through(narrow.url('eth-1'), narrowKey, { fromBlock: '0x10', toBlock: '0x200', address: emitter.from })

@@ -17,8 +17,10 @@ t.teardown(() => proxy.close())
 
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full' as const }] } },
-  // Chunks of 40 blocks: a call over 2,000 blocks is 50 chunks, as 100,000 blocks are at the defaults.
-  config: { heavy: { getLogs: { chunkBlocks: 40 } } },
+  // Chunks of 40 blocks: a call over 2,000 blocks is 50 chunks, as 100,000 blocks are at the defaults;
+  // at most 2,050 blocks, so that the whole chain (2,101 blocks) is too wide: a range whose top is
+  // past the head is measured to the head.
+  config: { heavy: { getLogs: { chunkBlocks: 40, maxRangeBlocks: 2050 } } },
 })
 const { apiKey } = await tg.createKey('tier-3')
 const url = tg.url('eth-1')
@@ -56,6 +58,16 @@ t.test('a range up to latest is measured against the head', async (t) => {
   const m = await measure(async () => t.same((await rpc(url, getLogs({ fromBlock: hex(from), toBlock: 'latest' }), { apiKey })).json.result, []))
   t.equal(m.nodeCalls, 10)
   t.equal(m.units, 10 * LOGS)
+})
+
+t.test('a range whose top is past the head is measured to the head: charged and asked as its blocks up to the head', async (t) => {
+  // 1,211 blocks up to the head (31 chunks), none of them a chunk another subtest asks.
+  const from = head - 1210
+  const filter = { fromBlock: hex(from), toBlock: '0xffffff' }
+  const expected = (await anvil.rpc('eth_getLogs', [filter])).result
+  const m = await measure(async () => t.same((await rpc(url, getLogs(filter), { apiKey })).json.result, expected, 'what the node answers'))
+  t.equal(m.nodeCalls, 31, 'the node was asked 31 chunks, none past the head')
+  t.equal(m.units, 31 * LOGS, 'and the call was charged 31 chunks, not refused as 16,775,000 blocks')
 })
 
 t.test('each call of a batch is charged its own chunks', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { chunkCount, logsBounds, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/get-logs/logs-range.js'
+import { chunkCount, logsBounds, needsHead, planLogs, tagsToResolve, tooManyMessage, tooWideMessage } from '../../src/get-logs/logs-range.js'
 
 const limits = { chunkBlocks: 100, maxRangeBlocks: 1000, maxLogs: 50, concurrency: 4 }
 const plan = (filter: object, resolved: Record<string, number> = {}) => planLogs(logsBounds(filter)!, new Map(Object.entries(resolved)), limits)
@@ -50,6 +50,28 @@ t.test('plans', async (t) => {
     },
     'exact chunks',
   )
+})
+
+t.test('a numeric top past the head is measured to the head, and asked as the head', async (t) => {
+  t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 29 }), { serve: 'split', from: 0, chunks: [[0, 29]] }, '30 blocks: one chunk, to the head')
+  t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 250 }), {
+    serve: 'split',
+    from: 0,
+    chunks: [
+      [0, 99],
+      [100, 199],
+      [200, 250],
+    ],
+  })
+  t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }, { latest: 5000 }), { serve: 'too-wide', from: 0, to: 5000, suggestTo: 999 }, 'too wide up to the head')
+  t.same(plan({ fromBlock: '0x100', toBlock: '0xffffff' }, { latest: 29 }), { serve: 'as-is', from: 256 }, 'from past the head: the node says')
+  t.same(plan({ fromBlock: '0x0', toBlock: '0xffffff' }), { serve: 'too-wide', from: 0, to: 0xffffff, suggestTo: 999 }, 'no head known: measured as written')
+  t.equal(needsHead(logsBounds({ fromBlock: '0x0', toBlock: '0x63' })!, limits.chunkBlocks), false, 'a numeric range of one chunk: no lookup')
+  t.equal(needsHead(logsBounds({ fromBlock: '0x0', toBlock: '0x64' })!, limits.chunkBlocks), true)
+  t.equal(needsHead(logsBounds({ fromBlock: 'safe', toBlock: '0x10' })!, limits.chunkBlocks), true)
+  t.equal(needsHead(logsBounds({ fromBlock: '0x0', toBlock: 'latest' })!, limits.chunkBlocks), false, 'a tag is resolved anyway')
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: '0xffffff' }, 29, limits), 1, 'charged as the 30 blocks it reads')
+  t.equal(chunkCount({ fromBlock: '0x0', toBlock: '0xffffff' }, 250, limits), 3)
 })
 
 t.test('messages name a range that works, in the phrasing indexers parse', async (t) => {

@@ -41,6 +41,8 @@ export interface FaultProxy {
   received(method?: string): number
   /** Calls the node itself was sent (not refused, not answered null), of one method or all. */
   forwarded(method?: string): number
+  /** The request bodies received so far, as the bytes that came (decoded as UTF-8), in arrival order: what the node was sent. */
+  readonly bodies: readonly string[]
   /** Calls waiting for a worker now. */
   readonly queued: number
   /** Calls that found every worker busy and waited in the queue, of one method or all. */
@@ -70,6 +72,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
   const forwarded = new Map<string, number>()
   const waited = new Map<string, number>()
   const waiting: Array<() => void> = []
+  const bodies: string[] = []
   let busy = 0
 
   const ruleOf = (method: string): FaultRule | undefined => {
@@ -154,6 +157,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
+      bodies.push(body)
       let parsed: unknown
       try {
         parsed = JSON.parse(body)
@@ -187,6 +191,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     received: (method) => total(received, method),
     forwarded: (method) => total(forwarded, method),
     waited: (method) => total(waited, method),
+    bodies,
     get queued() {
       return waiting.length
     },

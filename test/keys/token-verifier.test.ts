@@ -172,6 +172,24 @@ t.test('the cache of verified tokens is bounded in tokens and in characters, the
   t.ok(byChars.verifier.check(long[0]!) instanceof Promise, 'the oldest was dropped: its signature is checked again')
 })
 
+t.test('a claim the gateway reads, named in another case, is refused: ignored, it would narrow nothing', async (t) => {
+  const s = await setup()
+  for (const claims of [{ Contracts: ['0x' + '11'.repeat(20)] }, { METHODS: ['eth_call'] }, { methods: ['eth_call'], Origins: ['a.example'] }]) {
+    const r = await s.verifier.check(await s.sign(claims))
+    t.ok(r instanceof GatewayError, JSON.stringify(claims))
+    if (!(r instanceof GatewayError)) continue
+    t.equal(r.code, 'TOKEN_CLAIMS_INVALID')
+    const name = Object.keys(claims).find((k) => k !== k.toLowerCase())!
+    t.match(r.message, `claim "${name}" is read as nothing here`)
+    t.match(r.message, `name it "${name.toLowerCase()}"`)
+  }
+  t.equal(
+    await outcome(s.verifier.check(await s.sign({ contracts: ['0x' + '11'.repeat(20)], iss: 'me', Custom: 1 }))),
+    'ok',
+    'other claims are the issuer’s own',
+  )
+})
+
 t.test('a token narrowing to an empty method list narrows to nothing', async (t) => {
   const s = await setup()
   const r = await s.verifier.check(await s.sign({ methods: [], origins: ['https://app.example.com/x'] }))

@@ -17,7 +17,7 @@ const idToken = fc.oneof(
   fc.constant(`"${'x'.repeat(260)}"`),
 )
 const method = fc.oneof(
-  fc.constantFrom('"eth_chainId"', '"eth_getBalance"', '""', '"eth_\\u0063hainId"', '"a\\nb"', '1', 'null', '"méthode"'),
+  fc.constantFrom('"eth_chainId"', '"eth_getBalance"', '"eth_call"', '"eth_getLogs"', '""', '"eth_\\u0063hainId"', '"a\\nb"', '1', 'null', '"méthode"'),
   fc.string({ maxLength: 10 }).map((s) => JSON.stringify(s)),
 )
 const params = fc.oneof(
@@ -33,6 +33,11 @@ const params = fc.oneof(
     `${'['.repeat(70)}${']'.repeat(70)}`,
     '["0x1", "latest"]',
     '[{"to":"0x00","data":"0x"},"latest"]',
+    // Members a Go node reads ignoring case: the general way refuses them, the common layout leaves them to it.
+    '[{"to":"0x00","TO":"0x01"},"latest"]',
+    '["0x1",{"blockNumber":"0x0","BlockHash":"0x00"}]',
+    '[{"address":"0x00","ADDRESS":null}]',
+    '[{"toBlock":{"blockHash":"0x00"}}]',
     // Flat arrays of strings and literals are read without JSON.parse: these and their near misses.
     '["0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045","latest"]',
     '[ "0x1" ,true,false , null ]',
