@@ -23,7 +23,7 @@ export interface CallForwarderDeps {
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
   /** Each key's heavy calls at once (absent: no bound). */
   heavy?: HeavyCalls
-  /** Each transport's charge (an archive retry is charged again) (callPolicies). */
+  /** Each transport's charge: an archive retry is charged again (callPolicies). */
   policies: CallPolicies
 }
 
@@ -90,6 +90,10 @@ export class CallForwarder {
   async #filterCall(ctx: DispatchContext, r: Routed, idJson: string): Promise<Answer> {
     const filters = this.deps.filters
     const pinned = filters.pin(r.spec.filter!, ctx.network, r.call.params, ctx.key.record, this.deps.limits)
+    // Uninstalling a filter that is not there is no error to geth, anvil or Ganache: each answers
+    // `false` (viem's uninstallFilter throws on an error). A filter this key does not hold is one
+    // no node will uninstall for it, so the answer is the node's `false`, without asking one.
+    if (pinned instanceof GatewayError && pinned.code === 'FILTER_NOT_FOUND' && r.spec.filter === 'uninstall') return notUninstalled(r)
     if (pinned instanceof GatewayError) return failed(pinned, r)
     if (pinned.evicted !== undefined) this.#uninstall(ctx, pinned.evicted)
     let reply: Answer | undefined
@@ -154,4 +158,9 @@ export class CallForwarder {
 /** A gateway error as a call's answer, with the call's id, on the node kind it was routed to. */
 export function failed(e: GatewayError, r: Routed): Answer {
   return Answer.gatewayError(errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), e.http, r.kind)
+}
+
+/** eth_uninstallFilter's answer for a filter that is not there, as the nodes give it. */
+function notUninstalled(r: Routed): Answer {
+  return Answer.ofText(`{"jsonrpc":"2.0","id":${r.call.idJson ?? 'null'},"result":false}`, false, 'gateway', r.kind)
 }
