@@ -113,12 +113,14 @@ export class FinalityTracker {
     const deepest = head === undefined ? -1 : head - this.opts.depthFor(network)
     if (state.mode === 'depth') {
       if (deepest >= 0) current = (await block(hex(deepest))).ref
-    } else if (current !== undefined && current.number > deepest) {
+    } else if (current !== undefined && (head === undefined || current.number > Math.max(0, deepest))) {
       // A tag above head − depth is not believed: a node that calls its head final (dev chains)
-      // would have every head block cached, and an evm_revert served from the cache. Without a
-      // known head, or without that block on the node (its chain is shorter than the head known),
-      // nothing is final for now: cached answers by hash or number are not served meanwhile.
-      current = deepest >= 0 ? (await block(hex(deepest))).ref : undefined
+      // would have every head block cached, and an evm_revert served from the cache. The genesis
+      // block is final on a chain younger than the depth (no revert undoes it; a new genesis is a
+      // changed hash, seen below). Without a known head, or without that block on the node (its
+      // chain is shorter than the head known), nothing is final for now: cached answers by hash
+      // or number are not served meanwhile.
+      current = head === undefined ? undefined : (await block(hex(Math.max(0, deepest)))).ref
       if (current === undefined) {
         state.finalized = undefined
         return
