@@ -72,7 +72,8 @@ const networkSchema = Strict({
   upstreams: Type.Array(upstreamSchema, { minItems: 1, description: 'The nodes of the network, at least one.' }),
   finalityDepth: Type.Optional(
     PositiveInteger({
-      description: "Blocks below the head taken as final when the network's nodes do not know the `finalized` tag (default cache.finalityDepth).",
+      description:
+        "Blocks below the head a block must be to be cached as final, whatever the nodes' `finalized` tag says; head minus this is the finalized block when they do not know the tag (default cache.finalityDepth).",
     }),
   ),
   broadcastTransactions: Type.Optional(
@@ -376,7 +377,8 @@ export const configSchema = withDefaultsOptional(
           maxBytes: PositiveInteger({ default: 1073741824, description: 'Stored answer bytes above which the oldest are evicted.' }),
           finalityDepth: PositiveInteger({
             default: 64,
-            description: 'Blocks below the head taken as final on networks whose nodes do not know the `finalized` tag.',
+            description:
+              "Blocks below the head a block must be to be cached as final, whatever the nodes' `finalized` tag says (dev chains call their head finalized); head minus this is the finalized block on networks whose nodes do not know the tag.",
           }),
           finalityPollMs: PositiveInteger({
             default: 2000,

@@ -77,6 +77,8 @@ const WHEN: Record<ErrorCode, string> = {
   WS_CONNECTION_COOLDOWN: 'a WebSocket upgrade during the cooldown after more than `ws.newConnectionsPerSecond` in one second (with `Retry-After`)',
   WS_PENALIZED: 'a WebSocket message during the penalty after repeated malformed or unsupported messages (`error.data.retryAfterMs`)',
   WS_TOO_MANY_SUBSCRIPTIONS: 'an `eth_subscribe` past `ws.maxSubscriptionsPerConnection` on one connection',
+  NO_WS_UPSTREAM:
+    'an `eth_subscribe` on a network none of whose nodes has a `ws` URL in the configuration (it can never be served there: no retry helps; `tollgate start` warns of such networks); counted in `tollgate_ws_subscribe_refused_total{reason="no-ws-upstream"}`',
   WS_TOO_MANY_LOGS_FILTERS:
     "an `eth_subscribe` to a new logs filter past `ws.maxLogsFiltersPerKey` distinct filters of the key on the network, `ws.maxLogsFiltersPerAccount` of its account, or `ws.maxLogsFiltersPerNetwork` on the network's nodes; or from an account holding more than the network has free (its share)",
 }

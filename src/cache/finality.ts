@@ -5,7 +5,10 @@ import type { NodeKind } from '../core/node-kind.js'
 export interface FinalityTrackerOptions {
   intervalMs: number
   timeoutMs: number
-  /** Blocks below the head taken as final on a network whose nodes have no `finalized` tag. */
+  /**
+   * Blocks below the head a block must be to count as final: head − depth on a network whose
+   * nodes have no `finalized` tag, and the most a node's tag is believed where they have one.
+   */
   depthFor: (network: string) => number
   /** The network's head as the head monitor knows it (for the depth rule). */
   headOf: (network: string) => number | undefined
@@ -35,9 +38,11 @@ interface NetworkFinality {
 /**
  * The finalized block of each network, for the cache: only answers at or below it are stored.
  * Polled from one node (kept while it is healthy): `eth_getBlockByNumber('finalized')` where the
- * node supports the tag, head − depth where it does not. Each poll checks that the previous
- * finalized block still has the same hash: if not (a dev chain's deep `anvil_reorg`, a depth set
- * too low), `onReorg` drops the network's cached answers before the new finalized block is used.
+ * node supports the tag, head − depth where it does not; never above head − depth whatever the
+ * tag says (Ganache and Hardhat call their head finalized, and so do some sidechains). Each poll
+ * checks that the previous finalized block is still on the node's chain with the same hash: if
+ * not (a dev chain's deep `anvil_reorg` or `evm_revert`, a depth set too low), `onReorg` drops the
+ * network's cached answers before the new finalized block is used.
  */
 export class FinalityTracker {
   readonly #networks = new Map<string, NetworkFinality>()
@@ -84,6 +89,7 @@ export class FinalityTracker {
     const kind: NodeKind = pool.hasHealthy('full') || !pool.hasKind('archive') ? 'full' : 'archive'
     const node = this.#nodeFor(pool, kind, state)
     if (node === undefined) return
+    const hex = (n: number): string => `0x${n.toString(16)}`
     const block = async (tag: string): Promise<{ ref?: BlockRef; error: boolean }> => {
       const reply = await pool.call(kind, 'eth_getBlockByNumber', [tag, false], '0', { timeoutMs: this.opts.timeoutMs, node, alone: true })
       if (reply.isError) return { error: true }
@@ -103,24 +109,39 @@ export class FinalityTracker {
         this.opts.onModeChosen?.(network, (state.mode = 'depth'))
       }
     }
+    const head = this.opts.headOf(network)
+    const deepest = head === undefined ? -1 : head - this.opts.depthFor(network)
     if (state.mode === 'depth') {
-      const head = this.opts.headOf(network)
-      const n = head === undefined ? -1 : head - this.opts.depthFor(network)
-      if (n >= 0) current = (await block(`0x${n.toString(16)}`)).ref
+      if (deepest >= 0) current = (await block(hex(deepest))).ref
+    } else if (current !== undefined && (head === undefined || current.number > Math.max(0, deepest))) {
+      // A tag above head − depth is not believed: a node that calls its head final (dev chains)
+      // would have every head block cached, and an evm_revert served from the cache. The genesis
+      // block is final on a chain younger than the depth (no revert undoes it; a new genesis is a
+      // changed hash, seen below). Without a known head, or without that block on the node (its
+      // chain is shorter than the head known), nothing is final for now: cached answers by hash
+      // or number are not served meanwhile.
+      current = head === undefined ? undefined : (await block(hex(Math.max(0, deepest)))).ref
+      if (current === undefined) {
+        state.finalized = undefined
+        return
+      }
     }
     if (current === undefined) return
 
     const anchor = state.anchor
     if (anchor !== undefined) {
-      const now = anchor.number === current.number ? current : (await block(`0x${anchor.number.toString(16)}`)).ref
-      if (now === undefined) {
-        // The node has no block where the finalized one was: its chain is shorter than before (a
-        // reorg being mined, a node behind). Keep the anchor, to compare once the node is back
-        // there, and cache nothing above what the node calls final now.
+      const asked = anchor.number === current.number ? { ref: current, error: false } : await block(hex(anchor.number))
+      // The node could not say (an error answer): nothing above what it calls final now, and the
+      // anchor is asked about again at the next poll.
+      if (asked.error) {
         state.finalized = Math.min(current.number, anchor.number)
         return
       }
-      if (now.hash !== anchor.hash) {
+      const now = asked.ref
+      // No block where the finalized one was: the same node's chain is shorter than before, so
+      // the anchored block left it (evm_revert, anvil_reorg, a reset), and what was cached from it
+      // with it. (Another node starts a new anchor: see #nodeFor.)
+      if (now === undefined || now.hash !== anchor.hash) {
         state.finalized = undefined
         await this.opts.onReorg(network, anchor.number)
       }

@@ -196,6 +196,12 @@ export const ERRORS = {
   },
   WS_PENALIZED: { http: 429, rpc: -32032, message: 'Messages of this key are refused for a while after repeated malformed or unsupported messages' },
   WS_TOO_MANY_SUBSCRIPTIONS: { http: 429, rpc: -32033, message: 'Too many subscriptions on this connection; unsubscribe some, or open another connection' },
+  NO_WS_UPSTREAM: {
+    http: 501,
+    rpc: -32028,
+    message:
+      'Subscriptions are not served on this network: none of its nodes is configured with a WebSocket (networks.<slug>.upstreams[].ws); poll instead (eth_newBlockFilter, eth_getFilterChanges, eth_getLogs), or ask the operator to give a node its ws URL',
+  },
   WS_TOO_MANY_LOGS_FILTERS: {
     http: 429,
     rpc: -32034,

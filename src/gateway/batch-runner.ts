@@ -119,7 +119,7 @@ export class BatchRunner {
         }
         record(x, failed(e, x))
       } else if (reply === undefined || (reply.isError && reply.kind === 'full' && saysStatePruned(reply))) alone.push(x)
-      else record(x, this.forwarder.marked(ctx, reply))
+      else record(x, reply)
     }
   }
 }

@@ -23,16 +23,13 @@ export interface CallForwarderDeps {
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
   /** Each key's heavy calls at once (absent: no bound). */
   heavy?: HeavyCalls
-  /** Each transport's charge (an archive retry is charged again) and whether it counts malformed calls (callPolicies). */
+  /** Each transport's charge: an archive retry is charged again (callPolicies). */
   policies: CallPolicies
 }
 
-/** JSON-RPC codes of a malformed or unsupported call, which the WebSocket penalty counts. */
-export const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
-
 /**
  * Sends one routed call where it goes, and makes whatever happens its answer: a node's answer
- * (marked when it says the call was malformed), the archive retry of a full node's pruned state,
+ * (never counted as the client's malformed message, whatever its code: see `forward`), the archive retry of a full node's pruned state,
  * a filter call on the node that holds the filter (FilterPins), a local call answered by the
  * transport, or the gateway error of a failure, reported with its cause.
  * @example
@@ -64,7 +61,10 @@ export class CallForwarder {
         if (charged.delayMs > 0) await waitQueued(charged.delayMs)
         reply = await this.#call(ctx, r, 'archive', idJson, undefined)
       }
-      return this.marked(ctx, reply)
+      // A node's -32700 or -32602 is its dialect, never proof that the client's message was
+      // malformed (Ganache answers -32700 for "header not found"): the gateway parsed the message
+      // before forwarding it, and only its own refusals count toward the WebSocket penalty.
+      return reply
     } catch (err) {
       return failed(this.upstreamError(ctx, err, r.call.method), r)
     }
@@ -82,12 +82,6 @@ export class CallForwarder {
     return e
   }
 
-  /** A node's answer, marked when it says the call was malformed: only the WebSocket penalty needs to know, and only error answers (small) can say so. */
-  marked(ctx: DispatchContext, reply: Answer): Answer {
-    if (this.deps.policies[ctx.transport].notesMalformed && reply.isError && isProtocolError(reply.text)) reply.malformed = true
-    return reply
-  }
-
   /**
    * A filter call, on the node FilterPins says: a new filter takes room in its key's and
    * account's shares (an idle one of theirs uninstalled for it, or it is refused), a call on a
@@ -96,12 +90,16 @@ export class CallForwarder {
   async #filterCall(ctx: DispatchContext, r: Routed, idJson: string): Promise<Answer> {
     const filters = this.deps.filters
     const pinned = filters.pin(r.spec.filter!, ctx.network, r.call.params, ctx.key.record, this.deps.limits)
+    // Uninstalling a filter that is not there is no error to geth, anvil or Ganache: each answers
+    // `false` (viem's uninstallFilter throws on an error). A filter this key does not hold is one
+    // no node will uninstall for it, so the answer is the node's `false`, without asking one.
+    if (pinned instanceof GatewayError && pinned.code === 'FILTER_NOT_FOUND' && r.spec.filter === 'uninstall') return notUninstalled(r)
     if (pinned instanceof GatewayError) return failed(pinned, r)
     if (pinned.evicted !== undefined) this.#uninstall(ctx, pinned.evicted)
     let reply: Answer | undefined
     try {
       reply = await this.#call(ctx, r, r.kind, idJson, pinned.node)
-      return this.marked(ctx, reply)
+      return reply
     } catch (err) {
       return failed(this.upstreamError(ctx, err, r.call.method), r)
     } finally {
@@ -162,12 +160,7 @@ export function failed(e: GatewayError, r: Routed): Answer {
   return Answer.gatewayError(errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), e.http, r.kind)
 }
 
-/** Whether a node's error answer is a protocol error (a malformed or unsupported call). */
-function isProtocolError(body: string): boolean {
-  try {
-    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code
-    return typeof code === 'number' && PROTOCOL_ERROR_CODES.has(code)
-  } catch {
-    return false
-  }
+/** eth_uninstallFilter's answer for a filter that is not there, as the nodes give it. */
+function notUninstalled(r: Routed): Answer {
+  return Answer.ofText(`{"jsonrpc":"2.0","id":${r.call.idJson ?? 'null'},"result":false}`, false, 'gateway', r.kind)
 }

@@ -9,17 +9,17 @@ export type CallPolicies = Readonly<Record<Transport, CallPolicy>>
  * The call policy of each transport, made once where the method rules and the charge are made (the
  * composition root) and handed to the dispatcher, so that a transport only says which it is:
  * - over HTTP, the HTTP method rules, each call charged to the key's requests per second
- *   (chargePerCall), no penalty for malformed calls;
+ *   (chargePerCall);
  * - over WebSocket, the WebSocket method rules (subscriptions), the message's calls charged as a
  *   message by the session before it is dispatched and only their compute units here
- *   (chargeUnitsOnly), malformed calls counted towards the penalty.
+ *   (chargeUnitsOnly).
  * `charging` is read per call: a reload that replaces its queueMs applies to the next calls.
  * @example
  * const dispatcher = new RpcDispatcher({ ..., policies: callPolicies(methodRules, { usage, queueMs: 250 }) })
  */
 export function callPolicies(methodRules: MethodRules, charging: PerCallChargeDeps): CallPolicies {
   return {
-    http: { methodRule: (method, network) => methodRules.rule(method, 'http', network), charge: chargePerCall(charging), notesMalformed: false },
-    ws: { methodRule: (method, network) => methodRules.rule(method, 'ws', network), charge: chargeUnitsOnly(charging), notesMalformed: true },
+    http: { methodRule: (method, network) => methodRules.rule(method, 'http', network), charge: chargePerCall(charging) },
+    ws: { methodRule: (method, network) => methodRules.rule(method, 'ws', network), charge: chargeUnitsOnly(charging) },
   }
 }

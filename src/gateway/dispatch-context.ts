@@ -47,8 +47,6 @@ export interface CallPolicy {
    * charged the whole message before dispatching it.
    */
   readonly charge: CallCharge
-  /** Whether a node's protocol error answer counts as a malformed call (the WebSocket penalty). */
-  readonly notesMalformed: boolean
 }
 
 /**

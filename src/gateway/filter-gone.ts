@@ -11,6 +11,7 @@ import { nodeErrorOf } from '../upstream/node-error.js'
  * | geth, Erigon, reth, anvil | -32000 | `filter not found` |
  * | Besu | -32000 | `Filter not found` |
  * | Nethermind | -32000 | `Filter with id: <id> does not exist.` |
+ * | Ganache 7 | -32700 | `filter not found` (with a `stack`; seen from Ganache 7.9.2) |
  *
  * A wrong reading costs only the key's own pin (its next poll of that id is "filter not found").
  * @example
@@ -18,7 +19,9 @@ import { nodeErrorOf } from '../upstream/node-error.js'
  */
 export function saysFilterGone(answer: Answer): boolean {
   const error = nodeErrorOf(answer)
-  return error !== undefined && !error.hasData && error.code === -32000 && FILTER_GONE.test(error.message)
+  if (error === undefined || error.hasData) return false
+  if (error.code === -32700) return error.message === 'filter not found'
+  return error.code === -32000 && FILTER_GONE.test(error.message)
 }
 
 const FILTER_GONE = /^(?:filter not found|Filter with id: \S+ does not exist)/i

@@ -5,7 +5,7 @@ import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/
 import type { Answer } from '../upstream/answer.js'
 import { planBatch, type Refused, type Routed } from './batch-plan.js'
 import { BatchRunner, type BatchRunnerDeps } from './batch-runner.js'
-import { CallForwarder, PROTOCOL_ERROR_CODES, type CallForwarderDeps } from './call-forwarder.js'
+import { CallForwarder, type CallForwarderDeps } from './call-forwarder.js'
 import { waitQueued, type DispatchContext } from './dispatch-context.js'
 import type { HeadTracker } from './head-tracker.js'
 import { HEAVY_RETRY_AFTER_S } from './heavy-calls.js'
@@ -24,6 +24,12 @@ export interface RpcDispatcherDeps extends CallForwarderDeps, BatchRunnerDeps {
 }
 
 /** A single call refused for its key's heavy calls at once (the only 429 a call's own answer carries). */
+/**
+ * JSON-RPC codes of the gateway's own refusals that say the client's message was malformed or
+ * unsupported: the WebSocket penalty counts those (a node's answer never counts, see CallForwarder).
+ */
+const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
+
 const HEAVY_RETRY: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(HEAVY_RETRY_AFTER_S) })
 
 /**

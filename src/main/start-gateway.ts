@@ -155,6 +155,12 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     }),
     (s) => s.close(),
   )
+  // Said once at start, where the operator looks: a client's eth_subscribe there can never be served.
+  for (const [network, n] of Object.entries(config.networks)) {
+    if (!n.upstreams.some((u) => u.ws !== undefined)) {
+      logger.warn({ network }, `no node of ${network} has a WebSocket (networks.${network}.upstreams[].ws): eth_subscribe is refused there (NO_WS_UPSTREAM)`)
+    }
+  }
   const pools = closers.add(
     'account pools',
     new PoolSelector(upstreams, store, { maxAnswerBytes: config.limits.maxUpstreamBytes, onNodeFailure: faults.nodeFailed }, (pool) =>

@@ -25,7 +25,7 @@ export class Answer {
   status = 200
   /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
   cache: 'hit' | 'miss' | undefined = undefined
-  /** A malformed or unsupported call (-32700, -32600, -32601, -32602): the WebSocket penalty counts it. */
+  /** The gateway refused the call as malformed or unsupported (-32700, -32600, -32601, -32602) before any node saw it: the WebSocket penalty counts it. A node's answer never sets it. */
   malformed = false
   /** Nodes this call was sent to, failovers, hedges and asks again included (the X-Tollgate-Attempts header). */
   attempts = 1

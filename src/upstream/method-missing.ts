@@ -16,10 +16,14 @@ import { nodeErrorOf } from './node-error.js'
  * | reth, anvil over HTTP | -32601 `Method not found` |
  * | EIP-1474 | -32004 `Method not supported` |
  * | anvil over WebSocket | -32602 `data did not match any variant of untagged enum EthRpcCall`, also its answer to a known method with params it cannot read: undecided (see undecidedOverWs) |
+ * | Hardhat 3 (EDR) | -32004, as EIP-1474 |
+ * | Ganache 7 | -32700 `The method <m> does not exist/is not available` (with a `stack`; seen from Ganache 7.9.2, eth_getBlockReceipts among them) |
  *
  * An error with `data` never counts (revert data); a code alone is enough but for Nethermind's
- * -32600, which must name the very method called at the start of its message (a tenant's params
- * never reach that message: Nethermind writes it before it reads them).
+ * -32600 and Ganache's -32700, which must name the very method called in their message (a
+ * tenant's params never reach those messages: both are written before the params are read; and
+ * Ganache's -32700 is also its answer to a block it does not have, an unknown filter, a bad
+ * transaction).
  */
 export function saysMethodMissing(method: string, answer: Answer): boolean {
   const error = nodeErrorOf(answer)
@@ -31,6 +35,8 @@ export function saysMethodMissing(method: string, answer: Answer): boolean {
       return true
     case -32600:
       return error.message.startsWith(`The method '${method}' is found `)
+    case -32700:
+      return error.message === `The method ${method} does not exist/is not available`
     default:
       return false
   }

@@ -4,14 +4,39 @@ import { isUpstreamFailure, NoHealthyUpstream } from './errors.js'
 import type { UpstreamPool } from './pool.js'
 import { Answer } from './answer.js'
 
-/** How nodes say they already have a transaction (geth, erigon, nethermind, besu, reth, anvil). */
+/**
+ * How each client says it already has this transaction: the hash is the answer, no lookup needed.
+ *
+ * | client | wording | source |
+ * |---|---|---|
+ * | geth, Erigon, reth | `already known` | geth core/txpool/errors.go ErrAlreadyKnown; Erigon's txpool and reth keep geth's words |
+ * | anvil | `transaction already imported` (-32003) | seen from anvil 1.7 (a pending transaction sent again) |
+ * | Besu | `Known transaction` | Besu RpcErrorType ETH_SEND_TX_ALREADY_KNOWN |
+ * | Nethermind | `AlreadyKnown` | Nethermind AcceptTxResult.AlreadyKnown |
+ * | Hardhat (EDR) | `Known transaction: 0x…` | Hardhat's wording as its users report it; not seen here (EDR needs Node 22) |
+ * | others | `already exists`, `already in (mem)pool` | wordings of pools of L2 clients |
+ */
 const ALREADY_KNOWN = /already known|already imported|known transaction|alreadyknown|already exists|already in (?:the )?(?:mem)?pool/i
-/** How they say its nonce is used: by this very transaction, mined meanwhile, or by another one. */
-const NONCE_TOO_LOW = /nonce too low|nonce is too low|oldnonce|nonce has already been used/i
+/**
+ * How each client says the nonce is used or the transaction is not taken, which is also what it
+ * says to this very transaction sent again: the hash is the answer only when a node knows this
+ * transaction (eth_getTransactionByHash), else the node's error goes to the client as it is (another
+ * transaction took the nonce, or the fee is too low).
+ *
+ * | client | wording | source |
+ * |---|---|---|
+ * | geth, reth, anvil, Besu | `nonce too low` (Besu: `Nonce too low`) | geth core/error.go ErrNonceTooLow; Besu RpcErrorType NONCE_TOO_LOW; seen from anvil 1.7 (a mined transaction sent again) |
+ * | Nethermind | `OldNonce` | Nethermind AcceptTxResult.OldNonce |
+ * | others | `nonce is too low`, `nonce has already been used` | wordings of L2 clients |
+ * | Ganache 7 | `the tx doesn't have the correct nonce. account has nonce of: N tx has nonce of: M` (-32000) | seen from Ganache 7.9.2 (its words for a nonce too low or too high) |
+ * | Ganache 7, geth | `transaction underpriced` (-32003 on Ganache) | seen from Ganache 7.9.2 (a re-send that meets its own pooled copy); geth core/txpool/errors.go ErrUnderpriced |
+ * | geth, Besu | `replacement transaction underpriced` | geth core/txpool/errors.go ErrReplaceUnderpriced; Besu ETH_SEND_TX_REPLACEMENT_UNDERPRICED |
+ */
+const USED_OR_NOT_TAKEN = /nonce too low|nonce is too low|oldnonce|nonce has already been used|the tx doesn't have the correct nonce|transaction underpriced/i
 
 /** Transactions whose hash the gateway answered in place of a failure, for /metrics. */
 export interface SendCounters {
-  /** A node said "already known" (or "nonce too low" for this transaction, mined). */
+  /** A node said "already known" (or "nonce too low" for this transaction, mined or pooled). */
   alreadyKnown: number
   /** The first node failed after it may have got it: another node knew it, or took it. */
   recovered: number
@@ -27,8 +52,10 @@ type Outcome = { accepted: true; answer: Answer } | { accepted: false; answer: A
  * fact accepted. Its hash (keccak-256 of the raw bytes) identifies it on every node, so:
  * - a node that answers "already known" (a retry, a second gateway, a resend below) gets the
  *   hash answered, as a node that had not seen it before would have;
- * - "nonce too low" answers the hash when a node knows this very transaction (it was mined);
- *   otherwise another transaction took the nonce and the node's error goes to the client as is;
+ * - "nonce too low" (or a client's other words for a used nonce, or an underpriced copy of
+ *   itself: USED_OR_NOT_TAKEN) answers the hash when a node knows this very transaction (it was
+ *   mined, or is pooled); otherwise another transaction took the nonce and the node's error goes
+ *   to the client as is;
  * - when the node fails after it may have received it (time-out, reset), the other nodes are
  *   asked whether they know it; if none does, it goes to another node: the same bytes are the
  *   same transaction, so this can never make two of it.
@@ -75,7 +102,7 @@ export class TransactionSender {
     }
     if (!reply.isError) return reply
     const message = errorText(reply.text)
-    if (ALREADY_KNOWN.test(message) || (NONCE_TOO_LOW.test(message) && (await this.#knownBy(pool, kind, hash, timeoutMs)) !== undefined)) {
+    if (ALREADY_KNOWN.test(message) || (USED_OR_NOT_TAKEN.test(message) && (await this.#knownBy(pool, kind, hash, timeoutMs)) !== undefined)) {
       this.counters.alreadyKnown++
       return answerHash(reply.node)
     }
@@ -155,7 +182,7 @@ export class TransactionSender {
     const reply = await pool.call(kind, 'eth_sendRawTransaction', params, idJson, { timeoutMs, node })
     if (!reply.isError) return { accepted: true, answer: reply }
     const message = errorText(reply.text)
-    if (ALREADY_KNOWN.test(message) || (NONCE_TOO_LOW.test(message) && (await knownBy()) !== undefined)) {
+    if (ALREADY_KNOWN.test(message) || (USED_OR_NOT_TAKEN.test(message) && (await knownBy()) !== undefined)) {
       this.counters.alreadyKnown++
       return { accepted: true, answer: answerHash(reply.node) }
     }

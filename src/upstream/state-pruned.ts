@@ -19,6 +19,7 @@ import { nodeErrorOf } from './node-error.js'
  * | reth | -32000, -32603 | `state at block #<n> is pruned` |
  * | anvil (`--prune-history`) | -32602 | `BlockOutOfRangeError: block height is <h> but requested was <n>`, with n below h (above h: the block is not there yet) |
  * | any (EIP-4444 history expiry) | 4444 | (any) |
+ * | Ganache 7 | (none) | keeps every state; its -32700 `header not found` (seen from Ganache 7.9.2) is a block it does not have yet, never pruned state, as geth's -32000 `header not found` is |
  */
 const PRUNED_BY_CODE: ReadonlyMap<number, RegExp> = new Map([
   [

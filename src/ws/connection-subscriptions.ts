@@ -103,7 +103,13 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
       }
       return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false }
     }
-    if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, malformed: true }
+    // The node's refusal is its own: the gateway parsed the request (parseSubscribe) before sending it.
+    if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, malformed: false }
+    if (result.failure === 'no-ws-upstream') {
+      // No `failure`: not a fault of the gateway or a node, but the configuration (start warns of it).
+      const message = `Subscriptions are not served on ${network}: none of its nodes is configured with a WebSocket (networks.${network}.upstreams[].ws); poll instead (eth_newBlockFilter, eth_getFilterChanges, eth_getLogs), or ask the operator to give a node its ws URL`
+      return { body: errorResponseJson(idJson, ERRORS.NO_WS_UPSTREAM.rpc, message), isError: true, malformed: false }
+    }
     if (result.failure === 'logs-filters') {
       const message = logsFilterRefusal(network, result.limit, result.held, result.max)
       return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_LOGS_FILTERS.rpc, message), isError: true, malformed: false }

@@ -21,6 +21,8 @@ export type SubscribeResult =
   | { ok: false; nodeAnswer: string }
   /** No node to subscribe on, or the node failed: the gateway error to answer. */
   | { ok: false; failure: 'no-node' | 'upstream'; cause?: unknown }
+  /** No node of the network has a WebSocket in the configuration: no retry can help. */
+  | { ok: false; failure: 'no-ws-upstream' }
   /** A new logs filter past a cap (LogsFilterQuota). */
   | ({ ok: false; failure: 'logs-filters' } & LogsFilterRefused)
 
@@ -54,6 +56,8 @@ export interface SubscriptionHubStats {
   notificationsIn: number
   /** New logs filters refused since start, by the cap that refused them. */
   logsFiltersRefused: Record<LogsFilterLimit, number>
+  /** eth_subscribe refused since start because no node of the network has a WebSocket. */
+  noWsUpstream: number
 }
 
 /** Notifications for a subscription id we do not know yet are held for it (see #onNotification). */
@@ -92,6 +96,7 @@ export class SubscriptionHub {
   #closed = false
   readonly #subscribeCalls: Record<SubscriptionKind, number> = { newHeads: 0, logs: 0, newPendingTransactions: 0 }
   #notificationsIn = 0
+  #noWsUpstream = 0
   readonly #logsFilters: LogsFilterQuota
 
   constructor(network: string, nodes: readonly UpstreamNode[], opts: SubscriptionHubOptions) {
@@ -117,6 +122,11 @@ export class SubscriptionHub {
    */
   async subscribe(request: SubscriptionRequest, sink: SubscriptionSink): Promise<SubscribeResult> {
     if (this.#closed) return { ok: false, failure: 'no-node' }
+    // Before any share is held: a network without a WebSocket node refuses every subscription alike.
+    if (!this.#nodes.configured) {
+      this.#noWsUpstream++
+      return { ok: false, failure: 'no-ws-upstream' }
+    }
     if (request.kind !== 'logs') return this.#subscribe(request, sink)
     // Checked and held before the first await, so that filters asked for at once count together.
     const refused = this.#logsFilters.refusal(request.key, sink, this.#shared.has(request.key))
@@ -172,6 +182,7 @@ export class SubscriptionHub {
       clients: this.#clients.size,
       notificationsIn: this.#notificationsIn,
       logsFiltersRefused: this.#logsFilters.refusedCounts(),
+      noWsUpstream: this.#noWsUpstream,
     }
   }
 

@@ -35,6 +35,11 @@ export class SubscriptionNodes {
     this.#nodes = this.#take(nodes)
   }
 
+  /** Whether any node of the network has a WebSocket at all: without one, subscriptions can never be served. */
+  get configured(): boolean {
+    return this.#nodes.length > 0
+  }
+
   /** The node the subscriptions live on now (undefined: none is reachable). */
   get current(): UpstreamNode | undefined {
     return this.#current

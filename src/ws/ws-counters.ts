@@ -123,6 +123,13 @@ export class WsCounters {
         for (const [limit, n] of Object.entries(s.logsFiltersRefused)) emit({ network: s.network, limit }, n)
       },
     )
+    fromHubs(
+      'counter',
+      'tollgate_ws_subscribe_refused_total',
+      "eth_subscribe calls refused by the network's configuration, by network and reason (no-ws-upstream: none of its nodes has a ws URL)",
+      ['network', 'reason'],
+      (s, emit) => emit({ network: s.network, reason: 'no-ws-upstream' }, s.noWsUpstream),
+    )
     scraped(registry, 'gauge', {
       name: 'tollgate_ws_subscription_node',
       help: 'Present with value 1 for each node that holds upstream subscriptions of a network now',

@@ -45,3 +45,25 @@ t.test('a reorg below the finalized block drops the cached blocks', async (t) =>
   const metrics = await (await fetch(`${tg.gateway.admin}/metrics`)).text()
   t.match(metrics, /tollgate_cache_invalidations_total\{network="eth-1"\} 1/)
 })
+
+t.test('evm_revert below the finalized block: a cached receipt becomes the node’s null within the poll', async (t) => {
+  const snapshot = (await anvil.rpc('evm_snapshot')).result
+  const [from, to] = (await anvil.rpc('eth_accounts')).result as string[]
+  const hash = (await anvil.rpc('eth_sendTransaction', [{ from, to, value: '0x1' }])).result as string
+  const mined = parseInt((await anvil.rpc('eth_getTransactionReceipt', [hash])).result.blockNumber, 16)
+  await anvil.rpc('anvil_mine', ['0x41']) // 65 more: the transaction's block is at or below anvil's head − 64
+  t.ok(await until(() => (tg.gateway.finality!.finalized('eth-1') ?? 0) >= mined), 'its block is final')
+  const receipt = (id: number) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getTransactionReceipt', params: [hash] }, { apiKey })
+  await receipt(10)
+  await tg.gateway.cache!.flushed()
+  const cached = await receipt(11)
+  t.equal(cached.headers.get('x-tollgate-cache'), 'hit', 'the receipt is cached')
+
+  t.equal((await anvil.rpc('evm_revert', [snapshot])).result, true)
+  t.equal((await anvil.rpc('eth_getTransactionReceipt', [hash])).result, null, 'the node undid it')
+  // Bounded by the poll (cache.finalityPollMs, 100 ms here): waited on, with until's own bound.
+  t.ok(await until(async () => (await receipt(12)).json.result === null), 'the gateway answers the node’s null')
+  const after = await receipt(13)
+  t.equal(after.json.result, null)
+  t.equal(after.headers.get('x-tollgate-cache'), 'miss', 'asked of the node: a null is never cached')
+})

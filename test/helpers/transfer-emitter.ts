@@ -1,5 +1,8 @@
 import type { Anvil } from '../../harness/anvil.js'
 
+/** What the helpers need of a node: calls straight to it (anvil, or another implementation). */
+type Node = Pick<Anvil, 'rpc'>
+
 /** keccak256("Transfer(address,address,uint256)"): the event a token transfer emits. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef'
 
@@ -15,7 +18,7 @@ const INIT = `0x602780600b6000396000f3${RUNTIME}`
  * Deploy the emitter with anvil's first (unlocked) account, straight to the node, and return
  * its address and a function that makes it emit one event (the transaction hash).
  */
-export async function deployTransferEmitter(anvil: Anvil): Promise<{ address: string; emit(): Promise<string> }> {
+export async function deployTransferEmitter(anvil: Node): Promise<{ address: string; emit(): Promise<string> }> {
   const from = (await anvil.rpc('eth_accounts')).result[0] as string
   const sent = await anvil.rpc('eth_sendTransaction', [{ from, data: INIT, gas: '0x30000' }])
   if (!sent.result) throw new Error(`deploy failed: ${JSON.stringify(sent.error)}`)
@@ -32,7 +35,7 @@ export async function deployTransferEmitter(anvil: Anvil): Promise<{ address: st
 }
 
 /** The receipt, polling at most 15 s (blocks come every second with --block-time 1). */
-export async function waitReceipt(anvil: Anvil, hash: string): Promise<any> {
+export async function waitReceipt(anvil: Node, hash: string): Promise<any> {
   const end = Date.now() + 15_000
   while (Date.now() < end) {
     const r = await anvil.rpc('eth_getTransactionReceipt', [hash])

@@ -95,6 +95,25 @@ t.test('a filter the node dropped frees its place once the node says so', async 
   t.type((await newFilter(d.apiKey)).json.result, 'string', 'its place is free again')
 })
 
+t.test('eth_uninstallFilter of a filter this key does not hold answers false, as the node and geth do', async (t) => {
+  const e = await key()
+  const other = await key()
+  const unknown = '0x' + 'ab'.repeat(16)
+  t.same(await anvil!.rpc('eth_uninstallFilter', [unknown]), { jsonrpc: '2.0', id: 1, result: false }, "the node's own answer")
+  const before = proxy.count('eth_uninstallFilter')
+  t.same(
+    (await rpc(url, { jsonrpc: '2.0', id: 'u', method: 'eth_uninstallFilter', params: [unknown] }, { apiKey: e.apiKey })).json,
+    { jsonrpc: '2.0', id: 'u', result: false },
+    'never made',
+  )
+  const made = (await newFilter(other.apiKey)).json.result
+  t.same((await rpc(url, call('eth_uninstallFilter', [made]), { apiKey: e.apiKey })).json.result, false, "another key's filter: false, and it stays")
+  t.same((await changes(other.apiKey, made)).result, [], "the other key's filter still answers")
+  t.equal((await rpc(url, call('eth_uninstallFilter', [made]), { apiKey: other.apiKey })).json.result, true, 'its own key uninstalls it')
+  t.equal((await rpc(url, call('eth_uninstallFilter', [made]), { apiKey: other.apiKey })).json.result, false, 'twice: false')
+  t.equal(proxy.count('eth_uninstallFilter'), before + 1, 'only the uninstall of a filter the key held reached the node')
+})
+
 t.test('the keys of one account share its cap; another account is not touched', async (t) => {
   const old = await key()
   const renewed = await tg.regenerateKey(old.accountId, 3_600_000)
