@@ -31,8 +31,8 @@ const MAX_KEPT = 4_096
  * The headers of one network's blocks that state reads are proven against (docs/verified-answers.md).
  * A header is trusted when its fields hash to its hash (`verifyHeader`) and either the client named
  * that hash (EIP-1898 `blockHash`: no node can make other fields hash to it), or enough of the
- * network's healthy nodes report that hash at that height: a majority, and at least two where there
- * are two or more (`quorum`). A lone node's header is never trusted where others disagree; a node
+ * network's healthy nodes report that hash at that height: a majority of every configured node, and
+ * at least two where there are two or more (`quorum`). A lone node's header is never trusted where others disagree; a node
  * whose header does not hash to what it claims is reported to the pool (`failedCheck`).
  *
  * Cost: `quorum` node calls per block number, shared by every read at that number (in flight and
@@ -81,17 +81,28 @@ export class TrustedHeaders {
     })
   }
 
-  /** Healthy nodes that may vote, and how many must agree: a majority, at least two where there are two. */
+  /**
+   * Healthy nodes that may vote, and how many must agree: a majority of every node configured for
+   * the network, at least two where there are two. Counted over the configured nodes, not the
+   * healthy ones: a node sitting out (disputes, failures) does not vote, and does not lower the
+   * quorum either. Were it counted over the healthy ones, a liar that made the honest nodes sit out
+   * (each dispute a call it can provoke) would be the majority of what is left, alone.
+   */
   quorum(): { nodes: UpstreamNode[]; quorum: number } {
-    const nodes = this.pool.nodes().filter((n) => n.healthy())
-    return { nodes, quorum: nodes.length <= 1 ? 1 : Math.floor(nodes.length / 2) + 1 }
+    const configured = this.pool.nodes()
+    const nodes = configured.filter((n) => n.healthy())
+    return { nodes, quorum: configured.length <= 1 ? 1 : Math.floor(configured.length / 2) + 1 }
   }
 
-  /** The highest height `quorum` healthy nodes have reached (each node's head as the head monitor saw it). */
+  /**
+   * The highest height `quorum` healthy nodes have reached (each node's head as the head monitor
+   * saw it); 0 when fewer than `quorum` are healthy: then no kept header counts as settled (a lone
+   * node's head could otherwise make every number look deep).
+   */
   #agreedHead(): number {
     const { nodes, quorum } = this.quorum()
     const heads = nodes.map((n) => n.head ?? -1).sort((a, b) => b - a)
-    return Math.max(0, heads[quorum - 1] ?? heads[heads.length - 1] ?? 0)
+    return Math.max(0, heads[quorum - 1] ?? 0)
   }
 
   /** The header kept for this number, while it is fresh (see #fresh): no node is asked. */
@@ -145,7 +156,12 @@ export class TrustedHeaders {
     const agreed = await this.#vote(blockParam)
     if (agreed === undefined) {
       const { quorum, nodes } = this.quorum()
-      throw new VerificationError('HEADER_AGREEMENT', `block ${blockParam}`, `${quorum} of ${nodes.length} healthy nodes reporting one header`, 'fewer')
+      throw new VerificationError(
+        'HEADER_AGREEMENT',
+        `block ${blockParam}`,
+        `${quorum} of the ${this.pool.nodes().length} configured nodes reporting one header (${nodes.length} healthy)`,
+        'fewer',
+      )
     }
     return agreed
   }
