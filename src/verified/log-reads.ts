@@ -4,7 +4,7 @@ import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import { verifyHeader } from '../verify/header.js'
 import { bloomMayMatch, type LogFilter } from '../verify/log-bloom.js'
-import { logMatches } from '../verify/log-filter.js'
+import { type LogMatch, logMatch } from '../verify/log-filter.js'
 import type { Hex, RpcHeader, RpcLog } from '../verify/rpc-shapes.js'
 import type { VerifiedBlockReads } from './block-reads.js'
 import { blockRefOf } from './block-ref.js'
@@ -41,8 +41,10 @@ export class LogsRangeTooWide extends Error {
  * eth_getLogs proven complete (docs/verified-answers.md): the range's headers are linked by parent
  * hashes down from a trusted header (each hash checked); a block whose bloom cannot match the
  * filter holds no such log (a bloom has no false negatives); every other block's receipts are
- * proven against its receiptsRoot, and the logs they hold that match the filter are exactly the
- * node's answer, in order: a log left out, added, moved or altered fails LOGS_COMPLETE. The node's
+ * proven against its receiptsRoot, and the node's answer must be the logs they hold that match the
+ * filter, in order: a log left out, added, moved or altered fails LOGS_COMPLETE. Where the clients'
+ * matching rules differ (logMatch: trailing wildcards against logs with fewer topics), the logs
+ * only some clients match may be present or absent. The node's
  * answer is handed on as it is.
  *
  * Cost: the node's eth_getLogs, a header per block of the range but the top (linked; asked in
@@ -75,10 +77,15 @@ export class VerifiedLogReads {
         `${candidates.length} blocks of the range may hold matching logs; at most ${this.limits.maxCandidates} are proven per call: ask for a narrower block range, or a narrower filter (addresses, topics)`,
       )
     }
-    const expected: RpcLog[] = []
+    const expected: ProvenLog[] = []
     for (const header of candidates) {
       const { receipts } = await this.blocks.receipts(kind, header, opts)
-      for (const receipt of receipts) for (const log of receipt.logs) if (logMatches(log, match)) expected.push(log)
+      for (const receipt of receipts) {
+        for (const log of receipt.logs) {
+          const matched = logMatch(log, match)
+          if (matched !== 'none') expected.push({ log, matched })
+        }
+      }
     }
     // Asked by hash or by the numbers the headers were linked for: the node answers for the same blocks.
     const asked = range.byHash ? { ...filter, blockHash: top.hash } : { ...filter, fromBlock: hex(from), toBlock: hex(top.number) }
@@ -202,16 +209,46 @@ export class VerifiedLogReads {
   }
 }
 
-/** The node's logs are exactly the proven ones, in order: the same block, transaction, index, address, topics and data. */
-function sameLogs(got: readonly RpcLog[], expected: readonly RpcLog[]): void {
-  if (got.length !== expected.length)
-    throw new VerificationError('LOGS_COMPLETE', 'eth_getLogs', `${expected.length} logs (from proven receipts)`, `${got.length}`)
+/** A log of the proven receipts that matches the filter under some client's rule, and which clients' (LogMatch). */
+interface ProvenLog {
+  log: RpcLog
+  matched: Exclude<LogMatch, 'none'>
+}
+
+/**
+ * The node's logs are the proven ones, in order (the same block, transaction, index, address,
+ * topics and data): every log that every client's rule matches is there, and every log there is
+ * one some client's rule matches. A log only some clients match (fewer topics than the filter has
+ * positions, the positions past them wildcards) may be there or not: whether it is depends on the
+ * node's client, not on its honesty, and a node is never counted for its client's rule.
+ */
+function sameLogs(got: readonly RpcLog[], expected: readonly ProvenLog[]): void {
+  const key = (l: RpcLog) =>
+    [l.blockHash, l.transactionHash, l.logIndex, l.transactionIndex, l.address, l.topics.join(','), l.data].map((v) => String(v).toLowerCase()).join('|')
+  const everyClient = expected.filter((e) => e.matched === 'every-client').length
+  let next = 0
   got.forEach((log, i) => {
-    const want = expected[i]!
-    const key = (l: RpcLog) =>
-      [l.blockHash, l.transactionHash, l.logIndex, l.transactionIndex, l.address, l.topics.join(','), l.data].map((v) => String(v).toLowerCase()).join('|')
-    if (key(log) !== key(want)) throw new VerificationError('LOGS_COMPLETE', `log ${i}`, key(want), key(log))
+    const k = key(log)
+    // The next proven log it can be: past only logs a client's rule may leave out.
+    let at = next
+    while (at < expected.length && key(expected[at]!.log) !== k && expected[at]!.matched === 'some-client') at++
+    const want = expected[at]
+    if (want === undefined || key(want.log) !== k) {
+      const left = expected.slice(next).find((e) => e.matched === 'every-client')
+      if (left === undefined) throw new VerificationError('LOGS_COMPLETE', `log ${i}`, 'no further log (from proven receipts)', k)
+      throw new VerificationError('LOGS_COMPLETE', `log ${i}`, key(left.log), k)
+    }
+    next = at + 1
   })
+  const missing = expected.slice(next).filter((e) => e.matched === 'every-client').length
+  if (missing > 0) {
+    throw new VerificationError(
+      'LOGS_COMPLETE',
+      'eth_getLogs',
+      `${everyClient} logs every client's rule matches (from proven receipts)`,
+      `${missing} of them left out`,
+    )
+  }
 }
 
 function hex(n: number): string {
