@@ -69,7 +69,7 @@ export class VerifiedLogReads {
     if (width > this.limits.maxBlocks) {
       throw new LogsRangeTooWide(`${width} blocks; at most ${this.limits.maxBlocks} are proven per call: ask for a narrower block range`)
     }
-    const headers = await this.#linkedDown(kind, top, from, opts)
+    const headers = await this.#linkedDown(kind, top, from, range.topNamedByHash ? 'client-named' : 'agreed', opts)
     const match: LogFilter = { address: filter!.address, topics: filter!.topics }
     const candidates = headers.filter((h) => bloomMayMatch(h.header.logsBloom, match))
     if (candidates.length > this.limits.maxCandidates) {
@@ -108,12 +108,12 @@ export class VerifiedLogReads {
     fromBlock?: unknown
     toBlock?: unknown
     blockHash?: unknown
-  }): Promise<{ top: TrustedHeader; from: number; byHash: boolean } | 'unreadable' | undefined> {
+  }): Promise<{ top: TrustedHeader; from: number; byHash: boolean; topNamedByHash: boolean } | 'unreadable' | undefined> {
     if (filter.blockHash !== undefined) {
       const ref = blockRefOf({ blockHash: filter.blockHash })
       if (ref === undefined) return 'unreadable'
       const top = await this.headers.at(ref)
-      return top === null ? undefined : { top, from: top.number, byHash: true }
+      return top === null ? undefined : { top, from: top.number, byHash: true, topNamedByHash: true }
     }
     const toRef = blockRefOf(filter.toBlock ?? 'latest')
     const fromRef = blockRefOf(filter.fromBlock ?? 'latest')
@@ -124,15 +124,16 @@ export class VerifiedLogReads {
     if (top === null) return undefined
     const from = 'number' in fromRef ? fromRef.number : (await this.headers.at(fromRef))?.number
     if (from === undefined || from > top.number) return 'unreadable'
-    return { top, from, byHash: false }
+    return { top, from, byHash: false, topNamedByHash: 'hash' in toRef }
   }
 
   /**
    * The headers from `from` up to `top`, each checked: its hash is keccak of its fields, and is its
    * child's parentHash (down from the trusted top). Fetched in parallel, then linked; a header that
-   * does not link is asked of another node, and its node reported.
+   * does not link is asked of another node, and its node reported. Kept for later reads as
+   * `linkedFrom` says (TrustedHeaders.remember): below a top the client named by hash, by hash only.
    */
-  async #linkedDown(kind: NodeKind, top: TrustedHeader, from: number, opts: PoolCallOptions): Promise<TrustedHeader[]> {
+  async #linkedDown(kind: NodeKind, top: TrustedHeader, from: number, linkedFrom: 'agreed' | 'client-named', opts: PoolCallOptions): Promise<TrustedHeader[]> {
     const numbers: number[] = []
     for (let n = top.number - 1; n >= from; n--) numbers.push(n)
     const fetched = await this.#headersOf(kind, numbers, opts)
@@ -166,7 +167,7 @@ export class VerifiedLogReads {
         const call = { kind, method: 'eth_getBlockByNumber', params: [hex(n), false], minBlock: n, opts: { ...opts, avoid }, notJson: 'HEADER_HASH' as const }
         header = await firstPassing(this.pool, call, async (reply) => linked(reply))
       }
-      this.headers.remember(header)
+      this.headers.remember(header, linkedFrom)
       out.push(header)
       expected = header.header.parentHash.toLowerCase() as Hex
     }

@@ -9,7 +9,7 @@ import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
 import type { BlockRef } from './block-ref.js'
 import { CheckpointChain } from './checkpoint-chain.js'
 
-/** A header the gateway trusts, and why: its hash checked, and agreed by enough nodes or asked for by hash. */
+/** A header the gateway trusts: its hash checked, and agreed by enough nodes or linked by parent hashes to one that is. */
 export interface TrustedHeader {
   readonly hash: Hex
   readonly number: number
@@ -29,11 +29,13 @@ const MAX_KEPT = 4_096
 
 /**
  * The headers of one network's blocks that state reads are proven against (docs/verified-answers.md).
- * A header is trusted when its fields hash to its hash (`verifyHeader`) and either the client named
- * that hash (EIP-1898 `blockHash`: no node can make other fields hash to it), or enough of the
- * network's healthy nodes report that hash at that height: a majority of every configured node, and
- * at least two where there are two or more (`quorum`). A lone node's header is never trusted where others disagree; a node
- * whose header does not hash to what it claims is reported to the pool (`failedCheck`).
+ * A header is trusted when its fields hash to its hash (`verifyHeader`) and enough of the network's
+ * healthy nodes report that hash at that height: a majority of every configured node, and at least
+ * two where there are two or more (`quorum`); or when it links by parent hashes down from such a
+ * header (`remember`). A block the client names by hash is looked up, and trusted only when it is
+ * the agreed block at its number: naming a hash never makes it trusted. A lone node's header is
+ * never trusted where others disagree; a node whose header does not hash to what it claims is
+ * reported to the pool (`failedCheck`).
  *
  * Cost: `quorum` node calls per block number, shared by every read at that number (in flight and
  * kept: a settled block's header for as long as it is cached, one near the head for NEAR_HEAD_MS).
@@ -111,9 +113,14 @@ export class TrustedHeaders {
     return kept !== undefined && kept.header !== null && this.#fresh(number, kept.at) ? kept.header : undefined
   }
 
-  /** A header trusted by a link to a trusted one (its hash is its child's parentHash): kept as an agreed one is. */
-  remember(header: TrustedHeader): void {
-    this.#keepNumber(header.number, header)
+  /**
+   * A header trusted by a link to a trusted one (its hash is its child's parentHash). Linked down
+   * from a header agreed at its number, it is kept as an agreed one is (by number and hash); linked
+   * down from a block the client named by hash, by hash only: what a client names never becomes
+   * the block another client reads at a number.
+   */
+  remember(header: TrustedHeader, linkedFrom: 'agreed' | 'client-named'): void {
+    if (linkedFrom === 'agreed') this.#keepNumber(header.number, header)
     this.#keepHash(header)
   }
 
@@ -236,27 +243,45 @@ export class TrustedHeaders {
     }
   }
 
-  /** A block the client named by hash: any node's header that hashes to it is that block's. */
+  /**
+   * A block the client named by hash: trusted only when it is the block the nodes agree on at its
+   * number (which also holds it to the checkpoint's chain, when there is one). A node's header
+   * that hashes to the hash proves the header is that block's, not that the block is the chain's:
+   * anyone can make a header whose parent is a real block and whose state root is their own, and
+   * were such a header trusted (and kept), every read at that hash, and at the numbers of the
+   * headers linked below it, would be proven against a state no honest node has.
+   * @returns null when enough nodes say there is no such block, or (requireCanonical) when it is
+   *   not the agreed block at its number
+   * @throws VerificationError HEADER_AGREEMENT when it is not the agreed block at its number, or
+   *   the nodes do not agree on one there
+   */
   async #byHashRef(hash: Hex, requireCanonical: boolean): Promise<TrustedHeader | null> {
-    let header = this.#byHash.get(hash) ?? null
-    if (header === null) {
-      const { nodes, quorum } = this.quorum()
-      let absent = 0
-      for (const node of nodes) {
-        const h = await this.#headerFrom(node, hash)
-        if (h !== null && h !== undefined) {
-          header = h
-          break
-        }
-        // Enough nodes say they do not have it: no such block (a lying node cannot hide one alone).
-        if (h === null && ++absent >= quorum) return null
+    const kept = this.#byHash.get(hash)
+    if (kept !== undefined) return kept
+    const { nodes, quorum } = this.quorum()
+    let named: TrustedHeader | null = null
+    let absent = 0
+    for (const node of nodes) {
+      const h = await this.#headerFrom(node, hash)
+      if (h !== null && h !== undefined) {
+        named = h
+        break
       }
-      if (header === null) return null
-      this.#keepHash(header)
+      // Enough nodes say they do not have it: no such block (a lying node cannot hide one alone).
+      if (h === null && ++absent >= quorum) return null
     }
-    if (!requireCanonical) return header
-    const canonical = await this.#atNumber(header.number)
-    return canonical?.hash === hash ? header : null
+    if (named === null) return null
+    const agreed = await this.#atNumber(named.number)
+    if (agreed?.hash === hash) return agreed
+    if (requireCanonical) return null
+    throw new VerificationError(
+      'HEADER_AGREEMENT',
+      `block ${hash} (named by hash)`,
+      agreed === null
+        ? `a block the nodes agree on at its number (${named.number}): they agree there is none yet`
+        : `the block the nodes agree on at its number (${named.number}): ${agreed.hash}`,
+      'another block, not on the chain the nodes agree on',
+    )
   }
 
   /**
