@@ -49,8 +49,8 @@ export class TrustedHeaders {
   /** latest, safe and finalized as last agreed, for NEAR_HEAD_MS. */
   readonly #byTag = new Map<string, { header: TrustedHeader | null; at: number }>()
   readonly #asking = new Map<string, Promise<TrustedHeader | null>>()
-  /** Node calls made to agree on headers, for /metrics and the cost docs. */
-  calls = 0
+  /** Node calls made to agree on headers and to link them to the checkpoint (its walks in the background too). */
+  readonly #counts = { calls: 0 }
   /** The chain of the network's verifyCheckpoint, when it has one (made again when a reload names another). */
   #chain: CheckpointChain | undefined
 
@@ -58,6 +58,11 @@ export class TrustedHeaders {
     private readonly pool: UpstreamPool,
     private readonly opts: { timeoutMs: number; clock?: Clock },
   ) {}
+
+  /** Node calls made to agree on headers and link them, for /metrics and the cost docs. */
+  get calls(): number {
+    return this.#counts.calls
+  }
 
   get #clock(): Clock {
     return this.opts.clock ?? systemClock
@@ -216,7 +221,7 @@ export class TrustedHeaders {
     const method = /^0x[0-9a-fA-F]{64}$/.test(blockParam) ? 'eth_getBlockByHash' : 'eth_getBlockByNumber'
     let answer: Answer
     try {
-      this.calls++
+      this.#counts.calls++
       answer = await this.pool.call(node.kind, method, [blockParam, false], '0', { node: node.name, timeoutMs: this.opts.timeoutMs, checked: true })
     } catch (err) {
       if (isUpstreamFailure(err)) return undefined
@@ -292,14 +297,9 @@ export class TrustedHeaders {
     const checkpoint = this.pool.verifyCheckpoint
     if (checkpoint === undefined) return
     if (this.#chain === undefined || this.#chain.checkpoint.number !== checkpoint.number || this.#chain.checkpoint.hash !== checkpoint.hash.toLowerCase()) {
-      this.#chain = new CheckpointChain(this.pool, checkpoint, { timeoutMs: this.opts.timeoutMs })
+      this.#chain = new CheckpointChain(this.pool, checkpoint, { timeoutMs: this.opts.timeoutMs, counts: this.#counts })
     }
-    const before = this.#chain.calls
-    try {
-      await this.#chain.link(header)
-    } finally {
-      this.calls += this.#chain.calls - before
-    }
+    await this.#chain.link(header)
   }
 
   #keepNumber(number: number, header: TrustedHeader | null): void {
