@@ -53,3 +53,24 @@ export async function emitLogs(
   await anvil.rpc('evm_setAutomine', [true])
   return n
 }
+
+/**
+ * Runtime: copy the calldata to memory and LOG0 it (a log with no topics, as an anonymous event).
+ *   CALLDATASIZE PUSH1 0 PUSH1 0 CALLDATACOPY CALLDATASIZE PUSH1 0 LOG0 STOP
+ */
+const ANONYMOUS_RUNTIME = '366000600037366000a000'
+/** Init: CODECOPY the runtime (11 bytes at offset 12) to memory and RETURN it. */
+const ANONYMOUS_INIT = `0x600b600c600039600b6000f3${ANONYMOUS_RUNTIME}`
+
+/**
+ * Deploy a contract that emits one log with no topics per call (its calldata as data), straight
+ * to the node: the log that filters with trailing wildcards match on some clients and not others.
+ * @returns the contract address
+ */
+export async function deployAnonymousLogEmitter(anvil: Anvil): Promise<{ address: string; from: string }> {
+  const [from] = (await anvil.rpc('eth_accounts')).result as string[]
+  const hash = (await anvil.rpc('eth_sendTransaction', [{ from, data: ANONYMOUS_INIT }])).result as string
+  const receipt = await receiptOf(anvil, hash)
+  if (!receipt?.contractAddress) throw new Error(`anonymous log emitter not deployed: ${JSON.stringify(receipt)}`)
+  return { address: receipt.contractAddress, from }
+}

@@ -12,6 +12,8 @@ import { HEAVY_RETRY_AFTER_S } from './heavy-calls.js'
 import { refuseByKeyRules } from './key-rules.js'
 import { route, type RouteContext } from './router.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
+import { verifiedLogsAdmission } from '../verified/log-range-admission.js'
+import { isVerifiedRead } from '../verified/verified-reads.js'
 
 export interface RpcDispatcherDeps extends CallForwarderDeps, BatchRunnerDeps {
   /** maxBatch here, batchConcurrency in the batch runner, the filter caps in the forwarder. */
@@ -151,12 +153,24 @@ export class RpcDispatcher {
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
     const spec = rule.spec
+    // A split eth_getLogs costs its method's units per chunk (each a node call); any other call its method's units.
+    let units = spec.path === 'logs' ? spec.cost * this.deps.calls.logs.chunksFor(call.params, routeContext.head) : spec.cost
+    if (spec.path === 'logs' && isVerifiedRead(call.method, ctx.pool.verify) && Array.isArray(call.params) && call.params.length === 1) {
+      // A verified one also its header calls, and is bounded over the whole call before any node is asked.
+      const header = this.deps.policies[ctx.transport].methodRule('eth_getBlockByNumber', ctx.network)
+      const admitted = verifiedLogsAdmission(call.params[0], routeContext.head, { logsUnits: units, headerUnits: header.ok ? header.spec.cost : 0 })
+      if ('refuse' in admitted) {
+        this.deps.calls.verifiedReads(ctx.pool).refused(call.method)
+        const err = ERRORS.VERIFY_RANGE_TOO_WIDE
+        return { refused: true, status: err.http, body: errorResponseJson(idJson, err.rpc, admitted.refuse), malformed: false }
+      }
+      units = admitted.units
+    }
     return {
       call,
       spec,
       kind: r.kind,
-      // A split eth_getLogs costs its method's units per chunk (each a node call); any other call its method's units.
-      units: spec.path === 'logs' ? spec.cost * this.deps.calls.logs.chunksFor(call.params, routeContext.head) : spec.cost,
+      units,
       local: rule.local === true,
       index,
       paramsJson: call.paramsJson === undefined ? paramsJson(call.params) : rememberParamsJson(call.params, call.paramsJson),

@@ -9,7 +9,7 @@ import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
 import type { BlockRef } from './block-ref.js'
 import { CheckpointChain } from './checkpoint-chain.js'
 
-/** A header the gateway trusts, and why: its hash checked, and agreed by enough nodes or asked for by hash. */
+/** A header the gateway trusts: its hash checked, and agreed by enough nodes or linked by parent hashes to one that is. */
 export interface TrustedHeader {
   readonly hash: Hex
   readonly number: number
@@ -29,11 +29,13 @@ const MAX_KEPT = 4_096
 
 /**
  * The headers of one network's blocks that state reads are proven against (docs/verified-answers.md).
- * A header is trusted when its fields hash to its hash (`verifyHeader`) and either the client named
- * that hash (EIP-1898 `blockHash`: no node can make other fields hash to it), or enough of the
- * network's healthy nodes report that hash at that height: a majority, and at least two where there
- * are two or more (`quorum`). A lone node's header is never trusted where others disagree; a node
- * whose header does not hash to what it claims is reported to the pool (`failedCheck`).
+ * A header is trusted when its fields hash to its hash (`verifyHeader`) and enough of the network's
+ * healthy nodes report that hash at that height: a majority of every configured node, and at least
+ * two where there are two or more (`quorum`); or when it links by parent hashes down from such a
+ * header (`remember`). A block the client names by hash is looked up, and trusted only when it is
+ * the agreed block at its number: naming a hash never makes it trusted. A lone node's header is
+ * never trusted where others disagree; a node whose header does not hash to what it claims is
+ * reported to the pool (`failedCheck`).
  *
  * Cost: `quorum` node calls per block number, shared by every read at that number (in flight and
  * kept: a settled block's header for as long as it is cached, one near the head for NEAR_HEAD_MS).
@@ -47,8 +49,8 @@ export class TrustedHeaders {
   /** latest, safe and finalized as last agreed, for NEAR_HEAD_MS. */
   readonly #byTag = new Map<string, { header: TrustedHeader | null; at: number }>()
   readonly #asking = new Map<string, Promise<TrustedHeader | null>>()
-  /** Node calls made to agree on headers, for /metrics and the cost docs. */
-  calls = 0
+  /** Node calls made to agree on headers and to link them to the checkpoint (its walks in the background too). */
+  readonly #counts = { calls: 0 }
   /** The chain of the network's verifyCheckpoint, when it has one (made again when a reload names another). */
   #chain: CheckpointChain | undefined
 
@@ -56,6 +58,11 @@ export class TrustedHeaders {
     private readonly pool: UpstreamPool,
     private readonly opts: { timeoutMs: number; clock?: Clock },
   ) {}
+
+  /** Node calls made to agree on headers and link them, for /metrics and the cost docs. */
+  get calls(): number {
+    return this.#counts.calls
+  }
 
   get #clock(): Clock {
     return this.opts.clock ?? systemClock
@@ -81,17 +88,28 @@ export class TrustedHeaders {
     })
   }
 
-  /** Healthy nodes that may vote, and how many must agree: a majority, at least two where there are two. */
+  /**
+   * Healthy nodes that may vote, and how many must agree: a majority of every node configured for
+   * the network, at least two where there are two. Counted over the configured nodes, not the
+   * healthy ones: a node sitting out (disputes, failures) does not vote, and does not lower the
+   * quorum either. Were it counted over the healthy ones, a liar that made the honest nodes sit out
+   * (each dispute a call it can provoke) would be the majority of what is left, alone.
+   */
   quorum(): { nodes: UpstreamNode[]; quorum: number } {
-    const nodes = this.pool.nodes().filter((n) => n.healthy())
-    return { nodes, quorum: nodes.length <= 1 ? 1 : Math.floor(nodes.length / 2) + 1 }
+    const configured = this.pool.nodes()
+    const nodes = configured.filter((n) => n.healthy())
+    return { nodes, quorum: configured.length <= 1 ? 1 : Math.floor(configured.length / 2) + 1 }
   }
 
-  /** The highest height `quorum` healthy nodes have reached (each node's head as the head monitor saw it). */
+  /**
+   * The highest height `quorum` healthy nodes have reached (each node's head as the head monitor
+   * saw it); 0 when fewer than `quorum` are healthy: then no kept header counts as settled (a lone
+   * node's head could otherwise make every number look deep).
+   */
   #agreedHead(): number {
     const { nodes, quorum } = this.quorum()
     const heads = nodes.map((n) => n.head ?? -1).sort((a, b) => b - a)
-    return Math.max(0, heads[quorum - 1] ?? heads[heads.length - 1] ?? 0)
+    return Math.max(0, heads[quorum - 1] ?? 0)
   }
 
   /** The header kept for this number, while it is fresh (see #fresh): no node is asked. */
@@ -100,9 +118,14 @@ export class TrustedHeaders {
     return kept !== undefined && kept.header !== null && this.#fresh(number, kept.at) ? kept.header : undefined
   }
 
-  /** A header trusted by a link to a trusted one (its hash is its child's parentHash): kept as an agreed one is. */
-  remember(header: TrustedHeader): void {
-    this.#keepNumber(header.number, header)
+  /**
+   * A header trusted by a link to a trusted one (its hash is its child's parentHash). Linked down
+   * from a header agreed at its number, it is kept as an agreed one is (by number and hash); linked
+   * down from a block the client named by hash, by hash only: what a client names never becomes
+   * the block another client reads at a number.
+   */
+  remember(header: TrustedHeader, linkedFrom: 'agreed' | 'client-named'): void {
+    if (linkedFrom === 'agreed') this.#keepNumber(header.number, header)
     this.#keepHash(header)
   }
 
@@ -145,7 +168,12 @@ export class TrustedHeaders {
     const agreed = await this.#vote(blockParam)
     if (agreed === undefined) {
       const { quorum, nodes } = this.quorum()
-      throw new VerificationError('HEADER_AGREEMENT', `block ${blockParam}`, `${quorum} of ${nodes.length} healthy nodes reporting one header`, 'fewer')
+      throw new VerificationError(
+        'HEADER_AGREEMENT',
+        `block ${blockParam}`,
+        `${quorum} of the ${this.pool.nodes().length} configured nodes reporting one header (${nodes.length} healthy)`,
+        'fewer',
+      )
     }
     return agreed
   }
@@ -193,7 +221,7 @@ export class TrustedHeaders {
     const method = /^0x[0-9a-fA-F]{64}$/.test(blockParam) ? 'eth_getBlockByHash' : 'eth_getBlockByNumber'
     let answer: Answer
     try {
-      this.calls++
+      this.#counts.calls++
       answer = await this.pool.call(node.kind, method, [blockParam, false], '0', { node: node.name, timeoutMs: this.opts.timeoutMs, checked: true })
     } catch (err) {
       if (isUpstreamFailure(err)) return undefined
@@ -220,27 +248,45 @@ export class TrustedHeaders {
     }
   }
 
-  /** A block the client named by hash: any node's header that hashes to it is that block's. */
+  /**
+   * A block the client named by hash: trusted only when it is the block the nodes agree on at its
+   * number (which also holds it to the checkpoint's chain, when there is one). A node's header
+   * that hashes to the hash proves the header is that block's, not that the block is the chain's:
+   * anyone can make a header whose parent is a real block and whose state root is their own, and
+   * were such a header trusted (and kept), every read at that hash, and at the numbers of the
+   * headers linked below it, would be proven against a state no honest node has.
+   * @returns null when enough nodes say there is no such block, or (requireCanonical) when it is
+   *   not the agreed block at its number
+   * @throws VerificationError HEADER_AGREEMENT when it is not the agreed block at its number, or
+   *   the nodes do not agree on one there
+   */
   async #byHashRef(hash: Hex, requireCanonical: boolean): Promise<TrustedHeader | null> {
-    let header = this.#byHash.get(hash) ?? null
-    if (header === null) {
-      const { nodes, quorum } = this.quorum()
-      let absent = 0
-      for (const node of nodes) {
-        const h = await this.#headerFrom(node, hash)
-        if (h !== null && h !== undefined) {
-          header = h
-          break
-        }
-        // Enough nodes say they do not have it: no such block (a lying node cannot hide one alone).
-        if (h === null && ++absent >= quorum) return null
+    const kept = this.#byHash.get(hash)
+    if (kept !== undefined) return kept
+    const { nodes, quorum } = this.quorum()
+    let named: TrustedHeader | null = null
+    let absent = 0
+    for (const node of nodes) {
+      const h = await this.#headerFrom(node, hash)
+      if (h !== null && h !== undefined) {
+        named = h
+        break
       }
-      if (header === null) return null
-      this.#keepHash(header)
+      // Enough nodes say they do not have it: no such block (a lying node cannot hide one alone).
+      if (h === null && ++absent >= quorum) return null
     }
-    if (!requireCanonical) return header
-    const canonical = await this.#atNumber(header.number)
-    return canonical?.hash === hash ? header : null
+    if (named === null) return null
+    const agreed = await this.#atNumber(named.number)
+    if (agreed?.hash === hash) return agreed
+    if (requireCanonical) return null
+    throw new VerificationError(
+      'HEADER_AGREEMENT',
+      `block ${hash} (named by hash)`,
+      agreed === null
+        ? `a block the nodes agree on at its number (${named.number}): they agree there is none yet`
+        : `the block the nodes agree on at its number (${named.number}): ${agreed.hash}`,
+      'another block, not on the chain the nodes agree on',
+    )
   }
 
   /**
@@ -251,14 +297,9 @@ export class TrustedHeaders {
     const checkpoint = this.pool.verifyCheckpoint
     if (checkpoint === undefined) return
     if (this.#chain === undefined || this.#chain.checkpoint.number !== checkpoint.number || this.#chain.checkpoint.hash !== checkpoint.hash.toLowerCase()) {
-      this.#chain = new CheckpointChain(this.pool, checkpoint, { timeoutMs: this.opts.timeoutMs })
+      this.#chain = new CheckpointChain(this.pool, checkpoint, { timeoutMs: this.opts.timeoutMs, counts: this.#counts })
     }
-    const before = this.#chain.calls
-    try {
-      await this.#chain.link(header)
-    } finally {
-      this.calls += this.#chain.calls - before
-    }
+    await this.#chain.link(header)
   }
 
   #keepNumber(number: number, header: TrustedHeader | null): void {

@@ -70,6 +70,11 @@ export class VerifiedReads {
     }
   }
 
+  /** A verified read refused before any node was asked (a logs range past its bound, at admission): counted as `refused`. */
+  refused(method: string): void {
+    this.#count(method, 'refused')
+  }
+
   #count(method: string, outcome: VerifyOutcome): void {
     let byOutcome = this.outcomes.get(method)
     if (byOutcome === undefined) this.outcomes.set(method, (byOutcome = new Map()))

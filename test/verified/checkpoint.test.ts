@@ -90,3 +90,36 @@ t.test('a header further from the checkpoint than a walk may go is refused with 
   await chain.link(await headerAt(150))
   t.equal(chain.calls, 98 + 49, 'the one 149 above: linked down to the one at 100 (the 49 between)')
 })
+
+t.test('a long walk is the network’s, in the background, never inside the call that needed it', async (t) => {
+  // The gateway's bound inside a call is 256 headers (CALL_WALK_BLOCKS); here 20, over a real
+  // anvil of 150 blocks, and calls that do not wait for the network's walk (waitMs 0).
+  const far = await startAnvil()
+  t.teardown(() => far.stop())
+  await far.rpc('anvil_mine', ['0x96'])
+  const headerAt = async (n: number) => {
+    const header = (await far.rpc('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).result
+    return { number: n, hash: verifyHeader(header), header }
+  }
+  const pool = new UpstreamPool('eth-1', [new UpstreamNode({ name: 'far', kind: 'full', url: far.url })])
+  t.teardown(() => pool.close())
+  const checkpoint = await headerAt(1)
+  const chain = new CheckpointChain(pool, { number: 1, hash: checkpoint.hash }, { timeoutMs: 5_000, callWalkBlocks: 20, waitMs: 0 })
+  const at100 = await headerAt(100)
+  await t.rejects(
+    chain.link(at100),
+    { code: 'HEADER_AGREEMENT', message: /linking 99 blocks to it in the background; retry/ },
+    '99 blocks from the checkpoint: the call is refused with a retry, not made to walk them',
+  )
+  // Calls meanwhile wait for the one walk under way (none starts another); bounded.
+  const linked = await within(20_000, () =>
+    chain.link(at100).then(
+      () => true,
+      () => false,
+    ),
+  )
+  t.ok(linked !== undefined, 'linked once the network’s walk is done')
+  t.equal(chain.calls, 98, 'the 98 headers between asked once, by one walk')
+  await chain.link(await headerAt(110))
+  t.equal(chain.calls, 98 + 9, 'a header 10 above a linked one: walked in the call (9 headers between)')
+})
