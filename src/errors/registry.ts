@@ -157,6 +157,12 @@ export const ERRORS = {
     message:
       'This eth_getLogs range is wider than this gateway proves in one call (networks.<slug>.verify); ask for a narrower block range, or a narrower filter',
   },
+  VERIFY_PROOF_TOO_WIDE: {
+    http: 400,
+    rpc: -32028,
+    message:
+      'This eth_getProof names more storage slots than this gateway proves in one call (networks.<slug>.verify); ask for the slots in several calls of fewer each',
+  },
   NODES_BUSY: {
     http: 503,
     rpc: -32025,

@@ -21,9 +21,32 @@ const STATE_READS: Readonly<Record<string, { slots?: number; slot?: number; bloc
 /**
  * Proven accounts kept, by block hash, address and slots: a block's hash pins its state, so the
  * same read of the same block (a hot address at `latest`, read by many clients within a block) is
- * answered from what was proven, without a node call or a check. About 2 KB each.
+ * answered from what was proven, without a node call or a check. About 2 KB each for an account
+ * alone; a proof of many slots is far more (about 2.9 KB a slot of a busy contract).
  */
 const PROVEN_KEPT = 4_096
+/**
+ * And at most this many bytes of kept answers: counted in count alone, 12 proofs of 4,000 slots
+ * (11.5 MB each) were all kept and the process grew by 360 MB. The oldest go first.
+ */
+export const PROVEN_KEPT_BYTES = 16 * 1024 * 1024
+/**
+ * The storage slots one verified eth_getProof may name: each is a proof to check on the event
+ * loop (about 0.15 ms a slot) and its part of a kept answer; 256 slots of a busy contract are
+ * about 0.75 MB, well inside PROVEN_KEPT_BYTES. More slots: several calls of fewer each.
+ */
+export const MAX_PROOF_SLOTS = 256
+
+/**
+ * A verified eth_getProof naming more storage slots than MAX_PROOF_SLOTS: the client gets
+ * VERIFY_PROOF_TOO_WIDE, which says to split the slots into several calls. No node is asked.
+ */
+export class ProofTooWide extends Error {
+  override name = 'ProofTooWide'
+  constructor(readonly what: string) {
+    super(what)
+  }
+}
 
 /** Whether `verify: reads` proves this method's answers (the rest go as they are). */
 export function isVerifiedStateRead(method: string): boolean {
@@ -42,8 +65,11 @@ export function isVerifiedStateRead(method: string): boolean {
  * out.verifiedAt // the hash of the header two of three nodes agreed on
  */
 export class VerifiedStateReads {
-  /** Proofs checked (or being checked) by block, address and slots; oldest dropped first (PROVEN_KEPT). */
+  /** Proofs checked (or being checked) by block, address and slots; oldest dropped first (PROVEN_KEPT, PROVEN_KEPT_BYTES). */
   readonly #kept = new Map<string, Promise<{ account?: ProvenAccount; answer: Answer }>>()
+  /** The bytes of each kept proof once checked (one still being checked holds no answer yet). */
+  readonly #keptSizes = new Map<string, number>()
+  #keptBytes = 0
   /** Reads answered from #kept, for the tests and the cost docs. */
   keptReads = 0
   constructor(
@@ -57,6 +83,9 @@ export class VerifiedStateReads {
     const ref = blockRefOf(list[where.block])
     if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call(kind, method, params, idJson, opts)
     const address = list[0]
+    if (method === 'eth_getProof' && Array.isArray(list[1]) && list[1].length > MAX_PROOF_SLOTS) {
+      throw new ProofTooWide(`${list[1].length} storage slots; at most ${MAX_PROOF_SLOTS} are proven per call: ask for the slots in several calls`)
+    }
     // eth_getStorageAt takes a slot as a quantity ("0x0"); eth_getProof wants the 32-byte word.
     const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [asSlotWord(list[where.slot])] : []
     if (ref === undefined || typeof address !== 'string' || !Array.isArray(slots) || slots.some((s) => typeof s !== 'string')) {
@@ -94,16 +123,43 @@ export class VerifiedStateReads {
       return kept
     }
     const proven = this.#prove(kind, address, slots, header, opts)
-    if (this.#kept.size >= PROVEN_KEPT) this.#kept.delete(this.#kept.keys().next().value!)
+    if (this.#kept.size >= PROVEN_KEPT) this.#forget(this.#kept.keys().next().value!)
     this.#kept.set(key, proven)
     // A failure, or a node's error (no value proven), is not kept: the next read asks again.
     proven.then(
       (p) => {
-        if (p.account === undefined) this.#kept.delete(key)
+        if (this.#kept.get(key) !== proven) return // dropped meanwhile
+        if (p.account === undefined) return this.#forget(key)
+        this.#keep(key, p.answer)
       },
-      () => this.#kept.delete(key),
+      () => {
+        if (this.#kept.get(key) === proven) this.#forget(key)
+      },
     )
     return proven
+  }
+
+  /** Bytes of checked proofs kept now (at most PROVEN_KEPT_BYTES), for /metrics and the tests. */
+  get keptBytes(): number {
+    return this.#keptBytes
+  }
+
+  /** Count a checked proof's bytes, then drop the oldest until the kept ones fit PROVEN_KEPT_BYTES. */
+  #keep(key: string, answer: Answer): void {
+    // An answer kept as bytes holds the text the check decoded from them too.
+    const size = answer.bytes !== undefined ? 2 * answer.size : answer.size
+    this.#keptSizes.set(key, size)
+    this.#keptBytes += size
+    for (const oldest of this.#kept.keys()) {
+      if (this.#keptBytes <= PROVEN_KEPT_BYTES) break
+      this.#forget(oldest)
+    }
+  }
+
+  #forget(key: string): void {
+    this.#kept.delete(key)
+    this.#keptBytes -= this.#keptSizes.get(key) ?? 0
+    this.#keptSizes.delete(key)
   }
 
   #prove(kind: NodeKind, address: Hex, slots: Hex[], header: TrustedHeader, opts: PoolCallOptions): Promise<{ account?: ProvenAccount; answer: Answer }> {

@@ -7,13 +7,13 @@ import { AnswerUnverified } from './first-passing.js'
 import { VerifiedCalls } from './call-reads.js'
 import { VerifiedEstimates } from './estimate-reads.js'
 import { LogsRangeTooWide, VerifiedLogReads } from './log-reads.js'
-import { isVerifiedStateRead, VerifiedStateReads } from './state-reads.js'
+import { isVerifiedStateRead, ProofTooWide, VerifiedStateReads } from './state-reads.js'
 import { TrustedHeaders } from './trusted-headers.js'
 
 /**
  * How a verified read ended, for /metrics: `verified` (answered after its check passed), `passed`
  * (handed on without a value to check: `pending`, a node's error, an absent block), `unverified`
- * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range wider than is proven),
+ * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range, or a proof's slots, wider than is proven),
  * `failed` (no node answered).
  */
 export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | 'failed'
@@ -65,7 +65,7 @@ export class VerifiedReads {
       return out
     } catch (err) {
       const unverified = err instanceof AnswerUnverified || err instanceof VerificationError
-      this.#count(method, unverified ? 'unverified' : err instanceof LogsRangeTooWide ? 'refused' : 'failed')
+      this.#count(method, unverified ? 'unverified' : err instanceof LogsRangeTooWide || err instanceof ProofTooWide ? 'refused' : 'failed')
       throw err
     }
   }
