@@ -163,6 +163,12 @@ export const ERRORS = {
     message:
       'This eth_getProof names more storage slots than this gateway proves in one call (networks.<slug>.verify); ask for the slots in several calls of fewer each',
   },
+  VERIFY_NODES_LACK: {
+    http: 502,
+    rpc: -32029,
+    message:
+      "This verified read needs of the network's nodes a method none of them serves (named in the message); ask the operator for nodes that serve it, or read from a network that does not verify",
+  },
   NODES_BUSY: {
     http: 503,
     rpc: -32025,

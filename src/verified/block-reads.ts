@@ -1,5 +1,6 @@
 import type { NodeKind } from '../core/node-kind.js'
 import { Answer } from '../upstream/answer.js'
+import { MethodServedByNoNode } from '../upstream/errors.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { verifyReceiptsRoot, verifyTransactionsRoot, verifyWithdrawalsRoot } from '../verify/block-body.js'
 import { verifyReceiptPlaces, verifyTransactionPlaces } from '../verify/block-places.js'
@@ -9,7 +10,7 @@ import type { Hex, RpcBlock, RpcReceipt, RpcTransaction } from '../verify/rpc-sh
 import { verifyTransaction, verifyTransactionSender } from '../verify/transaction-encoding.js'
 import { EMPTY_TRIE_ROOT } from '../verify/trie-proof.js'
 import { type BlockRef, blockRefOf } from './block-ref.js'
-import { firstPassing } from './first-passing.js'
+import { firstPassing, NodeErrorAnswer, PassOver } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** The block and receipt reads `verify: reads` proves (the state reads: state-reads.ts). */
@@ -24,6 +25,26 @@ const BLOCK_READS: ReadonlySet<string> = new Set([
 ])
 const INDEX = /^0x(0|[1-9a-fA-F][0-9a-fA-F]{0,7})$/
 const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/
+
+/**
+ * Receipts proven one by one (where no node serves eth_getBlockReceipts): at most this many
+ * transactions a block, a node call each, RECEIPTS_AT_ONCE of them in flight. A verified read of a
+ * block's receipts costs a node call per transaction there, and the bound keeps one read from
+ * becoming thousands.
+ */
+const MAX_RECEIPTS_ONE_BY_ONE = 1_000
+const RECEIPTS_AT_ONCE = 20
+
+/**
+ * A verified read needs of the nodes what none of them serves (named in `what`): the client gets
+ * VERIFY_NODES_LACK, which names it. No node is counted as failing a check for it.
+ */
+export class NodesLack extends Error {
+  override name = 'NodesLack'
+  constructor(readonly what: string) {
+    super(what)
+  }
+}
 
 export function isVerifiedBlockRead(method: string): boolean {
   return BLOCK_READS.has(method)
@@ -128,11 +149,66 @@ export class VerifiedBlockReads {
           : ((await this.#block(kind, header, opts, senderOf)).block.transactions as RpcTransaction[])
     const proven = transactions?.map((tx) => (senderOf !== undefined && sameHash(tx.hash, senderOf) ? tx : { ...tx, from: undefined }))
     const call = { kind, method: 'eth_getBlockReceipts', params: [header.hash], minBlock: header.number, opts, notJson: 'RECEIPTS_ROOT' as const }
+    try {
+      return await firstPassing(this.pool, call, async (reply) => {
+        const receipts = resultOf<RpcReceipt[]>(reply, 'RECEIPTS_ROOT', `receipts of ${header.hash}`)
+        if (!Array.isArray(receipts)) throw new VerificationError('RECEIPTS_ROOT', `receipts of ${header.hash}`, 'a list', typeof receipts)
+        await verifyReceiptsRoot(header.header, receipts)
+        verifyReceiptPlaces({ ...header.header, hash: header.hash }, receipts, proven)
+        return { text: JSON.stringify(receipts), receipts, transactions, node: reply.node }
+      })
+    } catch (err) {
+      // Every node answered eth_getBlockReceipts with an error, or the pool knows none serves it
+      // (Hardhat's EDR -32004, Ganache -32700): no lie, and the receipts can be proven another way.
+      if (!(err instanceof NodeErrorAnswer) && !(err instanceof MethodServedByNoNode)) throw err
+    }
+    const all =
+      transactions ??
+      (header.header.transactionsRoot.toLowerCase() === EMPTY_TRIE_ROOT ? [] : ((await this.#block(kind, header, opts)).block.transactions as RpcTransaction[]))
+    return this.#oneByOne(kind, header, all, proven ?? all.map((tx) => ({ ...tx, from: undefined })), opts)
+  }
+
+  /**
+   * A block's receipts where no node serves eth_getBlockReceipts: each transaction's
+   * eth_getTransactionReceipt, all of one node, checked together against receiptsRoot and the
+   * block's proven transactions as eth_getBlockReceipts' answer is. One node call a transaction
+   * (at most MAX_RECEIPTS_ONE_BY_ONE, RECEIPTS_AT_ONCE at a time); past the bound, NodesLack.
+   */
+  async #oneByOne(
+    kind: NodeKind,
+    header: TrustedHeader,
+    transactions: RpcTransaction[],
+    checkedAgainst: RpcTransaction[],
+    opts: PoolCallOptions,
+  ): Promise<{ text: string; receipts: RpcReceipt[]; transactions: RpcTransaction[]; node: string }> {
+    const place = { ...header.header, hash: header.hash }
+    if (transactions.length === 0) {
+      await verifyReceiptsRoot(header.header, [])
+      return { text: '[]', receipts: [], transactions, node: 'gateway' }
+    }
+    if (transactions.length > MAX_RECEIPTS_ONE_BY_ONE) {
+      throw new NodesLack(
+        `eth_getBlockReceipts, which proving the receipts of a block of ${transactions.length} transactions needs (at most ${MAX_RECEIPTS_ONE_BY_ONE} are proven one by one)`,
+      )
+    }
+    const [first, ...rest] = transactions
+    const call = { kind, method: 'eth_getTransactionReceipt', params: [first!.hash], minBlock: header.number, opts, notJson: 'RECEIPTS_ROOT' as const }
     return firstPassing(this.pool, call, async (reply) => {
-      const receipts = resultOf<RpcReceipt[]>(reply, 'RECEIPTS_ROOT', `receipts of ${header.hash}`)
-      if (!Array.isArray(receipts)) throw new VerificationError('RECEIPTS_ROOT', `receipts of ${header.hash}`, 'a list', typeof receipts)
+      const answers = [reply]
+      for (let i = 0; i < rest.length; i += RECEIPTS_AT_ONCE) {
+        const part = rest.slice(i, i + RECEIPTS_AT_ONCE)
+        const node = { ...opts, node: reply.node, checked: true }
+        answers.push(...(await Promise.all(part.map((tx) => this.pool.call(kind, 'eth_getTransactionReceipt', [tx.hash], '0', node)))))
+      }
+      const receipts = answers.map((a, i) => {
+        // An error or a receipt the node does not have yet contradicts no root: the node is passed over.
+        if (a.isError) throw new PassOver('eth_getTransactionReceipt: an error', a)
+        const receipt = (JSON.parse(a.text) as { result?: RpcReceipt | null }).result
+        if (receipt === null || receipt === undefined) throw new PassOver(`no receipt of ${transactions[i]!.hash}`)
+        return receipt
+      })
       await verifyReceiptsRoot(header.header, receipts)
-      verifyReceiptPlaces({ ...header.header, hash: header.hash }, receipts, proven)
+      verifyReceiptPlaces(place, receipts, checkedAgainst)
       return { text: JSON.stringify(receipts), receipts, transactions, node: reply.node }
     })
   }

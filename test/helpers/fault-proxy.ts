@@ -19,6 +19,11 @@ export interface FaultRule {
   answerNull?: boolean
   /** Change the node's result (an error answer is passed on as it is). */
   alter?: (result: unknown, call: { method: string; params: unknown }) => unknown
+  /**
+   * Apply the rule only to the calls this says yes to (a node that refuses one form of a method's
+   * params, as Ganache refuses a `{blockHash}` block); the others go to the node untouched.
+   */
+  onlyWhen?: (call: { method: string; params: unknown }) => boolean
 }
 
 /** A fault-injecting JSON-RPC proxy in front of a real node (see startFaultProxy). */
@@ -124,7 +129,8 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     const idJson = JSON.stringify(c.id ?? null)
     const notification = typeof call === 'object' && call !== null && !('id' in call)
     count(received, method)
-    const rule = ruleOf(method)
+    const matched = ruleOf(method)
+    const rule = matched?.onlyWhen === undefined || matched.onlyWhen({ method, params: c.params }) ? matched : undefined
     await acquire(method)
     try {
       let answer: string
