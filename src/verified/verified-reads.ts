@@ -13,7 +13,7 @@ import { TrustedHeaders } from './trusted-headers.js'
 /**
  * How a verified read ended, for /metrics: `verified` (answered after its check passed), `passed`
  * (handed on without a value to check: `pending`, a node's error, an absent block), `unverified`
- * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range, or a proof's slots, wider than is proven),
+ * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range or a proof's slots wider than is proven, a method no node serves),
  * `failed` (no node answered).
  */
 export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | 'failed'

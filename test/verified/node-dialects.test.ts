@@ -38,8 +38,8 @@ const byHash = (call: { params: unknown }) => {
   return typeof last === 'object' && last !== null && 'blockHash' in last
 }
 const GANACHE_CANNOT_WRAP = { code: -32700, message: 'Cannot wrap a "object" as a json-rpc type' }
-const [edr, ganache, liar] = await Promise.all([0, 1, 2].map(() => startFaultProxy(anvil)))
-t.teardown(() => Promise.all([edr, ganache, liar].map((p) => p!.close())))
+const [edr, ganache, liar, erring] = await Promise.all([0, 1, 2, 3].map(() => startFaultProxy(anvil)))
+t.teardown(() => Promise.all([edr, ganache, liar, erring].map((p) => p!.close())))
 edr!.set('eth_getBlockReceipts', { answerError: { code: -32004, message: 'Method not supported' } })
 ganache!.set('eth_getBlockReceipts', { answerError: { code: -32700, message: 'Method eth_getBlockReceipts not supported' } })
 for (const m of ['eth_getProof', 'eth_getCode']) ganache!.set(m, { answerError: GANACHE_CANNOT_WRAP, onlyWhen: byHash })
@@ -48,6 +48,9 @@ for (const m of ['eth_getProof', 'eth_getCode']) ganache!.set(m, { answerError: 
 liar!.set('eth_getBlockReceipts', { refuse: true })
 liar!.set('eth_getTransactionReceipt', { alter: (r) => (r === null ? r : { ...(r as object), status: '0x0' }) })
 edr!.set('*', { delayMs: 100 })
+// Answers every block by hash with its error (Ganache's -32700 for a block it cannot find).
+const NOT_FOUND = { code: -32700, message: 'header not found' }
+erring!.set('eth_getBlockByHash', { answerError: NOT_FOUND })
 
 const tg = await startTestGateway(t, {
   networks: {
@@ -60,6 +63,15 @@ const tg = await startTestGateway(t, {
       ],
     },
     'eth-2': { chainId: 31337, verify: 'reads', upstreams: [{ url: ganache!.url, name: 'ganache', kind: 'full' }] },
+    'eth-4': {
+      chainId: 31337,
+      verify: 'reads',
+      upstreams: [
+        { url: erring!.url, name: 'erring', kind: 'full' },
+        { url: edr!.url, name: 'edr', kind: 'full' },
+      ],
+    },
+    'eth-5': { chainId: 31337, verify: 'reads', upstreams: [{ url: erring!.url, name: 'erring', kind: 'full' }] },
     'eth-3': {
       chainId: 31337,
       verify: 'reads',
@@ -121,4 +133,14 @@ t.test('a node that refuses a {blockHash} block is asked by number: state reads 
   }
   t.ok(ganache!.received('eth_getProof') > ganache!.forwarded('eth_getProof'), 'the {blockHash} form was refused')
   t.same(await failedChecks('eth-2'), [], 'no failed check counted')
+})
+
+t.test('a node’s error to a call for proof material is its error, never a failed check', async (t) => {
+  const r = await rpc(tg.url('eth-4'), call('eth_getBlockByNumber', [block.number, false]), { apiKey })
+  t.same(r.json.result, await truth('eth_getBlockByNumber', [block.number, false]), 'the other node’s block, verified')
+  t.ok(erring!.received('eth_getBlockByHash') > 0, 'the erring node was asked')
+  t.same(await failedChecks('eth-4'), [], 'no failed check counted')
+  const alone = await rpc(tg.url('eth-5'), call('eth_getBlockByNumber', [block.number, false]), { apiKey })
+  t.same(alone.json, { jsonrpc: '2.0', id: 1, error: NOT_FOUND }, 'every node’s error: the node’s error is the answer')
+  t.same(await failedChecks('eth-5'), [], 'no failed check counted')
 })
