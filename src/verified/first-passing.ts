@@ -72,13 +72,18 @@ export interface CheckedCall {
   first?: string
   /** The check an answer that is not JSON fails. */
   notJson?: VerifyCheck
+  /**
+   * `check` reads a node's error answer itself (asks again in another form, hands a pruned node's
+   * error on): what it throws is then about what it asked since, and counts as for any answer.
+   */
+  errorsChecked?: boolean
 }
 
 /**
  * Ask nodes (`first`, then the pool's choice, failover included) until one's answer passes `check`:
  * each that fails is reported to the pool (counted, a dispute) and not asked again. An error answer
- * to a call for proof material (PROOF_MATERIAL) that `check` refuses is no failed check: the node
- * is passed over, uncounted, as when `check` throws PassOver. When no
+ * to a call for proof material (PROOF_MATERIAL) is no failed check: the node is passed over,
+ * uncounted, as when `check` throws PassOver (unless `errorsChecked`). When no
  * node is left: AnswerUnverified naming the last check that failed; else the last node's error
  * (NodeErrorAnswer); else the pool's own failure.
  * @example const proof = await firstPassing(pool, { kind, method: 'eth_getProof', params, minBlock, opts }, verify)
@@ -102,10 +107,11 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
     attempts += answer.attempts
     answer.attempts = attempts
     try {
+      if (answer.isError && PROOF_MATERIAL.has(call.method) && call.errorsChecked !== true) throw new PassOver(`${call.method}: an error`, answer)
       return await check(answer)
     } catch (err) {
-      if (err instanceof PassOver || (answer.isError && PROOF_MATERIAL.has(call.method) && (err instanceof VerificationError || err instanceof SyntaxError))) {
-        passed = err instanceof PassOver ? err : new PassOver(`${call.method}: an error`, answer)
+      if (err instanceof PassOver) {
+        passed = err
         avoid.add(answer.node)
         continue
       }

@@ -169,7 +169,7 @@ export class VerifiedStateReads {
       if (proof === undefined || proof === null) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
       return { account: await verifyStateProof(proof, header.stateRoot, { address, storageKeys: slots }), answer }
     }
-    const call = { kind, method: 'eth_getProof', params, minBlock: header.number, opts }
+    const call = { kind, method: 'eth_getProof', params, minBlock: header.number, opts, errorsChecked: true }
     return firstPassing(this.pool, call, async (answer) => {
       if (!answer.isError) return proven(answer)
       const numbered = await this.#byNumber(kind, 'eth_getProof', [address, slots], header, answer.node, opts)
@@ -184,7 +184,7 @@ export class VerifiedStateReads {
   #code(kind: NodeKind, account: ProvenAccount, header: TrustedHeader, prover: string, opts: PoolCallOptions): Promise<Hex> {
     const params = [account.address, { blockHash: header.hash }]
     const checked = (answer: Answer) => codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
-    const call = { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' as const }
+    const call = { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' as const, errorsChecked: true }
     return firstPassing(this.pool, call, async (answer) => {
       if (!answer.isError) return checked(answer)
       const numbered = await this.#byNumber(kind, 'eth_getCode', [account.address], header, answer.node, opts)

@@ -38,8 +38,8 @@ const byHash = (call: { params: unknown }) => {
   return typeof last === 'object' && last !== null && 'blockHash' in last
 }
 const GANACHE_CANNOT_WRAP = { code: -32700, message: 'Cannot wrap a "object" as a json-rpc type' }
-const [edr, ganache, liar, erring] = await Promise.all([0, 1, 2, 3].map(() => startFaultProxy(anvil)))
-t.teardown(() => Promise.all([edr, ganache, liar, erring].map((p) => p!.close())))
+const [edr, ganache, liar, erring, ganacheLiar] = await Promise.all([0, 1, 2, 3, 4].map(() => startFaultProxy(anvil)))
+t.teardown(() => Promise.all([edr, ganache, liar, erring, ganacheLiar].map((p) => p!.close())))
 edr!.set('eth_getBlockReceipts', { answerError: { code: -32004, message: 'Method not supported' } })
 ganache!.set('eth_getBlockReceipts', { answerError: { code: -32700, message: 'Method eth_getBlockReceipts not supported' } })
 for (const m of ['eth_getProof', 'eth_getCode']) ganache!.set(m, { answerError: GANACHE_CANNOT_WRAP, onlyWhen: byHash })
@@ -51,6 +51,12 @@ edr!.set('*', { delayMs: 100 })
 // Answers every block by hash with its error (Ganache's -32700 for a block it cannot find).
 const NOT_FOUND = { code: -32700, message: 'header not found' }
 erring!.set('eth_getBlockByHash', { answerError: NOT_FOUND })
+// Refuses a {blockHash} block as Ganache does, and lies about the balance in its proofs by number:
+// its block at that number is the trusted one, so the proof's failure is its own.
+ganacheLiar!.set('eth_getProof', { answerError: GANACHE_CANNOT_WRAP, onlyWhen: byHash })
+ganacheLiar!.set('eth_*', {
+  alter: (r, c) => (c.method === 'eth_getProof' ? { ...(r as object), balance: `0x${(BigInt((r as { balance: string }).balance) + 1n).toString(16)}` } : r),
+})
 
 const tg = await startTestGateway(t, {
   networks: {
@@ -72,6 +78,14 @@ const tg = await startTestGateway(t, {
       ],
     },
     'eth-5': { chainId: 31337, verify: 'reads', upstreams: [{ url: erring!.url, name: 'erring', kind: 'full' }] },
+    'eth-6': {
+      chainId: 31337,
+      verify: 'reads',
+      upstreams: [
+        { url: ganacheLiar!.url, name: 'ganache-liar', kind: 'full' },
+        { url: edr!.url, name: 'edr', kind: 'full' },
+      ],
+    },
     'eth-3': {
       chainId: 31337,
       verify: 'reads',
@@ -143,4 +157,15 @@ t.test('a node’s error to a call for proof material is its error, never a fail
   const alone = await rpc(tg.url('eth-5'), call('eth_getBlockByNumber', [block.number, false]), { apiKey })
   t.same(alone.json, { jsonrpc: '2.0', id: 1, error: NOT_FOUND }, 'every node’s error: the node’s error is the answer')
   t.same(await failedChecks('eth-5'), [], 'no failed check counted')
+})
+
+t.test('asked by number, a proof that fails against the root of the node’s own block there is a failed check', async (t) => {
+  const r = await rpc(tg.url('eth-6'), call('eth_getBalance', [anvilAccount(1).address, head]), { apiKey })
+  t.same(r.json.result, await truth('eth_getBalance', [anvilAccount(1).address, head]), 'the honest balance')
+  t.ok(ganacheLiar!.received('eth_getProof') >= 2, 'the liar was asked by hash, then by number')
+  const counted = await failedChecks('eth-6')
+  t.ok(
+    counted.some((l) => l.includes('node="ganache-liar"') && l.includes('check="ACCOUNT_PROOF"')),
+    `the liar counted: ${counted.join('; ')}`,
+  )
 })
