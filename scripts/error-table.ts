@@ -70,6 +70,10 @@ const WHEN: Record<ErrorCode, string> = {
     "`verify: reads` is on for the network and no node's answer passed its check against a header the nodes agree on (a proof, a code hash), or too few nodes agreed on the header (docs/verified-answers.md)",
   VERIFY_RANGE_TOO_WIDE:
     '`verify: reads` is on for the network and an eth_getLogs range (or a part of a split range) has more blocks than it proves in one call (2,000), or more blocks whose bloom may match the filter (100) (docs/verified-answers.md)',
+  VERIFY_PROOF_TOO_WIDE:
+    '`verify: reads` is on for the network and an eth_getProof names more storage slots than it proves in one call (256): ask for them in several calls (docs/verified-answers.md)',
+  VERIFY_NODES_LACK:
+    '`verify: reads` is on for the network and a verified read needs a method none of its nodes serves: the receipts of a block of more than 1,000 transactions where no node serves `eth_getBlockReceipts` (docs/verified-answers.md)',
   NODES_BUSY:
     "every slot of the node chosen (`upstreams[].maxInFlight`, this instance's share) stayed taken longer than `limits.capacityWaitMs` (with `Retry-After`; docs/upstream-selection.md)",
   UPSTREAM_ANSWER_TOO_LARGE: "the node's answer is over `limits.maxUpstreamBytes` (it is not tried on another node: the answer would be as large)",

@@ -174,6 +174,18 @@ export const ERRORS = {
     message:
       'This eth_getLogs range is wider than this gateway proves in one call (networks.<slug>.verify); ask for a narrower block range, or a narrower filter',
   },
+  VERIFY_PROOF_TOO_WIDE: {
+    http: 400,
+    rpc: -32028,
+    message:
+      'This eth_getProof names more storage slots than this gateway proves in one call (networks.<slug>.verify); ask for the slots in several calls of fewer each',
+  },
+  VERIFY_NODES_LACK: {
+    http: 502,
+    rpc: -32029,
+    message:
+      "This verified read needs of the network's nodes a method none of them serves (named in the message); ask the operator for nodes that serve it, or read from a network that does not verify",
+  },
   NODES_BUSY: {
     http: 503,
     rpc: -32025,
@@ -198,7 +210,7 @@ export const ERRORS = {
   WS_TOO_MANY_SUBSCRIPTIONS: { http: 429, rpc: -32033, message: 'Too many subscriptions on this connection; unsubscribe some, or open another connection' },
   NO_WS_UPSTREAM: {
     http: 501,
-    rpc: -32028,
+    rpc: -32035,
     message:
       'Subscriptions are not served on this network: none of its nodes is configured with a WebSocket (networks.<slug>.upstreams[].ws); poll instead (eth_newBlockFilter, eth_getFilterChanges, eth_getLogs), or ask the operator to give a node its ws URL',
   },

@@ -143,7 +143,7 @@ export function registerCallPathMetrics(
   const verifying = (n: string) => upstreams.pool(n)!.verify !== 'off'
   scraped(registry, 'counter', {
     name: 'tollgate_verified_calls_total',
-    help: 'Reads of networks that verify (networks.<slug>.verify: reads), by method and outcome: verified, passed (nothing to check: pending, an error, no block), unverified (ANSWER_UNVERIFIED), refused (VERIFY_RANGE_TOO_WIDE), failed (no node answered)',
+    help: 'Reads of networks that verify (networks.<slug>.verify: reads), by method and outcome: verified, passed (nothing to check: pending, an error, no block), unverified (ANSWER_UNVERIFIED), refused (VERIFY_RANGE_TOO_WIDE, VERIFY_PROOF_TOO_WIDE, VERIFY_NODES_LACK), failed (no node answered)',
     labelNames: ['network', 'method', 'outcome'],
     read: (emit) => {
       for (const network of upstreams.networks()) {
@@ -155,6 +155,12 @@ export function registerCallPathMetrics(
   })
   perNetwork('counter', 'tollgate_verify_header_calls_total', 'Node calls made to agree on the headers reads are proven against', (n) =>
     verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).headers.calls : undefined,
+  )
+  perNetwork(
+    'gauge',
+    'tollgate_verify_kept_proof_bytes',
+    'Bytes of checked eth_getProof answers kept to answer the same read of the same block again (at most 16 MiB a network)',
+    (n) => (verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).state.keptBytes : undefined),
   )
   scraped(registry, 'counter', {
     name: 'tollgate_verify_failed_total',

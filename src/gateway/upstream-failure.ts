@@ -9,7 +9,9 @@ import {
   UpstreamTransportError,
 } from '../upstream/errors.js'
 import { AnswerUnverified } from '../verified/first-passing.js'
+import { NodesLack } from '../verified/block-reads.js'
 import { LogsRangeTooWide } from '../verified/log-reads.js'
+import { ProofTooWide } from '../verified/state-reads.js'
 import { VerificationError } from '../verify/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 
@@ -50,6 +52,16 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
         cause: err,
       },
     )
+  }
+  if (err instanceof ProofTooWide) {
+    return new GatewayError('VERIFY_PROOF_TOO_WIDE', `This eth_getProof names more storage slots than this gateway proves in one call: ${err.what}`, {
+      cause: err,
+    })
+  }
+  if (err instanceof NodesLack) {
+    return new GatewayError('VERIFY_NODES_LACK', `This verified read needs of the network's nodes what none of them serves: ${err.what}`, {
+      cause: err,
+    })
   }
   if (err instanceof LogsRangeTooWide) {
     return new GatewayError('VERIFY_RANGE_TOO_WIDE', `This eth_getLogs range is wider than this gateway proves in one call: ${err.what}`, { cause: err })

@@ -17,6 +17,49 @@ export class AnswerUnverified extends Error {
   }
 }
 
+/**
+ * A node's answer that is no lie and yet nothing to check: an error (the node lacks the method,
+ * the state or the block's form the check asked in), or an answer of another block than the one
+ * asked (a node on another branch after a reorg, asked by number). The node is passed over for
+ * this call and not counted: a node is a liar only against a proof.
+ */
+export class PassOver extends Error {
+  override name = 'PassOver'
+  constructor(
+    readonly why: string,
+    /** The node's error answer, when that is why: the client's answer when every node gives one. */
+    readonly nodeError?: Answer,
+  ) {
+    super(why)
+  }
+}
+
+/**
+ * Every node asked gave its error (PassOver with an answer) and none gave an answer to check: the
+ * node's error is the client's answer, as an unverified network answers it (marked nowhere as verified).
+ */
+export class NodeErrorAnswer extends Error {
+  override name = 'NodeErrorAnswer'
+  constructor(readonly answer: Answer) {
+    super('a node answered with an error')
+  }
+}
+
+/**
+ * The calls a check asks for what it checks against (proofs, blocks, receipts, code): a node's
+ * error to one is the node's word that it cannot give it (no such method, state pruned, a block
+ * form it does not read), never a failed check. The calls whose own answer is what is checked
+ * (eth_call, eth_estimateGas, eth_getLogs) compare an error like any answer.
+ */
+const PROOF_MATERIAL: ReadonlySet<string> = new Set([
+  'eth_getProof',
+  'eth_getCode',
+  'eth_getBlockByHash',
+  'eth_getBlockByNumber',
+  'eth_getBlockReceipts',
+  'eth_getTransactionReceipt',
+])
+
 /** One node call to check, and where it may go. */
 export interface CheckedCall {
   kind: NodeKind
@@ -29,13 +72,20 @@ export interface CheckedCall {
   first?: string
   /** The check an answer that is not JSON fails. */
   notJson?: VerifyCheck
+  /**
+   * `check` reads a node's error answer itself (asks again in another form, hands a pruned node's
+   * error on): what it throws is then about what it asked since, and counts as for any answer.
+   */
+  errorsChecked?: boolean
 }
 
 /**
  * Ask nodes (`first`, then the pool's choice, failover included) until one's answer passes `check`:
- * each that fails is reported to the pool (counted, a dispute) and not asked again. When no node is
- * left: AnswerUnverified naming the last check that failed (or the pool's own failure, when no
- * answer failed a check).
+ * each that fails is reported to the pool (counted, a dispute) and not asked again. An error answer
+ * to a call for proof material (PROOF_MATERIAL) is no failed check: the node is passed over,
+ * uncounted, as when `check` throws PassOver (unless `errorsChecked`). When no
+ * node is left: AnswerUnverified naming the last check that failed; else the last node's error
+ * (NodeErrorAnswer); else the pool's own failure.
  * @example const proof = await firstPassing(pool, { kind, method: 'eth_getProof', params, minBlock, opts }, verify)
  */
 export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, check: (answer: Answer) => Promise<T>): Promise<T> {
@@ -43,19 +93,28 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
   let failed: VerificationError | undefined
   let failures = 0
   let attempts = 0
+  let passed: PassOver | undefined
   for (let node = call.first; ; node = undefined) {
     let answer: Answer
     try {
       answer = await pool.call(call.kind, call.method, call.params, '0', { ...call.opts, avoid, node, minBlock: call.minBlock, checked: true })
     } catch (err) {
       if (failed !== undefined) throw unverified(failures, failed)
+      if (passed?.nodeError !== undefined) throw new NodeErrorAnswer(passed.nodeError)
+      if (passed !== undefined) throw new AnswerUnverified(`no node's answer was of the block asked (${passed.why})`, { cause: err })
       throw err
     }
     attempts += answer.attempts
     answer.attempts = attempts
     try {
+      if (answer.isError && PROOF_MATERIAL.has(call.method) && call.errorsChecked !== true) throw new PassOver(`${call.method}: an error`, answer)
       return await check(answer)
     } catch (err) {
+      if (err instanceof PassOver) {
+        passed = err
+        avoid.add(answer.node)
+        continue
+      }
       if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
       failed = err instanceof VerificationError ? err : new VerificationError(call.notJson ?? 'ACCOUNT_PROOF', call.method, 'JSON', 'not JSON')
       failures++

@@ -6,7 +6,7 @@ import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../verify/state-answers.js'
 import { type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
-import { AnswerUnverified, firstPassing, harmlessOnly } from './first-passing.js'
+import { AnswerUnverified, firstPassing, harmlessOnly, PassOver } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** Where each state read keeps its address, its storage slots and its block (params' indexes). */
@@ -21,9 +21,32 @@ const STATE_READS: Readonly<Record<string, { slots?: number; slot?: number; bloc
 /**
  * Proven accounts kept, by block hash, address and slots: a block's hash pins its state, so the
  * same read of the same block (a hot address at `latest`, read by many clients within a block) is
- * answered from what was proven, without a node call or a check. About 2 KB each.
+ * answered from what was proven, without a node call or a check. About 2 KB each for an account
+ * alone; a proof of many slots is far more (about 2.9 KB a slot of a busy contract).
  */
 const PROVEN_KEPT = 4_096
+/**
+ * And at most this many bytes of kept answers: counted in count alone, 12 proofs of 4,000 slots
+ * (11.5 MB each) were all kept and the process grew by 360 MB. The oldest go first.
+ */
+export const PROVEN_KEPT_BYTES = 16 * 1024 * 1024
+/**
+ * The storage slots one verified eth_getProof may name: each is a proof to check on the event
+ * loop (about 0.15 ms a slot) and its part of a kept answer; 256 slots of a busy contract are
+ * about 0.75 MB, well inside PROVEN_KEPT_BYTES. More slots: several calls of fewer each.
+ */
+export const MAX_PROOF_SLOTS = 256
+
+/**
+ * A verified eth_getProof naming more storage slots than MAX_PROOF_SLOTS: the client gets
+ * VERIFY_PROOF_TOO_WIDE, which says to split the slots into several calls. No node is asked.
+ */
+export class ProofTooWide extends Error {
+  override name = 'ProofTooWide'
+  constructor(readonly what: string) {
+    super(what)
+  }
+}
 
 /** Whether `verify: reads` proves this method's answers (the rest go as they are). */
 export function isVerifiedStateRead(method: string): boolean {
@@ -42,8 +65,11 @@ export function isVerifiedStateRead(method: string): boolean {
  * out.verifiedAt // the hash of the header two of three nodes agreed on
  */
 export class VerifiedStateReads {
-  /** Proofs checked (or being checked) by block, address and slots; oldest dropped first (PROVEN_KEPT). */
+  /** Proofs checked (or being checked) by block, address and slots; oldest dropped first (PROVEN_KEPT, PROVEN_KEPT_BYTES). */
   readonly #kept = new Map<string, Promise<{ account?: ProvenAccount; answer: Answer }>>()
+  /** The bytes of each kept proof once checked (one still being checked holds no answer yet). */
+  readonly #keptSizes = new Map<string, number>()
+  #keptBytes = 0
   /** Reads answered from #kept, for the tests and the cost docs. */
   keptReads = 0
   constructor(
@@ -57,6 +83,9 @@ export class VerifiedStateReads {
     const ref = blockRefOf(list[where.block])
     if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call(kind, method, params, idJson, opts)
     const address = list[0]
+    if (method === 'eth_getProof' && Array.isArray(list[1]) && list[1].length > MAX_PROOF_SLOTS) {
+      throw new ProofTooWide(`${list[1].length} storage slots; at most ${MAX_PROOF_SLOTS} are proven per call: ask for the slots in several calls`)
+    }
     // eth_getStorageAt takes a slot as a quantity ("0x0"); eth_getProof wants the 32-byte word.
     const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [asSlotWord(list[where.slot])] : []
     if (ref === undefined || typeof address !== 'string' || !Array.isArray(slots) || slots.some((s) => typeof s !== 'string')) {
@@ -94,41 +123,103 @@ export class VerifiedStateReads {
       return kept
     }
     const proven = this.#prove(kind, address, slots, header, opts)
-    if (this.#kept.size >= PROVEN_KEPT) this.#kept.delete(this.#kept.keys().next().value!)
+    if (this.#kept.size >= PROVEN_KEPT) this.#forget(this.#kept.keys().next().value!)
     this.#kept.set(key, proven)
     // A failure, or a node's error (no value proven), is not kept: the next read asks again.
     proven.then(
       (p) => {
-        if (p.account === undefined) this.#kept.delete(key)
+        if (this.#kept.get(key) !== proven) return // dropped meanwhile
+        if (p.account === undefined) return this.#forget(key)
+        this.#keep(key, p.answer)
       },
-      () => this.#kept.delete(key),
+      () => {
+        if (this.#kept.get(key) === proven) this.#forget(key)
+      },
     )
     return proven
   }
 
+  /** Bytes of checked proofs kept now (at most PROVEN_KEPT_BYTES), for /metrics and the tests. */
+  get keptBytes(): number {
+    return this.#keptBytes
+  }
+
+  /** Count a checked proof's bytes, then drop the oldest until the kept ones fit PROVEN_KEPT_BYTES. */
+  #keep(key: string, answer: Answer): void {
+    // An answer kept as bytes holds the text the check decoded from them too.
+    const size = answer.bytes !== undefined ? 2 * answer.size : answer.size
+    this.#keptSizes.set(key, size)
+    this.#keptBytes += size
+    for (const oldest of this.#kept.keys()) {
+      if (this.#keptBytes <= PROVEN_KEPT_BYTES) break
+      this.#forget(oldest)
+    }
+  }
+
+  #forget(key: string): void {
+    this.#kept.delete(key)
+    this.#keptBytes -= this.#keptSizes.get(key) ?? 0
+    this.#keptSizes.delete(key)
+  }
+
   #prove(kind: NodeKind, address: Hex, slots: Hex[], header: TrustedHeader, opts: PoolCallOptions): Promise<{ account?: ProvenAccount; answer: Answer }> {
     const params = [address, slots, { blockHash: header.hash }]
-    return firstPassing(this.pool, { kind, method: 'eth_getProof', params, minBlock: header.number, opts }, async (answer) => {
-      // A node that cannot prove (pruned state, no such block) says so: its error is handed on (an
-      // error is no value; the dispatcher's archive retry reads a pruned one as it is).
-      if (answer.isError) return { answer }
+    const proven = async (answer: Answer) => {
       const proof = (JSON.parse(answer.text) as { result?: RpcAccountProof }).result
       if (proof === undefined || proof === null) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
       return { account: await verifyStateProof(proof, header.stateRoot, { address, storageKeys: slots }), answer }
+    }
+    const call = { kind, method: 'eth_getProof', params, minBlock: header.number, opts, errorsChecked: true }
+    return firstPassing(this.pool, call, async (answer) => {
+      if (!answer.isError) return proven(answer)
+      const numbered = await this.#byNumber(kind, 'eth_getProof', [address, slots], header, answer.node, opts)
+      // A node that cannot prove (pruned state, no such block) says so: its error is handed on (an
+      // error is no value; the dispatcher's archive retry reads a pruned one as it is).
+      if (numbered.isError) return { answer: numbered }
+      return this.#ofTrustedBlock(kind, header, numbered.node, opts, () => proven(numbered))
     })
   }
 
   /** eth_getCode at the header, checked against the proven code hash; from the prover first, then others. */
   #code(kind: NodeKind, account: ProvenAccount, header: TrustedHeader, prover: string, opts: PoolCallOptions): Promise<Hex> {
     const params = [account.address, { blockHash: header.hash }]
-    return firstPassing(
-      this.pool,
-      { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' },
-      async (answer) => {
-        if (answer.isError) throw new VerificationError('CODE_HASH', `${account.address} code`, 'the code', 'an error')
-        return codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
-      },
-    )
+    const checked = (answer: Answer) => codeAnswer((JSON.parse(answer.text) as { result: Hex }).result, account)
+    const call = { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' as const, errorsChecked: true }
+    return firstPassing(this.pool, call, async (answer) => {
+      if (!answer.isError) return checked(answer)
+      const numbered = await this.#byNumber(kind, 'eth_getCode', [account.address], header, answer.node, opts)
+      // An error is no code: the node is passed over (never counted); every node's error is the answer.
+      if (numbered.isError) throw new PassOver('eth_getCode: an error', numbered)
+      return this.#ofTrustedBlock(kind, header, numbered.node, opts, async () => checked(numbered))
+    })
+  }
+
+  /**
+   * The same call of the same node with the header's number for its block: some nodes refuse a block
+   * named by hash (Ganache 7.9.2 answers eth_getProof and eth_getCode with `{blockHash}` -32700
+   * "Cannot wrap a "object" as a json-rpc type"), and their error was handed on as the answer to
+   * eth_getBalance. By number the node may answer for another block than the trusted one: see #ofTrustedBlock.
+   */
+  #byNumber(kind: NodeKind, method: string, params: unknown[], header: TrustedHeader, node: string, opts: PoolCallOptions): Promise<Answer> {
+    return this.pool.call(kind, method, [...params, `0x${header.number.toString(16)}`], '0', { ...opts, node, checked: true })
+  }
+
+  /**
+   * Check an answer a node gave by number. One that fails is a failed check only when the node's
+   * own block at that number is the trusted block: a node that moved to another branch (a reorg it
+   * saw first or last) answered truly for another block, and is passed over for this read, not
+   * counted. The price: one more header call, and only when a check failed.
+   */
+  async #ofTrustedBlock<T>(kind: NodeKind, header: TrustedHeader, node: string, opts: PoolCallOptions, check: () => Promise<T>): Promise<T> {
+    try {
+      return await check()
+    } catch (err) {
+      if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
+      const its = await this.pool.call(kind, 'eth_getBlockByNumber', [`0x${header.number.toString(16)}`, false], '0', { ...opts, node, checked: true })
+      const hash = its.isError ? undefined : (JSON.parse(its.text) as { result?: { hash?: string } | null }).result?.hash
+      if (typeof hash === 'string' && hash.toLowerCase() === header.hash.toLowerCase()) throw err
+      throw new PassOver(`${node}'s block ${header.number} is ${hash ?? 'none'}, not ${header.hash}`)
+    }
   }
 
   /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */

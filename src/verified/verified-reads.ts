@@ -2,18 +2,18 @@ import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
-import { isVerifiedBlockRead, VerifiedBlockReads } from './block-reads.js'
-import { AnswerUnverified } from './first-passing.js'
+import { isVerifiedBlockRead, NodesLack, VerifiedBlockReads } from './block-reads.js'
+import { AnswerUnverified, NodeErrorAnswer } from './first-passing.js'
 import { VerifiedCalls } from './call-reads.js'
 import { VerifiedEstimates } from './estimate-reads.js'
 import { LogsRangeTooWide, VerifiedLogReads } from './log-reads.js'
-import { isVerifiedStateRead, VerifiedStateReads } from './state-reads.js'
+import { isVerifiedStateRead, ProofTooWide, VerifiedStateReads } from './state-reads.js'
 import { TrustedHeaders } from './trusted-headers.js'
 
 /**
  * How a verified read ended, for /metrics: `verified` (answered after its check passed), `passed`
  * (handed on without a value to check: `pending`, a node's error, an absent block), `unverified`
- * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range wider than is proven),
+ * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range or a proof's slots wider than is proven, a method no node serves),
  * `failed` (no node answered).
  */
 export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | 'failed'
@@ -64,8 +64,16 @@ export class VerifiedReads {
       this.#count(method, out.verifiedAt !== undefined ? 'verified' : 'passed')
       return out
     } catch (err) {
+      // Every node answered the check's call with its error: that is the answer, as a node gives it.
+      if (err instanceof NodeErrorAnswer) {
+        this.#count(method, 'passed')
+        return err.answer.withId(idJson)
+      }
       const unverified = err instanceof AnswerUnverified || err instanceof VerificationError
-      this.#count(method, unverified ? 'unverified' : err instanceof LogsRangeTooWide ? 'refused' : 'failed')
+      this.#count(
+        method,
+        unverified ? 'unverified' : err instanceof LogsRangeTooWide || err instanceof ProofTooWide || err instanceof NodesLack ? 'refused' : 'failed',
+      )
       throw err
     }
   }

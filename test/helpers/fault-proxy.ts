@@ -19,6 +19,12 @@ export interface FaultRule {
   answerNull?: boolean
   /** Change the node's result (an error answer is passed on as it is). */
   alter?: (result: unknown, call: { method: string; params: unknown }) => unknown
+  /**
+   * Apply the rule only to the calls this says yes to (a node that refuses one form of a method's
+   * params, as Ganache refuses a `{blockHash}` block); the others get the next rule that matches
+   * (`eth_*`, then `*`), or go to the node untouched.
+   */
+  onlyWhen?: (call: { method: string; params: unknown }) => boolean
 }
 
 /** A fault-injecting JSON-RPC proxy in front of a real node (see startFaultProxy). */
@@ -75,9 +81,14 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
   const bodies: string[] = []
   let busy = 0
 
-  const ruleOf = (method: string): FaultRule | undefined => {
+  /** The most precise rule of the call whose onlyWhen (if any) takes it. */
+  const ruleOf = (method: string, params: unknown): FaultRule | undefined => {
     const sep = method.indexOf('_')
-    return rules.get(method) ?? (sep > 0 ? rules.get(`${method.slice(0, sep)}_*`) : undefined) ?? rules.get('*')
+    for (const match of [method, sep > 0 ? `${method.slice(0, sep)}_*` : undefined, '*']) {
+      const rule = match === undefined ? undefined : rules.get(match)
+      if (rule !== undefined && (rule.onlyWhen === undefined || rule.onlyWhen({ method, params }))) return rule
+    }
+    return undefined
   }
   const count = (map: Map<string, number>, method: string): void => {
     map.set(method, (map.get(method) ?? 0) + 1)
@@ -127,7 +138,7 @@ export async function startFaultProxy(target: { url: string }): Promise<FaultPro
     const idJson = JSON.stringify(c.id ?? null)
     const notification = typeof call === 'object' && call !== null && !('id' in call)
     count(received, method)
-    const rule = ruleOf(method)
+    const rule = ruleOf(method, c.params)
     await acquire(method)
     try {
       let answer: string

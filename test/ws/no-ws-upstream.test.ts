@@ -36,7 +36,7 @@ t.test('eth_subscribe without a ws node: an error that names the configuration, 
   const ws = await connectWs(`${tg.wsUrl('httponly-1')}?apikey=${apiKey}`)
   t.teardown(() => ws.close())
   const r = await ws.call(subscribe)
-  t.equal(r.error?.code, -32028, 'NO_WS_UPSTREAM')
+  t.equal(r.error?.code, -32035, 'NO_WS_UPSTREAM')
   t.match(r.error?.message, /networks\.httponly-1\.upstreams\[\]\.ws/, 'names the setting')
   t.notMatch(r.error?.message, /retry/, 'does not tell the client to retry')
   t.equal(await metric(tg.gateway.admin, 'tollgate_ws_subscribe_refused_total', { network: 'httponly-1', reason: 'no-ws-upstream' }), 1)
