@@ -32,7 +32,8 @@ const stream = `C${randomBytes(4).toString('hex')}`
 const config = {
   events: { nats: nats.url, stream },
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' }] } },
-  usage: { intervalMs: 200 },
+  // The shortest interval the schema allows: the most usage events for the projectors to apply.
+  usage: { intervalMs: 100 },
 }
 const [single, { gateway: supervised, port }] = await Promise.all([startGatewayProcess(t, { config }), startWorkersGateway(t, { workers: 2, config })])
 const instances = [
@@ -42,7 +43,7 @@ const instances = [
 // An account per instance for the key commands, and calls on both all along: usage events keep
 // both instances' projectors moving while the commands run.
 const accounts = await Promise.all([createAccountKey(single, 'tier-3'), createAccountKey(supervised, 'tier-3')])
-const loops = instances.map((instance, i) => new CallLoop(() => `${instance.url}?apikey=${accounts[i]!.apiKey}`, 1))
+const loops = instances.map((instance, i) => new CallLoop(() => `${instance.url}?apikey=${accounts[i]!.apiKey}`, 2))
 t.teardown(() => Promise.all(loops.map((loop) => loop.stop())))
 
 /** The i-th command: accounts create most often (what an operator scripts), and the others in turn. */
