@@ -27,10 +27,17 @@ export async function openContextFor(config: Config, opts: { catchUp?: boolean }
   mkdirSync(config.dataDir, { recursive: true })
   const catalog = loadPlanCatalog(config.plans.catalog)
   const log = await openEventLog(config.events, config.dataDir)
-  const store = StateStore.open(join(config.dataDir, 'state'))
+  // What is open is closed before an error goes on: an open NATS connection kept the process
+  // alive, and a command that printed its error hung instead of exiting.
+  let store: StateStore
+  try {
+    store = StateStore.open(join(config.dataDir, 'state'))
+  } catch (err) {
+    await log.close().catch(() => undefined)
+    throw err
+  }
   const projector = new Projector(store, log)
-  if (opts.catchUp !== false) await projector.catchUp()
-  return {
+  const context: CommandContext = {
     config,
     log,
     store,
@@ -42,4 +49,13 @@ export async function openContextFor(config: Config, opts: { catchUp?: boolean }
       store.close()
     },
   }
+  if (opts.catchUp !== false) {
+    try {
+      await projector.catchUp()
+    } catch (err) {
+      await context.close().catch(() => undefined)
+      throw err
+    }
+  }
+  return context
 }

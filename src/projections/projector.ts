@@ -126,8 +126,12 @@ export class Projector {
    * is read by one reader from the checkpoint on (EventLog.readAll), in transactions of `batch` events.
    */
   async catchUp(opts: CatchUpOptions = {}): Promise<number> {
-    const target = await this.#log.lastSeq()
+    // The checkpoint first, then the log's end: another projector on this store (the gateway's,
+    // beside a command) applies only events the log holds, so a checkpoint read before the end
+    // is at most the end. Read the other way round, an event appended and applied in between
+    // made a live store look built from another log.
     const checkpoint = this.#store.checkpoint()
+    const target = await this.#log.lastSeq()
     if (checkpoint > target) {
       throw new ProjectionAheadOfLog(
         `the state store at ${this.#store.path} has applied events up to seq ${checkpoint} but the ${this.#log.kind} log ends at seq ${target}: ` +

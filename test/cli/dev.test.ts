@@ -1,50 +1,22 @@
 import t from 'tap'
-import { spawn, execFile } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { builtMain } from '../helpers/built.js'
+import { startDev } from '../helpers/dev-process.js'
 
 // `tollgate dev` on a fresh data folder: starts anvil, prints a key and a curl line that works;
 // a second run shows the same key again.
-const MAIN = await builtMain()
 const dataDir = await mkdtemp(join(tmpdir(), 'tollgate-dev-'))
 t.teardown(() => rm(dataDir, { recursive: true, force: true }))
 
 async function runDev(): Promise<{ key: string; curl: string; metrics: string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [MAIN, 'dev', '--port', '0', '--data', dataDir], {
-    env: { ...process.env, TOLLGATE_SECRET: '', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  let err = ''
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()))
-  const banner = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no curl line within 30 s; stderr: ${err}`)), 30_000)
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString()
-      if (/Stop:/.test(out)) {
-        clearTimeout(timer)
-        resolve(out)
-      }
-    })
-    child.on('exit', (code) => reject(new Error(`dev exited with ${code}: ${err}`)))
-  })
+  const { banner, stop } = await startDev(t, dataDir)
   const key = /API key[^:]*: (tg_\w+)/.exec(banner)?.[1] ?? ''
   const curl = banner.split('\n').find((l) => l.trim().startsWith('curl ')) ?? ''
   const metrics = /Metrics: (\S+)/.exec(banner)?.[1] ?? ''
-  return {
-    key,
-    curl: curl.trim(),
-    metrics,
-    stop: () =>
-      new Promise((resolve) => {
-        child.removeAllListeners('exit')
-        child.once('exit', (code) => resolve(code))
-        child.kill('SIGINT')
-      }),
-  }
+  return { key, curl: curl.trim(), metrics, stop }
 }
 
 t.test('the printed curl line works', async (t) => {

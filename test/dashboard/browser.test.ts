@@ -1,9 +1,10 @@
 import t from 'tap'
-import { createWalletClient, http, parseUnits, type Hex } from 'viem'
+import { parseUnits } from 'viem'
 import type { Page } from 'playwright-core'
 import { startAnvil } from '../../harness/anvil.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
-import { anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
+import { ANVIL_KEYS, anvilAccount, chainAt, deployToken, transferToken } from '../helpers/contracts.js'
+import { injectTestWallet } from '../helpers/test-wallet.js'
 import { ensureDashboardBuilt } from '../helpers/dashboard-build.js'
 import { artifactPath, launchChromium } from '../helpers/browser.js'
 import { until } from '../helpers/eventually.js'
@@ -55,36 +56,8 @@ const problems: string[] = []
 page.on('console', (m) => m.type() === 'error' && problems.push(m.text()))
 page.on('pageerror', (e) => problems.push(String(e)))
 
-// The test wallet: the page's window.ethereum forwards every request to this function in Node.
-const wallet = createWalletClient({
-  account: user,
-  chain: { id: CHAIN, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.url] } } },
-  transport: http(anvil.url),
-})
-const walletCalls: string[] = []
-await page.exposeFunction('__testWallet', async (method: string, params: unknown[]) => {
-  walletCalls.push(method)
-  switch (method) {
-    case 'eth_requestAccounts':
-    case 'eth_accounts':
-      return [user.address]
-    case 'eth_chainId':
-      return `0x${CHAIN.toString(16)}`
-    case 'personal_sign':
-      return user.signMessage({ message: { raw: params[0] as Hex } })
-    case 'wallet_switchEthereumChain':
-      return null
-    case 'eth_sendTransaction': {
-      const tx = params[0] as { to: Hex; data: Hex }
-      return wallet.sendTransaction({ to: tx.to, data: tx.data })
-    }
-    default:
-      return (await anvil.rpc(method, params)).result
-  }
-})
-// As the page's own script text, not a function of this file: the file runs under tsx, whose
-// transform names functions with a helper the page does not have.
-await page.addInitScript('window.ethereum = { isTestWallet: true, request: ({ method, params }) => window.__testWallet(method, params ?? []), on() {} }')
+// The test wallet: the page's window.ethereum forwards every request to Node, where the user's account signs.
+const walletCalls = await injectTestWallet(page, { key: ANVIL_KEYS[2], rpcUrl: anvil.url, chainId: CHAIN })
 
 async function shoot(p: Page, name: string, section?: string): Promise<void> {
   const path = artifactPath('dashboard', `${name}.png`)

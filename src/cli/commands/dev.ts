@@ -8,6 +8,8 @@ import { makeLogger } from '../logger.js'
 import { runUntilSignal, stopSignal } from '../run-until-signal.js'
 import { holdReloadsWhileStarting, onReloadSignal } from '../reload-on-signal.js'
 import { freeLocalPort, startDevnet } from '../../dev/devnet.js'
+import { DEVNET_KEYS, deployTestUsd, TEST_USD_DECIMALS, TEST_USD_EACH } from '../../dev/test-usd.js'
+import { privateKeyToAccount } from 'viem/accounts'
 import { findNatsServer, startLocalNatsCluster } from '../../dev/nats-cluster.js'
 import { startFleetNginx } from '../../dev/nginx.js'
 import type { Config } from '../../config/types.js'
@@ -23,7 +25,8 @@ const DEMO_WALLET = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266'
  * `tollgate dev [--port N] [--admin-port N] [--data DIR]`: a first try on a fresh machine. Starts a local anvil
  * devnet as the `dev-1` network (serving as its full and its archive node), uses the embedded
  * event log, creates a demo account on Tier 3 (or shows its key again on later runs), and prints
- * the endpoint, the key and a curl line that works.
+ * the endpoint, the key and a curl line that works. Paid plans are paid in a test USD token
+ * deployed on the devnet (src/dev/test-usd.ts); the banner says how to pay from a browser wallet.
  */
 export async function devCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('dev', args, {
@@ -44,11 +47,22 @@ export async function devCommand(args: string[]): Promise<void> {
   const starting = holdReloadsWhileStarting(logger)
 
   const devnet = await startDevnet()
+  let usd: Awaited<ReturnType<typeof deployTestUsd>>
+  try {
+    // First on the fresh devnet: the token then has the same address on every run.
+    usd = await deployTestUsd(devnet)
+  } catch (err) {
+    await devnet.stop()
+    throw err
+  }
   const raw = {
     listen: { host: v.host ?? '127.0.0.1', port },
     admin: { listen: { host: '127.0.0.1', port: adminPort } },
     dataDir,
     networks: devNetworks(devnet),
+    // One confirmation: anvil mines a block per transaction and none otherwise, so a payment
+    // waiting for more would wait until the next transaction of anyone.
+    payments: { network: 'dev-1', token: usd.token, treasury: usd.treasury, confirmations: 1 },
   }
   const config = parseConfig(raw, 'tollgate dev (embedded defaults)')
   // Written out so that the other commands (events, accounts, keys, replay) can be tried on the dev data.
@@ -79,7 +93,8 @@ export async function devCommand(args: string[]): Promise<void> {
       'Try it:',
       `  curl -s ${endpoint} -H 'Content-Type: application/json' -H 'Authorization: Bearer ${apiKey}' -d '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}'`,
       '',
-      `Dashboard: ${gateway.http}/  (paid plans need "payments" in the config; see docs/dashboard.md)`,
+      `Dashboard: ${gateway.http}/  (paid plans are paid in the devnet's test USD: see below)`,
+      ...browserWalletLines(devnet, usd.token),
       `Metrics: ${gateway.admin}/metrics  (the admin listener)`,
       `Events:  node bin/tollgate.js events --config ${configPath}`,
       'Stop:    Ctrl-C',
@@ -95,6 +110,22 @@ export async function devCommand(args: string[]): Promise<void> {
     config.shutdownMs,
     stopping,
   )
+}
+
+/**
+ * How to try the dashboard's flow (connect, sign in, pay a plan) from a browser wallet: the
+ * devnet's RPC URL and chain id to add as a network, and a dev account's key to import. Not the
+ * first account: it is the demo account's wallet, on Tier 3 already.
+ */
+function browserWalletLines(devnet: { url: string; chainId: number }, token: string): string[] {
+  const key = DEVNET_KEYS[1]
+  const address = privateKeyToAccount(key).address
+  return [
+    `  To pay from a browser wallet: add the network RPC URL ${devnet.url}, chain id ${devnet.chainId};`,
+    `  import the devnet account ${address} (private key ${key}: a public test key, never use it elsewhere),`,
+    `  which holds 10,000 ETH and ${TEST_USD_EACH.toLocaleString('en-US')} TUSD (test USD, ${TEST_USD_DECIMALS} decimals, token ${token});`,
+    '  connect it on the dashboard, choose Tier 1 and pay: the plan starts at one confirmation.',
+  ]
 }
 
 /** The key of the demo account (made on the first run, shown again later), through the config's event log. */
