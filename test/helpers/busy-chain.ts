@@ -39,9 +39,13 @@ export async function makeBusyChain(anvil: Anvil): Promise<BusyChain> {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [anvil.url] } },
   } as const
-  const pub = createPublicClient({ chain, transport: http(anvil.url) })
-  const wallet = (i: number) => createWalletClient({ account: anvilAccount(i), chain, transport: http(anvil.url) })
-  const mined = (hash: Hex) => pub.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 15_000 })
+  // Bounds of a loaded machine, not of anvil's speed: viem's default of 10 s per request failed the
+  // blob transaction's send (a 128 KiB sidecar) at a load of 15 on two cores, before any gateway ran,
+  // and its retry of a send that anvil took would send it twice. One try, a minute to answer.
+  const transport = http(anvil.url, { timeout: 60_000, retryCount: 0 })
+  const pub = createPublicClient({ chain, transport })
+  const wallet = (i: number) => createWalletClient({ account: anvilAccount(i), chain, transport })
+  const mined = (hash: Hex) => pub.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 60_000 })
 
   const owner = anvilAccount(0)
   const token = await deployToken(chainAt(anvil.url), owner)
