@@ -29,6 +29,7 @@ export interface EvmWorkersOptions {
   timeoutMs: number
 }
 
+/** The thread's module beside this one, as built (a thread does not take tsx's loader: benches use the build). */
 const WORKER = new URL('./evm-worker.js', import.meta.url)
 
 type Reply = { ok: true; outcome: RunOutcome } | { ok: false; error: string }

@@ -141,10 +141,21 @@ export class ProvenRun {
    */
   static async prepare(pool: UpstreamPool, kind: NodeKind, tx: CallObject, trusted: TrustedHeader, opts: PoolCallOptions, evm: EvmLimits): Promise<ProvenRun> {
     const run = new ProvenRun(pool, kind, trusted, tx, opts, evm)
-    const list = Array.isArray(tx.accessList) ? tx.accessList : []
-    for (const e of list) run.#wantAll(e.address, e.storageKeys ?? [])
+    const list: unknown[] = Array.isArray(tx.accessList) ? tx.accessList : []
     // Counted before the first proof: 2,000 addresses would be 2,000 eth_getProof calls at once.
-    const wanted = run.#wanted()
+    // A malformed entry counts too, and is not proven (the node refuses the call's params).
+    let named = 0
+    for (const e of list) {
+      const { address, storageKeys } = (e ?? {}) as { address?: unknown; storageKeys?: unknown }
+      const keys = Array.isArray(storageKeys) ? storageKeys : []
+      named += 1 + keys.length
+      if (typeof address === 'string' && /^0x[0-9a-fA-F]{40}$/.test(address))
+        run.#wantAll(
+          address,
+          keys.filter((k): k is string => typeof k === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(k)),
+        )
+    }
+    const wanted = Math.max(run.#wanted(), named)
     if (wanted > MAX_PROVEN) {
       throw new RunRefused(
         'state',

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { startAnvil } from '../../harness/anvil.js'
+import { receiptOf, startAnvil } from '../../harness/anvil.js'
 import { METHODS } from '../../src/rpc/method-table.js'
-import { makeBusyChain } from '../helpers/busy-chain.js'
+import { tokenInitCode } from '../helpers/contracts.js'
 import { waitFor } from '../helpers/eventually.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
@@ -18,7 +18,11 @@ import { usageEventsOf } from '../helpers/usage-events.js'
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 await anvil.rpc('anvil_mine', ['0x46'])
-const busy = await makeBusyChain(anvil)
+// An ERC-20 (storage, code) deployed by anvil's first account; an address nothing touched.
+const [eoa] = (await anvil.rpc('eth_accounts')).result as string[]
+const deployed = await anvil.rpc('eth_sendTransaction', [{ from: eoa, data: tokenInitCode(eoa as `0x${string}`) }])
+const busy = { eoa: eoa!, token: (await receiptOf(anvil, deployed.result)).contractAddress as string, absent: '0x00000000000000000000000000000000000a75e1' }
+await anvil.rpc('anvil_mine', ['0x2'])
 const [honest, alsoHonest, reverter] = await Promise.all([0, 1, 2].map(() => startFaultProxy(anvil)))
 t.teardown(() => Promise.all([honest, alsoHonest, reverter].map((p) => p!.close())))
 // Says every eth_call reverted with empty data: a node's answer a run must check, so the loop runs.
@@ -152,8 +156,21 @@ t.test('a verified call is charged by the gas it ran', async (t) => {
   t.equal(r.json.result, '0x', 'answered')
   const small = await rpc(tg.url('eth-1'), call([{ to: busy.token, data: '0x18160ddd' }, 'latest'], 's'), { apiKey: key.apiKey })
   t.ok(small.json.result, 'a small call answered')
+  // The same in a batch: the loop of 100,000 rounds beside a small call.
+  const batch = await rpc(
+    tg.url('eth-1'),
+    [call([{ data: countdown(100_000) }, 'latest'], 'b1'), call([{ to: busy.token, data: '0x18160ddd' }, 'latest'], 'b2')],
+    {
+      apiKey: key.apiKey,
+    },
+  )
+  t.same(
+    batch.json.map((a: { result?: unknown }) => a.result),
+    ['0x', small.json.result],
+    'the batch answered',
+  )
   await tg.stop()
   const usage = await usageEventsOf(tg.config, key.keyId)
   const units = usage.reduce((n, e) => n + (e.units ?? 0), 0)
-  t.equal(units, 2 * METHODS.eth_call!.cost + 20, `two calls at their units, and 10 per million gas the loop ran (${units})`)
+  t.equal(units, 4 * METHODS.eth_call!.cost + 2 * 20, `four calls at their units, and 10 per million gas each loop ran, alone and in a batch (${units})`)
 })
