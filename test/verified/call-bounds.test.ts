@@ -45,7 +45,8 @@ const tg = await startTestGateway(t, {
 // A short budget: the endless loop is stopped after it, whatever the machine's load.
 const short = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, verify: 'calls', upstreams: [{ url: reverter!.url, name: 'reverter', kind: 'full' }] } },
-  config: { diagnostics: { responseHeaders: true }, cache: { enabled: false }, evm: { timeoutMs: 250 } },
+  // One heavy call of a key at once, refused at once past it: a verified call is one.
+  config: { diagnostics: { responseHeaders: true }, cache: { enabled: false }, evm: { timeoutMs: 250 }, heavy: { atOnce: 1, atOnceWaitMs: 0 } },
 })
 const call = (params: unknown[], id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'eth_call', params })
 const truth = async (params: unknown[]) => {
@@ -86,6 +87,20 @@ t.test('an endless loop runs off the event loop: another tenant is answered mean
   t.equal(await failedChecks(short), 0, 'no node counted: the run was stopped, nothing contradicts the node')
   const after = await rpc(short.url('eth-1'), call([{ to: busy.token, data: '0x18160ddd' }, 'latest'], 'after'), { apiKey: other.apiKey })
   t.ok(after.json !== undefined, 'a stopped thread is replaced: the next verified call is run')
+})
+
+t.test("a verified call takes one of its key's heavy calls at once", async (t) => {
+  const { apiKey } = await short.createKey('tier-3')
+  // Two loops (different gas: not one call shared in flight) of one key at once.
+  const [a, b] = await Promise.all(
+    ['0x5f5e100', '0x5f5e0ff'].map((gas, i) => rpc(short.url('eth-1'), call([{ data: '0x5b600056', gas }, 'latest'], i), { apiKey })),
+  )
+  const codes = [a!, b!].map((r) => r.json.error?.code as number).sort((x, y) => x - y)
+  t.same(codes, [-32042, -32005], `one ran to its budget, the other was refused (${JSON.stringify([a!.json, b!.json])})`)
+  t.ok(
+    [a!, b!].some((r) => r.status === 429 && r.headers.get('retry-after') === '1'),
+    'HEAVY_CALLS_BUSY, with Retry-After',
+  )
 })
 
 t.test("the run's gas is capped at evm.gasCap: a call that needs more is VERIFY_GAS_CAPPED, no node counted", async (t) => {
