@@ -184,8 +184,26 @@ t.test('a verified call is charged by the gas it ran', async (t) => {
     ['0x', small.json.result],
     'the batch answered',
   )
+  // Another key's identical call joining it in flight: the run was the first's, charged once.
+  const first = await tg.createKey('tier-3')
+  const joiner = await tg.createKey('tier-3')
+  const inflight = tg.gateway.calls.inflight
+  const shared = inflight.shared
+  // The nodes hold eth_call (within the gateway's 5 s time-out: no failover) while the second
+  // call joins the first; nothing is asserted on the time, the join is waited for.
+  for (const p of [honest!, alsoHonest!]) p.set('eth_call', { delayMs: 3_000 })
+  const asked = honest!.received('eth_call') + alsoHonest!.received('eth_call')
+  const tx = { data: countdown(100_001) }
+  const a = rpc(tg.url('eth-1'), call([tx, 'latest'], 'j1'), { apiKey: first.apiKey })
+  await waitFor(() => honest!.received('eth_call') + alsoHonest!.received('eth_call') > asked, 'the first call at a node')
+  const b = rpc(tg.url('eth-1'), call([tx, 'latest'], 'j2'), { apiKey: joiner.apiKey })
+  await waitFor(() => inflight.shared > shared, 'the second call joining the first')
+  for (const p of [honest!, alsoHonest!]) p.clear('eth_call')
+  t.same([(await a).json.result, (await b).json.result], ['0x', '0x'], 'both answered')
   await tg.stop()
-  const usage = await usageEventsOf(tg.config, key.keyId)
-  const units = usage.reduce((n, e) => n + (e.units ?? 0), 0)
+  const unitsOf = async (keyId: string) => (await usageEventsOf(tg.config, keyId)).reduce((n, e) => n + (e.units ?? 0), 0)
+  const units = await unitsOf(key.keyId)
   t.equal(units, 4 * METHODS.eth_call!.cost + 2 * 20, `four calls at their units, and 10 per million gas each loop ran, alone and in a batch (${units})`)
+  t.equal(await unitsOf(first.keyId), METHODS.eth_call!.cost + 20, 'the call that ran: its units and its gas')
+  t.equal(await unitsOf(joiner.keyId), METHODS.eth_call!.cost, 'the call that joined it: its units only')
 })
