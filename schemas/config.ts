@@ -365,6 +365,27 @@ export const configSchema = withDefaultsOptional(
         },
         'Heavy calls (eth_getLogs, eth_getBlockReceipts, debug_trace*, trace_*): their time-out, eth_getLogs splitting, how many a key may run at once.',
       ),
+      evm: Section(
+        {
+          gasCap: PositiveInteger({
+            default: 50000000,
+            description:
+              "Most gas the gateway's EVM runs a verified eth_call or eth_estimateGas with (networks.<slug>.verify: calls), as geth's RPCGasCap: " +
+              "a run gets the least of the call's gas (or the block's gas limit), the block's gas limit and this.",
+          }),
+          timeoutMs: PositiveInteger({
+            default: 5000,
+            description:
+              "Wall-clock budget of one run of the gateway's EVM, as geth's RPCEVMTimeout: a run still going after it is stopped (its worker thread " +
+              'ended and replaced) and the client gets VERIFY_RUN_TIMEOUT.',
+          }),
+          workers: PositiveInteger({
+            default: 2,
+            description: "Worker threads the gateway's EVM runs in, off the event loop; a run waits for a free one.",
+          }),
+        },
+        "The gateway's own EVM runs of verified eth_call and eth_estimateGas (networks.<slug>.verify: calls): their gas, time and threads (docs/verified-answers.md).",
+      ),
       cache: Section(
         {
           enabled: Type.Boolean({ default: true, description: 'false: every call goes to a node.' }),

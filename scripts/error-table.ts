@@ -74,6 +74,12 @@ const WHEN: Record<ErrorCode, string> = {
     '`verify: reads` is on for the network and an eth_getProof names more storage slots than it proves in one call (256): ask for them in several calls (docs/verified-answers.md)',
   VERIFY_NODES_LACK:
     '`verify: reads` is on for the network and a verified read needs a method none of its nodes serves: the receipts of a block of more than 1,000 transactions where no node serves `eth_getBlockReceipts` (docs/verified-answers.md)',
+  VERIFY_CALL_TOO_LARGE:
+    "`verify: calls` is on for the network and a verified `eth_call` or `eth_estimateGas` would prove more than 64 accounts and storage slots (the sender, the recipient, the block's miner and the client's access list counted before any node is asked; what the run reads counted after each round), or reads state beyond 4 rounds of proofs; no node is counted (docs/verified-answers.md)",
+  VERIFY_GAS_CAPPED:
+    "`verify: calls` is on and the call ran out of gas in the gateway's EVM with the gas it gives a run (the least of the call's gas, the block's gas limit and `evm.gasCap`) where a node answered a value, or a node's estimate is above `evm.gasCap`: the gateway's own bound, so no node is counted",
+  VERIFY_RUN_TIMEOUT:
+    "`verify: calls` is on and a run of the gateway's EVM for the call was still going after `evm.timeoutMs`: it was stopped (its worker thread ended and replaced); charged for the gas it was given (docs/costs.md)",
   NODES_BUSY:
     "every slot of the node chosen (`upstreams[].maxInFlight`, this instance's share) stayed taken longer than `limits.capacityWaitMs` (with `Retry-After`; docs/upstream-selection.md)",
   UPSTREAM_ANSWER_TOO_LARGE: "the node's answer is over `limits.maxUpstreamBytes` (it is not tried on another node: the answer would be as large)",

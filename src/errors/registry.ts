@@ -186,6 +186,24 @@ export const ERRORS = {
     message:
       "This verified read needs of the network's nodes a method none of them serves (named in the message); ask the operator for nodes that serve it, or read from a network that does not verify",
   },
+  // 200 as a node's own failed eth_call: the call was read, and a retry as it is fails the same way.
+  VERIFY_CALL_TOO_LARGE: {
+    http: 200,
+    rpc: -32040,
+    message:
+      'This call reads more state than this gateway proves for one verified eth_call or eth_estimateGas (networks.<slug>.verify: calls); send a shorter access list, or split the work into smaller calls',
+  },
+  VERIFY_GAS_CAPPED: {
+    http: 200,
+    rpc: -32041,
+    message:
+      "This call needs more gas than this gateway's EVM runs a verified call with (the least of the call's gas, the block's gas limit and evm.gasCap); send less work in one call",
+  },
+  VERIFY_RUN_TIMEOUT: {
+    http: 200,
+    rpc: -32042,
+    message: "This call ran longer in this gateway's EVM than one verified call may (evm.timeoutMs) and was stopped; send less work in one call, or less gas",
+  },
   NODES_BUSY: {
     http: 503,
     rpc: -32025,

@@ -4,6 +4,7 @@ import type { GatewayError } from '../errors/registry.js'
 import type { Answer } from '../upstream/answer.js'
 import { saysStatePruned } from '../upstream/state-pruned.js'
 import { groupForUpstream, type BatchPlan, type Copy, type Routed } from './batch-plan.js'
+import { chargeWork } from './call-charge.js'
 import { failed, type CallForwarder } from './call-forwarder.js'
 import type { CallPolicies } from './call-policies.js'
 import { waitQueued, type CallCharge, type Charged, type DispatchContext, type UsageSink } from './dispatch-context.js'
@@ -49,7 +50,9 @@ export class BatchRunner {
       // A copy's answer is its first call's with its own id: kept only when the batch has copies.
       const outcomes = copies.length > 0 ? new Array<Answer | undefined>(parts.length) : undefined
       const record = (r: Routed, out: Answer): void => {
-        tally.add(out, r.units, out.size)
+        // Work known only once answered (a verified call's EVM run): charged now, counted in its units.
+        chargeWork(ctx, out.kind, out.extraUnits)
+        tally.add(out, r.units + out.extraUnits, out.size)
         if (r.call.idJson !== undefined) parts[r.index] = out.text
         if (outcomes !== undefined) outcomes[r.index] = out
       }

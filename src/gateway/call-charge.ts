@@ -108,3 +108,24 @@ function rateLimited(
     },
   })
 }
+
+/**
+ * How far ahead work charged after its answer may take a key's compute units: the time the key's
+ * units per second take to refill it. Past it the rest is not taken from the rate (still counted
+ * in usage): a key cannot be put in debt for hours by one call.
+ */
+const WORK_DEBT_MS = 60_000
+
+/**
+ * Charge the units of work the gateway did for an answer beyond its method's own
+ * (Answer.extraUnits: a verified call's EVM run by its gas), known only once it is answered:
+ * taken from the key's units per second when its plan sets one, in debt (the key's next calls
+ * wait or are refused), the call itself not counted again. The same over HTTP and WebSocket.
+ * @example chargeWork(ctx, 'full', answer.extraUnits)
+ */
+export function chargeWork(ctx: Parameters<CallCharge>[0], kind: 'full' | 'archive', units: number): void {
+  if (units <= 0) return
+  const limits = ctx.key.actor.state.limits
+  if ((kind === 'full' ? limits.fullUnits : limits.archiveUnits) == null) return
+  ctx.key.actor.charge(kind, 0, WORK_DEBT_MS, units)
+}

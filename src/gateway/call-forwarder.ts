@@ -139,7 +139,8 @@ export class CallForwarder {
   #call(ctx: DispatchContext, r: Routed, kind: NodeKind, idJson: string, node: string | undefined): Promise<Answer> {
     const { method, params } = r.call
     const minBlock = r.spec.block === undefined ? undefined : newestBlockOf(r.spec, params)
-    const heavy = r.spec.heavy === true ? this.deps.heavy?.slotFor(ctx.key) : undefined
+    // A verified call is run in the gateway's EVM (seconds of a worker thread for a loop): heavy as a trace is.
+    const heavy = r.spec.heavy === true || runsEvm(ctx.pool.verify, method) ? this.deps.heavy?.slotFor(ctx.key) : undefined
     return this.deps.calls.call({
       network: ctx.network,
       pool: ctx.pool,
@@ -158,6 +159,11 @@ export class CallForwarder {
 /** A gateway error as a call's answer, with the call's id, on the node kind it was routed to. */
 export function failed(e: GatewayError, r: Routed): Answer {
   return Answer.gatewayError(errorResponseJson(r.call.idJson ?? 'null', e.rpc, e.message), e.http, r.kind)
+}
+
+/** Whether the gateway's EVM runs this method's calls (networks.<slug>.verify: calls). */
+function runsEvm(verify: 'off' | 'reads' | 'calls', method: string): boolean {
+  return verify === 'calls' && (method === 'eth_call' || method === 'eth_estimateGas')
 }
 
 /** eth_uninstallFilter's answer for a filter that is not there, as the nodes give it. */

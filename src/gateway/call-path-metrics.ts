@@ -143,7 +143,7 @@ export function registerCallPathMetrics(
   const verifying = (n: string) => upstreams.pool(n)!.verify !== 'off'
   scraped(registry, 'counter', {
     name: 'tollgate_verified_calls_total',
-    help: 'Reads of networks that verify (networks.<slug>.verify: reads), by method and outcome: verified, passed (nothing to check: pending, an error, no block), unverified (ANSWER_UNVERIFIED), refused (VERIFY_RANGE_TOO_WIDE, VERIFY_PROOF_TOO_WIDE, VERIFY_NODES_LACK), failed (no node answered)',
+    help: 'Reads of networks that verify (networks.<slug>.verify: reads), by method and outcome: verified, passed (nothing to check: pending, an error, no block), unverified (ANSWER_UNVERIFIED), refused (VERIFY_RANGE_TOO_WIDE, VERIFY_PROOF_TOO_WIDE, VERIFY_NODES_LACK; VERIFY_CALL_TOO_LARGE, VERIFY_GAS_CAPPED, VERIFY_RUN_TIMEOUT), failed (no node answered)',
     labelNames: ['network', 'method', 'outcome'],
     read: (emit) => {
       for (const network of upstreams.networks()) {

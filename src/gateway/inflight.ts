@@ -24,11 +24,11 @@ export class InflightCalls {
     const running = this.#pending.get(key)
     if (running !== undefined) {
       this.shared++
-      if (running instanceof Promise) return running.then((answer) => answer.withId(idJson))
+      if (running instanceof Promise) return running.then((answer) => joined(answer, idJson))
       // A call of an upstream batch: its answer, or (the node's answer skipped it) a call of our own.
       return running.answers.then((all) => {
         const answer = all[running.index]
-        return answer === undefined ? send() : answer.withId(idJson)
+        return answer === undefined ? send() : joined(answer, idJson)
       })
     }
     const call = send()
@@ -83,4 +83,14 @@ export function inflightKey(network: string, kind: string, method: string, param
 /** inflightKey, for params already written as JSON. */
 export function inflightKeyOf(network: string, kind: string, method: string, paramsJsonText: string): string {
   return `${network}|${kind}|${method}|${paramsJsonText}`
+}
+
+/**
+ * A joiner's copy of the answer: its own id, and none of the work the gateway did for it
+ * (Answer.extraUnits): that was the first caller's call, charged to it once.
+ */
+function joined(answer: Answer, idJson: string): Answer {
+  const mine = answer.withId(idJson)
+  mine.extraUnits = 0
+  return mine
 }

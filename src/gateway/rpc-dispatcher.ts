@@ -5,6 +5,7 @@ import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/
 import type { Answer } from '../upstream/answer.js'
 import { planBatch, type Refused, type Routed } from './batch-plan.js'
 import { BatchRunner, type BatchRunnerDeps } from './batch-runner.js'
+import { chargeWork } from './call-charge.js'
 import { CallForwarder, type CallForwarderDeps } from './call-forwarder.js'
 import { waitQueued, type DispatchContext } from './dispatch-context.js'
 import type { HeadTracker } from './head-tracker.js'
@@ -98,7 +99,19 @@ export class RpcDispatcher {
     if (charged.delayMs > 0) await waitQueued(charged.delayMs)
     const subscribed: string[] | undefined = routed.local ? [] : undefined
     const out = await this.#forwarder.forward(ctx, routed, subscribed)
-    this.deps.usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, out.kind, 1, out.isError ? 1 : 0, ctx.bytesIn, out.size, cost)
+    // Work known only once answered (a verified call's EVM run): charged now, counted in its units.
+    chargeWork(ctx, out.kind, out.extraUnits)
+    this.deps.usage.served(
+      ctx.key.account.accountId,
+      ctx.key.record.keyId,
+      ctx.network,
+      out.kind,
+      1,
+      out.isError ? 1 : 0,
+      ctx.bytesIn,
+      out.size,
+      cost + out.extraUnits,
+    )
     const malformed = out.malformed ? 1 : 0
     // An eth_subscribe that made a subscription: the WebSocket session takes its id from here.
     const made = subscribed !== undefined && subscribed.length > 0 ? subscribed : undefined

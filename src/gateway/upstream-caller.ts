@@ -12,6 +12,8 @@ import { TransactionSender } from '../upstream/send-transaction.js'
 import { InflightCalls, inflightKey, inflightKeyOf } from './inflight.js'
 import type { HeavySlot } from './heavy-calls.js'
 import { paramsJson } from '../rpc/params-json.js'
+import { EvmWorkers } from '../verified/evm-workers.js'
+import type { EvmLimits } from '../verified/proven-run.js'
 import { isVerifiedRead, VerifiedReads } from '../verified/verified-reads.js'
 
 /** One call routed to a node kind, on its way upstream. */
@@ -57,7 +59,12 @@ export interface UpstreamCallerOptions {
   cache?: ImmutableCache
   /** The finalized block of a network (undefined until known: nothing is cached as final). */
   finalized?: (network: string) => number | undefined
+  /** The gateway's EVM for verified calls (the config's `evm`; absent: its defaults). */
+  evm?: { gasCap: number; timeoutMs: number; workers: number }
 }
+
+/** The config's `evm` defaults (schemas/config.ts), for callers made without a config. */
+const EVM_DEFAULTS = { gasCap: 50_000_000, timeoutMs: 5_000, workers: 2 }
 
 /**
  * The most calls of one node kind in a batch that are shared in flight one by one (see batch()):
@@ -82,9 +89,13 @@ export class UpstreamCaller {
   readonly transactions = new TransactionSender()
   /** Each network's proven state reads (networks.<slug>.verify: reads), made at its first; a reload keeps the pool and these. */
   readonly #verified = new WeakMap<UpstreamPool, VerifiedReads>()
+  /** Verified calls' EVM runs: one pool of worker threads for every network (threads start at the first run). */
+  readonly evm: EvmLimits
 
   constructor(private opts: UpstreamCallerOptions) {
     this.logs = new GetLogs(opts.heavy.getLogs)
+    const evm = opts.evm ?? EVM_DEFAULTS
+    this.evm = { runner: new EvmWorkers({ size: evm.workers, timeoutMs: evm.timeoutMs }), gasCap: BigInt(evm.gasCap) }
   }
 
   /** A reload's time-out of ordinary calls and hedging, for the calls that start from now on. */
@@ -289,7 +300,7 @@ export class UpstreamCaller {
   verifiedReads(pool: UpstreamPool): VerifiedReads {
     let reads = this.#verified.get(pool)
     if (reads === undefined) {
-      reads = new VerifiedReads(pool, { timeoutMs: this.opts.timeoutMs })
+      reads = new VerifiedReads(pool, { timeoutMs: this.opts.timeoutMs, evm: this.evm })
       this.#verified.set(pool, reads)
     }
     return reads

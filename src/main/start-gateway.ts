@@ -206,10 +206,14 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const calls = new UpstreamCaller({
     timeoutMs: config.limits.upstreamTimeoutMs,
     heavy: config.heavy,
+    evm: config.evm,
     hedge: config.hedge,
     cache,
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
+  closers.defer('EVM workers', () => calls.evm.runner.close())
+  // A network that verifies calls runs them in worker threads: loaded now, not by the first call.
+  if (Object.values(config.networks).some((n) => n.verify === 'calls')) calls.evm.runner.warm()
   const broadcastOn = (c: Config) => calls.transactions.broadcastOn(Object.keys(c.networks).filter((slug) => c.networks[slug].broadcastTransactions === true))
   broadcastOn(config)
   const admission = new Admission({ upstreams, ips, keys, pools, refusals: usage, tokens: { ...config.keys.jwt, now: () => clock.now() } })

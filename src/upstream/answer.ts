@@ -33,6 +33,12 @@ export class Answer {
   consensus: string | undefined = undefined
   /** The hash of the trusted header this answer was proven against (networks.<slug>.verify), for the X-Tollgate-Verified header. */
   verifiedAt: string | undefined = undefined
+  /**
+   * Units of work the gateway did for this answer beyond its method's own (a verified call's EVM
+   * run, by the gas it ran: docs/costs.md), known only once it is answered: charged to the key
+   * after the answer and counted in its usage units, alone or in a batch (chargeWork).
+   */
+  extraUnits = 0
 
   private constructor(
     text: string | undefined,
@@ -96,6 +102,7 @@ export class Answer {
     a.attempts = this.attempts
     a.consensus = this.consensus
     a.verifiedAt = this.verifiedAt
+    a.extraUnits = this.extraUnits
     return a
   }
 }

@@ -1,29 +1,32 @@
-import { createEVM } from '@ethereumjs/evm'
-import { createAddressFromString } from '@ethereumjs/util'
-import { bytesToHex, hexToBytes } from 'viem'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import type { Hex } from '../verify/rpc-shapes.js'
+import type { RunOutcome } from './evm-run.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
-import { type CallObject, callAt, ProvenRun } from './proven-run.js'
+import { type CallObject, callAt, type EvmLimits, ProvenRun, RunRefused } from './proven-run.js'
+import { refusedRun, runAnswer, shielded } from './run-answer.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /**
  * eth_call verified (networks.<slug>.verify: calls; docs/verified-answers.md): the call is run by
- * the gateway, in an EVM (@ethereumjs/evm), on state proven against the trusted header: every
- * account and slot the run reads is proven with eth_getProof (a node's eth_createAccessList is only
- * a first guess; what the run reads beyond it is proven and the run repeated), code against its
- * proven code hash. A node's eth_call answer is handed on only when it is what the run returned (or
- * the same revert). As Helios and the Lodestar prover do, for a multi-tenant gateway.
- * BLOCKHASH reads hashes linked to the trusted header by parent hashes (ProvenBlockHashes). Not
- * proven: a call's gas (the answer is its return data).
+ * the gateway, in an EVM (@ethereumjs/evm, in a worker thread: EvmWorkers), on state proven
+ * against the trusted header (ProvenRun). A node is asked first: an error no run could turn into
+ * a value (anything but a revert with data: funds too low, gas below the intrinsic cost, the node's
+ * own limits) is handed on with no run made, as it tells the client nothing a liar could use.
+ * A value or a revert is handed on only when the run agrees, compared by class: the same return
+ * data, the same revert data, or, for a run that failed otherwise (an invalid opcode, out of gas),
+ * any error of the node. A node is counted (a failed check) only where the run is the proof: a
+ * value where the run ran out of gas with less gas than the node may have given it (evm.gasCap,
+ * the block's gas limit) is the gateway's own bound, answered VERIFY_GAS_CAPPED with no node
+ * counted. Not proven: a call's gas (the answer is its return data).
  */
 export class VerifiedCalls {
   constructor(
     private readonly pool: UpstreamPool,
     readonly headers: TrustedHeaders,
+    private readonly evm: EvmLimits,
   ) {}
 
   async call(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
@@ -32,43 +35,57 @@ export class VerifiedCalls {
     const { tx, ref } = at
     const header = await this.headers.at(ref)
     if (header === null) return this.#errorOnly(kind, params, idJson, opts)
-    const run = await this.#run(kind, tx, header, opts)
-    const call = { kind, method: 'eth_call', params: [tx, { blockHash: header.hash }], minBlock: header.number, opts, notJson: 'CALL_RESULT' as const }
-    const answer = await firstPassing(this.pool, call, async (reply) => {
-      const body = JSON.parse(reply.text) as { result?: unknown; error?: { data?: unknown } }
-      const same = reply.isError ? run.reverted && sameHex(body.error?.data, run.returned) : !run.reverted && sameHex(body.result, run.returned)
-      if (!same) {
-        throw new VerificationError(
-          'CALL_RESULT',
-          'eth_call',
-          `${run.reverted ? 'a revert with' : 'the return data'} ${run.returned} (run on proven state)`,
-          reply.isError ? `an error with ${String(body.error?.data)}` : String(body.result),
-        )
-      }
-      return reply
-    })
-    const out = answer.withId(idJson)
-    out.verifiedAt = header.hash
-    return out
+    let run: ProvenRun | undefined
+    try {
+      // Before any node call: a client's access list over the bound is refused here.
+      run = await ProvenRun.prepare(this.pool, kind, tx, header, opts, this.evm)
+      const { answer, checked } = await this.#checked(kind, tx, header, opts, run)
+      const out = runAnswer(answer.withId(idJson), run)
+      // A node's error handed on with no run is not what the run found: not marked verified.
+      if (checked) out.verifiedAt = header.hash
+      return out
+    } catch (err) {
+      return refusedRun(err, idJson, kind, run)
+    }
   }
 
-  /** The call run on proven state (ProvenRun): its return data, and whether it reverted. */
-  async #run(kind: NodeKind, tx: CallObject, header: TrustedHeader, opts: PoolCallOptions): Promise<{ reverted: boolean; returned: Hex }> {
-    const run = await ProvenRun.prepare(this.pool, kind, tx, header, opts, 'CALL_RESULT', 'eth_call')
-    return run.until(async (state) => {
-      const evm = await createEVM({ common: run.common, stateManager: state, blockchain: run.blockHashes })
-      const result = await evm.runCall({
-        caller: createAddressFromString(run.from),
-        origin: createAddressFromString(run.from),
-        to: tx.to ? createAddressFromString(tx.to) : undefined,
-        data: hexToBytes((tx.data ?? tx.input ?? '0x') as Hex),
-        value: tx.value === undefined ? 0n : BigInt(tx.value),
-        gasLimit: tx.gas === undefined ? BigInt(run.header.gasLimit) : BigInt(tx.gas),
-        skipBalance: true,
-        block: { header: { ...run.blockFields(), getBlobGasPrice: () => 1n } },
-      })
-      return { reverted: result.execResult.exceptionError !== undefined, returned: bytesToHex(result.execResult.returnValue) as Hex }
+  /**
+   * The first node answer the run agrees with (the run made once, when a node's answer needs it),
+   * and whether it was checked against the run (a node's error no run could contradict is not).
+   */
+  async #checked(kind: NodeKind, tx: CallObject, header: TrustedHeader, opts: PoolCallOptions, run: ProvenRun): Promise<{ answer: Answer; checked: boolean }> {
+    let ran: Promise<RunOutcome> | undefined
+    const call = { kind, method: 'eth_call', params: [tx, { blockHash: header.hash }], minBlock: header.number, opts, notJson: 'CALL_RESULT' as const }
+    let checked = false
+    const answer = await firstPassing(this.pool, call, async (reply) => {
+      const body = JSON.parse(reply.text) as { result?: unknown; error?: { code?: unknown; data?: unknown } }
+      checked = !reply.isError || isRevertWithData(body.error)
+      if (!checked) return reply
+      const outcome = await (ran ??= shielded(run.until({ type: 'call', tx: run.tx, gas: run.gas })))
+      switch (outcome.end) {
+        case 'returned':
+          if (!reply.isError && sameHex(body.result, outcome.returned)) return reply
+          break
+        case 'reverted':
+          if (reply.isError && sameHex(body.error?.data, outcome.returned)) return reply
+          break
+        case 'failed':
+          // Not REVERT: the node's words for it are its own (anvil, geth and reth each word an
+          // invalid opcode or running out of gas differently), so any error of the node agrees.
+          if (reply.isError) return reply
+          if (run.gasCapped && /gas/i.test(outcome.error ?? '')) throw new RunRefused('gas', `it ran out of gas with ${run.gas} gas`)
+          break
+      }
+      throw new VerificationError(
+        'CALL_RESULT',
+        'eth_call',
+        outcome.end === 'failed'
+          ? `an error (${outcome.error}, run on proven state)`
+          : `${outcome.end === 'reverted' ? 'a revert with' : 'the return data'} ${outcome.returned} (run on proven state)`,
+        reply.isError ? `an error with ${String(body.error?.data)}` : String(body.result),
+      )
     })
+    return { answer, checked }
   }
 
   /** A call at a block this gateway cannot check: only a node's error goes on. */
@@ -78,6 +95,15 @@ export class VerifiedCalls {
   }
 }
 
-function sameHex(a: unknown, b: string): boolean {
+/**
+ * A node's error that a run could contradict: a revert, with its data (geth, reth and anvil answer
+ * code 3 with the revert's data as hex). Any other error (funds, intrinsic gas, the node's own
+ * limits) no run turns into a value.
+ */
+function isRevertWithData(error: { code?: unknown; data?: unknown } | undefined): boolean {
+  return typeof error?.data === 'string' && /^0x(?:[0-9a-fA-F]{2})*$/.test(error.data)
+}
+
+function sameHex(a: unknown, b: Hex): boolean {
   return typeof a === 'string' && a.toLowerCase() === b.toLowerCase()
 }

@@ -1,15 +1,10 @@
-import { createBlock } from '@ethereumjs/block'
-import { createTx } from '@ethereumjs/tx'
-import { createAddressFromString } from '@ethereumjs/util'
-import { createVM, runTx } from '@ethereumjs/vm'
-import { hexToBytes } from 'viem'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
-import type { Hex } from '../verify/rpc-shapes.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
-import { type CallObject, callAt, ProvenRun } from './proven-run.js'
+import { callAt, type EvmLimits, ProvenRun, RunRefused } from './proven-run.js'
+import { refusedRun, runAnswer, shielded } from './run-answer.js'
 import type { TrustedHeaders } from './trusted-headers.js'
 
 /**
@@ -35,6 +30,7 @@ export class VerifiedEstimates {
   constructor(
     private readonly pool: UpstreamPool,
     readonly headers: TrustedHeaders,
+    private readonly evm: EvmLimits,
   ) {}
 
   async call(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
@@ -43,21 +39,39 @@ export class VerifiedEstimates {
     const header = checkable ? await this.headers.at(at.ref) : null
     if (!checkable || header === null) return this.#errorOnly(kind, params, idJson, opts)
     const { tx } = at
-    const run = await ProvenRun.prepare(this.pool, kind, tx, header, opts, 'GAS_ESTIMATE', 'eth_estimateGas')
-    const cap = tx.gas === undefined ? BigInt(run.header.gasLimit) : BigInt(tx.gas)
-    const call = { kind, method: 'eth_estimateGas', params: [tx, { blockHash: header.hash }], minBlock: header.number, opts, notJson: 'GAS_ESTIMATE' as const }
-    const answer = await firstPassing(this.pool, call, async (reply) => {
+    let run: ProvenRun | undefined
+    try {
+      run = await ProvenRun.prepare(this.pool, kind, tx, header, opts, this.evm)
+      const answer = await this.#checked(kind, tx, header.hash, header.number, opts, run)
+      const out = runAnswer(answer.withId(idJson), run)
+      if (!answer.isError) out.verifiedAt = header.hash
+      return out
+    } catch (err) {
+      return refusedRun(err, idJson, kind, run)
+    }
+  }
+
+  async #checked(kind: NodeKind, tx: object, hash: string, number: number, opts: PoolCallOptions, run: ProvenRun): Promise<Answer> {
+    const blockGas = BigInt(run.header.gasLimit)
+    // What a node may estimate up to: the call's gas, else the block's gas limit.
+    const nodeCap = 'gas' in tx && typeof tx.gas === 'string' ? BigInt(tx.gas) : blockGas
+    const call = { kind, method: 'eth_estimateGas', params: [tx, { blockHash: hash }], minBlock: number, opts, notJson: 'GAS_ESTIMATE' as const }
+    const fits = async (gas: bigint) => (await shielded(run.until({ type: 'fits', tx: run.tx, gas }))).end === 'returned'
+    return firstPassing(this.pool, call, async (reply) => {
+      // A node's error (a revert, funds too low) misleads no transaction into a block: no run.
       if (reply.isError) return reply
       const result = (JSON.parse(reply.text) as { result?: unknown }).result
       if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result))
         throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', 'a quantity', String(result))
       const estimate = BigInt(result)
-      if (estimate > cap) throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', `at most the gas cap ${cap}`, result)
-      if (!(await run.until((state) => succeeds(run, state, tx, estimate)))) {
+      if (estimate > nodeCap) throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', `at most the gas cap ${nodeCap}`, result)
+      // Within what the node may give, above what the gateway runs: its own bound, no node counted.
+      if (estimate > run.gas) throw new RunRefused('gas', `the estimate ${estimate} is above the ${run.gas} gas a run here is given (evm.gasCap)`)
+      if (!(await fits(estimate))) {
         throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', 'enough gas for the call (run on proven state)', `${estimate}, with which it fails`)
       }
       const less = estimate - estimate / SLACK_DIVISOR - 1n
-      if (await run.until((state) => succeeds(run, state, tx, less))) {
+      if (await fits(less)) {
         throw new VerificationError(
           'GAS_ESTIMATE',
           'eth_estimateGas',
@@ -67,9 +81,6 @@ export class VerifiedEstimates {
       }
       return reply
     })
-    const out = answer.withId(idJson)
-    if (!answer.isError) out.verifiedAt = header.hash
-    return out
   }
 
   /** An estimate at a block this gateway cannot check, or of a transaction it does not model: only a node's error goes on. */
@@ -82,40 +93,5 @@ export class VerifiedEstimates {
         'pending, a block no node agreed on, or blob or authorization lists',
       )
     return harmlessOnly(this.pool, { kind, method: 'eth_estimateGas', params, idJson, opts }, () => false, refused)
-  }
-}
-
-/**
- * Whether `tx` with `gas` runs to its end (no revert, no running out of gas) on the proven state
- * (what it writes is undone by ProvenRun.until after each round).
- */
-async function succeeds(run: ProvenRun, state: ProvenRun['state'], tx: CallObject, gas: bigint): Promise<boolean> {
-  const from = createAddressFromString(run.from)
-  try {
-    const vm = await createVM({ common: run.common, stateManager: state, blockchain: run.blockHashes })
-    const fields = run.blockFields()
-    const block = createBlock({ header: fields }, { common: run.common, skipConsensusFormatValidation: true })
-    const unsigned = createTx(
-      {
-        type: 2,
-        nonce: (await state.getAccount(from))?.nonce ?? 0n,
-        to: tx.to ?? undefined,
-        data: hexToBytes((tx.data ?? tx.input ?? '0x') as Hex),
-        value: tx.value === undefined ? 0n : BigInt(tx.value),
-        gasLimit: gas,
-        maxFeePerGas: fields.baseFeePerGas ?? 0n,
-        maxPriorityFeePerGas: 0n,
-        accessList: tx.accessList ?? [],
-      },
-      { common: run.common, freeze: false },
-    )
-    // The sender is the call object's `from`: nothing is signed (as the Lodestar prover runs it).
-    unsigned.getSenderAddress = () => from
-    const result = await runTx(vm, { tx: unsigned, block, skipNonce: true, skipBalance: true, skipBlockGasLimitValidation: true, skipHardForkValidation: true })
-    return result.execResult.exceptionError === undefined
-  } catch (err) {
-    // runTx refuses a gas limit below the intrinsic gas or the calldata floor: that gas does not work.
-    if (err instanceof Error && /gas/i.test(err.message)) return false
-    throw err
   }
 }

@@ -1,22 +1,50 @@
-import { createCustomCommon, type Common, Hardfork, Mainnet } from '@ethereumjs/common'
-import { SimpleStateManager } from '@ethereumjs/statemanager'
-import { Account, type Address, createAddressFromString } from '@ethereumjs/util'
-import { bytesToHex, hexToBytes, numberToHex } from 'viem'
+import { bytesToHex } from 'viem'
 import type { NodeKind } from '../core/node-kind.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError, type VerifyCheck } from '../verify/errors.js'
+import { VerificationError } from '../verify/errors.js'
 import type { Hex, RpcAccountProof, RpcHeader } from '../verify/rpc-shapes.js'
 import { codeAnswer } from '../verify/state-answers.js'
 import { EMPTY_CODE_HASH, type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { type BlockRef, blockRefOf } from './block-ref.js'
 import { ProvenBlockHashes } from './block-hashes.js'
+import type { EvmRunner } from './evm-workers.js'
+import { EvmRunTimeout } from './evm-workers.js'
+import type { ProvenSnapshot, RunBlock, RunJob, RunOutcome, RunTx, SnapshotAccount } from './evm-run.js'
 import { firstPassing } from './first-passing.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
 /** Rounds of "prove what the run touched that was not proven yet, run again" before giving up. */
 const MAX_ROUNDS = 4
 /** Accounts and slots one verified run may prove (each a node call). */
-const MAX_PROVEN = 64
+export const MAX_PROVEN = 64
+/** Units a verified call is charged per million gas the gateway's EVM ran for it (docs/costs.md). */
+export const UNITS_PER_MILLION_GAS = 10
+
+/** The units of work of `gas` run by the gateway's EVM, beyond the method's own (docs/costs.md): 10 per whole million. */
+export function unitsOfGas(gas: bigint): number {
+  return Number(gas / 1_000_000n) * UNITS_PER_MILLION_GAS
+}
+
+/** What the gateway's EVM may run for one call (networks.<slug>.verify: calls). */
+export interface EvmLimits {
+  runner: EvmRunner
+  /** evm.gasCap: the most gas one run is given. */
+  gasCap: bigint
+}
+
+/**
+ * A verified call that needs more than this gateway proves or runs for one call: its own rule, not
+ * a node's fault (no node is counted). `how` says what the client can do.
+ */
+export class RunRefused extends Error {
+  override name = 'RunRefused'
+  constructor(
+    readonly why: 'state' | 'gas',
+    readonly what: string,
+  ) {
+    super(what)
+  }
+}
 
 /** A call object as eth_call and eth_estimateGas take it (the fields a run reads). */
 export interface CallObject {
@@ -44,132 +72,170 @@ export function callAt(params: unknown): { tx: CallObject & Record<string, unkno
 /** The header fields a run needs beyond the proven ones. */
 export type RunHeader = RpcHeader & { miner: Hex; timestamp: Hex; gasLimit: Hex; mixHash?: Hex; difficulty?: Hex }
 
-/** What the proven state was asked for that it did not hold: the run is repeated with it proven. */
-export class ProvenState extends SimpleStateManager {
-  readonly accounts = new Set<string>()
-  readonly slots = new Map<string, Set<string>>()
-  readonly missing = new Map<string, Set<string>>()
-
-  override async getAccount(address: Address): Promise<Account | undefined> {
-    const a = address.toString().toLowerCase()
-    if (!this.accounts.has(a) && !isPrecompile(a)) this.#miss(a)
-    return super.getAccount(address)
-  }
-
-  override async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
-    const a = address.toString().toLowerCase()
-    const slot = bytesToHex(key)
-    if (!this.slots.get(a)?.has(slot)) this.#miss(a, slot)
-    return super.getStorage(address, key)
-  }
-
-  #miss(address: string, slot?: string): void {
-    let slots = this.missing.get(address)
-    if (slots === undefined) this.missing.set(address, (slots = new Set()))
-    if (slot !== undefined) slots.add(slot)
-  }
-}
-
-function isPrecompile(address: string): boolean {
-  return /^0x0{36}[0-9a-f]{4}$/.test(address) && Number.parseInt(address.slice(-4), 16) <= 0x100
-}
-
 /**
  * A call run by the gateway on state proven against a trusted header (docs/verified-answers.md):
  * every account and slot the run reads is proven with eth_getProof (a node's eth_createAccessList
  * is only a first guess; what a run reads beyond it is proven and the run repeated, at most
- * MAX_ROUNDS times and MAX_PROVEN accounts and slots), code against its proven code hash. The
- * proven state is kept for the runs of one client call (eth_estimateGas runs twice).
+ * MAX_ROUNDS times), code against its proven code hash, and each block hash BLOCKHASH reads linked
+ * to the trusted header (ProvenBlockHashes). At most MAX_PROVEN accounts and slots, counted before
+ * anything is proven: the client's access list first (over the bound: refused before any node
+ * call), then the node's hint (over the bound: dropped). The EVM runs elsewhere (`evm.runner`: worker
+ * threads with a wall-clock budget), on a snapshot of the proven state sent with each round, with
+ * gas capped at the least of the call's, the block's gas limit and evm.gasCap. The proven state is
+ * kept for the runs of one client call (eth_estimateGas runs twice); `gasRan` is what they used.
  * @example
- * const run = await ProvenRun.prepare(pool, kind, tx, header, opts, 'CALL_RESULT', 'eth_call')
- * const out = await run.until((state) => execute(state))
+ * const run = await ProvenRun.prepare(pool, kind, tx, header, opts, evm)
+ * const outcome = await run.until({ type: 'call', tx: run.tx, gas: run.gas })
  */
 export class ProvenRun {
-  readonly common: Common
-  readonly state: ProvenState
   /** BLOCKHASH's answers: the hashes below the trusted header, linked to it by parent hashes. */
   readonly blockHashes: ProvenBlockHashes
   readonly header: RunHeader
-  readonly from: string
-  readonly #want: Map<string, Set<string>>
+  /** The call's fields as the EVM reads them. */
+  readonly tx: RunTx
+  /** The gas a run is given: the least of the call's (else the block's gas limit), the block's gas limit and evm.gasCap. */
+  readonly gas: bigint
+  /** Whether `gas` is below what the client or a node would give the call (a gateway's rule, not a node's). */
+  readonly gasCapped: boolean
+  /** Gas the runs of this call used (the round that answered each; a stopped run: all it was given), for its charge. */
+  gasRan = 0n
+  readonly #accounts = new Map<string, SnapshotAccount | null>()
+  readonly #storage = new Map<string, Map<string, bigint>>()
+  readonly #hashes = new Map<number, Hex>()
+  readonly #want = new Map<string, Set<string>>()
 
   private constructor(
     private readonly pool: UpstreamPool,
     private readonly kind: NodeKind,
     readonly trusted: TrustedHeader,
-    tx: CallObject,
+    call: CallObject,
     private readonly opts: PoolCallOptions,
-    private readonly check: VerifyCheck,
-    private readonly method: string,
+    private readonly evm: EvmLimits,
   ) {
     this.header = trusted.header as RunHeader
-    this.common = createCustomCommon({ chainId: pool.chainId }, Mainnet, { hardfork: Hardfork.Prague })
-    this.state = new ProvenState({ common: this.common })
     this.blockHashes = new ProvenBlockHashes({ pool, timeoutMs: opts.timeoutMs, counts: { calls: 0 } }, trusted)
-    this.from = (tx.from ?? `0x${'00'.repeat(20)}`).toLowerCase()
-    this.#want = new Map([
-      [this.from, new Set()],
-      [this.header.miner.toLowerCase(), new Set()],
-    ])
-    if (tx.to) this.#want.set(tx.to.toLowerCase(), new Set())
+    const from = (call.from ?? `0x${'00'.repeat(20)}`).toLowerCase() as Hex
+    this.tx = {
+      from,
+      to: call.to ? (call.to.toLowerCase() as Hex) : undefined,
+      data: (call.data ?? call.input ?? '0x') as Hex,
+      value: call.value === undefined ? 0n : BigInt(call.value),
+      accessList: call.accessList ?? [],
+    }
+    const blockGas = BigInt(this.header.gasLimit)
+    const asked = call.gas === undefined ? blockGas : BigInt(call.gas)
+    let gas = asked < blockGas ? asked : blockGas
+    if (evm.gasCap < gas) gas = evm.gasCap
+    this.gas = gas
+    // A node given no gas may run the call with more than the block's gas limit (geth: its own gas cap).
+    this.gasCapped = call.gas === undefined || gas < asked
+    this.#want.set(from, new Set())
+    this.#want.set(this.header.miner.toLowerCase(), new Set())
+    if (this.tx.to !== undefined) this.#want.set(this.tx.to, new Set())
   }
 
-  /** A run of `tx` at `trusted`, with a node's access list as the first guess of what it reads. */
-  static async prepare(
-    pool: UpstreamPool,
-    kind: NodeKind,
-    tx: CallObject,
-    trusted: TrustedHeader,
-    opts: PoolCallOptions,
-    check: VerifyCheck,
-    method: string,
-  ): Promise<ProvenRun> {
-    const run = new ProvenRun(pool, kind, trusted, tx, opts, check, method)
+  /**
+   * A run of `tx` at `trusted`, with the client's access list and a node's as the first guess of
+   * what it reads; refused (RunRefused) when the client's alone is over the bound, before any
+   * node is asked.
+   */
+  static async prepare(pool: UpstreamPool, kind: NodeKind, tx: CallObject, trusted: TrustedHeader, opts: PoolCallOptions, evm: EvmLimits): Promise<ProvenRun> {
+    const run = new ProvenRun(pool, kind, trusted, tx, opts, evm)
+    const list: unknown[] = Array.isArray(tx.accessList) ? tx.accessList : []
+    // Counted before the first proof: 2,000 addresses would be 2,000 eth_getProof calls at once.
+    // A malformed entry counts too, and is not proven (the node refuses the call's params).
+    let named = 0
+    for (const e of list) {
+      const { address, storageKeys } = (e ?? {}) as { address?: unknown; storageKeys?: unknown }
+      const keys = Array.isArray(storageKeys) ? storageKeys : []
+      named += 1 + keys.length
+      if (typeof address === 'string' && /^0x[0-9a-fA-F]{40}$/.test(address))
+        run.#wantAll(
+          address,
+          keys.filter((k): k is string => typeof k === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(k)),
+        )
+    }
+    const wanted = Math.max(run.#wanted(), named)
+    if (wanted > MAX_PROVEN) {
+      throw new RunRefused(
+        'state',
+        `its access list names ${wanted} accounts and storage keys with the sender, recipient and block's miner, and at most ${MAX_PROVEN} are proven for one call; send a shorter access list (or none: the gateway finds what the call reads)`,
+      )
+    }
     const hint = await pool.call(kind, 'eth_createAccessList', [tx, { blockHash: trusted.hash }], '0', { ...opts, checked: true }).catch(() => undefined)
     if (hint !== undefined && !hint.isError) {
-      const entries = (JSON.parse(hint.text) as { result?: { accessList?: { address: string; storageKeys: string[] }[] } }).result?.accessList ?? []
-      for (const e of entries.slice(0, MAX_PROVEN)) run.#wantAll(e.address, e.storageKeys)
+      const entries = (JSON.parse(hint.text) as { result?: { accessList?: { address: string; storageKeys: string[] }[] } }).result?.accessList
+      // Only a guess: one over the bound is dropped whole (a node's list of 2,000 would be as many
+      // proofs, and a cut one would fill the bound with what the run may not read); the run then
+      // finds what it reads round by round, the bound checked each time.
+      const guess = new Map<string, string[]>()
+      let more = 0
+      for (const e of Array.isArray(entries) ? entries : []) {
+        const a = typeof e?.address === 'string' ? e.address.toLowerCase() : ''
+        const keys = Array.isArray(e?.storageKeys) ? e.storageKeys.filter((k) => typeof k === 'string' && /^0x[0-9a-fA-F]{1,64}$/.test(k)) : []
+        if (!/^0x[0-9a-f]{40}$/.test(a)) continue
+        if (!run.#want.has(a) && !guess.has(a)) more++
+        more += keys.length
+        guess.set(a, [...(guess.get(a) ?? []), ...keys])
+        if (wanted + more > MAX_PROVEN) break
+      }
+      if (wanted + more <= MAX_PROVEN) for (const [a, keys] of guess) run.#wantAll(a, keys)
     }
-    for (const e of tx.accessList ?? []) run.#wantAll(e.address, e.storageKeys)
     return run
   }
 
-  /** `execute` on proven state, proving what it read beyond it and running it again, until it read nothing unproven. */
-  async until<T>(execute: (state: ProvenState) => Promise<T>): Promise<T> {
+  /** `job` on proven state, proving what it read beyond it and running it again, until it read nothing unproven. */
+  async until(job: RunJob): Promise<RunOutcome> {
     for (let round = 0; ; round++) {
       await this.#prove()
-      this.state.missing.clear()
-      // Each round runs on the proven state as it was proven: what a round wrote (a slot, a nonce
-      // a creation raised, the account it made) is undone, or the next round would run on it.
-      await this.state.checkpoint()
-      let out: T
+      let out: RunOutcome
       try {
-        out = await execute(this.state)
-      } finally {
-        await this.state.revert()
+        out = await this.evm.runner.run({ snapshot: this.#snapshot(), job })
+      } catch (err) {
+        if (err instanceof EvmRunTimeout) this.gasRan += job.gas
+        throw err
       }
-      if (this.state.missing.size === 0) return out
+      // Charged: the gas of the round that answers, what the call used as a node would run it. The
+      // rounds before it (at most MAX_ROUNDS) are the gateway's own cost of finding what to prove.
+      if (out.missing.size === 0 && out.missingHashes.length === 0) {
+        this.gasRan += out.gasUsed
+        return out
+      }
       if (round + 1 >= MAX_ROUNDS)
-        throw new VerificationError(this.check, this.method, 'a run on proven state', `state read beyond ${MAX_ROUNDS} rounds of proofs`)
-      for (const [address, slots] of this.state.missing) this.#wantAll(address, [...slots], false)
-      let proven = 0
-      for (const slots of this.#want.values()) proven += 1 + slots.size
-      if (proven > MAX_PROVEN) throw new VerificationError(this.check, this.method, `at most ${MAX_PROVEN} accounts and slots proven`, `${proven}`)
+        throw new RunRefused('state', `it read state beyond ${MAX_ROUNDS} rounds of proofs; send an access list of what it reads (eth_createAccessList)`)
+      for (const [address, slots] of out.missing) this.#wantAll(address, slots, false)
+      const wanted = this.#wanted()
+      if (wanted > MAX_PROVEN)
+        throw new RunRefused(
+          'state',
+          `it reads ${wanted} accounts and storage slots, and at most ${MAX_PROVEN} are proven for one call; split it into smaller calls`,
+        )
+      await this.#link(out.missingHashes)
     }
   }
 
-  /** The block a run is in: the trusted header's fields (the blob gas price is not proven: 1). */
-  blockFields() {
+  /** The block a run is in: the trusted header's fields. */
+  #block(): RunBlock {
     const h = this.header
     return {
       number: BigInt(this.trusted.number),
-      coinbase: createAddressFromString(h.miner),
+      coinbase: h.miner.toLowerCase() as Hex,
       timestamp: BigInt(h.timestamp),
       difficulty: BigInt(h.difficulty ?? '0x0'),
-      prevRandao: hexToBytes(h.mixHash ?? `0x${'00'.repeat(32)}`),
+      prevRandao: (h.mixHash ?? `0x${'00'.repeat(32)}`) as Hex,
       gasLimit: BigInt(h.gasLimit),
       baseFeePerGas: h.baseFeePerGas === undefined ? undefined : BigInt(h.baseFeePerGas),
     }
+  }
+
+  #snapshot(): ProvenSnapshot {
+    return { chainId: this.pool.chainId, accounts: this.#accounts, storage: this.#storage, hashes: this.#hashes, block: this.#block() }
+  }
+
+  #wanted(): number {
+    let n = 0
+    for (const slots of this.#want.values()) n += 1 + slots.size
+    return n
   }
 
   #wantAll(address: string, storageKeys: readonly string[], asKeys = true): void {
@@ -179,14 +245,22 @@ export class ProvenRun {
     this.#want.set(a, slots)
   }
 
+  /** The hashes BLOCKHASH read that were not linked yet: linked down from the trusted header. */
+  async #link(numbers: readonly number[]): Promise<void> {
+    for (const n of [...numbers].sort((a, b) => a - b)) {
+      if (this.#hashes.has(n)) continue
+      this.#hashes.set(n, bytesToHex((await this.blockHashes.getBlock(n)).hash()) as Hex)
+    }
+  }
+
   /** Prove each wanted account and slot not proven yet into the state, code included. */
   async #prove(): Promise<void> {
-    const { kind, opts, trusted, state } = this
+    const { kind, opts, trusted } = this
     await Promise.all(
       [...this.#want].map(async ([address, wanted]) => {
-        const known = state.slots.get(address) ?? new Set<string>()
-        const slots = [...wanted].filter((s) => !known.has(s))
-        if (state.accounts.has(address) && slots.length === 0) return
+        const known = this.#storage.get(address)
+        const slots = [...wanted].filter((s) => !known?.has(s))
+        if (this.#accounts.has(address) && slots.length === 0) return
         const params = [address, slots, { blockHash: trusted.hash }]
         const account = await firstPassing(this.pool, { kind, method: 'eth_getProof', params, minBlock: trusted.number, opts }, async (reply) => {
           const proof = (JSON.parse(reply.text) as { result?: RpcAccountProof }).result
@@ -199,29 +273,20 @@ export class ProvenRun {
   }
 
   async #put(account: ProvenAccount, slots: string[]): Promise<void> {
-    const { kind, opts, trusted, state } = this
-    const address = createAddressFromString(account.address)
-    if (!state.accounts.has(account.address)) {
-      state.accounts.add(account.address)
-      if (account.exists) {
-        await state.putAccount(address, new Account(account.nonce, account.balance, hexToBytes(account.storageHash), hexToBytes(account.codeHash)))
-        if (account.codeHash !== EMPTY_CODE_HASH) {
-          const params = [account.address, { blockHash: trusted.hash }]
-          const code = await firstPassing(
-            this.pool,
-            { kind, method: 'eth_getCode', params, minBlock: trusted.number, opts, notJson: 'CODE_HASH' },
-            async (reply) => codeAnswer((JSON.parse(reply.text) as { result: Hex }).result, account),
-          )
-          await state.putCode(address, hexToBytes(code))
-        }
+    const { kind, opts, trusted } = this
+    if (!this.#accounts.has(account.address)) {
+      let code: Hex = '0x'
+      if (account.exists && account.codeHash !== EMPTY_CODE_HASH) {
+        const params = [account.address, { blockHash: trusted.hash }]
+        code = await firstPassing(this.pool, { kind, method: 'eth_getCode', params, minBlock: trusted.number, opts, notJson: 'CODE_HASH' }, async (reply) =>
+          codeAnswer((JSON.parse(reply.text) as { result: Hex }).result, account),
+        )
       }
+      const { nonce, balance, storageHash, codeHash } = account
+      this.#accounts.set(account.address, account.exists ? { nonce, balance, storageHash, codeHash, code } : null)
     }
-    let known = state.slots.get(account.address)
-    if (known === undefined) state.slots.set(account.address, (known = new Set()))
-    for (const slot of slots) {
-      known.add(slot)
-      const value = account.storage.get(slotKey(slot as Hex)) ?? 0n
-      if (value !== 0n && account.exists) await state.putStorage(address, hexToBytes(slot as Hex), hexToBytes(numberToHex(value)))
-    }
+    let known = this.#storage.get(account.address)
+    if (known === undefined) this.#storage.set(account.address, (known = new Map()))
+    for (const slot of slots) known.set(slot, account.exists ? (account.storage.get(slotKey(slot as Hex)) ?? 0n) : 0n)
   }
 }

@@ -8,12 +8,14 @@ import { VerifiedCalls } from './call-reads.js'
 import { VerifiedEstimates } from './estimate-reads.js'
 import { LogsRangeTooWide, VerifiedLogReads } from './log-reads.js'
 import { isVerifiedStateRead, ProofTooWide, VerifiedStateReads } from './state-reads.js'
+import type { EvmLimits } from './proven-run.js'
 import { TrustedHeaders } from './trusted-headers.js'
 
 /**
  * How a verified read ended, for /metrics: `verified` (answered after its check passed), `passed`
  * (handed on without a value to check: `pending`, a node's error, an absent block), `unverified`
- * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range or a proof's slots wider than is proven, a method no node serves),
+ * (no node's answer passed: ANSWER_UNVERIFIED), `refused` (a range or a proof's slots wider than is proven, a method no node serves;
+ * a call that needs more state, gas or time than a verified call is given),
  * `failed` (no node answered).
  */
 export type VerifyOutcome = 'verified' | 'passed' | 'unverified' | 'refused' | 'failed'
@@ -42,13 +44,14 @@ export class VerifiedReads {
   /** Reads by method and outcome, for /metrics. */
   readonly outcomes = new Map<string, Map<VerifyOutcome, number>>()
 
-  constructor(pool: UpstreamPool, opts: { timeoutMs: number }) {
+  /** `evm`: where and with how much gas verified calls run (one pool of threads for every network). */
+  constructor(pool: UpstreamPool, opts: { timeoutMs: number; evm: EvmLimits }) {
     this.headers = new TrustedHeaders(pool, opts)
     this.state = new VerifiedStateReads(pool, this.headers)
     this.blocks = new VerifiedBlockReads(pool, this.headers)
     this.logs = new VerifiedLogReads(pool, this.headers, this.blocks)
-    this.calls = new VerifiedCalls(pool, this.headers)
-    this.estimates = new VerifiedEstimates(pool, this.headers)
+    this.calls = new VerifiedCalls(pool, this.headers, opts.evm)
+    this.estimates = new VerifiedEstimates(pool, this.headers, opts.evm)
   }
 
   async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
@@ -61,7 +64,8 @@ export class VerifiedReads {
             : method === 'eth_estimateGas'
               ? await this.estimates.call(kind, params, idJson, opts)
               : await (isVerifiedStateRead(method) ? this.state : this.blocks).call(kind, method, params, idJson, opts)
-      this.#count(method, out.verifiedAt !== undefined ? 'verified' : 'passed')
+      // The gateway's own refusal of a verified call (VERIFY_CALL_TOO_LARGE, VERIFY_GAS_CAPPED, VERIFY_RUN_TIMEOUT): refused.
+      this.#count(method, out.verifiedAt !== undefined ? 'verified' : out.node === 'gateway' ? 'refused' : 'passed')
       return out
     } catch (err) {
       // Every node answered the check's call with its error: that is the answer, as a node gives it.
