@@ -200,8 +200,13 @@ start_gateway() {
     -e TOLLGATE_HEALTH_URL="http://127.0.0.1:$rpc_port/readyz" \
     -v "$config:/etc/tollgate/tollgate.json:ro" -v "$volume:/var/lib/tollgate" "$IMAGE")
   containers+=("$gateway_id")
-  wait_until 60 bash -c "podman logs $gateway_id 2>&1 | grep -q '\"msg\":\"ready\"' || { [ \"\$(podman inspect --format '{{.State.Running}}' $gateway_id)\" != true ] && exit 0; exit 1; }" ||
+  # A start that failed prints the error's name first on its line; the process is not waited for:
+  # while NATS is unreachable it was seen to stay up after such an error.
+  wait_until 60 bash -c "podman logs $gateway_id 2>&1 | grep -qE '\"msg\":\"ready\"|^[A-Za-z]*Error: ' || { [ \"\$(podman inspect --format '{{.State.Running}}' $gateway_id)\" != true ] && exit 0; exit 1; }" ||
     fail "the gateway in container $gateway_id did not log ready within 60 s"
+  local error
+  error=$(podman logs "$gateway_id" 2>&1 | grep -m1 -E '^[A-Za-z]*Error: ' || true)
+  [ -z "$error" ] || fail "the gateway in container $gateway_id did not start: $error"
   container_running "$gateway_id" || fail "the gateway in container $gateway_id exited at start: $(podman logs --tail 5 "$gateway_id" 2>&1)"
 }
 
