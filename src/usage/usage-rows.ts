@@ -95,6 +95,8 @@ export class UsageRows {
   readonly #refusals = new Map<string, Refusals>()
   /** The newest hour of usage LMDB held when this transaction began (see #hourIsNew). */
   #committedNewestHour: number | undefined
+  /** Rows by hour of no hour after this one were written out in this transaction (see #moveKeyHours). */
+  #writtenOutNewestHour = -Infinity
   /** The oldest hour this transaction put into keyUsageHours (see #mayHoldKeyHoursBefore). */
   #oldestKeyHourPut = Infinity
 
@@ -260,6 +262,7 @@ export class UsageRows {
     this.#byKey.clear()
     this.#refusals.clear()
     this.#committedNewestHour = undefined
+    this.#writtenOutNewestHour = -Infinity
     this.#oldestKeyHourPut = Infinity
   }
 
@@ -301,6 +304,14 @@ export class UsageRows {
     const newest = this.#t.meta.get(KEY_USAGE_NEWEST_HOUR)
     if (newest !== undefined && hour <= newest) return
     this.flush()
+    if (newest !== undefined) {
+      // The hours done so far leave memory for the transaction: a transaction of a history
+      // spread over many hours holds a row per key and hour, 20 MB more of heap at its end
+      // (a replay of a week). Rows are of hours up to the newest seen.
+      this.#t.keyUsageHours.writeOut()
+      this.#t.usageHourly.writeOut()
+      this.#writtenOutNewestHour = newest
+    }
     this.#t.meta.put(KEY_USAGE_NEWEST_HOUR, hour)
     this.#foldKeyHoursBefore(hour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS)
   }
@@ -359,6 +370,6 @@ export class UsageRows {
     // No newest hour yet: a store of layout 1 (before it was kept) may hold rows of any hour.
     this.#committedNewestHour ??=
       this.#t.meta.getCommitted(KEY_USAGE_NEWEST_HOUR) ?? ((this.#t.meta.getCommitted(LAYOUT_VERSION) ?? 1) >= 2 ? -Infinity : Infinity)
-    return hour > this.#committedNewestHour
+    return hour > this.#committedNewestHour && hour > this.#writtenOutNewestHour
   }
 }
