@@ -19,12 +19,15 @@ import { subjectOf, type TollgateEvent } from '../src/events/types.js'
 import { startNats } from '../harness/nats-server.js'
 import { machine } from './lib/machine.js'
 import { median } from './lib/measure.js'
-import { history } from './lib/replay-history.js'
+import { history, spreadStepMs } from './lib/replay-history.js'
 
-const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000] [--rounds 1] [--batch N]
+const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000] [--hours H] [--rounds 1] [--batch N]
 
   --sizes     stream sizes to measure at, ascending (the stream grows from one to the next)
   --accounts  accounts in the stream (each with a key; usage from 2 instances)
+  --hours     spread the stream, at its largest size, over H hours of event time (default: dense,
+              one interval a second: about 3.5 hours at 1,000,000 events); 140 is a week of a
+              gateway whose 2,000 keys are called every hour (about 280,000 key-hour rows)
   --rounds    rounds per size; raw read and replay alternate (medians are reported)
   --batch     events per LMDB transaction, passed to tollgate replay (default: its own)
 `
@@ -45,7 +48,14 @@ const CLI = join(ROOT, 'src', 'cli', 'main.ts')
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
-  options: { sizes: { type: 'string' }, accounts: { type: 'string' }, rounds: { type: 'string' }, batch: { type: 'string' }, help: { type: 'boolean' } },
+  options: {
+    sizes: { type: 'string' },
+    accounts: { type: 'string' },
+    rounds: { type: 'string' },
+    hours: { type: 'string' },
+    batch: { type: 'string' },
+    help: { type: 'boolean' },
+  },
 })
 if (values.help) {
   process.stdout.write(USAGE)
@@ -54,6 +64,8 @@ if (values.help) {
 const sizes = (values.sizes ?? '100000,1000000').split(',').map(Number)
 const accounts = Number(values.accounts ?? 2000)
 const rounds = Number(values.rounds ?? 1)
+const hours = values.hours === undefined ? undefined : Number(values.hours)
+if (hours !== undefined && !(hours > 0)) throw new Error(`--hours: a number > 0 was expected, got ${values.hours}\n\n${USAGE}`)
 for (const [name, n] of [...sizes.map((s) => ['--sizes', s] as const), ['--accounts', accounts], ['--rounds', rounds]] as const) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: a whole number >= 1 was expected, got ${n}\n\n${USAGE}`)
 }
@@ -189,7 +201,9 @@ const started = Date.now()
 try {
   // The stream as the gateway creates it (file storage, its duplicate window).
   await (await JetStreamLog.connect({ servers: nats.url, stream: STREAM, subjectPrefix: 'tollgate', replicas: 1 })).close()
-  const events = history({ accounts })
+  const stepMs = hours === undefined ? undefined : spreadStepMs({ accounts }, sizes.at(-1)!, hours)
+  if (stepMs !== undefined) log(`spread: one interval every ${stepMs} ms of event time (${hours} hours at ${sizes.at(-1)!.toLocaleString('en-US')} events)`)
+  const events = history({ accounts, stepMs })
   const bySize: Array<{ size: number; writeEventsPerSec: number; raw: Run[]; replay: ReplayRun[] }> = []
   let written = 0
   for (const size of sizes) {
@@ -266,7 +280,7 @@ try {
   mkdirSync(RESULTS, { recursive: true })
   const result = {
     machine: { ...info, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
-    options: { sizes, accounts, rounds, batch: values.batch ?? null },
+    options: { sizes, accounts, hours: hours ?? null, stepMs: stepMs ?? null, rounds, batch: values.batch ?? null },
     elapsedS: Math.round((Date.now() - started) / 1000),
     targets: TARGETS,
     growth,

@@ -11,14 +11,35 @@ export interface HistoryOptions {
   instances?: number
   /** Seed of the pseudo-random choices: the same seed, the same events. */
   seed?: number
+  /**
+   * Event time from one interval's start to the next (default 1 s, the interval itself: a history
+   * dense in time). Longer steps spread the same events over more hours, as on a gateway whose
+   * keys are called all week: each key's usage then falls into many more hours, and the replay
+   * writes a row per key and hour (see spreadStepMs).
+   */
+  stepMs?: number
+}
+
+/** Share of keys called in an interval, per instance: 80 usage events per second of event time, 2,000 accounts. */
+const CALLED = 0.02
+/** UsageRecorded, RateLimited and NotificationsRecorded per key called. */
+const EVENTS_PER_CALL = 1 + 0.03 + 0.02
+
+/**
+ * The step (HistoryOptions.stepMs) that spreads a history of `events` events over `hours` hours of
+ * event time, from the expected events per interval (the account side is a few in a thousand).
+ */
+export function spreadStepMs(opts: HistoryOptions, events: number, hours: number): number {
+  const perInterval = (opts.instances ?? 2) * opts.accounts * CALLED * EVENTS_PER_CALL
+  // The accounts' own events (created, plan, key) come first, before any usage.
+  const usage = Math.max(1, events - 3 * opts.accounts)
+  return Math.max(INTERVAL_MS, Math.round((hours * 3_600_000 * perInterval) / usage))
 }
 
 /** Event time of the first event: 2026-01-01T00:00:00Z. */
 const T0 = Date.UTC(2026, 0, 1)
 /** The gateway's default usage interval (`usage.intervalMs`). */
 const INTERVAL_MS = 1000
-/** Share of keys called in an interval, per instance: 80 usage events per second of event time, 2,000 accounts. */
-const CALLED = 0.02
 const NETWORKS: ReadonlyArray<readonly [string, NodeKind]> = [
   ['eth-1', 'full'],
   ['eth-1', 'archive'],
@@ -54,7 +75,8 @@ export function* history(opts: HistoryOptions): Generator<TollgateEvent> {
     yield ev({ type: 'PlanActivated', accountId: a.accountId, planId: 'tier-1', startsAt: time, endsAt: time + 30 * 86_400_000 }, time)
     yield ev({ type: 'KeyIssued', accountId: a.accountId, keyId: a.keyId, keyHash: hex(`hash ${a.keyId}`, 64), keyCipher: `cipher-${a.keyId}` }, time)
   }
-  for (let start = T0 + 60_000; ; start += INTERVAL_MS) {
+  const step = opts.stepMs ?? INTERVAL_MS
+  for (let start = T0 + 60_000; ; start += step) {
     const end = start + INTERVAL_MS
     for (const instance of instances) {
       for (const a of accounts) {

@@ -90,6 +90,15 @@ export class BufferedTable<V> {
     return this.#db.getRange(options)
   }
 
+  /**
+   * Write what is pending into the transaction now, to hold fewer writes in memory, for a caller
+   * that knows which keys it wrote out: unlike range(), getPending() keeps answering from this
+   * transaction's writes alone, so the caller must ask get() for a key it may have written out.
+   */
+  writeOut(): void {
+    this.#write()
+  }
+
   /** Write what is pending into the transaction as it ends (StateWriter.flush). */
   flush(): void {
     this.#write()

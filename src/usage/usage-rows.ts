@@ -95,6 +95,10 @@ export class UsageRows {
   readonly #refusals = new Map<string, Refusals>()
   /** The newest hour of usage LMDB held when this transaction began (see #hourIsNew). */
   #committedNewestHour: number | undefined
+  /** Rows by hour of no hour after this one were written out in this transaction (see #moveKeyHours). */
+  #writtenOutNewestHour = -Infinity
+  /** The oldest hour this transaction put into keyUsageHours (see #mayHoldKeyHoursBefore). */
+  #oldestKeyHourPut = Infinity
 
   constructor(tables: UsageRowTables) {
     this.#t = tables
@@ -246,6 +250,7 @@ export class UsageRows {
       this.#t.keyUsageFolded.put(folded, addKeyUsage(this.#t.keyUsageFolded.get(folded), usage))
       return
     }
+    if (hour < this.#oldestKeyHourPut) this.#oldestKeyHourPut = hour
     const keyHour = keyUsageHourKey(hour, accountId, keyId)
     const before = this.#hourIsNew(hour) ? this.#t.keyUsageHours.getPending(keyHour) : this.#t.keyUsageHours.get(keyHour)
     this.#t.keyUsageHours.put(keyHour, before === undefined ? usage : addKeyUsage(before, usage))
@@ -257,6 +262,8 @@ export class UsageRows {
     this.#byKey.clear()
     this.#refusals.clear()
     this.#committedNewestHour = undefined
+    this.#writtenOutNewestHour = -Infinity
+    this.#oldestKeyHourPut = Infinity
   }
 
   /**
@@ -269,7 +276,7 @@ export class UsageRows {
     if (newest !== undefined && day <= newest) return
     this.flush()
     this.#t.meta.put(HOURLY_NEWEST_DAY, day)
-    if (newest !== undefined) this.#dropAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)
+    if (newest !== undefined && this.#mayHoldAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)) this.#dropAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)
   }
 
   /** Drop the hours before `cutoff` of every account: one seek per account (its rows are a key range, oldest first). */
@@ -297,6 +304,14 @@ export class UsageRows {
     const newest = this.#t.meta.get(KEY_USAGE_NEWEST_HOUR)
     if (newest !== undefined && hour <= newest) return
     this.flush()
+    if (newest !== undefined) {
+      // The hours done so far leave memory for the transaction: a transaction of a history
+      // spread over many hours holds a row per key and hour, 20 MB more of heap at its end
+      // (a replay of a week). Rows are of hours up to the newest seen.
+      this.#t.keyUsageHours.writeOut()
+      this.#t.usageHourly.writeOut()
+      this.#writtenOutNewestHour = newest
+    }
     this.#t.meta.put(KEY_USAGE_NEWEST_HOUR, hour)
     this.#foldKeyHoursBefore(hour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS)
   }
@@ -307,6 +322,7 @@ export class UsageRows {
    */
   #foldKeyHoursBefore(cutoff: number): void {
     if (cutoff <= (this.#t.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0)) return
+    if (!this.#mayHoldKeyHoursBefore(cutoff)) return
     const old = [...this.#t.keyUsageHours.range({ end: keyUsageHourStart(cutoff) })]
     if (old.length === 0) return
     for (const { key, value } of old) {
@@ -319,6 +335,33 @@ export class UsageRows {
   }
 
   /**
+   * Whether keyUsageHours may hold a row older than `cutoff`, without a range over it: a range
+   * writes the transaction's rows through to LMDB first, after which every new row of the
+   * transaction is looked up in LMDB (getPending). Until a history is older than the window, no
+   * hour has anything to fold, and a history spread over many hours moved the window (and wrote
+   * through) at every hour: most of a replay's time in its rows. False only when neither the
+   * oldest row LMDB holds nor any row this transaction put is older than `cutoff`.
+   */
+  #mayHoldKeyHoursBefore(cutoff: number): boolean {
+    if (this.#oldestKeyHourPut < cutoff) return true
+    const start = keyUsageHourStart(cutoff)
+    for (const { key } of this.#t.keyUsageHours.committed({ limit: 1 })) return key < start
+    return false
+  }
+
+  /**
+   * Whether usageHourly may hold a row older than `cutoff`, without a seek per account (and the
+   * write-through of keys(), see #mayHoldKeyHoursBefore): an account's hour is only ever written
+   * beside its key's hour (addRecorded), so while no key hour has been folded, in a store whose
+   * layout kept key hours from its first event (2 on), no account hour is older than the oldest key hour.
+   */
+  #mayHoldAccountHoursBefore(cutoff: number): boolean {
+    if (this.#t.meta.get(KEY_USAGE_FOLDED_BEFORE) !== undefined) return true
+    if ((this.#t.meta.getCommitted(LAYOUT_VERSION) ?? 1) < 2) return true
+    return this.#mayHoldKeyHoursBefore(cutoff)
+  }
+
+  /**
    * Whether LMDB holds no usage row of `hour`: rows by hour (usageHourly, keyUsageHours) are only
    * written up to the newest hour of UsageRecorded, so in a replay nearly every row of a
    * transaction is new and is not looked up in LMDB.
@@ -327,6 +370,6 @@ export class UsageRows {
     // No newest hour yet: a store of layout 1 (before it was kept) may hold rows of any hour.
     this.#committedNewestHour ??=
       this.#t.meta.getCommitted(KEY_USAGE_NEWEST_HOUR) ?? ((this.#t.meta.getCommitted(LAYOUT_VERSION) ?? 1) >= 2 ? -Infinity : Infinity)
-    return hour > this.#committedNewestHour
+    return hour > this.#committedNewestHour && hour > this.#writtenOutNewestHour
   }
 }
