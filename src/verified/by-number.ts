@@ -3,6 +3,7 @@ import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import { PassOver } from './first-passing.js'
+import { nodesLackOf, type VerifyNeed } from './nodes-lack.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
 /**
@@ -13,7 +14,7 @@ import type { TrustedHeader } from './trusted-headers.js'
  * trusted one: check what it gives with ofTrustedBlock.
  * @example const numbered = await askedByNumber(pool, kind, 'eth_getProof', [address, slots], header, answer.node, opts)
  */
-export function askedByNumber(
+export async function askedByNumber(
   pool: UpstreamPool,
   kind: NodeKind,
   method: string,
@@ -22,7 +23,10 @@ export function askedByNumber(
   node: string,
   opts: PoolCallOptions,
 ): Promise<Answer> {
-  return pool.call(kind, method, [...params, `0x${header.number.toString(16)}`], '0', { ...opts, node, checked: true })
+  const numbered = await pool.call(kind, method, [...params, `0x${header.number.toString(16)}`], '0', { ...opts, node, checked: true })
+  // Answered by number where by hash it erred: the block's form is what it lacks (for /metrics).
+  if (!numbered.isError) nodesLackOf(pool).saw(numbered.node, `${method} by blockHash` as VerifyNeed)
+  return numbered
 }
 
 /**

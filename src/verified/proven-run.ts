@@ -13,6 +13,7 @@ import type { EvmRunner } from './evm-workers.js'
 import { EvmRunTimeout } from './evm-workers.js'
 import type { ProvenSnapshot, RunBlock, RunJob, RunOutcome, RunTx, SnapshotAccount } from './evm-run.js'
 import { firstPassing, PassOver } from './first-passing.js'
+import { nodesLackOf } from './nodes-lack.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
 /** Rounds of "prove what the run touched that was not proven yet, run again" before giving up. */
@@ -165,6 +166,8 @@ export class ProvenRun {
       )
     }
     const hint = await pool.call(kind, 'eth_createAccessList', [tx, { blockHash: trusted.hash }], '0', { ...opts, checked: true }).catch(() => undefined)
+    // A node without it makes every run find what it reads round by round (more proofs): for /metrics.
+    if (hint?.isError === true) nodesLackOf(pool).saw(hint.node, 'eth_createAccessList')
     if (hint !== undefined && !hint.isError) {
       const entries = (JSON.parse(hint.text) as { result?: { accessList?: { address: string; storageKeys: string[] }[] } }).result?.accessList
       // Only a guess: one over the bound is dropped whole (a node's list of 2,000 would be as many

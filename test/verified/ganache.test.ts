@@ -95,6 +95,22 @@ t.test('gancalls-1: a verified eth_call answers as Ganache does, run on proven s
   await noNodeCounted(t, 'gancalls-1')
 })
 
+t.test('/metrics names what verification needs of Ganache and found it lacks', async (t) => {
+  const page = await metricsPage(tg.gateway.admin)
+  const lacks = (network: string) =>
+    page
+      .split('\n')
+      .filter((l) => l.startsWith('tollgate_verify_node_lacks{') && l.includes(`network="${network}"`) && l.includes('node="ganache"') && l.endsWith(' 1'))
+      .map((l) => /needs="([^"]+)"/.exec(l)![1])
+      .sort()
+  t.same(lacks('ganreads-1'), ['eth_getBlockReceipts', 'eth_getCode by blockHash', 'eth_getProof by blockHash'], 'reads')
+  t.same(
+    lacks('gancalls-1'),
+    ['eth_call by blockHash', 'eth_createAccessList', 'eth_getBlockReceipts', 'eth_getCode by blockHash', 'eth_getProof by blockHash'],
+    'reads and calls',
+  )
+})
+
 t.test('no key is penalised: the key is still served', async (t) => {
   const r = await rpc(tg.url('ganreads-1'), { jsonrpc: '2.0', id: 'after', method: 'eth_chainId', params: [] }, { apiKey })
   t.equal(r.json.result, `0x${ganache.chainId.toString(16)}`)
