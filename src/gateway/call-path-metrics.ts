@@ -165,7 +165,7 @@ export function registerCallPathMetrics(
   )
   scraped(registry, 'gauge', {
     name: 'tollgate_verify_node_lacks',
-    help: 'What verification needs of a node (docs/verified-answers.md) and found the node lacks, worked around at more node calls: eth_getBlockReceipts (receipts one by one), eth_createAccessList (the run finds what it reads), eth_getProof, eth_getCode or eth_call by blockHash (asked by number); 1 per need found since the start',
+    help: 'What verification needs of a node (docs/verified-answers.md) and found the node lacks, worked around at more node calls: eth_getBlockReceipts (receipts one by one), eth_createAccessList (the run finds what it reads), eth_getProof, eth_getCode, eth_call or eth_estimateGas by blockHash (asked by number); 1 per need found since the start',
     labelNames: ['network', 'node', 'needs'],
     read: (emit) => {
       for (const network of upstreams.networks()) {

@@ -6,7 +6,13 @@ import type { UpstreamPool } from '../upstream/pool.js'
  * asked by number, the run finding what it reads), at a price in node calls, so an operator should
  * see which node makes verified reads dearer, and why.
  */
-export type VerifyNeed = 'eth_getBlockReceipts' | 'eth_createAccessList' | 'eth_getProof by blockHash' | 'eth_getCode by blockHash' | 'eth_call by blockHash'
+export type VerifyNeed =
+  | 'eth_getBlockReceipts'
+  | 'eth_createAccessList'
+  | 'eth_getProof by blockHash'
+  | 'eth_getCode by blockHash'
+  | 'eth_call by blockHash'
+  | 'eth_estimateGas by blockHash'
 
 /** The needs each node of one network was found to lack, by node name; for /metrics. */
 export class NodesLack {

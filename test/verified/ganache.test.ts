@@ -95,6 +95,20 @@ t.test('gancalls-1: a verified eth_call answers as Ganache does, run on proven s
   await noNodeCounted(t, 'gancalls-1')
 })
 
+t.test('gancalls-1: a verified eth_estimateGas answers as Ganache does', async (t) => {
+  for (const tx of [
+    { from, to, value: '0x1' },
+    { from, to: emitter.address },
+  ]) {
+    for (const block of ['latest', head]) {
+      const { gateway, node, verified } = await both('gancalls-1', 'eth_estimateGas', [tx, block])
+      t.same(gateway, node, `${JSON.stringify(tx)} at ${block}`)
+      t.ok(verified, `${JSON.stringify(tx)} at ${block}: verified`)
+    }
+  }
+  await noNodeCounted(t, 'gancalls-1')
+})
+
 t.test('/metrics names what verification needs of Ganache and found it lacks', async (t) => {
   const page = await metricsPage(tg.gateway.admin)
   const lacks = (network: string) =>
@@ -106,7 +120,14 @@ t.test('/metrics names what verification needs of Ganache and found it lacks', a
   t.same(lacks('ganreads-1'), ['eth_getBlockReceipts', 'eth_getCode by blockHash', 'eth_getProof by blockHash'], 'reads')
   t.same(
     lacks('gancalls-1'),
-    ['eth_call by blockHash', 'eth_createAccessList', 'eth_getBlockReceipts', 'eth_getCode by blockHash', 'eth_getProof by blockHash'],
+    [
+      'eth_call by blockHash',
+      'eth_createAccessList',
+      'eth_estimateGas by blockHash',
+      'eth_getBlockReceipts',
+      'eth_getCode by blockHash',
+      'eth_getProof by blockHash',
+    ],
     'reads and calls',
   )
 })
