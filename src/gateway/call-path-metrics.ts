@@ -8,6 +8,7 @@ import type { UpstreamCaller } from './upstream-caller.js'
 import type { HeavyCalls } from './heavy-calls.js'
 import type { FilterPins } from './filter-pins.js'
 import { paramsRefused } from '../rpc/params-objects.js'
+import { nodesLackOf } from '../verified/nodes-lack.js'
 
 type NodeLabel = 'network' | 'node' | 'kind'
 
@@ -162,6 +163,17 @@ export function registerCallPathMetrics(
     'Bytes of checked eth_getProof answers kept to answer the same read of the same block again (at most 16 MiB a network)',
     (n) => (verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).state.keptBytes : undefined),
   )
+  scraped(registry, 'gauge', {
+    name: 'tollgate_verify_node_lacks',
+    help: 'What verification needs of a node (docs/verified-answers.md) and found the node lacks, worked around at more node calls: eth_getBlockReceipts (receipts one by one), eth_createAccessList (the run finds what it reads), eth_getProof, eth_getCode, eth_call or eth_estimateGas by blockHash (asked by number); 1 per need found since the start',
+    labelNames: ['network', 'node', 'needs'],
+    read: (emit) => {
+      for (const network of upstreams.networks()) {
+        if (!verifying(network)) continue
+        for (const [node, needs] of nodesLackOf(upstreams.pool(network)!).entries()) for (const need of needs) emit({ network, node, needs: need }, 1)
+      }
+    },
+  })
   scraped(registry, 'counter', {
     name: 'tollgate_verify_failed_total',
     help: "Node answers that failed a check (a proof, a header's hash, a root, a log left out), by node and check: never handed on",

@@ -11,6 +11,7 @@ import { verifyTransaction, verifyTransactionSender } from '../verify/transactio
 import { EMPTY_TRIE_ROOT } from '../verify/trie-proof.js'
 import { type BlockRef, blockRefOf } from './block-ref.js'
 import { firstPassing, NodeErrorAnswer, PassOver } from './first-passing.js'
+import { nodesLackOf } from './nodes-lack.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
 /** The block and receipt reads `verify: reads` proves (the state reads: state-reads.ts). */
@@ -161,6 +162,10 @@ export class VerifiedBlockReads {
       // Every node answered eth_getBlockReceipts with an error, or the pool knows none serves it
       // (Hardhat's EDR -32004, Ganache -32700): no lie, and the receipts can be proven another way.
       if (!(err instanceof NodeErrorAnswer) && !(err instanceof MethodServedByNoNode)) throw err
+      // Named for /metrics: the node whose error was the last word, or every node of the kind.
+      const lack = nodesLackOf(this.pool)
+      if (err instanceof NodeErrorAnswer) lack.saw(err.answer.node, 'eth_getBlockReceipts')
+      else for (const n of this.pool.nodes()) if (n.kind === kind) lack.saw(n.name, 'eth_getBlockReceipts')
     }
     const all =
       transactions ??

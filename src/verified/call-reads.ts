@@ -4,6 +4,7 @@ import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import type { Hex } from '../verify/rpc-shapes.js'
 import type { RunOutcome } from './evm-run.js'
+import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
 import { type CallObject, callAt, type EvmLimits, ProvenRun, RunRefused } from './proven-run.js'
 import { refusedRun, runAnswer, shielded } from './run-answer.js'
@@ -57,7 +58,7 @@ export class VerifiedCalls {
     let ran: Promise<RunOutcome> | undefined
     const call = { kind, method: 'eth_call', params: [tx, { blockHash: header.hash }], minBlock: header.number, opts, notJson: 'CALL_RESULT' as const }
     let checked = false
-    const answer = await firstPassing(this.pool, call, async (reply) => {
+    const judged = async (reply: Answer): Promise<Answer> => {
       const body = JSON.parse(reply.text) as { result?: unknown; error?: { code?: unknown; data?: unknown } }
       checked = !reply.isError || isRevertWithData(body.error)
       if (!checked) return reply
@@ -84,6 +85,14 @@ export class VerifiedCalls {
           : `${outcome.end === 'reverted' ? 'a revert with' : 'the return data'} ${outcome.returned} (run on proven state)`,
         reply.isError ? `an error with ${String(body.error?.data)}` : String(body.result),
       )
+    }
+    const answer = await firstPassing(this.pool, call, async (reply) => {
+      if (!reply.isError || isRevertWithData((JSON.parse(reply.text) as { error?: { data?: unknown } }).error)) return judged(reply)
+      // An error no run could contradict may be the node's refusal of a block named by hash
+      // (Ganache 7.9.2: -32700 "Cannot wrap a "object" as a json-rpc type"): the same node is asked
+      // by number, and what it answers there is judged as any answer, against its own block.
+      const numbered = await askedByNumber(this.pool, kind, 'eth_call', [tx], header, reply.node, opts)
+      return ofTrustedBlock(this.pool, kind, header, numbered.node, opts, () => judged(numbered))
     })
     return { answer, checked }
   }

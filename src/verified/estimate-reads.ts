@@ -2,6 +2,7 @@ import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
+import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
 import { callAt, type EvmLimits, ProvenRun, RunRefused } from './proven-run.js'
 import { refusedRun, runAnswer, shielded } from './run-answer.js'
@@ -57,7 +58,7 @@ export class VerifiedEstimates {
     const nodeCap = 'gas' in tx && typeof tx.gas === 'string' ? BigInt(tx.gas) : blockGas
     const call = { kind, method: 'eth_estimateGas', params: [tx, { blockHash: hash }], minBlock: number, opts, notJson: 'GAS_ESTIMATE' as const }
     const fits = async (gas: bigint) => (await shielded(run.until({ type: 'fits', tx: run.tx, gas }))).end === 'returned'
-    return firstPassing(this.pool, call, async (reply) => {
+    const judged = async (reply: Answer): Promise<Answer> => {
       // A node's error (a revert, funds too low) misleads no transaction into a block: no run.
       if (reply.isError) return reply
       const result = (JSON.parse(reply.text) as { result?: unknown }).result
@@ -80,6 +81,14 @@ export class VerifiedEstimates {
         )
       }
       return reply
+    }
+    return firstPassing(this.pool, call, async (reply) => {
+      if (!reply.isError) return judged(reply)
+      // The error may be the node's refusal of a block named by hash (Ganache 7.9.2: -32700
+      // "Cannot wrap a "object" as a json-rpc type"): the same node is asked by number, and an
+      // estimate it gives there is judged as any, against its own block.
+      const numbered = await askedByNumber(this.pool, kind, 'eth_estimateGas', [tx], run.trusted, reply.node, opts)
+      return ofTrustedBlock(this.pool, kind, run.trusted, numbered.node, opts, () => judged(numbered))
     })
   }
 

@@ -1,5 +1,6 @@
 import { bytesToHex } from 'viem'
 import type { NodeKind } from '../core/node-kind.js'
+import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import type { Hex, RpcAccountProof, RpcHeader } from '../verify/rpc-shapes.js'
@@ -7,10 +8,12 @@ import { codeAnswer } from '../verify/state-answers.js'
 import { EMPTY_CODE_HASH, type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { type BlockRef, blockRefOf } from './block-ref.js'
 import { ProvenBlockHashes } from './block-hashes.js'
+import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import type { EvmRunner } from './evm-workers.js'
 import { EvmRunTimeout } from './evm-workers.js'
 import type { ProvenSnapshot, RunBlock, RunJob, RunOutcome, RunTx, SnapshotAccount } from './evm-run.js'
-import { firstPassing } from './first-passing.js'
+import { firstPassing, PassOver } from './first-passing.js'
+import { nodesLackOf } from './nodes-lack.js'
 import type { TrustedHeader } from './trusted-headers.js'
 
 /** Rounds of "prove what the run touched that was not proven yet, run again" before giving up. */
@@ -163,6 +166,8 @@ export class ProvenRun {
       )
     }
     const hint = await pool.call(kind, 'eth_createAccessList', [tx, { blockHash: trusted.hash }], '0', { ...opts, checked: true }).catch(() => undefined)
+    // A node without it makes every run find what it reads round by round (more proofs): for /metrics.
+    if (hint?.isError === true) nodesLackOf(pool).saw(hint.node, 'eth_createAccessList')
     if (hint !== undefined && !hint.isError) {
       const entries = (JSON.parse(hint.text) as { result?: { accessList?: { address: string; storageKeys: string[] }[] } }).result?.accessList
       // Only a guess: one over the bound is dropped whole (a node's list of 2,000 would be as many
@@ -262,10 +267,19 @@ export class ProvenRun {
         const slots = [...wanted].filter((s) => !known?.has(s))
         if (this.#accounts.has(address) && slots.length === 0) return
         const params = [address, slots, { blockHash: trusted.hash }]
-        const account = await firstPassing(this.pool, { kind, method: 'eth_getProof', params, minBlock: trusted.number, opts }, async (reply) => {
+        const proven = async (reply: Answer) => {
           const proof = (JSON.parse(reply.text) as { result?: RpcAccountProof }).result
-          if (reply.isError || proof === undefined) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
+          if (proof === undefined || proof === null) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
           return verifyStateProof(proof, trusted.stateRoot, { address: address as Hex, storageKeys: slots as Hex[] })
+        }
+        const call = { kind, method: 'eth_getProof', params, minBlock: trusted.number, opts, errorsChecked: true }
+        const account = await firstPassing(this.pool, call, async (reply) => {
+          if (!reply.isError) return proven(reply)
+          // A node that refuses the block by hash is asked by number; one that cannot prove either
+          // way (pruned state) is passed over, and every node's error is the call's answer.
+          const numbered = await askedByNumber(this.pool, kind, 'eth_getProof', [address, slots], trusted, reply.node, opts)
+          if (numbered.isError) throw new PassOver('eth_getProof: an error', numbered)
+          return ofTrustedBlock(this.pool, kind, trusted, numbered.node, opts, () => proven(numbered))
         })
         await this.#put(account, slots)
       }),
@@ -278,9 +292,14 @@ export class ProvenRun {
       let code: Hex = '0x'
       if (account.exists && account.codeHash !== EMPTY_CODE_HASH) {
         const params = [account.address, { blockHash: trusted.hash }]
-        code = await firstPassing(this.pool, { kind, method: 'eth_getCode', params, minBlock: trusted.number, opts, notJson: 'CODE_HASH' }, async (reply) =>
-          codeAnswer((JSON.parse(reply.text) as { result: Hex }).result, account),
-        )
+        const checked = async (reply: Answer) => codeAnswer((JSON.parse(reply.text) as { result: Hex }).result, account)
+        const call = { kind, method: 'eth_getCode', params, minBlock: trusted.number, opts, notJson: 'CODE_HASH' as const, errorsChecked: true }
+        code = await firstPassing(this.pool, call, async (reply) => {
+          if (!reply.isError) return checked(reply)
+          const numbered = await askedByNumber(this.pool, kind, 'eth_getCode', [account.address], trusted, reply.node, opts)
+          if (numbered.isError) throw new PassOver('eth_getCode: an error', numbered)
+          return ofTrustedBlock(this.pool, kind, trusted, numbered.node, opts, () => checked(numbered))
+        })
       }
       const { nonce, balance, storageHash, codeHash } = account
       this.#accounts.set(account.address, account.exists ? { nonce, balance, storageHash, codeHash, code } : null)

@@ -6,6 +6,7 @@ import type { Hex, RpcAccountProof } from '../verify/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../verify/state-answers.js'
 import { type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
+import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import { AnswerUnverified, firstPassing, harmlessOnly, PassOver } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
 
@@ -172,11 +173,11 @@ export class VerifiedStateReads {
     const call = { kind, method: 'eth_getProof', params, minBlock: header.number, opts, errorsChecked: true }
     return firstPassing(this.pool, call, async (answer) => {
       if (!answer.isError) return proven(answer)
-      const numbered = await this.#byNumber(kind, 'eth_getProof', [address, slots], header, answer.node, opts)
+      const numbered = await askedByNumber(this.pool, kind, 'eth_getProof', [address, slots], header, answer.node, opts)
       // A node that cannot prove (pruned state, no such block) says so: its error is handed on (an
       // error is no value; the dispatcher's archive retry reads a pruned one as it is).
       if (numbered.isError) return { answer: numbered }
-      return this.#ofTrustedBlock(kind, header, numbered.node, opts, () => proven(numbered))
+      return ofTrustedBlock(this.pool, kind, header, numbered.node, opts, () => proven(numbered))
     })
   }
 
@@ -187,39 +188,11 @@ export class VerifiedStateReads {
     const call = { kind, method: 'eth_getCode', params, minBlock: header.number, opts, first: prover, notJson: 'CODE_HASH' as const, errorsChecked: true }
     return firstPassing(this.pool, call, async (answer) => {
       if (!answer.isError) return checked(answer)
-      const numbered = await this.#byNumber(kind, 'eth_getCode', [account.address], header, answer.node, opts)
+      const numbered = await askedByNumber(this.pool, kind, 'eth_getCode', [account.address], header, answer.node, opts)
       // An error is no code: the node is passed over (never counted); every node's error is the answer.
       if (numbered.isError) throw new PassOver('eth_getCode: an error', numbered)
-      return this.#ofTrustedBlock(kind, header, numbered.node, opts, async () => checked(numbered))
+      return ofTrustedBlock(this.pool, kind, header, numbered.node, opts, async () => checked(numbered))
     })
-  }
-
-  /**
-   * The same call of the same node with the header's number for its block: some nodes refuse a block
-   * named by hash (Ganache 7.9.2 answers eth_getProof and eth_getCode with `{blockHash}` -32700
-   * "Cannot wrap a "object" as a json-rpc type"), and their error was handed on as the answer to
-   * eth_getBalance. By number the node may answer for another block than the trusted one: see #ofTrustedBlock.
-   */
-  #byNumber(kind: NodeKind, method: string, params: unknown[], header: TrustedHeader, node: string, opts: PoolCallOptions): Promise<Answer> {
-    return this.pool.call(kind, method, [...params, `0x${header.number.toString(16)}`], '0', { ...opts, node, checked: true })
-  }
-
-  /**
-   * Check an answer a node gave by number. One that fails is a failed check only when the node's
-   * own block at that number is the trusted block: a node that moved to another branch (a reorg it
-   * saw first or last) answered truly for another block, and is passed over for this read, not
-   * counted. The price: one more header call, and only when a check failed.
-   */
-  async #ofTrustedBlock<T>(kind: NodeKind, header: TrustedHeader, node: string, opts: PoolCallOptions, check: () => Promise<T>): Promise<T> {
-    try {
-      return await check()
-    } catch (err) {
-      if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
-      const its = await this.pool.call(kind, 'eth_getBlockByNumber', [`0x${header.number.toString(16)}`, false], '0', { ...opts, node, checked: true })
-      const hash = its.isError ? undefined : (JSON.parse(its.text) as { result?: { hash?: string } | null }).result?.hash
-      if (typeof hash === 'string' && hash.toLowerCase() === header.hash.toLowerCase()) throw err
-      throw new PassOver(`${node}'s block ${header.number} is ${hash ?? 'none'}, not ${header.hash}`)
-    }
   }
 
   /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */

@@ -1,4 +1,16 @@
-import { bytesToHex, hexToBytes, recoverTransactionAddress, serializeTransaction, type Signature, type TransactionSerializable } from 'viem'
+import {
+  bytesToHex,
+  concatHex,
+  hexToBytes,
+  numberToHex,
+  recoverAddress,
+  recoverTransactionAddress,
+  serializeTransaction,
+  type Signature,
+  type TransactionSerializable,
+  type TransactionSerializableEIP1559,
+  toRlp,
+} from 'viem'
 import { VerificationError } from './errors.js'
 import { data, quantity } from './hex-fields.js'
 import { keccak256Hex } from './keccak.js'
@@ -117,6 +129,8 @@ function serializable(tx: RpcTransaction): { fields: TransactionSerializable; si
  */
 export function encodeTransaction(tx: RpcTransaction): Uint8Array {
   const { fields, signature } = serializable(tx)
+  const held = tipAboveCap(fields)
+  if (held !== undefined) return hexToBytes(encodeTipAboveCap(held, signature))
   let encoded: Hex
   try {
     encoded = serializeTransaction(fields, signature)
@@ -154,10 +168,45 @@ export async function verifyTransactionSender(tx: RpcTransaction, encoded: Uint8
   if (tx.from === undefined) return
   let signer: string
   try {
-    signer = (await recoverTransactionAddress({ serializedTransaction: bytesToHex(encoded) as never })).toLowerCase()
+    const { fields, signature } = serializable(tx)
+    const held = tipAboveCap(fields)
+    signer = (
+      held !== undefined
+        ? await recoverAddress({ hash: keccak256Hex(hexToBytes(encodeTipAboveCap(held))) as Hex, signature })
+        : await recoverTransactionAddress({ serializedTransaction: bytesToHex(encoded) as never })
+    ).toLowerCase()
   } catch (cause) {
     throw new VerificationError('TRANSACTION_SENDER', `transaction ${tx.hash} signature`, 'a signature that recovers to a sender', 'none', { cause })
   }
   if (signer !== String(tx.from).toLowerCase())
     throw new VerificationError('TRANSACTION_SENDER', `transaction ${tx.hash} from`, `${signer} (its signer)`, String(tx.from))
+}
+
+/**
+ * A 1559 transaction whose tip is above its fee cap: viem refuses to encode or parse one, and yet
+ * chains hold them (Ganache 7.9.2 signs its own with a 1 gwei tip and a cap of the base fee, below
+ * 1 gwei once the base fee falls). It pays the cap, as EIP-1559 reads min(tip, cap - base fee).
+ */
+function tipAboveCap(fields: TransactionSerializable): TransactionSerializableEIP1559 | undefined {
+  if (fields.type !== 'eip1559') return undefined
+  const { maxFeePerGas, maxPriorityFeePerGas } = fields
+  return maxFeePerGas !== undefined && maxPriorityFeePerGas !== undefined && maxPriorityFeePerGas > maxFeePerGas ? fields : undefined
+}
+
+/** EIP-1559's encoding, 0x02 ‖ RLP of its fields (and the signature, when given: else what is signed), as viem makes it. */
+function encodeTipAboveCap(f: TransactionSerializableEIP1559, signature?: Signature): Hex {
+  const n = (v: bigint | number | undefined) => (v === undefined || BigInt(v) === 0n ? '0x' : numberToHex(BigInt(v)))
+  const list = [
+    n(f.chainId),
+    n(f.nonce),
+    n(f.maxPriorityFeePerGas),
+    n(f.maxFeePerGas),
+    n(f.gas),
+    f.to ?? '0x',
+    n(f.value),
+    f.data ?? '0x',
+    (f.accessList ?? []).map((e) => [e.address, [...e.storageKeys]]),
+  ] as (Hex | Hex[] | (Hex | Hex[])[][])[]
+  if (signature !== undefined) list.push(n(signature.yParity), n(BigInt(signature.r)), n(BigInt(signature.s)))
+  return concatHex(['0x02', toRlp(list as never)])
 }

@@ -8,9 +8,8 @@ import { connectWs } from '../helpers/ws-client.js'
 // A second real node implementation behind the gateway: Ganache 7.9.2, its own process. Every
 // case is asked of the node directly and through the gateway, and the two answers compared (ids
 // aside): ordinary calls, reverts, errors in Ganache's dialect (-32700 for "header not found" and
-// an unknown filter, with a stack), filters, subscriptions. Verified reads are left out: on
-// Ganache they cannot pass yet (no eth_getBlockReceipts, eth_getProof by number only), and are
-// being made to work apart from this file.
+// an unknown filter, with a stack), filters, subscriptions. Verified reads and calls against
+// Ganache: test/verified/ganache.test.ts.
 
 const ganache = await startGanache()
 t.teardown(() => ganache.stop())
