@@ -74,3 +74,17 @@ export async function deployAnonymousLogEmitter(anvil: Anvil): Promise<{ address
   if (!receipt?.contractAddress) throw new Error(`anonymous log emitter not deployed: ${JSON.stringify(receipt)}`)
   return { address: receipt.contractAddress, from }
 }
+
+/**
+ * One block of the given calls to log emitters, in order (automine off while they are sent), so a
+ * test gets logs of one topic and of none side by side in one block: the shape where clients'
+ * matching rules differ on trailing wildcards. Returns the block's number.
+ * @example await mineLogsBlock(anvil, one.from, [[one.address, '0x01'], [anon.address, '0x02']])
+ */
+export async function mineLogsBlock(anvil: Anvil, from: string, calls: readonly (readonly [to: string, data: string])[]): Promise<number> {
+  await anvil.rpc('evm_setAutomine', [false])
+  for (const [to, data] of calls) await anvil.rpc('eth_sendTransaction', [{ from, to, data, gas: '0x10000' }])
+  await anvil.rpc('evm_mine')
+  await anvil.rpc('evm_setAutomine', [true])
+  return Number((await anvil.rpc('eth_blockNumber')).result)
+}

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
-import { deployAnonymousLogEmitter, deployLogEmitter, EMITTED_TOPIC } from '../../harness/log-emitter.js'
+import { deployAnonymousLogEmitter, deployLogEmitter, EMITTED_TOPIC, mineLogsBlock } from '../../harness/log-emitter.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric } from '../helpers/metrics.js'
@@ -18,16 +18,12 @@ t.teardown(() => anvil.stop())
 await anvil.rpc('anvil_mine', ['0x46'])
 const [one, anon] = [await deployLogEmitter(anvil), await deployAnonymousLogEmitter(anvil)]
 // One block with a log of one topic and a log of none: the one only some clients' rules match.
-await anvil.rpc('evm_setAutomine', [false])
-for (const [to, data] of [
-  [one.address, '0x01'],
-  [anon.address, '0x02'],
-] as const) {
-  await anvil.rpc('eth_sendTransaction', [{ from: one.from, to, data, gas: '0x10000' }])
-}
-await anvil.rpc('evm_mine')
-await anvil.rpc('evm_setAutomine', [true])
-const logsBlock = `0x${Number((await anvil.rpc('eth_blockNumber')).result).toString(16)}`
+const logsBlock = `0x${(
+  await mineLogsBlock(anvil, one.from, [
+    [one.address, '0x01'],
+    [anon.address, '0x02'],
+  ])
+).toString(16)}`
 await anvil.rpc('anvil_mine', ['0x2'])
 
 const [honest, alsoHonest, liar] = await Promise.all([0, 1, 2].map(() => startFaultProxy(anvil)))

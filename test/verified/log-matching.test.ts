@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
-import { deployAnonymousLogEmitter, deployLogEmitter, EMITTED_TOPIC } from '../../harness/log-emitter.js'
+import { deployAnonymousLogEmitter, deployLogEmitter, EMITTED_TOPIC, mineLogsBlock } from '../../harness/log-emitter.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric } from '../helpers/metrics.js'
@@ -17,16 +17,11 @@ t.teardown(() => anvil.stop())
 await anvil.rpc('anvil_mine', ['0x46'])
 const [one, anon] = [await deployLogEmitter(anvil), await deployAnonymousLogEmitter(anvil)]
 // One block of three logs, in this order: one topic, no topic, one topic.
-await anvil.rpc('evm_setAutomine', [false])
-for (const [to, data] of [
+await mineLogsBlock(anvil, one.from, [
   [one.address, '0x01'],
   [anon.address, '0x02'],
   [one.address, '0x03'],
-] as const) {
-  await anvil.rpc('eth_sendTransaction', [{ from: one.from, to, data, gas: '0x10000' }])
-}
-await anvil.rpc('evm_mine')
-await anvil.rpc('evm_setAutomine', [true])
+])
 
 type Log = { topics: string[]; data: string }
 /** geth's rule: a log with fewer topics than the filter has positions is never matched. */
