@@ -2,6 +2,7 @@ import t from 'tap'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { rpc } from '../helpers/gateway.js'
 import { until } from '../helpers/eventually.js'
+import { receiptOf } from '../../harness/anvil.js'
 
 // After anvil_reorg no stale block is served: blocks above the finalized one were never cached,
 // and a reorg that reaches below it (possible on a dev chain only) drops the network's cache.
@@ -50,7 +51,8 @@ t.test('evm_revert below the finalized block: a cached receipt becomes the nodeâ
   const snapshot = (await anvil.rpc('evm_snapshot')).result
   const [from, to] = (await anvil.rpc('eth_accounts')).result as string[]
   const hash = (await anvil.rpc('eth_sendTransaction', [{ from, to, value: '0x1' }])).result as string
-  const mined = parseInt((await anvil.rpc('eth_getTransactionReceipt', [hash])).result.blockNumber, 16)
+  // Anvil answers the hash before its receipt can be read: wait for the receipt, not for time.
+  const mined = parseInt((await receiptOf(anvil, hash)).blockNumber, 16)
   await anvil.rpc('anvil_mine', ['0x41']) // 65 more: the transaction's block is at or below anvil's head âˆ’ 64
   t.ok(await until(() => (tg.gateway.finality!.finalized('eth-1') ?? 0) >= mined), 'its block is final')
   const receipt = (id: number) => rpc(tg.url('eth-1'), { jsonrpc: '2.0', id, method: 'eth_getTransactionReceipt', params: [hash] }, { apiKey })
