@@ -22,7 +22,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
-import { FleetBus, type FleetChannel } from '../../src/fleet/fleet-bus.js'
+import { FleetBus, type FleetChannel, type FleetSubjects } from '../../src/fleet/fleet-bus.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
 import { initialKeyState } from '../../actors/key/decide.js'
@@ -133,7 +133,7 @@ class CountedChannel implements FleetChannel {
     this.#bus = bus
     this.#readLimits = readLimits
   }
-  get subjects(): { members: string; limits: string } {
+  get subjects(): FleetSubjects {
     return this.#bus.subjects
   }
   get connected(): boolean {
