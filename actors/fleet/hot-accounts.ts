@@ -190,6 +190,17 @@ export class OwnedAccounts {
     return out
   }
 
+  /**
+   * Every hot account's mark is due again at the next announce: an instance that just joined knows
+   * none, and would otherwise decide them from its own full buckets until the next renewal.
+   */
+  announceAgain(): void {
+    for (const id of this.#hot) {
+      const o = this.#accounts.get(id)
+      if (o !== undefined) o.announcedUntil = 0
+    }
+  }
+
   /** An instance left the fleet: what it reported stops counting (it admits nothing more). */
   drop(instanceId: string): void {
     for (const o of this.#accounts.values()) o.reports.delete(instanceId)

@@ -243,7 +243,7 @@ export class Fleet {
       for (const id of this.#membership.prune(this.#selfHeardAt)) this.#left(id)
       if (this.#share === 1) this.#membership.noteSeen()
     }
-    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share }))
+    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share, owned: this.#owned.size, hot: this.hotAccounts() } satisfies Member))
     // Every open count again, for instances that joined since it last changed.
     this.#publish(this.#opts.keys.openConnections().map(({ accountId, open }) => openEntry(accountId, open)))
     this.#sweep(now)
@@ -406,6 +406,7 @@ export class Fleet {
     }
     if (this.#membership.heard(member)) {
       this.#membershipChanged()
+      this.#owned.announceAgain()
       this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
     }
   }

@@ -14,6 +14,9 @@ export interface Member {
    * version does not say so and is never chosen as an owner: reports sent to it would be lost.
    */
   owns?: boolean
+  /** The accounts it owns (heard of in the last second) and those hot as it knows them, at its heartbeat (`tollgate fleet`). */
+  owned?: number
+  hot?: number
   /** Its last heartbeat: it is stopping, and the others drop it now rather than after silentMs. */
   leaving?: boolean
 }
