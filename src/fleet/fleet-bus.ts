@@ -14,6 +14,9 @@ export interface FleetChannel {
   close(): Promise<void>
 }
 
+/** How long close() waits for a first connection still being made. */
+const CLOSE_WAIT_MS = 2_000
+
 /**
  * The fleet's channel: plain NATS publish/subscribe (not JetStream: what instances tell each other
  * is current state, worth nothing a second later, and must never wait on a disk). Its subjects
@@ -23,9 +26,6 @@ export interface FleetChannel {
  * It connects in the background and never gives up: a gateway starts and serves while NATS is
  * away, and the fleet treats that time as being cut off (see Fleet).
  */
-/** How long close() waits for a first connection still being made. */
-const CLOSE_WAIT_MS = 2_000
-
 export class FleetBus implements FleetChannel {
   readonly #subjects: { members: string; limits: string }
   #nc: NatsConnection | undefined
