@@ -33,6 +33,27 @@ const ACCOUNTS = 6_000
 const IDLE_WINDOW_MS = 3_000
 const cleanups: (() => unknown)[] = []
 const t = { teardown: (fn: () => unknown) => void cleanups.push(fn) }
+/**
+ * Stops what the run started (the gateway by its PID, the recording node, anvil), the last started
+ * first, each whatever the others did: one that failed left the gateway's `tollgate start` running
+ * after the run. Run at the end, on an error, and on SIGINT or SIGTERM (then the run exits); an
+ * exit from anywhere else still kills the gateway (test/helpers/gateway-process.ts) and anvil.
+ */
+async function stopAll(): Promise<void> {
+  for (const fn of cleanups.splice(0).reverse()) {
+    try {
+      await fn()
+    } catch (err) {
+      console.error(`stopping what the run started: ${String(err)}`)
+    }
+  }
+}
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.once(signal, () => void stopAll().finally(() => process.exit(code)))
+}
 /** Clock ticks a second of /proc/<pid>/stat's times (Linux's USER_HZ). */
 const TICKS_PER_S = 100
 
@@ -45,6 +66,7 @@ function cpuMicrosOf(pid: number): number {
 }
 
 const anvil = await startAnvil()
+cleanups.push(() => anvil.stop())
 try {
   const emitter = await deployLogEmitter(anvil)
   // 1,000 blocks, a log every 100th: a sparse filter's candidates are 10 blocks of 1,000.
@@ -197,6 +219,5 @@ try {
     )
   }
 } finally {
-  for (const fn of cleanups.reverse()) await fn()
-  await anvil.stop()
+  await stopAll()
 }

@@ -76,6 +76,31 @@ for (const file of walk('src')) {
   }
 }
 
+// Comments stay with their code: a doc block is the doc of what follows it (two in a row: the
+// first documents nothing, as a constant put between a class and its doc leaves it); a `#name` in
+// a comment is a member its file declares (a name left behind by a rename points at nothing); and
+// no comment points at a file outside the repository (a reader of the repository cannot open it).
+{
+  const commentPattern = /\/\*[\s\S]*?\*\/|(^|[^:'"`\\])\/\/[^\n]*/g
+  const lineAt = (text, index) => text.slice(0, index).split('\n').length
+  for (const file of [...walk('src'), ...walk('actors')]) {
+    if (file.includes('/dashboard/web/') && !file.endsWith('.ts')) continue
+    const text = readFileSync(file, 'utf8')
+    for (const m of text.matchAll(/\*\/[ \t]*\n[ \t]*\/\*\*/g))
+      findings.push(`${file}:${lineAt(text, m.index)}: two doc blocks in a row (the first documents nothing)`)
+    const code = text.replace(commentPattern, (_, before) => before ?? '')
+    const declared = new Set([...code.matchAll(/#([A-Za-z_]\w*)/g)].map((m) => m[1]))
+    for (const comment of text.matchAll(commentPattern)) {
+      for (const m of comment[0].matchAll(/(?:^|[\s(`'"[])#([A-Za-z_]\w*)/g)) {
+        if (!declared.has(m[1])) findings.push(`${file}:${lineAt(text, comment.index + m.index)}: a comment names #${m[1]}, which this file does not declare`)
+      }
+      for (const m of comment[0].matchAll(/\.\.\/shared\/|\bARCHITECTURE\.md|\bSTYLE\.md|\bservice-spec\.md/g)) {
+        findings.push(`${file}:${lineAt(text, comment.index + m.index)}: a comment points outside the repository (${m[0]})`)
+      }
+    }
+  }
+}
+
 /** Tarjan's strongly connected components of a graph (node -> nodes): each one of more than one node is a cycle. */
 function cycles(graph) {
   const out = []

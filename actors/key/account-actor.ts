@@ -2,22 +2,6 @@ import type { Clock } from '../runtime/clock.js'
 import { consumedElsewhere, debitUnits, decide, unitsLeft, withLimits, type ChargeDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
 import { dropsUnread, withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from './ws-limits.js'
 
-/**
- * The actor of one account (every key of the account shares it, as they share the plan's limits):
- * holds its rate and connection state and applies the decider with the injected clock. The folder
- * is still called key/: its state and commands were per key before limits became per account.
- *
- * `charge` and `ws` are synchronous and need no mailbox: the decider does no I/O, so one message
- * runs to completion before the next and nothing can interleave (the event loop is the mailbox).
- * What it decided goes out without waiting: decisions and usage are counted by the host and
- * handed to the outbox; penalties from elsewhere come back as commands (WsBlocksRestored,
- * consumedElsewhere), applied as synchronously.
- *
- * @example
- * const actor = new AccountActor(initialKeyState({ keyId, accountId, limits }, clock.now()), clock)
- * const d = actor.charge('full', 1)
- * if (d.type === 'Rejected') reply429(d.retryAfterMs)
- */
 /** What an actor admitted since it was last asked: what the other instances of a fleet must take too. */
 export interface Consumption {
   full: number
@@ -39,6 +23,22 @@ export interface Consumption {
   refused?: number
 }
 
+/**
+ * The actor of one account (every key of the account shares it, as they share the plan's limits):
+ * holds its rate and connection state and applies the decider with the injected clock. The folder
+ * is still called key/: its state and commands were per key before limits became per account.
+ *
+ * `charge` and `ws` are synchronous and need no mailbox: the decider does no I/O, so one message
+ * runs to completion before the next and nothing can interleave (the event loop is the mailbox).
+ * What it decided goes out without waiting: decisions and usage are counted by the host and
+ * handed to the outbox; penalties from elsewhere come back as commands (WsBlocksRestored,
+ * consumedElsewhere), applied as synchronously.
+ *
+ * @example
+ * const actor = new AccountActor(initialKeyState({ keyId, accountId, limits }, clock.now()), clock)
+ * const d = actor.charge('full', 1)
+ * if (d.type === 'Rejected') reply429(d.retryAfterMs)
+ */
 export class AccountActor {
   #state: KeyState
   readonly #clock: Clock

@@ -1,4 +1,4 @@
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node'
+import { connect, type NatsConnection, type NodeConnectionOptions, type Subscription } from '@nats-io/transport-node'
 
 /** The root of a fleet's subjects: outside the event stream's, one fleet per stream. */
 export function fleetSubjectRoot(config: { events: { subjectPrefix: string; stream: string } }): string {
@@ -30,6 +30,13 @@ export interface FleetChannel {
   close(): Promise<void>
 }
 
+/** How long close() waits for a first connection still being made. */
+const CLOSE_WAIT_MS = 2_000
+/** Pause between attempts at the first connection while NATS cannot be reached. */
+const DIAL_RETRY_MS = 250
+/** Longest one attempt at the first connection may take (a host that drops packets answers nothing). */
+const DIAL_TIMEOUT_MS = CLOSE_WAIT_MS
+
 /**
  * The fleet's channel: plain NATS publish/subscribe (not JetStream: what instances tell each other
  * is current state, worth nothing a second later, and must never wait on a disk). Its subjects
@@ -39,9 +46,6 @@ export interface FleetChannel {
  * It connects in the background and never gives up: a gateway starts and serves while NATS is
  * away, and the fleet treats that time as being cut off (see Fleet).
  */
-/** How long close() waits for a first connection still being made. */
-const CLOSE_WAIT_MS = 2_000
-
 export class FleetBus implements FleetChannel {
   readonly #subjects: FleetSubjects
   #nc: NatsConnection | undefined
@@ -49,6 +53,8 @@ export class FleetBus implements FleetChannel {
   #connecting: Promise<NatsConnection | undefined> = Promise.resolve(undefined)
   #connected = false
   #closed = false
+  /** The pause before the next attempt at the first connection, ended early by close(). */
+  #pause: { timer: NodeJS.Timeout; end: () => void } | undefined
   readonly #handlers: { subject: string; onMessage: (data: Uint8Array) => void }[] = []
   readonly #subs: Subscription[] = []
   readonly #onStatus: (connected: boolean) => void
@@ -65,15 +71,15 @@ export class FleetBus implements FleetChannel {
    */
   static open(servers: string | string[], subjectRoot: string, onStatus: (connected: boolean) => void, name = 'tollgate-fleet'): FleetBus {
     const bus = new FleetBus(subjectRoot, onStatus)
-    bus.#connecting = connect({
+    bus.#connecting = bus.#firstConnection({
       servers,
       name,
-      waitOnFirstConnect: true,
+      timeout: DIAL_TIMEOUT_MS,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,
       pingInterval: 2_000,
       maxPingOut: 2,
-    }).catch(() => undefined)
+    })
     void bus.#run()
     return bus
   }
@@ -108,11 +114,33 @@ export class FleetBus implements FleetChannel {
   async close(): Promise<void> {
     this.#closed = true
     this.#connected = false
+    if (this.#pause !== undefined) {
+      clearTimeout(this.#pause.timer)
+      this.#pause.end()
+    }
     let timer: NodeJS.Timeout | undefined
     const gaveUp = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), CLOSE_WAIT_MS)))
     const nc = this.#nc ?? (await Promise.race([this.#connecting, gaveUp]))
     clearTimeout(timer)
     await nc?.close().catch(() => undefined)
+  }
+
+  /**
+   * The first connection: attempt after attempt, until one is made or the bus is closed. Not the
+   * client's own `waitOnFirstConnect`, whose attempts nothing can stop: a gateway whose start
+   * failed while NATS was away closed its bus, and the attempts went on and kept the process
+   * running forever (a supervisor never saw it exit, so never restarted it).
+   */
+  async #firstConnection(options: NodeConnectionOptions): Promise<NatsConnection | undefined> {
+    while (!this.#closed) {
+      try {
+        return await connect(options)
+      } catch {
+        await new Promise<void>((end) => (this.#pause = { timer: setTimeout(end, DIAL_RETRY_MS), end }))
+        this.#pause = undefined
+      }
+    }
+    return undefined
   }
 
   async #run(): Promise<void> {

@@ -144,7 +144,8 @@ export class FilterPins {
       const filterId = reply === undefined || reply.isError ? undefined : FILTER_ID.exec(reply.text)?.[1]
       return this.made(call.network, call.keyId, reply === undefined || filterId === undefined ? undefined : { filterId, node: reply.node, kind: reply.kind })
     }
-    if (reply?.isError === true && saysFilterGone(reply)) this.forget(call.network, call.filterId, call.keyId)
+    // An answer of no error can say so too (Hardhat's `null`: see saysFilterGone).
+    if (reply !== undefined && saysFilterGone(reply)) this.forget(call.network, call.filterId, call.keyId)
   }
 
   /**

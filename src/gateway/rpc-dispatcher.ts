@@ -26,13 +26,13 @@ export interface RpcDispatcherDeps extends CallForwarderDeps, BatchRunnerDeps {
   diagnosticHeaders?: boolean
 }
 
-/** A single call refused for its key's heavy calls at once (the only 429 a call's own answer carries). */
 /**
  * JSON-RPC codes of the gateway's own refusals that say the client's message was malformed or
  * unsupported: the WebSocket penalty counts those (a node's answer never counts, see CallForwarder).
  */
 const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -32601, -32602])
 
+/** The Retry-After of a single call refused for its key's heavy calls at once (the only 429 a call's own answer carries). */
 const HEAVY_RETRY: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(HEAVY_RETRY_AFTER_S) })
 
 /**

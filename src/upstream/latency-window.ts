@@ -1,12 +1,12 @@
+/** Up to this many samples, the percentiles follow every new one. */
+const SMALL_WINDOW = 64
+
 /**
  * The latencies of a node's last successful calls, for its p95 (hedging waits that long before
  * asking a second node) and for /metrics. A fixed ring: recording is O(1) and allocation-free on
  * the request path; the percentile is computed when asked, at most once per `recomputeEvery`
  * new samples, so that a hot path asking for it on every call does not sort on every call.
  */
-/** Up to this many samples, the percentiles follow every new one. */
-const SMALL_WINDOW = 64
-
 export class LatencyWindow {
   readonly #samples: Float64Array
   #count = 0

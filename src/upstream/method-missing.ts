@@ -16,10 +16,11 @@ import { nodeErrorOf } from './node-error.js'
  * | reth, anvil over HTTP | -32601 `Method not found` |
  * | EIP-1474 | -32004 `Method not supported` |
  * | anvil over WebSocket | -32602 `data did not match any variant of untagged enum EthRpcCall`, also its answer to a known method with params it cannot read: undecided (see undecidedOverWs) |
- * | Hardhat 3 (EDR) | -32004, as EIP-1474 |
+ * | Hardhat 3 (EDR) | -32004 `Method <m> is not supported`, its message repeated as `data: {"message": …}` (seen from Hardhat 3.18, EDR 0.22; eth_getBlockReceipts and eth_createAccessList among them) |
  * | Ganache 7 | -32700 `The method <m> does not exist/is not available` (with a `stack`; seen from Ganache 7.9.2, eth_getBlockReceipts among them) |
  *
- * An error with `data` never counts (revert data); a code alone is enough but for Nethermind's
+ * An error with `data` never counts (revert data), but for Hardhat's -32004 whose data is only its
+ * message again (no contract writes a -32004); a code alone is enough but for Nethermind's
  * -32600 and Ganache's -32700, which must name the very method called in their message (a
  * tenant's params never reach those messages: both are written before the params are read; and
  * Ganache's -32700 is also its answer to a block it does not have, an unknown filter, a bad
@@ -27,7 +28,7 @@ import { nodeErrorOf } from './node-error.js'
  */
 export function saysMethodMissing(method: string, answer: Answer): boolean {
   const error = nodeErrorOf(answer)
-  if (error === undefined || error.hasData) return false
+  if (error === undefined || (error.hasData && !(error.code === -32004 && error.dataIsMessage))) return false
   switch (error.code) {
     case -32601:
     case -32004:

@@ -10,6 +10,8 @@ export interface NodeError {
    * an error with data is never read as a fact about the node.
    */
   readonly hasData: boolean
+  /** The `data` is `{"message": m}` with the error's own message m, nothing else (Hardhat's EDR adds it to its errors). */
+  readonly dataIsMessage: boolean
 }
 
 /**
@@ -24,7 +26,7 @@ const SHORT = 2_000
  * so an ordinary call's path is untouched); undefined when the answer is not a short JSON-RPC error
  * with a numeric code and a string message.
  * @example
- * nodeErrorOf(answer) // { code: -32601, message: 'Method not found', hasData: false }
+ * nodeErrorOf(answer) // { code: -32601, message: 'Method not found', hasData: false, dataIsMessage: false }
  */
 export function nodeErrorOf(answer: Answer): NodeError | undefined {
   if (!answer.isError || answer.bytes !== undefined) return undefined
@@ -37,5 +39,7 @@ export function nodeErrorOf(answer: Answer): NodeError | undefined {
     return undefined
   }
   if (error === null || typeof error !== 'object' || typeof error.code !== 'number' || typeof error.message !== 'string') return undefined
-  return { code: error.code, message: error.message, hasData: error.data !== undefined && error.data !== null }
+  const data = error.data as { message?: unknown } | null | undefined
+  const dataIsMessage = typeof data === 'object' && data !== null && Object.keys(data).length === 1 && data.message === error.message
+  return { code: error.code, message: error.message, hasData: data !== undefined && data !== null, dataIsMessage }
 }

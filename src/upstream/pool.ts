@@ -274,7 +274,7 @@ export class UpstreamPool implements PoolView {
    * undefined to give this one to the client. An eth_blockNumber below the highest head a node
    * of the network has shown (the head never goes back); an empty answer (a null block,
    * transaction or receipt, "header not found") from a node behind that head. ("Method not found"
-   * is judged in call(): see #served.)
+   * is judged in call().)
    */
   #judge(method: string, reply: Answer, kept: Answer | undefined): Answer | undefined {
     const node = this.#byName(reply.node)

@@ -13,7 +13,7 @@ import { Answer } from './answer.js'
  * | anvil | `transaction already imported` (-32003) | seen from anvil 1.7 (a pending transaction sent again) |
  * | Besu | `Known transaction` | Besu RpcErrorType ETH_SEND_TX_ALREADY_KNOWN |
  * | Nethermind | `AlreadyKnown` | Nethermind AcceptTxResult.AlreadyKnown |
- * | Hardhat (EDR) | `Known transaction: 0x…` | Hardhat's wording as its users report it; not seen here (EDR needs Node 22) |
+ * | Hardhat 3 (EDR) | `Known transaction: 0x…` (-32000) | seen from Hardhat 3.18, EDR 0.22 (a pending transaction sent again, automine off) |
  * | others | `already exists`, `already in (mem)pool` | wordings of pools of L2 clients |
  */
 const ALREADY_KNOWN = /already known|already imported|known transaction|alreadyknown|already exists|already in (?:the )?(?:mem)?pool/i
@@ -31,6 +31,7 @@ const ALREADY_KNOWN = /already known|already imported|known transaction|alreadyk
  * | Ganache 7 | `the tx doesn't have the correct nonce. account has nonce of: N tx has nonce of: M` (-32000) | seen from Ganache 7.9.2 (its words for a nonce too low or too high) |
  * | Ganache 7, geth | `transaction underpriced` (-32003 on Ganache) | seen from Ganache 7.9.2 (a re-send that meets its own pooled copy); geth core/txpool/errors.go ErrUnderpriced |
  * | geth, Besu | `replacement transaction underpriced` | geth core/txpool/errors.go ErrReplaceUnderpriced; Besu ETH_SEND_TX_REPLACEMENT_UNDERPRICED |
+ * | Hardhat 3 (EDR) | `Nonce too low. Expected nonce to be N but got M.…` (-32000), `Replacement transaction underpriced. A gasPrice/maxFeePerGas of at least …` (-32000) | seen from Hardhat 3.18, EDR 0.22 (a mined transaction sent again; another transaction of a pooled one's nonce and fees) |
  */
 const USED_OR_NOT_TAKEN = /nonce too low|nonce is too low|oldnonce|nonce has already been used|the tx doesn't have the correct nonce|transaction underpriced/i
 

@@ -20,6 +20,7 @@ import { nodeErrorOf } from './node-error.js'
  * | anvil (`--prune-history`) | -32602 | `BlockOutOfRangeError: block height is <h> but requested was <n>`, with n below h (above h: the block is not there yet) |
  * | any (EIP-4444 history expiry) | 4444 | (any) |
  * | Ganache 7 | (none) | keeps every state; its -32700 `header not found` (seen from Ganache 7.9.2) is a block it does not have yet, never pruned state, as geth's -32000 `header not found` is |
+ * | Hardhat 3 (EDR) | (none) | keeps every state; its -32000 `Received invalid block tag <n>. Latest block number is <h>` (with its message again as data; seen from Hardhat 3.18, EDR 0.22) is a block it does not have yet, never pruned state |
  */
 const PRUNED_BY_CODE: ReadonlyMap<number, RegExp> = new Map([
   [

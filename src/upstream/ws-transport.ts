@@ -1,4 +1,4 @@
-import { UpstreamWebSocket as WebSocket, type MessageEvent } from './ws-client.js'
+import { UpstreamWebSocket, type MessageEvent } from './ws-client.js'
 import { DEFAULT_MAX_UPSTREAM_BYTES, UpstreamAnswerTooLarge, UpstreamTimeout, UpstreamTransportError } from './errors.js'
 import { batchHeadId, batchText, callText, readResponseHeadBytes, type BatchCall } from './json-rpc-wire.js'
 import { answerShape, describeShape, sampleOf } from './answer-shape.js'
@@ -62,7 +62,7 @@ export class WsTransport {
   readonly #maxSilentTimeouts: number
   readonly #maxMessageBytes: number
   readonly #pending = new Map<number, Pending>()
-  #ws: WebSocket | undefined
+  #ws: UpstreamWebSocket | undefined
   #nextId = 1
   #failedAttempts = 0
   #silentTimeouts = 0
@@ -85,7 +85,7 @@ export class WsTransport {
 
   /** The socket is open: calls can go over it. */
   isOpen(): boolean {
-    return this.#ws?.readyState === WebSocket.OPEN
+    return this.#ws?.readyState === UpstreamWebSocket.OPEN
   }
 
   /** Open and not backed up beyond the high-water mark. */
@@ -110,7 +110,7 @@ export class WsTransport {
   /** call(), resolving with the node's reply as the bytes it sent (nothing decoded). */
   callBytes(method: string, params: unknown, timeoutMs: number): Promise<Buffer> {
     const ws = this.#ws
-    if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
+    if (ws === undefined || ws.readyState !== UpstreamWebSocket.OPEN) {
       return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
     }
     const id = this.#nextId++
@@ -133,7 +133,7 @@ export class WsTransport {
    */
   callBatch(calls: ReadonlyArray<BatchCall>, timeoutMs: number): Promise<{ text: string; firstId: number }> {
     const ws = this.#ws
-    if (ws === undefined || ws.readyState !== WebSocket.OPEN) {
+    if (ws === undefined || ws.readyState !== UpstreamWebSocket.OPEN) {
       return Promise.reject(new UpstreamTransportError('WebSocket not open', { node: this.name, requestSent: false }))
     }
     const firstId = this.#nextId
@@ -174,7 +174,7 @@ export class WsTransport {
     clearTimeout(this.#reconnectTimer)
     const ws = this.#ws
     this.#failPending('transport closed')
-    if (ws === undefined || ws.readyState === WebSocket.CLOSED) return
+    if (ws === undefined || ws.readyState === UpstreamWebSocket.CLOSED) return
     await new Promise<void>((resolve) => {
       // A dead peer never completes the closing handshake: do not wait for it forever.
       const timer = setTimeout(resolve, CLOSE_WAIT_MS)
@@ -187,7 +187,7 @@ export class WsTransport {
   }
 
   #connect(): void {
-    const ws = new WebSocket(this.url, { maxMessageBytes: this.#maxMessageBytes })
+    const ws = new UpstreamWebSocket(this.url, { maxMessageBytes: this.#maxMessageBytes })
     this.#ws = ws
     ws.addEventListener('open', () => {
       if (this.#ws !== ws) return
@@ -300,7 +300,7 @@ export class WsTransport {
   #drop(reason: string, err?: UpstreamTransportError): void {
     const ws = this.#ws
     this.#ws = undefined
-    if (ws !== undefined && ws.readyState !== WebSocket.CLOSED && ws.readyState !== WebSocket.CLOSING) ws.close()
+    if (ws !== undefined && ws.readyState !== UpstreamWebSocket.CLOSED && ws.readyState !== UpstreamWebSocket.CLOSING) ws.close()
     this.#failPending(reason, err)
     if (this.#opened) {
       this.#opened = false

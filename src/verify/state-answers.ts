@@ -9,7 +9,7 @@ import { type ProvenAccount, slotKey } from './state-proof.js'
  * The answers of the state reads, made from a proven account in the exact format an honest node
  * answers them (geth, reth, anvil alike): quantities without leading zeros ("0x0" for zero),
  * storage words as 32 bytes, code as lowercase hex ("0x" for none). The gateway hands on a node's
- * answer, never one of its own (ARCHITECTURE.md): these are what that answer must equal, byte for
+ * answer, never one of its own (docs/verified-answers.md): these are what that answer must equal, byte for
  * byte, or what is served in its place only where the method's answer is a pure function of the
  * proven state, which each of these is.
  */

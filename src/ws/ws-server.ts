@@ -41,18 +41,6 @@ export interface WsServerDeps {
   onError: (err: unknown) => void
 }
 
-/**
- * uWS reads a frame's length before its payload. A frame (or the fragments of one message) over
- * maxPayloadLength is refused there, before any of it is buffered: uWS closes the TCP connection
- * at once, without a close frame (the client sees 1006; the close handler gets "Received too big
- * message", counted as message-too-big). The bound is the message limit itself: uWS buffers an
- * unfinished message in native memory that JavaScript never sees, and with a larger bound 40
- * connections each holding 14 MiB of an unfinished 15 MiB frame pinned half a gigabyte. With it,
- * what one connection can make the process hold is ws.maxMessageBytes, and what the process holds
- * is that times the open connections (bounded per key, ws.maxConnectionsPerKey). uWS gives no
- * way to write a 1009 close frame from that point (it closes the socket inside its parser), so
- * the bound and the 1009 of a message that arrived whole cannot both be had: the bound wins.
- */
 /** uWS's own backpressure ceiling: far above ws.maxBufferedBytes, so that our close frame still fits. */
 const HARD_BACKPRESSURE_FACTOR = 16
 
@@ -87,6 +75,16 @@ export class WsServer {
     const { config } = this.#deps
     app.ws<WsUserData>('/ws/:network', {
       compression: uws.DISABLED,
+      // uWS reads a frame's length before its payload. A frame (or the fragments of one message) over
+      // maxPayloadLength is refused there, before any of it is buffered: uWS closes the TCP connection
+      // at once, without a close frame (the client sees 1006; the close handler gets "Received too big
+      // message", counted as message-too-big). The bound is the message limit itself: uWS buffers an
+      // unfinished message in native memory that JavaScript never sees, and with a larger bound 40
+      // connections each holding 14 MiB of an unfinished 15 MiB frame pinned half a gigabyte. With it,
+      // what one connection can make the process hold is ws.maxMessageBytes, and what the process holds
+      // is that times the open connections (bounded per key, ws.maxConnectionsPerKey). uWS gives no
+      // way to write a 1009 close frame from that point (it closes the socket inside its parser), so
+      // the bound and the 1009 of a message that arrived whole cannot both be had: the bound wins.
       maxPayloadLength: config.maxMessageBytes,
       maxBackpressure: config.maxBufferedBytes * HARD_BACKPRESSURE_FACTOR,
       closeOnBackpressureLimit: 0,

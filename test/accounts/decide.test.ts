@@ -1,5 +1,6 @@
 import t from 'tap'
-import { foldAccount, NONCE_MEMORY_MS } from '../../src/accounts/account-state.js'
+import { foldAccount, NONCE_MEMORY_MS, type AccountState } from '../../src/accounts/account-state.js'
+import { eventDecider } from '../helpers/given.js'
 import { decide, type AccountCommand, type NewKey } from '../../src/accounts/decide.js'
 import { makeEvent } from '../../src/events/make-event.js'
 import type { EventInput, PlanEnded, TollgateEvent } from '../../src/events/types.js'
@@ -16,25 +17,10 @@ const key = (n: number): NewKey => ({ keyId: `key_${n}`, keyHash: String(n).repe
 const at = (input: EventInput, time = T): TollgateEvent => makeEvent(input, time)
 const plan = (id: string) => catalog.get(id)!
 
-function given(...events: TollgateEvent[]) {
-  const state = foldAccount(A, events)
-  return {
-    when(command: AccountCommand) {
-      return {
-        /** The events decided (a refusal fails the test). */
-        decided: () => decide(command, state, { catalog }),
-        refused: () => {
-          try {
-            decide(command, state, { catalog })
-          } catch (err) {
-            return err as Error & { code?: string }
-          }
-          return undefined
-        },
-      }
-    },
-  }
-}
+const given = eventDecider({
+  fold: (events: TollgateEvent[]) => foldAccount(A, events),
+  decide: (c: AccountCommand, s: AccountState) => decide(c, s, { catalog }),
+})
 
 const created = at({ type: 'AccountCreated', accountId: A, wallet: WALLET })
 const issued = (n: number, time = T) => at({ type: 'KeyIssued', accountId: A, ...key(n) }, time)

@@ -1,15 +1,8 @@
 import t from 'tap'
-import { FakeClock } from '../helpers/fake-clock.js'
-import { AccountActor } from '../../actors/key/account-actor.js'
-import { initialKeyState, type KeyDecision, type KeyLimits } from '../../actors/key/decide.js'
+import { accountActor } from '../helpers/given.js'
 
 /** given: a fresh key with these limits; when/then happen on the returned actor. */
-function given(limits: KeyLimits) {
-  const clock = new FakeClock()
-  const actor = new AccountActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits }, clock.now()), clock)
-  const admitMany = (kind: 'full' | 'archive', n: number): KeyDecision[] => Array.from({ length: n }, () => actor.charge(kind, 1))
-  return { clock, actor, admitMany }
-}
+const given = accountActor
 
 t.test('admits up to the limit in one second, then rejects with the time until a token is back', async (t) => {
   const { actor, admitMany } = given({ full: 500, archive: 250 })

@@ -1,15 +1,9 @@
 import t from 'tap'
-import { FakeClock } from '../helpers/fake-clock.js'
-import { AccountActor } from '../../actors/key/account-actor.js'
-import { initialKeyState } from '../../actors/key/decide.js'
+import { accountActor } from '../helpers/given.js'
 
 // Excess calls wait briefly in a queue bounded in time (queueMs) and so in length
 // (limit × queueMs / 1000 calls), then are rejected.
-function given(limit: number) {
-  const clock = new FakeClock()
-  const actor = new AccountActor(initialKeyState({ keyId: 'key_q', accountId: 'acc_q', limits: { full: limit, archive: 0 } }, clock.now()), clock)
-  return { clock, actor }
-}
+const given = (limit: number) => accountActor({ full: limit, archive: 0 })
 
 t.test('past the burst, calls queue for the time their token needs, up to queueMs', async (t) => {
   const { actor } = given(100) // 10 ms per token

@@ -1,18 +1,12 @@
 import t from 'tap'
-import { FakeClock } from '../helpers/fake-clock.js'
-import { AccountActor } from '../../actors/key/account-actor.js'
-import { initialKeyState, type KeyLimits } from '../../actors/key/decide.js'
+import { accountActor } from '../helpers/given.js'
 
 // Units per second beside calls per second (issue 30): given a key's limits, when calls of some
 // cost are admitted, then the units limit refuses what the calls limit lets through.
 const TRACE = 309
 const BALANCE = 19
 
-function given(limits: KeyLimits) {
-  const clock = new FakeClock()
-  const actor = new AccountActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits }, clock.now()), clock)
-  return { clock, actor }
-}
+const given = accountActor
 
 t.test('a burst of traces within the calls per second is refused by the units per second, with the time to wait', async (t) => {
   const { actor } = given({ full: 500, archive: 250, fullUnits: 1000 })

@@ -1,24 +1,14 @@
 import t from 'tap'
-import { FakeClock } from '../helpers/fake-clock.js'
-import { AccountActor } from '../../actors/key/account-actor.js'
-import { initialKeyState } from '../../actors/key/decide.js'
+import { accountActor } from '../helpers/given.js'
 import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimits } from '../../actors/key/ws-limits.js'
 
 /**
  * given(commands already handled) → when(command) → then(decision), with a fake clock: the
  * WebSocket limits of the spec's Limits table at their thresholds, without a socket.
  */
-function given(history: WsCommand[] = [], limits: Partial<WsKeyLimits> = {}) {
-  const clock = new FakeClock()
-  const ws = { ...DEFAULT_WS_KEY_LIMITS, ...limits }
-  const actor = new AccountActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits: { full: 500, archive: 250 }, ws }, clock.now()), clock)
-  for (const c of history) actor.ws(c)
-  return {
-    clock,
-    actor,
-    when: (command: WsCommand) => actor.ws(command),
-    many: (n: number, command: WsCommand): WsDecision[] => Array.from({ length: n }, () => actor.ws(command)),
-  }
+function given(history: WsCommand[] = [], ws: Partial<WsKeyLimits> = {}) {
+  const { clock, actor, wsMany } = accountActor({ full: 500, archive: 250 }, { ws, history })
+  return { clock, actor, when: (command: WsCommand) => actor.ws(command), many: wsMany }
 }
 const connect: WsCommand = { type: 'WsConnect' }
 const disconnect: WsCommand = { type: 'WsDisconnect' }

@@ -16,10 +16,8 @@ const finalized = parseInt((await anvil.rpc('eth_getBlockByNumber', ['finalized'
 
 const cacheDir = await mkdtemp(join(tmpdir(), 'tollgate-cache-'))
 t.teardown(() => rm(cacheDir, { recursive: true, force: true }))
-// No polling after start: every upstream call the node counts is a client's.
-const quiet = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000, path: cacheDir } }
 const networks = { 'eth-1': { chainId: 31337, upstreams: [{ url: anvil.url, kind: 'full' as const }] } }
-const tg = await startTestGateway(t, { networks, config: quiet })
+const tg = await startTestGateway(t, { networks, quiet: true, config: { cache: { path: cacheDir } } }) // every upstream call the node counts is a client's
 const { apiKey } = await tg.createKey('tier-3')
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const call = (method: string, params: unknown[], id: unknown = 1, url = tg.url('eth-1'), key = apiKey) =>
@@ -84,7 +82,7 @@ t.test('unknown answers (null) and state at a moving tag are not cached', async 
 })
 
 t.test('another gateway on the same cache folder hits what the first stored', async (t) => {
-  const other = await startTestGateway(t, { networks, config: quiet })
+  const other = await startTestGateway(t, { networks, quiet: true, config: { cache: { path: cacheDir } } })
   const otherKey = (await other.createKey('tier-3')).apiKey
   const otherNode = other.gateway.upstreams.pool('eth-1')!.nodes()[0]
   const before = otherNode.counters.calls

@@ -7,7 +7,7 @@ import { rpc } from '../helpers/gateway.js'
 const {
   tg,
   key: { apiKey },
-} = await anvilGateway(t, { nodeWs: false, config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } } })
+} = await anvilGateway(t, { nodeWs: false, quiet: true })
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const address = `0x${'7'.repeat(40)}`
 

@@ -20,8 +20,14 @@ t.test('a freed slot goes to the oldest waiting call; the gauge counts what runs
   const first = pending()
   const order: string[] = []
   const a = slot.run(() => first.promise)
-  const b = slot.run(async () => (order.push('b'), 'b'))
-  const c = slot.run(async () => (order.push('c'), 'c'))
+  const b = slot.run(async () => {
+    order.push('b')
+    return 'b'
+  })
+  const c = slot.run(async () => {
+    order.push('c')
+    return 'c'
+  })
   await Promise.resolve()
   t.same(order, [], 'both wait while the first runs')
   t.equal(heavy.runningByPlan().get('tier-3'), 1)

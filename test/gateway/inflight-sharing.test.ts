@@ -9,7 +9,7 @@ const {
   anvil,
   tg,
   key: { apiKey },
-} = await anvilGateway(t, { nodeWs: false, config: { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } } })
+} = await anvilGateway(t, { nodeWs: false, quiet: true })
 const node = tg.gateway.upstreams.pool('eth-1')!.nodes()[0]
 const inflight = tg.gateway.calls.inflight
 

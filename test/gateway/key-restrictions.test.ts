@@ -5,6 +5,7 @@ import { connectWs, tryUpgrade } from '../helpers/ws-client.js'
 import { anvilAccount } from '../helpers/contracts.js'
 import { deployTransferEmitter } from '../helpers/transfer-emitter.js'
 import { metric } from '../helpers/metrics.js'
+import { waitFor } from '../helpers/eventually.js'
 import { keyRuleRefusedOf, usageEventsOf } from '../helpers/usage-events.js'
 
 // A key's own restrictions against a real anvil, over HTTP and WebSocket: each rule type, each
@@ -16,15 +17,8 @@ const OTHER = '0x' + '77'.repeat(20)
 const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params })
 const send = (body: unknown, headers: Record<string, string> = {}) => rpc(url, body, { apiKey: key.apiKey, headers })
 const restrict = (r: unknown) => tg.restrictKey(key.accountId, r, true)
-/** Restrictions reach the request path through the log and the projection: wait for them to hold. */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + 5000
-  while (Date.now() < end) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  throw new Error('the restriction did not reach the gateway within 5 s')
-}
+/** Restrictions reach the request path through the log and the projection: wait (bounded) for them to hold. */
+const until = (check: () => Promise<boolean>) => waitFor(check, 'the restriction to reach the gateway')
 
 t.test('a method rule: allowed methods pass, others get 403 -32002 naming the rule; a batch is judged call by call', async (t) => {
   await restrict({ methods: ['eth_chainId', 'debug_*'] })

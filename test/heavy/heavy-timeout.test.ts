@@ -19,12 +19,12 @@ t.teardown(() => proxy.close())
 const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: proxy.url, kind: 'full', name: 'only' }] } },
   limits: { upstreamTimeoutMs: 60_000 },
+  quiet: true,
   config: {
     // A per-method time-out far longer than the default: a call that gets the default instead
     // ends 504 long before the node is let go.
     heavy: { timeoutMs: 400, methodTimeoutMs: { debug_traceBlockByNumber: 600_000 } },
-    health: { pollMs: 600_000, failureThreshold: 2, cooldownMs: 600_000 },
-    cache: { finalityPollMs: 600_000 },
+    health: { failureThreshold: 2, cooldownMs: 600_000 },
   },
 })
 const { apiKey } = await tg.createKey('tier-3')

@@ -32,7 +32,8 @@ const tg = await startTestGateway(t, {
       ],
     },
   },
-  config: { health: { pollMs: 600_000, failureThreshold: 100, maxErrorRate: 1 }, cache: { finalityPollMs: 600_000 } },
+  quiet: true,
+  config: { health: { failureThreshold: 100, maxErrorRate: 1 } },
 })
 const { apiKey } = await tg.createKey('tier-3')
 const [from, to] = (await anvil.rpc('eth_accounts')).result as string[]

@@ -16,6 +16,22 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
  */
 const READY_TIMEOUT_MS = 180_000
 
+/**
+ * Gateways still running: killed by their PIDs when this process exits, however it exits (an
+ * error outside any teardown, a script's process.exit), so that none outlives the test or the
+ * benchmark that started it.
+ */
+const live = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of live) {
+    try {
+      process.kill(child.pid!, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+})
+
 /** `tollgate start` running as a child process, as an operator runs it. */
 export interface GatewayProcess {
   readonly pid: number
@@ -64,6 +80,8 @@ export async function startGatewayProcess(t: { teardown(fn: () => unknown): void
     env: { ...process.env, TOLLGATE_SECRET: TEST_SECRET, LOG_LEVEL: 'info', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  live.add(child)
+  child.once('exit', () => live.delete(child))
   const logs: Array<Record<string, any>> = []
   const watchers = new Set<() => void>()
   let stderr = ''

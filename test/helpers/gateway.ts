@@ -71,7 +71,15 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>
   /** The gateway's logger (default: silent, or LOG_LEVEL's), e.g. one writing to a stream the test reads. */
   logger?: Logger
+  /**
+   * Put the gateway's own node polls (health, finality) off beyond the test's life, so that the
+   * node calls a test counts or holds are its own; `config.health` and `config.cache` still go over it.
+   */
+  quiet?: boolean
 }
+
+/** The node polls a quiet gateway puts off (10 minutes: longer than any test). */
+const QUIET_POLLS = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } }
 
 /** Start a real gateway in this process on a free port, with its own data folder. */
 export async function startTestGateway(t: { teardown(fn: () => unknown): void }, opts: TestGatewayOptions): Promise<TestGateway> {
@@ -90,6 +98,7 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
     ws: opts.ws ?? {},
     usage: { intervalMs: opts.usageIntervalMs ?? 1000 },
     ...opts.config,
+    ...(opts.quiet ? quietOver(opts.config) : {}),
   }
   const config = parseConfig(raw, 'test')
   const configPath = join(dataDir, 'config.json')
@@ -121,6 +130,14 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
     restrictKey: (accountId, restrictions, replace) => restrictKey(commandDeps, { accountId, restrictions, replace }),
     registerJwtKey: (accountId, key) => registerJwtKey(commandDeps, { accountId, ...key }),
     stop,
+  }
+}
+
+/** The quiet polls with what the test's own `health` and `cache` sections say over them. */
+function quietOver(config: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    health: { ...QUIET_POLLS.health, ...(config.health as object | undefined) },
+    cache: { ...QUIET_POLLS.cache, ...(config.cache as object | undefined) },
   }
 }
 

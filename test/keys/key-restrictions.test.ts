@@ -1,9 +1,11 @@
 import t from 'tap'
 import { BadRestrictionError, compiledOf, ipAllowed, normalizeRestrictions, RESTRICTION_BOUNDS } from '../../src/keys/key-restrictions.js'
 import { keyCallRefusal, requestRefusal } from '../../src/gateway/key-rules.js'
-import { decide } from '../../src/accounts/decide.js'
-import { foldAccount } from '../../src/accounts/account-state.js'
+import { decide, type AccountCommand } from '../../src/accounts/decide.js'
+import { foldAccount, type AccountState } from '../../src/accounts/account-state.js'
 import { makeEvent } from '../../src/events/make-event.js'
+import type { TollgateEvent } from '../../src/events/types.js'
+import { eventDecider } from '../helpers/given.js'
 import { loadPlanCatalog } from '../../src/plans/catalog.js'
 import { keyProjection } from '../../src/projections/key-projection.js'
 
@@ -87,25 +89,25 @@ t.test('the per-call rules, and names that are not methods', async (t) => {
 const catalog = loadPlanCatalog('default')
 const T = 1_700_000_000_000
 const ACC = 'acc_1'
-const given = [
+const opened = [
   makeEvent({ type: 'AccountCreated', accountId: ACC, wallet: A }, T),
   makeEvent({ type: 'KeyIssued', accountId: ACC, keyId: 'key_1', keyHash: 'a'.repeat(64), keyCipher: 'c' }, T),
 ]
+const given = eventDecider({
+  fold: (events: TollgateEvent[]) => foldAccount(ACC, events),
+  decide: (c: AccountCommand, s: AccountState) => decide(c, s, { catalog }),
+})
 
 t.test('RestrictKey replaces the types given and keeps the others', async (t) => {
-  const first = decide(
-    { type: 'RestrictKey', set: { methods: ['eth_call'], contracts: [A] }, types: ['methods', 'contracts'], now: T + 1 },
-    foldAccount(ACC, given),
-    { catalog },
-  )
+  const first = given(...opened)
+    .when({ type: 'RestrictKey', set: { methods: ['eth_call'], contracts: [A] }, types: ['methods', 'contracts'], now: T + 1 })
+    .decided()
   t.match(first, [{ type: 'KeyRestricted', keyId: 'key_1', methods: ['eth_call'], deniedMethods: [], contracts: [A], ips: [], userAgents: [] }])
-  const second = decide(
-    { type: 'RestrictKey', set: { deniedMethods: ['eth_sign'] }, types: ['deniedMethods', 'ips'], now: T + 2 },
-    foldAccount(ACC, [...given, ...first]),
-    { catalog },
-  )
+  const second = given(...opened, ...first)
+    .when({ type: 'RestrictKey', set: { deniedMethods: ['eth_sign'] }, types: ['deniedMethods', 'ips'], now: T + 2 })
+    .decided()
   t.match(second, [{ methods: [], deniedMethods: ['eth_sign'], contracts: [A], ips: [] }], 'denied methods replace allowed ones; contracts kept')
-  t.throws(() => decide({ type: 'RestrictKey', set: {}, types: [], now: T }, foldAccount(ACC, [given[0]!]), { catalog }), { name: 'NoActiveKeyError' })
+  t.match(given(opened[0]!).when({ type: 'RestrictKey', set: {}, types: [], now: T }).refused(), { name: 'NoActiveKeyError' })
 })
 
 t.test('a regenerated key keeps the restrictions of the key it replaces', async (t) => {
@@ -113,11 +115,9 @@ t.test('a regenerated key keeps the restrictions of the key it replaces', async 
     { type: 'KeyRestricted', accountId: ACC, keyId: 'key_1', methods: [], deniedMethods: [], contracts: [B], ips: ['10.0.0.0/8'], userAgents: [] },
     T + 1,
   )
-  const out = decide(
-    { type: 'RegenerateKey', key: { keyId: 'key_2', keyHash: 'b'.repeat(64), keyCipher: 'd' }, graceMs: 0, now: T + 2 },
-    foldAccount(ACC, [...given, restricted]),
-    { catalog },
-  )
+  const out = given(...opened, restricted)
+    .when({ type: 'RegenerateKey', key: { keyId: 'key_2', keyHash: 'b'.repeat(64), keyCipher: 'd' }, graceMs: 0, now: T + 2 })
+    .decided()
   t.match(
     out.filter((e) => e.type === 'KeyRestricted'),
     [{ keyId: 'key_2', contracts: [B], ips: ['10.0.0.0/8'] }],
@@ -131,7 +131,7 @@ t.test('the projection keeps the restrictions on the key record, and none when l
     keyHashOf: (keyId: string) => [...records.values()].find((k) => k.keyId === keyId)?.keyHash,
     putKey: (k: any) => records.set(k.keyHash, k),
   }
-  keyProjection.apply(given[1]!, writer as never)
+  keyProjection.apply(opened[1]!, writer as never)
   keyProjection.apply(
     makeEvent(
       { type: 'KeyRestricted', accountId: ACC, keyId: 'key_1', methods: ['eth_call'], deniedMethods: [], contracts: [], ips: [], userAgents: [] },

@@ -16,7 +16,8 @@ const {
   names: ['a', 'b'],
   nodeWs: false,
   limits: { upstreamTimeoutMs: 60_000 },
-  config: { hedge: { enabled: true, minDelayMs: 50, maxDelayMs: 500 }, health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } },
+  quiet: true,
+  config: { hedge: { enabled: true, minDelayMs: 50, maxDelayMs: 500 } },
 })
 const pool = tg.gateway.upstreams.pool('eth-1')!
 // Distinct calls (a balance per id), so that in-flight sharing does not fold them into one.

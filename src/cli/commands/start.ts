@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { parseCommandArgs, required } from '../args.js'
 import { loadConfig } from '../../config/load.js'
 import type { Config } from '../../config/types.js'
-import { secretFromEnv } from '../../keys/key-cipher.js'
+import { KeyCipher, secretFromEnv } from '../../keys/key-cipher.js'
 import { startGateway } from '../../main/start-gateway.js'
 import { makeLogger } from '../logger.js'
 import { runUntilSignal, stopSignal } from '../run-until-signal.js'
@@ -23,11 +23,39 @@ export async function startCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('start', args, { config: { type: 'string' } })
   const configPath = required('start', 'config', v.config)
   const config = loadConfig(configPath)
-  // Refuse early: without the secret, keys could not be shown to their owners again.
-  secretFromEnv()
+  // Refuse early, before anything connects: without the secret (or with one too short to be one),
+  // keys could not be shown to their owners again.
+  KeyCipher.fromSecret(secretFromEnv())
   const logger = makeLogger('stdout')
   // Before anything announces that it serves (see stopSignal).
   const stopping = stopSignal(logger)
+  try {
+    return await serve(configPath, config, logger, stopping)
+  } catch (err) {
+    exitSoonAfterFailedStart(stopping)
+    throw err
+  }
+}
+
+/**
+ * How long a start that failed may take to end on its own once its error is printed: every part it
+ * opened is closed by then, but a part that went on (a connection still being attempted) would
+ * keep the process running, and a supervisor (systemd, podman) restarts only a process that exits.
+ */
+const FAILED_START_EXIT_MS = 3_000
+
+/**
+ * After a failed start: a stop signal exits at once (the listener installed for the graceful stop
+ * would otherwise swallow it), and the process exits with its code after FAILED_START_EXIT_MS
+ * whatever still runs. Neither timer nor listener keeps a process that ends on its own alive.
+ */
+function exitSoonAfterFailedStart(stopping: Promise<string>): void {
+  const exit = () => process.exit(process.exitCode ?? 1)
+  void stopping.then(exit)
+  setTimeout(exit, FAILED_START_EXIT_MS).unref()
+}
+
+async function serve(configPath: string, config: Config, logger: ReturnType<typeof makeLogger>, stopping: Promise<string>): Promise<void> {
   const starting = holdReloadsWhileStarting(logger)
   const worker = process.env.TOLLGATE_WORKER
   if (worker !== undefined) return runWorker(configPath, config, Number(worker), logger, starting, stopping)
