@@ -16,6 +16,11 @@ export interface Consumption {
   penaltyUntil: number
   /** When the newest of `connects` was made, by the clock of the instance that made it (absent: now). */
   connectedAt?: number
+  /**
+   * Calls and WebSocket messages refused for a rate: the demand beyond what this instance's bucket
+   * held, which tells an account's owner in the fleet that the key presses on its limit.
+   */
+  refused?: number
 }
 
 /**
@@ -62,7 +67,7 @@ export class AccountActor {
       if (decision.limit !== null) this.#consume(kind, calls)
       if (units > 0 && (kind === 'full' ? state.limits.fullUnits : state.limits.archiveUnits) != null)
         this.#consume(kind === 'full' ? 'fullUnits' : 'archiveUnits', units)
-    }
+    } else if (decision.reason !== 'no-access') this.#consume('refused', calls)
     return decision
   }
 
@@ -100,6 +105,8 @@ export class AccountActor {
     } else if (decision.type === 'WsRefused' && decision.reason === 'ws-connection-rate') this.#block('cooldownUntil', decision.until)
     else if (decision.type === 'WsPenaltyStarted') this.#block('penaltyUntil', decision.until)
     else if (decision.type === 'WsMessageAdmitted' && command.type === 'WsMessage') this.#consume('messages', command.calls)
+    else if (decision.type === 'WsMessageRejected' && decision.reason === 'ws-messages-throttled' && command.type === 'WsMessage')
+      this.#consume('refused', command.calls)
     else if (decision.type === 'WsClosed') this.#consume('connects', 0)
     return decision
   }
@@ -131,8 +138,9 @@ export class AccountActor {
     if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.ws({ type: 'WsBlocksRestored', cooldownUntil: c.cooldownUntil, penaltyUntil: c.penaltyUntil })
   }
 
-  #consume(what: 'full' | 'archive' | 'fullUnits' | 'archiveUnits' | 'messages' | 'connects', n: number): void {
-    this.#pending()[what] += n
+  #consume(what: 'full' | 'archive' | 'fullUnits' | 'archiveUnits' | 'messages' | 'connects' | 'refused', n: number): void {
+    const c = this.#pending()
+    c[what] = (c[what] ?? 0) + n
   }
 
   #block(what: 'cooldownUntil' | 'penaltyUntil', until: number): void {
@@ -142,7 +150,7 @@ export class AccountActor {
 
   #pending(): Consumption {
     if (this.#consumed === undefined) {
-      this.#consumed = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0, messages: 0, connects: 0, cooldownUntil: 0, penaltyUntil: 0 }
+      this.#consumed = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0, messages: 0, connects: 0, cooldownUntil: 0, penaltyUntil: 0, refused: 0 }
       this.#onConsumed?.(this)
     }
     return this.#consumed

@@ -14,15 +14,17 @@
  *   the observer's work in one process, which 2 cores cannot host past a few instances (that work
  *   is the observer's, measured once).
  *
- * Each peer's message ends with a probe entry whose account id carries the time it was taken, so the
- * observer measures the lag from a peer's sync to the moment its actors took the consumption.
+ * Each peer's broadcast message ends with a probe entry whose account id carries the time it was
+ * taken, so the observer measures the lag from a peer's sync to the moment its actors took the
+ * consumption. The simulated accounts are cold (far under their limits): their entries go to their
+ * two owners only (src/fleet/fleet.ts), and the observer counts what it takes in as an owner.
  *
  * Run as its own process: `node --import tsx bench/scenarios/fleet-sim-instances.ts '<json>'`; prints
  * `{"ready":true}` once every bus is connected, then answers `mark` and `report` on stdin.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
-import { FleetBus, type FleetChannel } from '../../src/fleet/fleet-bus.js'
+import { FleetBus, type FleetChannel, type FleetSubjects } from '../../src/fleet/fleet-bus.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
 import { initialKeyState } from '../../actors/key/decide.js'
@@ -76,7 +78,8 @@ class SimulatedKeys implements FleetKeys {
   takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
     const out = accountsThisInterval().map((i) => ({ accountId: ACCOUNT_IDS[i], consumed: { ...nothing(), full: 1 }, open: 0 }))
     SimulatedKeys.entriesOut += out.length
-    out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1 }, open: 0 })
+    // A cooldown (long past) sends the probe to every instance, as a cold account's entry would not be.
+    out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1, cooldownUntil: 1 }, open: 0 })
     return out
   }
   openConnections(): { accountId: string; open: number }[] {
@@ -133,21 +136,25 @@ class CountedChannel implements FleetChannel {
     this.#bus = bus
     this.#readLimits = readLimits
   }
-  get subjects(): { members: string; limits: string } {
+  get subjects(): FleetSubjects {
     return this.#bus.subjects
   }
   get connected(): boolean {
     return this.#bus.connected
   }
+  /** The subjects of the limits (the broadcast, the hot marks, the reports to owners), not the heartbeats. */
+  #isLimits(subject: string): boolean {
+    return subject !== this.subjects.members
+  }
   publish(subject: string, data: Uint8Array): void {
-    if (subject === this.subjects.limits) {
+    if (this.#isLimits(subject)) {
       CountedChannel.counts.msgsOut++
       CountedChannel.counts.bytesOut += data.length
     }
     this.#bus.publish(subject, data)
   }
   subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
-    if (subject !== this.subjects.limits) return this.#bus.subscribe(subject, onMessage)
+    if (!this.#isLimits(subject)) return this.#bus.subscribe(subject, onMessage)
     if (!this.#readLimits) return
     this.#bus.subscribe(subject, (data) => {
       CountedChannel.counts.msgsIn++
@@ -186,6 +193,7 @@ const serving = keys && setInterval(() => keys.serve(), opts.syncMs)
 const eld = monitorEventLoopDelay({ resolution: 1 })
 eld.enable()
 let mark = { at: performance.now(), cpu: process.cpuUsage() }
+let entriesInAtMark = 0
 const lines = createInterface({ input: process.stdin })
 lines.on('line', (line) => {
   const command = line.trim()
@@ -197,6 +205,7 @@ lines.on('line', (line) => {
       keys.lagsMs = []
     }
     eld.reset()
+    entriesInAtMark = instances[0]?.fleet.traffic().entriesIn ?? 0
     mark = { at: performance.now(), cpu: process.cpuUsage() }
     process.stdout.write(JSON.stringify({ marked: true }) + '\n')
   } else if (command === 'report') {
@@ -213,7 +222,8 @@ lines.on('line', (line) => {
         bytesInPerS: Math.round(c.bytesIn / s),
         msgsOutPerS: Math.round(c.msgsOut / s),
         bytesOutPerS: Math.round(c.bytesOut / s),
-        entriesInPerS: Math.round((keys?.entriesIn ?? 0) / s),
+        // Entries taken in: applied to the actors (hot accounts, probes) and reported to it as an owner.
+        entriesInPerS: Math.round(((instances[0]?.fleet.traffic().entriesIn ?? 0) - entriesInAtMark) / s),
         entriesOutPerS: Math.round(SimulatedKeys.entriesOut / s),
         probes: lags.length,
         lagP50Ms: pct(50),

@@ -5,9 +5,25 @@ export function fleetSubjectRoot(config: { events: { subjectPrefix: string; stre
   return `${config.events.subjectPrefix}_fleet.${config.events.stream}`
 }
 
+/**
+ * The fleet's subjects under its root: heartbeats, limits for everyone (hot accounts, cooldowns,
+ * open counts), the owners' hot marks, and under `owners` one subject per instance
+ * (`<owners>.<instance>`) for the reports of the cold accounts it owns.
+ */
+export interface FleetSubjects {
+  members: string
+  limits: string
+  hot: string
+  owners: string
+}
+
+export function fleetSubjects(subjectRoot: string): FleetSubjects {
+  return { members: `${subjectRoot}.members`, limits: `${subjectRoot}.limits`, hot: `${subjectRoot}.limits.hot`, owners: `${subjectRoot}.limits.to` }
+}
+
 /** How the instances of a fleet reach each other: NATS (FleetBus) or, for the workers of one machine without NATS, their supervisor (IpcFleetBus). */
 export interface FleetChannel {
-  readonly subjects: { members: string; limits: string }
+  readonly subjects: FleetSubjects
   readonly connected: boolean
   publish(subject: string, data: Uint8Array): void
   subscribe(subject: string, onMessage: (data: Uint8Array) => void): void
@@ -31,7 +47,7 @@ const DIAL_TIMEOUT_MS = CLOSE_WAIT_MS
  * away, and the fleet treats that time as being cut off (see Fleet).
  */
 export class FleetBus implements FleetChannel {
-  readonly #subjects: { members: string; limits: string }
+  readonly #subjects: FleetSubjects
   #nc: NatsConnection | undefined
   /** The first connection, while it is being made (it never gives up while NATS is away). */
   #connecting: Promise<NatsConnection | undefined> = Promise.resolve(undefined)
@@ -44,7 +60,7 @@ export class FleetBus implements FleetChannel {
   readonly #onStatus: (connected: boolean) => void
 
   private constructor(subjectRoot: string, onStatus: (connected: boolean) => void) {
-    this.#subjects = { members: `${subjectRoot}.members`, limits: `${subjectRoot}.limits` }
+    this.#subjects = fleetSubjects(subjectRoot)
     this.#onStatus = onStatus
   }
 
@@ -68,7 +84,7 @@ export class FleetBus implements FleetChannel {
     return bus
   }
 
-  get subjects(): { members: string; limits: string } {
+  get subjects(): FleetSubjects {
     return this.#subjects
   }
 

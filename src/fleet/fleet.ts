@@ -1,8 +1,11 @@
 import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
 import { connectionAllowance, shareWhenCutOff } from '../../actors/fleet/shares.js'
+import { OwnedAccounts, WINDOW_MS, type RateLimits } from '../../actors/fleet/hot-accounts.js'
+import { ownersOf } from '../../actors/fleet/owners.js'
 import type { Consumption } from '../../actors/key/account-actor.js'
 import type { FleetChannel } from './fleet-bus.js'
+import { consumes, consumptionOf, entryOf, openEntry, subjectToken, summed, usageOf, type Entry, type HotMessage, type LimitsMessage } from './limit-entries.js'
 import { Membership, type Member } from './membership.js'
 
 /** What the fleet needs of the key actors (src/gateway/key-directory.ts). */
@@ -11,6 +14,8 @@ export interface FleetKeys {
   openConnections(): { accountId: string; open: number }[]
   consumedElsewhere(accountId: string, consumed: Consumption): void
   setShare(share: number): void
+  /** An account's whole limits per second, for the accounts this instance owns (absent: none judged by rate). */
+  limitsOf?(accountId: string): RateLimits | undefined
 }
 
 export interface FleetOptions {
@@ -27,6 +32,14 @@ export interface FleetOptions {
   onShare?: (share: number) => void
 }
 
+/** What an instance received and sent of the limits (not heartbeats), since it started. */
+export interface FleetTraffic {
+  messagesIn: number
+  entriesIn: number
+  messagesOut: number
+  entriesOut: number
+}
+
 /**
  * At most this many accounts in one limits message. NATS refuses a message over the server's
  * max_payload (1 MiB by default) and the bus drops what it cannot send: at about 29 bytes an entry
@@ -37,41 +50,24 @@ export interface FleetOptions {
 export const MAX_ENTRIES_PER_MESSAGE = 4_096
 
 /**
- * One entry of a limits message: an account, what was admitted for it, its open connections. The
- * compute units and the time of the newest connection come last, so that an instance of an older version, which reads eight fields,
- * still reads the rest (and one of a newer version reads 0 units from it).
- */
-type Entry = [
-  accountId: string,
-  full: number,
-  archive: number,
-  messages: number,
-  connects: number,
-  open: number,
-  cooldownUntil: number,
-  penaltyUntil: number,
-  fullUnits?: number,
-  archiveUnits?: number,
-  /** When the newest of `connects` was made (the sender's clock; 0: none). */
-  connectedAt?: number,
-]
-interface LimitsMessage {
-  from: string
-  entries: Entry[]
-}
-
-/**
  * This instance as one of a fleet: it announces itself, hears the others, and shares what it
  * admits for each key so that a key's limits hold across instances.
  *
- * Decisions stay local and in memory; the hot path never waits on the network. Every `syncMs`
- * each instance publishes, per account it served, the calls, messages and connections it
- * admitted and its open connections; each instance takes what the others admitted from its own
- * copy of the key's buckets (see actors/fleet/shares.ts). Over any window a key is served at most
- * its plan plus what the other instances admitted in the last `syncMs`. Gubernator's GLOBAL mode
- * sends hits to an owner that broadcasts the state; here every instance is its own owner of a
- * full copy, which needs no owner election or hand-over when the fleet changes, at the cost of
- * N messages per interval instead of 2 (a fleet is a handful of instances, not hundreds).
+ * Decisions stay local and in memory; the hot path never waits on the network. Each account has
+ * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts). Every `syncMs`
+ * an instance sends what it admitted and refused per *cold* account to that account's owners only,
+ * one message per owner, and decides cold accounts from its own buckets, at the whole plan. An
+ * owner sums the last second of what every instance reported and marks the account *hot* past
+ * half of a limit, on a refusal, or on a WebSocket cooldown or penalty (actors/fleet/hot-accounts.ts);
+ * the mark goes to everyone. A hot account is shared as every account once was: every instance
+ * that serves it publishes what it admitted on the broadcast subject and takes what the others
+ * admitted from its own copy of the key's buckets, the first time with what it admitted over the
+ * last second while the account was cold. So an instance reads what it serves, what it owns, and
+ * the hot accounts: not the whole fleet's calls. The bound this keeps is derived in docs/fleet.md
+ * ("The overshoot bound").
+ *
+ * Open connections are counts, not rates, and few: every instance still hears every open count
+ * (on heartbeats and when one changes) for its connection allowance.
  *
  * Cut off from NATS, an instance applies 1/N of each limit (N: the fleet it last saw) until it is
  * back and has heard the others again; its buckets keep their level, so coming back is no burst.
@@ -89,6 +85,18 @@ export class Fleet {
    * so that it never grows on a view in which the others have not yet told what they opened.
    */
   readonly #grants = new Map<string, { granted: number; since: number }>()
+  /** The accounts this instance owns: the last second the others reported of them, and which are hot. */
+  readonly #owned: OwnedAccounts
+  /** Accounts an owner marked hot, until when (this instance's clock). */
+  readonly #hotUntil = new Map<string, number>()
+  /** Accounts that turned hot here since the last sync: their catch-up is owed to the others. */
+  readonly #catchUp = new Set<string>()
+  /** What this instance reported to owners only, per account, over the last second: the catch-up. */
+  readonly #recent = new Map<string, { at: number; c: Consumption }[]>()
+  /** Each account's owners in the membership as it is now (cleared when it changes). */
+  readonly #owners = new Map<string, string[]>()
+  #memberIds: string[] | undefined
+  readonly #traffic: FleetTraffic = { messagesIn: 0, entriesIn: 0, messagesOut: 0, entriesOut: 0 }
   #timers: NodeJS.Timeout[] = []
   #share = 1
   /** Until then, a rejoined instance keeps its cut-off share: it has not heard everyone yet. */
@@ -97,25 +105,43 @@ export class Fleet {
   #selfHeardAt: number
   /** Whether it reaches the fleet (connected, and hears itself). */
   #reachable = true
+  /** It left (stop): it says so once. */
+  #stopped = false
 
   constructor(opts: FleetOptions) {
     this.#opts = opts
-    this.#membership = new Membership({ ...opts.self, share: 1 }, opts.clock, opts.silentMs)
+    this.#membership = new Membership({ ...opts.self, share: 1, owns: true }, opts.clock, opts.silentMs)
     this.#selfHeardAt = opts.clock.now()
+    this.#owned = new OwnedAccounts((accountId) => opts.keys.limitsOf?.(accountId))
   }
 
-  start(): void {
+  /** Join: subscribe, announce this instance, and run the timers (`timers: false`: a test drives sync and heartbeat by hand). */
+  start(opts: { timers?: boolean } = {}): void {
     const { bus } = this.#opts
     bus.subscribe(bus.subjects.members, (data) => this.#heard(unpack(data) as Member))
     bus.subscribe(bus.subjects.limits, (data) => this.#received(unpack(data) as LimitsMessage))
-    this.#timers = [setInterval(() => this.sync(), this.#opts.syncMs), setInterval(() => this.heartbeat(), this.#opts.heartbeatMs)]
-    for (const t of this.#timers) t.unref()
+    bus.subscribe(`${bus.subjects.owners}.${subjectToken(this.#opts.self.id)}`, (data) => this.#reported(unpack(data) as LimitsMessage))
+    bus.subscribe(bus.subjects.hot, (data) => this.#marked(unpack(data) as HotMessage))
+    if (opts.timers !== false) {
+      this.#timers = [setInterval(() => this.sync(), this.#opts.syncMs), setInterval(() => this.heartbeat(), this.#opts.heartbeatMs)]
+      for (const t of this.#timers) t.unref()
+    }
     this.heartbeat()
   }
 
+  /**
+   * Leave: what was admitted goes out a last time and the others are told, so that they choose
+   * the owners of this instance's accounts among themselves now, not after `silentMs` of reports
+   * sent to an owner that no longer reads them.
+   */
   stop(): void {
     for (const t of this.#timers) clearInterval(t)
     this.#timers = []
+    if (this.#stopped) return
+    this.#stopped = true
+    this.sync()
+    const { bus } = this.#opts
+    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share, leaving: true } satisfies Member))
   }
 
   /** The live instances, this one included, sorted by id. */
@@ -127,6 +153,42 @@ export class Fleet {
   /** The part of each key's limit this instance applies now. */
   get share(): number {
     return this.#share
+  }
+
+  /** Accounts this instance owns and heard of in the last second (or keeps hot). */
+  get ownedAccounts(): number {
+    return this.#owned.size
+  }
+
+  /** Accounts hot now, as this instance was told (it shares those with every instance). */
+  hotAccounts(): number {
+    const now = this.#opts.clock.now()
+    let n = 0
+    for (const until of this.#hotUntil.values()) if (until > now) n++
+    return n
+  }
+
+  /** Whether the account is hot here now. */
+  isHot(accountId: string): boolean {
+    return this.#isHot(accountId, this.#opts.clock.now())
+  }
+
+  /** The account's owners as this instance sees the fleet now. */
+  ownersOf(accountId: string): string[] {
+    let owners = this.#owners.get(accountId)
+    if (owners === undefined) {
+      // Bounded by the accounts seen between two membership changes; a long-lived fleet with
+      // millions of accounts starts over rather than keep them all.
+      if (this.#owners.size >= 200_000) this.#owners.clear()
+      owners = ownersOf(accountId, this.#ids())
+      this.#owners.set(accountId, owners)
+    }
+    return owners
+  }
+
+  /** What this instance received and sent of the limits since it started. */
+  traffic(): FleetTraffic {
+    return { ...this.#traffic }
   }
 
   /** How many of the account's connections (the key's limit `max`) this instance may hold now. */
@@ -181,35 +243,66 @@ export class Fleet {
       for (const id of this.#membership.prune(this.#selfHeardAt)) this.#left(id)
       if (this.#share === 1) this.#membership.noteSeen()
     }
-    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share }))
+    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share, owned: this.#owned.size, hot: this.hotAccounts() } satisfies Member))
     // Every open count again, for instances that joined since it last changed.
-    this.#publish(this.#opts.keys.openConnections().map(({ accountId, open }) => [accountId, 0, 0, 0, 0, open, 0, 0]))
+    this.#publish(this.#opts.keys.openConnections().map(({ accountId, open }) => openEntry(accountId, open)))
+    this.#sweep(now)
   }
 
-  /** Send what this instance admitted since the last call (its timer calls it every syncMs). */
+  /**
+   * Send what this instance admitted since the last call (its timer calls it every syncMs): hot
+   * accounts (and cooldowns and penalties) to everyone, cold ones to their owners; then, as an
+   * owner, mark what turned hot and renew the marks of what still is.
+   */
   sync(): void {
+    const now = this.#opts.clock.now()
+    const self = this.#opts.self.id
     const consumed = this.#opts.keys.takeConsumed()
-    if (consumed.length === 0) return
-    this.#publish(
-      consumed.map(({ accountId, consumed: c, open }) => [
-        accountId,
-        c.full,
-        c.archive,
-        c.messages,
-        c.connects,
-        open,
-        c.cooldownUntil,
-        c.penaltyUntil,
-        c.fullUnits,
-        c.archiveUnits,
-        c.connectedAt ?? 0,
-      ]),
-    )
+    // Alone, everything goes to everyone as it always did: an instance about to join hears it all.
+    const shared = this.#ids().length > 1
+    const broadcast: Entry[] = []
+    const toOwners = new Map<string, Entry[]>()
+    const touched: string[] = []
+    for (const { accountId, consumed: c, open } of consumed) {
+      const entry = entryOf(accountId, c, open)
+      const hot = this.#isHot(accountId, now)
+      if (!shared || hot || c.cooldownUntil > 0 || c.penaltyUntil > 0) {
+        if (this.#catchUp.delete(accountId)) this.#pushCatchUp(broadcast, accountId, now)
+        broadcast.push(entry)
+        if (shared && this.ownersOf(accountId).includes(self)) {
+          this.#owned.add(accountId, self, usageOf(c), now)
+          if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.#owned.block(accountId, Math.max(c.cooldownUntil, c.penaltyUntil))
+          touched.push(accountId)
+        }
+        continue
+      }
+      // Open counts are every instance's news (the connection allowance), whatever the account's heat.
+      if (open !== (this.#publishedOpen.get(accountId) ?? 0)) broadcast.push(openEntry(accountId, open))
+      this.#remember(accountId, c, now)
+      for (const owner of this.ownersOf(accountId)) {
+        if (owner === self) {
+          this.#owned.add(accountId, self, usageOf(c), now)
+          touched.push(accountId)
+        } else {
+          let list = toOwners.get(owner)
+          if (list === undefined) toOwners.set(owner, (list = []))
+          list.push(entry)
+        }
+      }
+    }
+    // Accounts that turned hot with nothing admitted here since still owe the others their catch-up.
+    for (const accountId of this.#catchUp) if (this.#isHot(accountId, now)) this.#pushCatchUp(broadcast, accountId, now)
+    this.#catchUp.clear()
+    this.#publish(broadcast)
+    for (const [owner, entries] of toOwners) this.#send(`${this.#opts.bus.subjects.owners}.${subjectToken(owner)}`, owner, entries)
+    this.#judge(touched, now)
+    this.#renew(now)
   }
 
   #publish(entries: Entry[]): void {
     if (entries.length === 0) return
-    for (const [accountId, , , , , open] of entries) {
+    for (const [accountId, , , , , open, , , , , , , catchUp] of entries) {
+      if (catchUp === 1) continue
       const before = this.#publishedOpen.get(accountId) ?? 0
       if (open > 0) this.#publishedOpen.set(accountId, open)
       else this.#publishedOpen.delete(accountId)
@@ -218,9 +311,81 @@ export class Fleet {
       if (open === 0) this.#grants.delete(accountId)
       else if (grant !== undefined && open !== before) grant.since = this.#opts.clock.now()
     }
-    const { bus } = this.#opts
+    this.#send(this.#opts.bus.subjects.limits, undefined, entries)
+  }
+
+  #send(subject: string, to: string | undefined, entries: Entry[]): void {
+    const from = this.#opts.self.id
     for (let i = 0; i < entries.length; i += MAX_ENTRIES_PER_MESSAGE) {
-      bus.publish(bus.subjects.limits, pack({ from: this.#membership.self.id, entries: entries.slice(i, i + MAX_ENTRIES_PER_MESSAGE) } satisfies LimitsMessage))
+      const chunk = entries.slice(i, i + MAX_ENTRIES_PER_MESSAGE)
+      this.#opts.bus.publish(subject, pack((to === undefined ? { from, entries: chunk } : { from, to, entries: chunk }) satisfies LimitsMessage))
+      this.#traffic.messagesOut++
+      this.#traffic.entriesOut += chunk.length
+    }
+  }
+
+  /** What was reported of a cold account over the last second, to be remembered for its catch-up. */
+  #remember(accountId: string, c: Consumption, now: number): void {
+    let list = this.#recent.get(accountId)
+    if (list === undefined) this.#recent.set(accountId, (list = []))
+    list.push({ at: now, c })
+    while (list.length > 0 && list[0]!.at <= now - WINDOW_MS) list.shift()
+  }
+
+  /**
+   * The account turned hot: the others' buckets have not seen what this instance admitted while it
+   * was cold (it went to the owners only). Sent once, as a catch-up entry, so that every bucket
+   * holds the fleet's last second from then on; without it, each bucket would start the hot period
+   * as full as this instance's own consumption left it, and the fleet would admit up to n buckets.
+   */
+  #pushCatchUp(into: Entry[], accountId: string, now: number): void {
+    const list = this.#recent.get(accountId)
+    this.#recent.delete(accountId)
+    if (list === undefined) return
+    const c = summed(list.filter((r) => r.at > now - WINDOW_MS).map((r) => r.c))
+    if (!consumes(c)) return
+    const entry = entryOf(accountId, c, this.#publishedOpen.get(accountId) ?? 0)
+    entry[11] = 0
+    entry[12] = 1
+    into.push(entry)
+  }
+
+  #isHot(accountId: string, now: number): boolean {
+    const until = this.#hotUntil.get(accountId)
+    if (until === undefined) return false
+    if (until > now) return true
+    this.#hotUntil.delete(accountId)
+    return false
+  }
+
+  /** An owner's mark: hot until `until` here. Turning hot here, the account owes its catch-up. */
+  #markHot(accountId: string, until: number, now: number): void {
+    if (!this.#isHot(accountId, now)) this.#catchUp.add(accountId)
+    this.#hotUntil.set(accountId, Math.max(until, this.#hotUntil.get(accountId) ?? 0))
+  }
+
+  /** As an owner: judge the accounts just heard of, and mark at once those that turned hot. */
+  #judge(accountIds: readonly string[], now: number): void {
+    if (accountIds.length === 0) return
+    const turned: string[] = []
+    for (const id of accountIds) if (this.#owned.judge(id, now).turnedHot) turned.push(id)
+    this.#announce(this.#owned.announce(turned, now), now)
+  }
+
+  /** As an owner: the hot accounts judged again (they cool only after a while under θ/2), their marks renewed. */
+  #renew(now: number): void {
+    if (this.#owned.hotCount === 0) return
+    const hot = this.#owned.hotAccounts().filter((id) => this.#owned.judge(id, now).hot)
+    this.#announce(this.#owned.announce(hot, now), now)
+  }
+
+  #announce(marks: [string, number][], now: number): void {
+    if (marks.length === 0) return
+    const { bus } = this.#opts
+    for (const [accountId, until] of marks) this.#markHot(accountId, until, now)
+    for (let i = 0; i < marks.length; i += MAX_ENTRIES_PER_MESSAGE) {
+      const hot = marks.slice(i, i + MAX_ENTRIES_PER_MESSAGE).map(([id, until]): [string, number] => [id, until - now])
+      bus.publish(bus.subjects.hot, pack({ from: this.#opts.self.id, hot } satisfies HotMessage))
     }
   }
 
@@ -235,39 +400,35 @@ export class Fleet {
       this.#selfHeardAt = this.#opts.clock.now()
       return
     }
-    if (this.#membership.heard(member)) this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
+    if (member.leaving === true) {
+      if (this.#membership.forget(member.id)) this.#left(member.id)
+      return
+    }
+    if (this.#membership.heard(member)) {
+      this.#membershipChanged()
+      this.#owned.announceAgain()
+      this.#opts.onMembership?.('joined', member.id, this.#membership.live().length)
+    }
   }
 
+  /** A limits message on the broadcast subject: hot accounts, cooldowns and penalties, open counts. */
   #received(message: LimitsMessage): void {
     const from = message.from
     if (from === this.#membership.self.id) return
     this.#membership.heardFrom(from)
-    for (const [
-      accountId,
-      full,
-      archive,
-      messages,
-      connects,
-      open,
-      cooldownUntil,
-      penaltyUntil,
-      fullUnits = 0,
-      archiveUnits = 0,
-      connectedAt,
-    ] of message.entries) {
-      if (full + archive + fullUnits + archiveUnits + messages + connects > 0 || cooldownUntil > 0 || penaltyUntil > 0) {
-        this.#opts.keys.consumedElsewhere(accountId, {
-          full,
-          archive,
-          fullUnits,
-          archiveUnits,
-          messages,
-          connects,
-          cooldownUntil,
-          penaltyUntil,
-          connectedAt: connectedAt || undefined,
-        })
-      }
+    this.#traffic.messagesIn++
+    this.#traffic.entriesIn += message.entries.length
+    const now = this.#opts.clock.now()
+    const self = this.#opts.self.id
+    const shared = this.#ids().length > 1
+    const touched: string[] = []
+    for (const entry of message.entries) {
+      const accountId = entry[0]
+      const c = consumptionOf(entry)
+      if (consumes(c)) this.#opts.keys.consumedElsewhere(accountId, c)
+      // A catch-up is old news: its open count is not current, and the owners heard it as it happened.
+      if (entry[12] === 1) continue
+      const open = entry[5]
       let byInstance = this.#othersOpen.get(accountId)
       if (open > 0) {
         if (byInstance === undefined) this.#othersOpen.set(accountId, (byInstance = new Map()))
@@ -276,7 +437,35 @@ export class Fleet {
         byInstance.delete(from)
         if (byInstance.size === 0) this.#othersOpen.delete(accountId)
       }
+      if (shared && consumes(c) && this.ownersOf(accountId).includes(self)) {
+        this.#owned.add(accountId, from, usageOf(c), now)
+        if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.#owned.block(accountId, Math.max(c.cooldownUntil, c.penaltyUntil))
+        touched.push(accountId)
+      }
     }
+    this.#judge(touched, now)
+  }
+
+  /** A report to this instance as an owner: what an instance admitted of cold accounts it owns. */
+  #reported(message: LimitsMessage): void {
+    if (message.to !== this.#opts.self.id || message.from === this.#opts.self.id) return
+    this.#membership.heardFrom(message.from)
+    this.#traffic.messagesIn++
+    this.#traffic.entriesIn += message.entries.length
+    const now = this.#opts.clock.now()
+    const touched: string[] = []
+    for (const entry of message.entries) {
+      this.#owned.add(entry[0], message.from, usageOf(consumptionOf(entry)), now)
+      touched.push(entry[0])
+    }
+    this.#judge(touched, now)
+  }
+
+  /** An owner's marks (its own too: it applied them when it sent them, and applying again changes nothing). */
+  #marked(message: HotMessage): void {
+    if (message.from !== this.#opts.self.id) this.#traffic.messagesIn++
+    const now = this.#opts.clock.now()
+    for (const [accountId, ms] of message.hot) this.#markHot(accountId, now + ms, now)
   }
 
   #left(id: string): void {
@@ -284,7 +473,31 @@ export class Fleet {
       byInstance.delete(id)
       if (byInstance.size === 0) this.#othersOpen.delete(accountId)
     }
+    this.#owned.drop(id)
+    this.#membershipChanged()
     this.#opts.onMembership?.('left', id, this.#membership.live().length)
+  }
+
+  #membershipChanged(): void {
+    this.#memberIds = undefined
+    this.#owners.clear()
+  }
+
+  /** The live members' ids, as owners are chosen among them. */
+  #ids(): string[] {
+    this.#memberIds ??= this.#membership
+      .live()
+      .filter((m) => m.owns === true)
+      .map((m) => m.id)
+    return this.#memberIds
+  }
+
+  /** Once a heartbeat: forget what is older than the window, and the accounts this instance no longer owns. */
+  #sweep(now: number): void {
+    for (const [accountId, list] of this.#recent) if ((list.at(-1)?.at ?? 0) <= now - WINDOW_MS) this.#recent.delete(accountId)
+    for (const [accountId, until] of this.#hotUntil) if (until <= now) this.#hotUntil.delete(accountId)
+    const self = this.#opts.self.id
+    this.#owned.sweep(now, (accountId) => this.ownersOf(accountId).includes(self))
   }
 
   #setShare(share: number): void {

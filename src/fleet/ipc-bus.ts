@@ -1,4 +1,4 @@
-import type { FleetChannel } from './fleet-bus.js'
+import { fleetSubjects, type FleetChannel, type FleetSubjects } from './fleet-bus.js'
 
 /** A fleet message between a worker and its supervisor (src/workers/supervisor.ts). */
 export interface FleetIpcMessage {
@@ -17,7 +17,7 @@ export function isFleetIpcMessage(m: unknown): m is FleetIpcMessage {
  * Connected as long as the supervisor is (a worker whose supervisor died is stopped by it anyway).
  */
 export class IpcFleetBus implements FleetChannel {
-  readonly subjects: { members: string; limits: string }
+  readonly subjects: FleetSubjects
   readonly #handlers = new Map<string, ((data: Uint8Array) => void)[]>()
   readonly #onMessage = (m: unknown): void => {
     if (!isFleetIpcMessage(m)) return
@@ -26,7 +26,7 @@ export class IpcFleetBus implements FleetChannel {
 
   constructor(subjectRoot: string) {
     if (process.send === undefined) throw new Error('IpcFleetBus needs an IPC channel: a worker is started by `tollgate start` with workers > 1')
-    this.subjects = { members: `${subjectRoot}.members`, limits: `${subjectRoot}.limits` }
+    this.subjects = fleetSubjects(subjectRoot)
     process.on('message', this.#onMessage)
   }
 

@@ -56,7 +56,7 @@ export function joinFleet({ config, keys, instance, clock, logger, channel }: Jo
         clock,
         ...config.fleet,
         onMembership: (event, id, live) =>
-          logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (silent)'),
+          logger.info({ instance: id, live }, event === 'joined' ? 'an instance joined the fleet' : 'an instance left the fleet (it said so, or fell silent)'),
         onShare: (share) =>
           logger.warn({ share }, share < 1 ? "cut off from the fleet: applying this share of each key's limits" : 'back in the fleet: whole limits, shared'),
       })

@@ -9,6 +9,16 @@ export interface Member {
   version: string
   /** The part of each key's limit it applies: 1 while it sees the fleet, 1/N when cut off. */
   share: number
+  /**
+   * It owns accounts (hears reports of cold accounts on its own subject). An instance of an older
+   * version does not say so and is never chosen as an owner: reports sent to it would be lost.
+   */
+  owns?: boolean
+  /** The accounts it owns (heard of in the last second) and those hot as it knows them, at its heartbeat (`tollgate fleet`). */
+  owned?: number
+  hot?: number
+  /** Its last heartbeat: it is stopping, and the others drop it now rather than after silentMs. */
+  leaving?: boolean
 }
 
 /**
@@ -81,6 +91,11 @@ export class Membership {
       }
     }
     return dropped
+  }
+
+  /** An instance said it is leaving: dropped now. Returns whether it was live. */
+  forget(id: string): boolean {
+    return this.#peers.delete(id)
   }
 
   isLive(id: string): boolean {

@@ -2,6 +2,7 @@ import type { Clock } from '../../actors/runtime/clock.js'
 import { ActorRegistry } from '../../actors/runtime/registry.js'
 import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
 import { scaled } from '../../actors/fleet/shares.js'
+import type { RateLimits } from '../../actors/fleet/hot-accounts.js'
 import { initialKeyState } from '../../actors/key/decide.js'
 import type { KeyState } from '../../actors/key/decide.js'
 import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits, wsKeyLimitsOf } from '../../actors/key/ws-limits.js'
@@ -242,6 +243,27 @@ export class KeyDirectory {
     // The connections kept count from the newest of them (absent: from when they are applied).
     if (kept.consumed.connectedAt !== undefined)
       kept.consumed.connectedAt = consumed.connectedAt === undefined ? undefined : Math.max(kept.consumed.connectedAt, consumed.connectedAt)
+  }
+
+  /**
+   * The account's whole limits per second, as its plan gives them to the fleet (not this
+   * instance's share): what an account's owner in the fleet judges its consumption against. Read
+   * from the projection, so an owner that serves none of the account's calls knows them too.
+   */
+  limitsOf(accountId: string): RateLimits | undefined {
+    const account = this.#store.account(accountId)
+    if (account === undefined) return undefined
+    const plan = account.plan ? this.#catalog.get(account.plan.planId) : undefined
+    const calls = limitsOf(plan)
+    const ws = wsLimitsOf(plan, this.#ws)
+    return {
+      full: calls.full,
+      archive: calls.archive,
+      fullUnits: calls.fullUnits ?? null,
+      archiveUnits: calls.archiveUnits ?? null,
+      messages: ws.messagesPerSecond,
+      connects: ws.newConnectionsPerSecond,
+    }
   }
 
   /**

@@ -5,9 +5,9 @@ import type { Consumption } from '../../actors/key/account-actor.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { MemoryFleetHub } from '../helpers/memory-fleet-bus.js'
 
-// Compute units admitted on one instance are taken from the key's budget on the others, and a
-// limits message of an instance of the previous version (eight fields an entry, no units) is
-// still read. The channel delivers at once to every instance; the processes and NATS are in
+// Compute units admitted on one instance of a hot account are taken from the key's budget on the
+// others, and a limits message of an instance of the previous version (eight fields an entry, no
+// units) is still read. The channel delivers at once to every instance; the processes and NATS are in
 // shared-limits.test.ts.
 
 /** What an instance's key actors admitted, and what it was told the others admitted. */
@@ -52,17 +52,19 @@ t.test('units admitted on one instance reach the other; an entry without units r
     a!.fleet.stop()
     b!.fleet.stop()
   })
+  // Shared with every instance once its owner marked it hot (a cold account's calls go to its owners only).
+  a!.bus.publish('h', pack({ from: 'i1', hot: [['acc_1', 60_000]] }))
   a!.keys.pending = { ...none, full: 3, fullUnits: 927, archive: 1, archiveUnits: 500 }
   a!.fleet.sync()
-  t.same(b!.keys.elsewhere, [{ accountId: 'acc_1', consumed: { ...none, full: 3, fullUnits: 927, archive: 1, archiveUnits: 500 } }])
+  t.same(b!.keys.elsewhere, [{ accountId: 'acc_1', consumed: { ...none, full: 3, fullUnits: 927, archive: 1, archiveUnits: 500, refused: 0 } }])
   t.same(a!.keys.elsewhere, [], 'not its own')
 
   // Units alone (a WebSocket message's, its calls charged as messages) are news too.
   a!.keys.pending = { ...none, fullUnits: 309 }
   a!.fleet.sync()
-  t.same(b!.keys.elsewhere.at(-1), { accountId: 'acc_1', consumed: { ...none, fullUnits: 309 } })
+  t.same(b!.keys.elsewhere.at(-1), { accountId: 'acc_1', consumed: { ...none, fullUnits: 309, refused: 0 } })
 
   // As the previous version packs it: eight fields, no units.
   a!.bus.publish('l', pack({ from: 'old', entries: [['acc_1', 2, 0, 0, 0, 0, 0, 0]] }))
-  t.same(b!.keys.elsewhere.at(-1), { accountId: 'acc_1', consumed: { ...none, full: 2 } })
+  t.same(b!.keys.elsewhere.at(-1), { accountId: 'acc_1', consumed: { ...none, full: 2, refused: 0 } })
 })

@@ -1,3 +1,4 @@
+import { unpack } from 'msgpackr'
 import type { FleetChannel } from '../../src/fleet/fleet-bus.js'
 
 /**
@@ -46,15 +47,20 @@ export class MemoryFleetHub {
 
 /** One instance's channel on a MemoryFleetHub. */
 export class MemoryFleetChannel implements FleetChannel {
-  readonly subjects = { members: 'm', limits: 'l' }
+  readonly subjects = { members: 'm', limits: 'l', hot: 'h', owners: 'o' }
   connected = true
   /** The link stalls without a reset: nothing goes out or comes in, and the client still thinks it is connected. */
   stalled = false
   readonly #handlers = new Map<string, ((d: Uint8Array) => void)[]>()
+  /** What this instance took in of the limits (heartbeats left out): messages, and the entries they held, its own echoes left out. */
+  readonly received = { messages: 0, entries: 0 }
+  #self: string | undefined
 
   constructor(private readonly hub: MemoryFleetHub) {}
 
   publish(subject: string, data: Uint8Array): void {
+    // Its own id, from its heartbeat: its echoes are not counted as received.
+    if (subject === this.subjects.members) this.#self ??= (unpack(data) as { id: string }).id
     if (!this.stalled) this.hub.sent(subject, data)
   }
 
@@ -64,7 +70,16 @@ export class MemoryFleetChannel implements FleetChannel {
 
   receive(subject: string, data: Uint8Array): void {
     if (this.stalled) return
-    for (const h of this.#handlers.get(subject) ?? []) h(data)
+    const handlers = this.#handlers.get(subject)
+    if (handlers === undefined) return
+    if (subject !== this.subjects.members) {
+      const m = unpack(data) as { from: string; entries?: unknown[]; hot?: unknown[] }
+      if (m.from !== this.#self) {
+        this.received.messages++
+        this.received.entries += m.entries?.length ?? m.hot?.length ?? 0
+      }
+    }
+    for (const h of handlers) h(data)
   }
 
   async close(): Promise<void> {}

@@ -8,8 +8,9 @@ const USAGE_LINE = 'tollgate fleet --config FILE [--json]'
 
 /**
  * `tollgate fleet --config FILE`: the live instances of the config's fleet (the gateways on its
- * NATS stream), as their heartbeats say: id, address, version, start time and the share of each
- * key's limit each applies. Listens for two and a half heartbeat intervals, then prints.
+ * NATS stream), as their heartbeats say: id, address, version, start time, the share of each
+ * key's limit each applies, the accounts it owns (heard of in the last second) and the accounts hot
+ * as it knows them ('-': an instance of a version without owners). Listens for two and a half heartbeat intervals, then prints.
  */
 export async function fleetCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('fleet', args, { config: { type: 'string' }, json: { type: 'boolean' } })
@@ -24,7 +25,8 @@ export async function fleetCommand(args: string[]): Promise<void> {
   const bus = FleetBus.open(config.events.nats, fleetSubjectRoot(config), (up) => (connected ||= up), 'tollgate-fleet-cli')
   bus.subscribe(bus.subjects.members, (data) => {
     const member = unpack(data) as Member
-    heard.set(member.id, member)
+    if (member.leaving === true) heard.delete(member.id)
+    else heard.set(member.id, member)
   })
   await new Promise((resolve) => setTimeout(resolve, config.fleet.heartbeatMs * 2.5))
   await bus.close()
@@ -35,8 +37,16 @@ export async function fleetCommand(args: string[]): Promise<void> {
     return
   }
   const rows = [
-    ['INSTANCE', 'ADDRESS', 'VERSION', 'STARTED', 'SHARE'],
-    ...members.map((m) => [m.id, m.address, m.version, new Date(m.startedAt).toISOString(), m.share === 1 ? '1' : m.share.toFixed(3)]),
+    ['INSTANCE', 'ADDRESS', 'VERSION', 'STARTED', 'SHARE', 'OWNED', 'HOT'],
+    ...members.map((m) => [
+      m.id,
+      m.address,
+      m.version,
+      new Date(m.startedAt).toISOString(),
+      m.share === 1 ? '1' : m.share.toFixed(3),
+      m.owned === undefined ? '-' : String(m.owned),
+      m.hot === undefined ? '-' : String(m.hot),
+    ]),
   ]
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
   for (const r of rows)

@@ -1,0 +1,57 @@
+import t from 'tap'
+import { ActorFleet } from '../helpers/actor-fleet.js'
+
+// What an instance reads of the others grows with what it serves, not with the fleet: ten
+// instances, 1,000 accounts each calling 5 times a second (far under their 60 a second, so cold),
+// each call sent to a random instance. Every instance counts the limits messages and entries it took
+// in from the others (MemoryFleetChannel.received). Sharing every account with every instance, each
+// took in about what the nine others served (9 tenths of the fleet's entries); reporting cold
+// accounts to their two owners only, an instance takes in its owned share, 2 tenths.
+
+const N = 10
+const ACCOUNTS = 1_000
+const CALLS_PER_S = 5
+const SECONDS = 4
+
+/** A repeatable random number in [0, 1) (mulberry32): the same spread on every run. */
+function random(seed: number): () => number {
+  let a = seed
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let x = Math.imul(a ^ (a >>> 15), 1 | a)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+t.test(`${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes in its owned share, not the fleet's calls`, async (t) => {
+  const fleet = new ActorFleet({ instances: N, limits: { full: 60, archive: 0 } })
+  const rand = random(7)
+  const served = new Array<number>(N).fill(0)
+  const perTick = (ACCOUNTS * CALLS_PER_S * fleet.tickMs) / 1_000
+  fleet.run(SECONDS * 1_000, () => {
+    for (let k = 0; k < perTick; k++) {
+      const i = Math.floor(rand() * N)
+      fleet.call(i, `acc_${Math.floor(rand() * ACCOUNTS)}`)
+      served[i]!++
+    }
+  })
+  // What the instances sent of the limits, in entries (an account in one message): the fleet's calls as they are shared.
+  const out = fleet.instances.map((x) => x.fleet.traffic?.().entriesOut ?? 0)
+  const fleetEntries = out.reduce((a, b) => a + b, 0)
+  const received = fleet.instances.map((x) => x.bus.received)
+  const calls = served.reduce((a, b) => a + b, 0)
+  t.comment(`calls ${calls} (${served.join(', ')} per instance), entries sent ${fleetEntries} (${out.join(', ')})`)
+  t.comment(`taken in per instance: ${received.map((r) => `${r.entries} entries in ${r.messages} msgs`).join('; ')}`)
+  const hot = fleet.instances.map((x) => x.fleet.hotAccounts?.() ?? 0)
+  t.same(hot, new Array(N).fill(0), 'no account is hot')
+  for (let i = 0; i < N; i++) {
+    const r = received[i]!
+    // Two owners an account: 2/N of the fleet's entries, with room for the hashing's unevenness.
+    t.ok(
+      r.entries <= (calls * 2 * 1.5) / N,
+      `instance ${i} took in ${r.entries} entries: at most 1.5 × its two owners' share of ${calls} calls (${(calls * 2) / N})`,
+    )
+    t.ok(r.entries < 0.4 * calls, `instance ${i} took in ${r.entries} entries, under 0.4 of the ${calls} the fleet served (sharing all: about 0.9)`)
+  }
+})
