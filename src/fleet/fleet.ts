@@ -1,11 +1,13 @@
 import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
-import { connectionAllowance, shareWhenCutOff } from '../../actors/fleet/shares.js'
-import { OwnedAccounts, WINDOW_MS, type RateLimits } from '../../actors/fleet/hot-accounts.js'
+import { shareWhenCutOff } from '../../actors/fleet/shares.js'
+import { OwnedAccounts, type RateLimits } from '../../actors/fleet/hot-accounts.js'
 import { ownersOf } from '../../actors/fleet/owners.js'
 import type { Consumption } from '../../actors/key/account-actor.js'
+import { ConnectionShares } from './connection-shares.js'
 import type { FleetChannel } from './fleet-bus.js'
-import { consumes, consumptionOf, entryOf, openEntry, subjectToken, summed, usageOf, type Entry, type HotMessage, type LimitsMessage } from './limit-entries.js'
+import { HotMarks } from './hot-marks.js'
+import { consumes, consumptionOf, entryOf, openEntry, subjectToken, usageOf, type Entry, type HotMessage, type LimitsMessage } from './limit-entries.js'
 import { Membership, type Member } from './membership.js'
 
 /** What the fleet needs of the key actors (src/gateway/key-directory.ts). */
@@ -75,24 +77,10 @@ export const MAX_ENTRIES_PER_MESSAGE = 4_096
 export class Fleet {
   readonly #opts: FleetOptions
   readonly #membership: Membership
-  /** Open connections per account as each other instance last published them. */
-  readonly #othersOpen = new Map<string, Map<string, number>>()
-  /** This instance's open connections per account as it last published them. */
-  readonly #publishedOpen = new Map<string, number>()
-  /**
-   * Per account, the connections this instance granted itself and when it last published its
-   * count: its grant grows only once every live instance has been heard since that publication,
-   * so that it never grows on a view in which the others have not yet told what they opened.
-   */
-  readonly #grants = new Map<string, { granted: number; since: number }>()
+  readonly #connections = new ConnectionShares()
   /** The accounts this instance owns: the last second the others reported of them, and which are hot. */
   readonly #owned: OwnedAccounts
-  /** Accounts an owner marked hot, until when (this instance's clock). */
-  readonly #hotUntil = new Map<string, number>()
-  /** Accounts that turned hot here since the last sync: their catch-up is owed to the others. */
-  readonly #catchUp = new Set<string>()
-  /** What this instance reported to owners only, per account, over the last second: the catch-up. */
-  readonly #recent = new Map<string, { at: number; c: Consumption }[]>()
+  readonly #hot = new HotMarks()
   /** Each account's owners in the membership as it is now (cleared when it changes). */
   readonly #owners = new Map<string, string[]>()
   #memberIds: string[] | undefined
@@ -162,15 +150,12 @@ export class Fleet {
 
   /** Accounts hot now, as this instance was told (it shares those with every instance). */
   hotAccounts(): number {
-    const now = this.#opts.clock.now()
-    let n = 0
-    for (const until of this.#hotUntil.values()) if (until > now) n++
-    return n
+    return this.#hot.count(this.#opts.clock.now())
   }
 
   /** Whether the account is hot here now. */
   isHot(accountId: string): boolean {
-    return this.#isHot(accountId, this.#opts.clock.now())
+    return this.#hot.isHot(accountId, this.#opts.clock.now())
   }
 
   /** The account's owners as this instance sees the fleet now. */
@@ -194,25 +179,18 @@ export class Fleet {
   /** How many of the account's connections (the key's limit `max`) this instance may hold now. */
   allowance(accountId: string, max: number): number {
     if (this.#share < 1) return Math.max(1, Math.floor(max * this.#share))
-    const open = this.#othersOpen.get(accountId)
-    const self = this.#membership.self.id
-    const peers = this.#membership.live().filter((m) => m.id !== self)
-    // Every live instance has its part, those with no connection of this key too.
-    const others = peers.map((m) => open?.get(m.id) ?? 0)
-    const now = connectionAllowance({ max, published: this.#publishedOpen.get(accountId) ?? 0, others, rank: this.#membership.rank() })
-    const at = this.#opts.clock.now()
-    const grant = this.#grants.get(accountId)
-    if (grant === undefined) {
-      this.#grants.set(accountId, { granted: now, since: at })
-      return now
+    const membership = this.#membership
+    const self = membership.self.id
+    const view = {
+      peers: () =>
+        membership
+          .live()
+          .filter((m) => m.id !== self)
+          .map((m) => m.id),
+      lastHeard: (id: string) => membership.lastHeard(id),
+      rank: () => membership.rank(),
     }
-    // Less than granted: the others opened more meanwhile. More: only on a view that has heard
-    // every instance since this grant was made or last told (else they may have opened unseen).
-    if (now < grant.granted || peers.every((m) => this.#membership.lastHeard(m.id) > grant.since)) {
-      if (now > grant.granted) grant.since = at
-      grant.granted = now
-    }
-    return grant.granted
+    return this.#connections.allowance(accountId, max, view, this.#opts.clock.now())
   }
 
   /** The bus went away (at once) or came back (it counts once this instance hears itself again). */
@@ -265,9 +243,9 @@ export class Fleet {
     const touched: string[] = []
     for (const { accountId, consumed: c, open } of consumed) {
       const entry = entryOf(accountId, c, open)
-      const hot = this.#isHot(accountId, now)
+      const hot = this.#hot.isHot(accountId, now)
       if (!shared || hot || c.cooldownUntil > 0 || c.penaltyUntil > 0) {
-        if (this.#catchUp.delete(accountId)) this.#pushCatchUp(broadcast, accountId, now)
+        if (this.#hot.takeOwed(accountId)) this.#hot.pushCatchUp(broadcast, accountId, this.#connections.published(accountId), now)
         broadcast.push(entry)
         if (shared && this.ownersOf(accountId).includes(self)) {
           this.#owned.add(accountId, self, usageOf(c), now)
@@ -277,8 +255,8 @@ export class Fleet {
         continue
       }
       // Open counts are every instance's news (the connection allowance), whatever the account's heat.
-      if (open !== (this.#publishedOpen.get(accountId) ?? 0)) broadcast.push(openEntry(accountId, open))
-      this.#remember(accountId, c, now)
+      if (open !== this.#connections.published(accountId)) broadcast.push(openEntry(accountId, open))
+      this.#hot.remember(accountId, c, now)
       for (const owner of this.ownersOf(accountId)) {
         if (owner === self) {
           this.#owned.add(accountId, self, usageOf(c), now)
@@ -291,8 +269,7 @@ export class Fleet {
       }
     }
     // Accounts that turned hot with nothing admitted here since still owe the others their catch-up.
-    for (const accountId of this.#catchUp) if (this.#isHot(accountId, now)) this.#pushCatchUp(broadcast, accountId, now)
-    this.#catchUp.clear()
+    for (const accountId of this.#hot.takeAllOwed(now)) this.#hot.pushCatchUp(broadcast, accountId, this.#connections.published(accountId), now)
     this.#publish(broadcast)
     for (const [owner, entries] of toOwners) this.#send(`${this.#opts.bus.subjects.owners}.${subjectToken(owner)}`, owner, entries)
     this.#judge(touched, now)
@@ -302,14 +279,7 @@ export class Fleet {
   #publish(entries: Entry[]): void {
     if (entries.length === 0) return
     for (const [accountId, , , , , open, , , , , , , catchUp] of entries) {
-      if (catchUp === 1) continue
-      const before = this.#publishedOpen.get(accountId) ?? 0
-      if (open > 0) this.#publishedOpen.set(accountId, open)
-      else this.#publishedOpen.delete(accountId)
-      const grant = this.#grants.get(accountId)
-      // A new count is news the others must hear before this instance's grant may grow again.
-      if (open === 0) this.#grants.delete(accountId)
-      else if (grant !== undefined && open !== before) grant.since = this.#opts.clock.now()
+      if (catchUp !== 1) this.#connections.publishing(accountId, open, this.#opts.clock.now())
     }
     this.#send(this.#opts.bus.subjects.limits, undefined, entries)
   }
@@ -322,46 +292,6 @@ export class Fleet {
       this.#traffic.messagesOut++
       this.#traffic.entriesOut += chunk.length
     }
-  }
-
-  /** What was reported of a cold account over the last second, to be remembered for its catch-up. */
-  #remember(accountId: string, c: Consumption, now: number): void {
-    let list = this.#recent.get(accountId)
-    if (list === undefined) this.#recent.set(accountId, (list = []))
-    list.push({ at: now, c })
-    while (list.length > 0 && list[0]!.at <= now - WINDOW_MS) list.shift()
-  }
-
-  /**
-   * The account turned hot: the others' buckets have not seen what this instance admitted while it
-   * was cold (it went to the owners only). Sent once, as a catch-up entry, so that every bucket
-   * holds the fleet's last second from then on; without it, each bucket would start the hot period
-   * as full as this instance's own consumption left it, and the fleet would admit up to n buckets.
-   */
-  #pushCatchUp(into: Entry[], accountId: string, now: number): void {
-    const list = this.#recent.get(accountId)
-    this.#recent.delete(accountId)
-    if (list === undefined) return
-    const c = summed(list.filter((r) => r.at > now - WINDOW_MS).map((r) => r.c))
-    if (!consumes(c)) return
-    const entry = entryOf(accountId, c, this.#publishedOpen.get(accountId) ?? 0)
-    entry[11] = 0
-    entry[12] = 1
-    into.push(entry)
-  }
-
-  #isHot(accountId: string, now: number): boolean {
-    const until = this.#hotUntil.get(accountId)
-    if (until === undefined) return false
-    if (until > now) return true
-    this.#hotUntil.delete(accountId)
-    return false
-  }
-
-  /** An owner's mark: hot until `until` here. Turning hot here, the account owes its catch-up. */
-  #markHot(accountId: string, until: number, now: number): void {
-    if (!this.#isHot(accountId, now)) this.#catchUp.add(accountId)
-    this.#hotUntil.set(accountId, Math.max(until, this.#hotUntil.get(accountId) ?? 0))
   }
 
   /** As an owner: judge the accounts just heard of, and mark at once those that turned hot. */
@@ -382,7 +312,7 @@ export class Fleet {
   #announce(marks: [string, number][], now: number): void {
     if (marks.length === 0) return
     const { bus } = this.#opts
-    for (const [accountId, until] of marks) this.#markHot(accountId, until, now)
+    for (const [accountId, until] of marks) this.#hot.mark(accountId, until, now)
     for (let i = 0; i < marks.length; i += MAX_ENTRIES_PER_MESSAGE) {
       const hot = marks.slice(i, i + MAX_ENTRIES_PER_MESSAGE).map(([id, until]): [string, number] => [id, until - now])
       bus.publish(bus.subjects.hot, pack({ from: this.#opts.self.id, hot } satisfies HotMessage))
@@ -428,15 +358,7 @@ export class Fleet {
       if (consumes(c)) this.#opts.keys.consumedElsewhere(accountId, c)
       // A catch-up is old news: its open count is not current, and the owners heard it as it happened.
       if (entry[12] === 1) continue
-      const open = entry[5]
-      let byInstance = this.#othersOpen.get(accountId)
-      if (open > 0) {
-        if (byInstance === undefined) this.#othersOpen.set(accountId, (byInstance = new Map()))
-        byInstance.set(from, open)
-      } else if (byInstance !== undefined) {
-        byInstance.delete(from)
-        if (byInstance.size === 0) this.#othersOpen.delete(accountId)
-      }
+      this.#connections.heard(from, accountId, entry[5])
       if (shared && consumes(c) && this.ownersOf(accountId).includes(self)) {
         this.#owned.add(accountId, from, usageOf(c), now)
         if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.#owned.block(accountId, Math.max(c.cooldownUntil, c.penaltyUntil))
@@ -465,14 +387,11 @@ export class Fleet {
   #marked(message: HotMessage): void {
     if (message.from !== this.#opts.self.id) this.#traffic.messagesIn++
     const now = this.#opts.clock.now()
-    for (const [accountId, ms] of message.hot) this.#markHot(accountId, now + ms, now)
+    for (const [accountId, ms] of message.hot) this.#hot.mark(accountId, now + ms, now)
   }
 
   #left(id: string): void {
-    for (const [accountId, byInstance] of this.#othersOpen) {
-      byInstance.delete(id)
-      if (byInstance.size === 0) this.#othersOpen.delete(accountId)
-    }
+    this.#connections.left(id)
     this.#owned.drop(id)
     this.#membershipChanged()
     this.#opts.onMembership?.('left', id, this.#membership.live().length)
@@ -494,8 +413,7 @@ export class Fleet {
 
   /** Once a heartbeat: forget what is older than the window, and the accounts this instance no longer owns. */
   #sweep(now: number): void {
-    for (const [accountId, list] of this.#recent) if ((list.at(-1)?.at ?? 0) <= now - WINDOW_MS) this.#recent.delete(accountId)
-    for (const [accountId, until] of this.#hotUntil) if (until <= now) this.#hotUntil.delete(accountId)
+    this.#hot.sweep(now)
     const self = this.#opts.self.id
     this.#owned.sweep(now, (accountId) => this.ownersOf(accountId).includes(self))
   }
