@@ -2,7 +2,10 @@ import { join } from 'node:path'
 import t from 'tap'
 import { jetstream } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
-import { startNats } from '../../harness/nats-server.js'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { freePort } from '../../harness/free-port.js'
+import { findNatsServer, launch, startNats } from '../../harness/nats-server.js'
 import { ConfigError } from '../../src/config/config-error.js'
 import { parseConfig } from '../../src/config/load.js'
 import { decodeEvent } from '../../src/events/codec.js'
@@ -12,6 +15,7 @@ import type { TollgateEvent, UsageRecorded } from '../../src/events/types.js'
 import { replay } from '../../src/projections/replay.js'
 import { StateStore } from '../../src/store/state-store.js'
 import { usageTotals } from '../../src/usage/usage-queries.js'
+import { waitFor } from '../helpers/eventually.js'
 import { accountWithKey, rateLimitedEvent, T0, tempDir, usageEvent } from '../projections/fixtures.js'
 
 // Usage by partition (events.partitions) on a real nats-server: the same events appended to a
@@ -174,4 +178,38 @@ t.test('events.partitions above 1 without NATS is refused when the configuration
   })
   t.equal(parseConfig({ events: { nats: nats.url, partitions: 4 }, networks: {} }, 'test').events.partitions, 4)
   t.equal(parseConfig({ events: {}, networks: {} }, 'test').events.partitions, 1, 'default 1')
+})
+
+t.test("an account's partition is the one nats-server's partition() subject mapping gives it", async (t) => {
+  // A server whose account maps m.<token> to p.<partition(4, token)>.<token>: what an operator's
+  // mapping would compute, against partitionOf.
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-nats-mapping-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  const conf = join(dir, 'mapping.conf')
+  await writeFile(conf, 'mappings = {\n  "m.*": "p.{{partition(4,1)}}.{{wildcard(1)}}"\n}\n')
+  const port = await freePort()
+  const server = await launch(findNatsServer(), port, join(dir, 'store'), ['-c', conf])
+  t.teardown(async () => {
+    const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()))
+    server.kill('SIGTERM')
+    await exited
+  })
+  const nc = await connect({ servers: `nats://127.0.0.1:${port}` })
+  t.teardown(() => nc.close())
+  const ids = [...accounts, ...Array.from({ length: 100 }, (_, i) => `acc_${((i * 2654435761) % 2 ** 32).toString(16)}`)]
+  const mapped = new Map<string, number>()
+  const sub = nc.subscribe('p.>', {
+    callback: (_err, m) => {
+      const [, p, id] = m.subject.split('.')
+      mapped.set(id!, Number(p))
+    },
+  })
+  for (const id of ids) nc.publish(`m.${id}`)
+  await waitFor(() => mapped.size === ids.length, 'every mapped subject')
+  sub.unsubscribe()
+  t.same(
+    ids.filter((id) => mapped.get(id) !== partitionOf(id, 4)),
+    [],
+    `${ids.length} accounts: the same partition`,
+  )
 })
