@@ -9,7 +9,8 @@ import { StateStore } from '../../src/store/state-store.js'
 import { usageTotals } from '../../src/usage/usage-queries.js'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { waitFor } from '../helpers/eventually.js'
-import { rpc, startTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { runCli } from '../helpers/cli.js'
+import { rpc, startTestGateway, TEST_SECRET, type TestGateway } from '../helpers/gateway.js'
 import { tempDir, usageEvent } from '../projections/fixtures.js'
 
 // A gateway on four usage partitions, stopped and started again on the same data folder with the
@@ -70,8 +71,13 @@ t.test('a gateway restarted with the same partitions resumes without loss or dou
   await again.stop()
   // What a replay of the whole log counts: the same, so the live store counted nothing twice.
   const store = StateStore.open(join(tempDir(t, 'restart-replay'), 'state'))
-  await replay(store, other)
+  const replayed = await replay(store, other)
   for (const k of keys) t.equal(usageTotals(store, { accountId: k.accountId }).requests, calls.get(k.accountId), `${k.accountId}: replayed`)
   await store.close()
   await other.close()
+
+  // `tollgate replay` on the gateway's configuration reads the partitions too: the same events, the same state.
+  const cli = await runCli(['replay', '--config', again.configPath], { TOLLGATE_SECRET: TEST_SECRET }, 60_000)
+  t.equal(cli.code, 0, cli.stderr)
+  t.same(cli.last, replayed, 'tollgate replay: the same events and digest')
 })
