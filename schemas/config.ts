@@ -189,6 +189,13 @@ export const configSchema = withDefaultsOptional(
           default: 1,
           description: 'JetStream stream replicas (1 on a single server, 3 in a production cluster).',
         }),
+        partitions: Type.Integer({
+          minimum: 1,
+          maximum: 64,
+          default: 1,
+          description:
+            'Usage partitions P: above 1, usage events go to P streams of their own (`<stream>_USAGE_<p>`, subjects `<prefix>-usage.<p>.<accountId>.<Type>`, p by the account), read in parallel; the other events stay in the one stream. Needs `events.nats`; fixed for the life of a stream (see docs/events.md).',
+        }),
         outageLogEveryMs: Type.Integer({
           minimum: 1000,
           default: 30000,

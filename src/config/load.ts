@@ -80,6 +80,12 @@ function checkBeyondSchema(config: Config): ConfigProblem[] {
     }
   }
   const nats = config.events.nats
+  if (nats === undefined && config.events.partitions > 1) {
+    problems.push({
+      path: '/events/partitions',
+      message: `is ${config.events.partitions}, but usage partitions are JetStream streams and events.nats is not set (the embedded log is one file in one order): set events.nats, or remove events.partitions`,
+    })
+  }
   for (const [i, url] of (Array.isArray(nats) ? nats : nats === undefined ? [] : [nats]).entries()) {
     checkUrl(Array.isArray(nats) ? `/events/nats/${i}` : '/events/nats', url, ['nats:', 'tls:', 'ws:', 'wss:'])
   }

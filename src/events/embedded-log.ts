@@ -32,6 +32,8 @@ const FOLLOW_BATCH = 1000
  * await log.append([event])
  */
 export class EmbeddedLog implements EventLog {
+  /** One file, one order: usage partitions mean nothing here (events.partitions > 1 needs events.nats). */
+  readonly partitions: readonly EventLog[] = []
   readonly kind = 'embedded' as const
   readonly #env: RootDatabase
   readonly #events: Database<Buffer, number>

@@ -8,6 +8,7 @@ import { readRange, readSubject } from './jetstream/reads.js'
 import { withTimeout } from './jetstream/timed.js'
 import { EventLogUnavailable, READ_ALL_DEFAULTS, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
 import { READ_TIMEOUT_MS, ReaderThread, readerThreadOptions } from './read-in-thread.js'
+import { MAX_PARTITIONS, partitionPrefix, partitionStream } from './partitions.js'
 import { accountStreamSubject, type StoredEvent, type TollgateEvent } from './types.js'
 
 export { StreamMismatch } from './jetstream/errors.js'
@@ -21,6 +22,13 @@ export interface JetStreamLogOptions {
   subjectPrefix: string
   /** Stream replicas when this call creates the stream (1 on a single server, 3 in a cluster). */
   replicas: number
+  /**
+   * Usage partitions (events.partitions, default 1): with P > 1 usage goes to P streams of its own
+   * beside `stream` (partitions.ts), each read by a log of its own (`partitions`).
+   */
+  partitions?: number
+  /** This log is partition `partition` of `partitions` (made by the main log; read-only use). */
+  partition?: number
   /** Connection name shown by the server (monitoring). */
   name?: string
   /** Longest wait for one acknowledgement or API reply, in ms (default 5,000). */
@@ -67,7 +75,9 @@ const READ_THREAD_FROM = 20_000
  */
 export class JetStreamLog implements EventLog {
   readonly kind = 'jetstream' as const
-  readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError' | 'readerThread'>> & Pick<JetStreamLogOptions, 'name' | 'onError' | 'readerThread'>
+  readonly #opts: Required<Omit<JetStreamLogOptions, 'name' | 'onError' | 'readerThread' | 'partition'>> &
+    Pick<JetStreamLogOptions, 'name' | 'onError' | 'readerThread' | 'partition'>
+  readonly partitions: readonly JetStreamLog[]
   readonly #followers = new FollowerSet()
   readonly #link: NatsLink
   #wakeSub: Subscription | undefined
@@ -75,7 +85,27 @@ export class JetStreamLog implements EventLog {
   #legacy: Promise<boolean> | undefined
 
   private constructor(opts: JetStreamLogOptions) {
-    this.#opts = { timeoutMs: DEFAULT_TIMEOUT_MS, readThreadFrom: READ_THREAD_FROM, ...opts }
+    this.#opts = { timeoutMs: DEFAULT_TIMEOUT_MS, readThreadFrom: READ_THREAD_FROM, ...opts, partitions: opts.partitions ?? 1 }
+    const { partitions } = this.#opts
+    if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
+      throw new RangeError(`partitions must be a whole number from 1 to ${MAX_PARTITIONS}, got ${partitions}`)
+    }
+    // Each partition on a connection of its own: its reads (and a replay's reader thread) run beside the others'.
+    this.partitions =
+      opts.partition !== undefined || partitions === 1
+        ? []
+        : Array.from(
+            { length: partitions },
+            (_, p) =>
+              new JetStreamLog({
+                ...opts,
+                stream: partitionStream(opts.stream, p),
+                subjectPrefix: partitionPrefix(opts.subjectPrefix, p),
+                partition: p,
+                name: `${opts.name ?? 'tollgate'} usage ${p}`,
+                readerThread: undefined,
+              }),
+          )
     this.#link = new NatsLink(this.#opts, {
       attached: () => {
         if (this.#followers.size > 0) this.#ensureWakeSubscription()
@@ -91,7 +121,14 @@ export class JetStreamLog implements EventLog {
    */
   static async connect(opts: JetStreamLogOptions): Promise<JetStreamLog> {
     const log = new JetStreamLog(opts)
+    // The main stream first: it refuses partitions made for another P before any is created.
     await log.#link.connect()
+    try {
+      await Promise.all(log.partitions.map((partition) => partition.#link.connect()))
+    } catch (err) {
+      await log.close()
+      throw err
+    }
     return log
   }
 
@@ -104,12 +141,15 @@ export class JetStreamLog implements EventLog {
   static async open(opts: JetStreamLogOptions, onWaiting?: (err: EventLogUnavailable) => void): Promise<JetStreamLog> {
     const log = new JetStreamLog(opts)
     await log.#link.open(onWaiting)
+    // Each partition reached now or in the background, as the main stream: the outbox retries
+    // usage that finds no partition stream yet, as any append that fails.
+    await Promise.all(log.partitions.map((partition) => partition.#link.open()))
     return log
   }
 
-  /** Whether NATS is connected now (false while it reconnects, or before the first connection). */
+  /** Whether NATS is connected now (false while it reconnects, or before the first connection); with partitions, for each of them too. */
   get connected(): boolean {
-    return this.#link.connected
+    return this.#link.connected && this.partitions.every((partition) => partition.connected)
   }
 
   /**
@@ -210,6 +250,7 @@ export class JetStreamLog implements EventLog {
       if (this.#opts.readerThread?.used === false) this.#opts.readerThread.stop()
       await this.#followers.stopAll()
     })
+    await Promise.all(this.partitions.map((partition) => partition.close()))
   }
 
   /** One core subscription on the stream's subjects wakes every follower the moment anyone appends. */

@@ -12,6 +12,12 @@ export interface EventLog {
   /** Whether calls can reach the log now (NATS connected; the embedded log: until closed). */
   readonly connected: boolean
   /**
+   * The usage partitions (events.partitions > 1, JetStream only): each a log of its own seqs,
+   * holding the usage of its accounts, to be read beside this one (the projector reads them all).
+   * Appends go through this log, which sends usage to its partition. Empty: this log holds all.
+   */
+  readonly partitions: readonly EventLog[]
+  /**
    * Append events in order; resolves once every one is durably stored (acknowledged). An event
    * whose `id` the log already holds is accepted and not stored twice (JetStream `msgID`
    * dedup, an id index in the embedded log), so re-sending after a failure is harmless.

@@ -6,7 +6,7 @@ import { ReaderThread, readerThreadOptions } from './read-in-thread.js'
 import type { EventLog, EventLogUnavailable } from './log.js'
 
 /** What opening the log needs of the config's `events` section. */
-type EventsConfig = Omit<EventsSection, 'outageLogEveryMs'>
+type EventsConfig = Omit<EventsSection, 'outageLogEveryMs' | 'partitions'> & Partial<Pick<EventsSection, 'partitions'>>
 
 export interface OpenLogOptions {
   /**
@@ -32,7 +32,8 @@ export function startReaderThread(events: EventsConfig): ReaderThread | undefine
 
 /**
  * The event log the configuration asks for: JetStream when `events.nats` is set, else the
- * embedded log in `<dataDir>/log`.
+ * embedded log in `<dataDir>/log` (one file, one order: events.partitions > 1 is refused there
+ * when the configuration is loaded).
  * @example
  * const log = await openEventLog(config.events, config.dataDir)
  */
@@ -43,6 +44,7 @@ export async function openEventLog(events: EventsConfig, dataDir: string, opts: 
       stream: events.stream,
       subjectPrefix: events.subjectPrefix,
       replicas: events.replicas,
+      partitions: events.partitions,
       name: LOG_NAME,
       readerThread: opts.readerThread,
     }

@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import { eventSchemas, type entitlementSchema, type tokenTransferSchema } from '../../schemas/events.js'
+import { partitionOf, partitionPrefix } from './partitions.js'
 
 /**
  * The event catalog: the only source of truth for accounts, keys, plans, decisions and usage.
@@ -81,11 +82,16 @@ export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[]
  * - `<prefix>.usage.<accountId>.<Type>`: usage per key, network and interval.
  * Logs written before the account token (`<prefix>.<category>.<Type>`) are read alike: the
  * stream holds `<prefix>.>`.
+ *
+ * With `partitions` P > 1 (events.partitions), usage goes to `<prefix>-usage.<p>.<accountId>.<Type>`
+ * instead, p = partitionOf(accountId, P): the subjects of partition p's own stream (partitions.ts).
  */
-export function subjectOf(event: TollgateEvent, prefix = 'tollgate'): string {
+export function subjectOf(event: TollgateEvent, prefix = 'tollgate', partitions = 1): string {
   const category = categoryOf(event.type)
   const account = 'accountId' in event ? event.accountId : NO_ACCOUNT
-  return category === 'accounts' ? accountStreamSubject(account, prefix) : `${prefix}.${category}.${account}.${event.type}`
+  if (category === 'accounts') return accountStreamSubject(account, prefix)
+  if (category === 'usage' && partitions > 1) return `${partitionPrefix(prefix, partitionOf(account, partitions))}.${account}.${event.type}`
+  return `${prefix}.${category}.${account}.${event.type}`
 }
 
 /** The subject token of events that belong to no account. */

@@ -2,7 +2,7 @@ import type { EventBatch } from '../events/event-batch.js'
 import type { EventLog, LogFollower } from '../events/log.js'
 import { categoryOf, EVENT_TYPES, type EventType, type StoredEvent, type TollgateEvent } from '../events/types.js'
 import type { StateStore } from '../store/state-store.js'
-import type { StateWriter } from '../store/state-writer.js'
+import type { StateTables, StateWriter, WriterPart } from '../store/state-writer.js'
 import { accountProjection } from './account-projection.js'
 import { billingProjection } from './billing-projection.js'
 import { keyProjection } from './key-projection.js'
@@ -85,84 +85,128 @@ export class ProjectionAheadOfLog extends Error {
  */
 export class Projector {
   readonly #store: StateStore
-  readonly #log: EventLog
   readonly #batch: number
   readonly #onApplied?: (changes: ProjectorChanges) => void
   readonly #onError?: (error: Error) => void
-  #follower: LogFollower | undefined
-  /** The log's last seq as last seen; caughtUp() compares the checkpoint with it. */
-  #target: number | undefined
+  /** The log, then its usage partitions (EventLog.partitions): each read from its own checkpoint. */
+  readonly #sources: readonly Source[]
+  readonly #main: Source
+  #followers: LogFollower[] = []
 
   constructor(store: StateStore, log: EventLog, opts: ProjectorOptions = {}) {
     const batch = opts.batch ?? PROJECTOR_DEFAULTS.batch
     if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`Projector option batch must be a positive integer, got ${batch}`)
     this.#store = store
-    this.#log = log
     this.#batch = batch
     this.#onApplied = opts.onApplied
     this.#onError = opts.onError
+    this.#main = new Source(log, undefined)
+    this.#sources = [this.#main, ...log.partitions.map((partition, p) => new Source(partition, p))]
   }
 
-  /** Follow the log from checkpoint + 1, now and as events are appended, until stop(). */
+  /** Follow the log (and each usage partition) from its checkpoint + 1, now and as events are appended, until stop(). */
   start(): void {
-    if (this.#follower !== undefined) return
-    this.#follower = this.#log.follow(this.#store.checkpoint() + 1, async (batch) => {
-      try {
-        await this.apply(batch)
-      } catch (error) {
-        this.#onError?.(error as Error)
-        throw error // the log delivers the batch again
-      }
-    })
-    // caughtUp() needs a target even when nobody calls catchUp().
-    this.#log.lastSeq().then(
-      (seq) => this.#raiseTarget(seq),
-      (error: Error) => this.#onError?.(error),
-    )
+    if (this.#followers.length > 0) return
+    for (const source of this.#sources) {
+      this.#followers.push(
+        source.log.follow(source.stored(this.#store) + 1, async (batch) => {
+          try {
+            await this.#applyEvents(source, batch)
+          } catch (error) {
+            this.#onError?.(error as Error)
+            throw error // the log delivers the batch again
+          }
+        }),
+      )
+      // caughtUp() needs a target even when nobody calls catchUp().
+      source.log.lastSeq().then(
+        (seq) => source.raiseTarget(seq),
+        (error: Error) => this.#onError?.(error),
+      )
+    }
+  }
+
+  /** Events applied, over the log and its partitions (the sum of their checkpoints). */
+  applied(): number {
+    let sum = 0
+    for (const source of this.#sources) sum += source.stored(this.#store)
+    return sum
+  }
+
+  /** Events the log and its partitions hold now (the sum of their last seqs). */
+  async held(): Promise<number> {
+    const seqs = await Promise.all(this.#sources.map((source) => source.log.lastSeq()))
+    return seqs.reduce((a, b) => a + b, 0)
   }
 
   /**
-   * Apply everything up to the log's last seq as of now, then resolve with the checkpoint. The log
-   * is read by one reader from the checkpoint on (EventLog.readAll), in transactions of `batch` events.
+   * Apply everything up to the log's last seq as of now (and each partition's), then resolve with
+   * the events applied (the checkpoint, without partitions). Each is read by one reader from its
+   * checkpoint on (EventLog.readAll), in transactions of `batch` events; partitions are read in
+   * parallel and applied in step (see BatchMerge).
    */
   async catchUp(opts: CatchUpOptions = {}): Promise<number> {
     // The checkpoint first, then the log's end: another projector on this store (the gateway's,
     // beside a command) applies only events the log holds, so a checkpoint read before the end
     // is at most the end. Read the other way round, an event appended and applied in between
     // made a live store look built from another log.
-    const checkpoint = this.#store.checkpoint()
-    const target = await this.#log.lastSeq()
-    if (checkpoint > target) {
-      throw new ProjectionAheadOfLog(
-        `the state store at ${this.#store.path} has applied events up to seq ${checkpoint} but the ${this.#log.kind} log ends at seq ${target}: ` +
-          'it was built from another log; rebuild it with `tollgate replay`',
-      )
+    const checkpoints = this.#sources.map((source) => source.stored(this.#store))
+    const targets = await Promise.all(this.#sources.map((source) => source.log.lastSeq()))
+    for (const [i, source] of this.#sources.entries()) {
+      if (checkpoints[i]! > targets[i]!) {
+        throw new ProjectionAheadOfLog(
+          `the state store at ${this.#store.path} has applied events up to seq ${checkpoints[i]} of ${source.name(this.#main.log)} but it ends at seq ${targets[i]}: ` +
+            'it was built from another log; rebuild it with `tollgate replay`',
+        )
+      }
     }
     opts.signal?.throwIfAborted()
-    let reached = checkpoint
-    if (checkpoint < target) {
-      // readAll hands over at most `batch` events: each batch is one transaction.
-      const apply = async (batch: EventBatch): Promise<void> => {
-        opts.signal?.throwIfAborted()
-        reached = await this.#applyChunk(batch, batch.firstSeq!)
-        opts.onProgress?.(reached, target)
-      }
-      await this.#log.readAll(checkpoint + 1, apply, { to: target, batch: this.#batch })
-      if (reached < target) throw new ProjectionGap(`the ${this.#log.kind} log has no event at seq ${reached + 1} (state store at ${this.#store.path})`)
+    const target = targets.reduce((a, b) => a + b, 0)
+    const reached = [...checkpoints]
+    const sum = (): number => reached.reduce((a, b) => a + b, 0)
+    const todo = this.#sources.map((_, i) => i).filter((i) => checkpoints[i]! < targets[i]!)
+    // readAll hands over at most `batch` events: each batch is one transaction.
+    const apply = async (i: number, batch: EventBatch): Promise<void> => {
+      opts.signal?.throwIfAborted()
+      reached[i] = await this.#applyChunk(this.#sources[i]!, batch, batch.firstSeq!)
+      opts.onProgress?.(sum(), target)
     }
-    this.#raiseTarget(target)
-    return reached
+    if (todo.length === 1) {
+      const i = todo[0]!
+      await this.#sources[i]!.log.readAll(checkpoints[i]! + 1, (batch) => apply(i, batch), { to: targets[i], batch: this.#batch })
+    } else if (todo.length > 1) {
+      const merge = new BatchMerge(todo.length)
+      await Promise.all(
+        todo.map((i, k) =>
+          this.#sources[i]!.log.readAll(checkpoints[i]! + 1, (batch) => merge.offer(k, batch, () => apply(i, batch)), {
+            to: targets[i],
+            batch: this.#batch,
+          }).then(
+            () => merge.done(k),
+            (err: unknown) => merge.fail(err),
+          ),
+        ),
+      )
+      merge.throwIfFailed()
+    }
+    for (const i of todo) {
+      if (reached[i]! < targets[i]!) {
+        throw new ProjectionGap(`${this.#sources[i]!.name(this.#main.log)} has no event at seq ${reached[i]! + 1} (state store at ${this.#store.path})`)
+      }
+    }
+    for (const [i, source] of this.#sources.entries()) source.raiseTarget(targets[i]!)
+    return this.#sources.length === 1 ? reached[0]! : sum()
   }
 
   /** Whether the store has applied the log up to its last seq as last seen (false before that is known). */
   caughtUp(): boolean {
-    return this.#target !== undefined && this.#store.checkpoint() >= this.#target
+    return this.#sources.every((source) => source.target !== undefined && source.stored(this.#store) >= source.target)
   }
 
   async stop(): Promise<void> {
-    const follower = this.#follower
-    this.#follower = undefined
-    await follower?.stop()
+    const followers = this.#followers
+    this.#followers = []
+    await Promise.all(followers.map((follower) => follower.stop()))
   }
 
   /**
@@ -171,39 +215,43 @@ export class Projector {
    * first. Resolves to the checkpoint after the last transaction.
    */
   async apply(events: readonly StoredEvent[]): Promise<number> {
-    let checkpoint = this.#store.checkpoint()
+    return this.#applyEvents(this.#main, events)
+  }
+
+  async #applyEvents(source: Source, events: readonly StoredEvent[]): Promise<number> {
+    let checkpoint = source.stored(this.#store)
     for (let i = 0; i < events.length; i += this.#batch) {
       const chunk = events.slice(i, i + this.#batch)
-      checkpoint = await this.#applyChunk(chunk, chunk[0]!.seq)
+      checkpoint = await this.#applyChunk(source, chunk, chunk[0]!.seq)
     }
-    this.#raiseTarget(checkpoint)
+    source.raiseTarget(checkpoint)
     return checkpoint
   }
 
   /** One transaction of events from seq `first` on, after those missing before it; returns the new checkpoint. */
-  async #applyChunk(chunk: Iterable<StoredEvent>, first: number): Promise<number> {
-    let checkpoint = this.#store.checkpoint()
+  async #applyChunk(source: Source, chunk: Iterable<StoredEvent>, first: number): Promise<number> {
+    let checkpoint = source.stored(this.#store)
     // A batch that starts past checkpoint + 1 (the store was wiped under a running follower,
     // or another log's follower) would otherwise skip the events in between forever.
-    while (checkpoint + 1 < first) checkpoint = await this.#readAndApply(checkpoint + 1, first - 1)
-    checkpoint = this.#commit(chunk)
-    this.#raiseTarget(checkpoint)
+    while (checkpoint + 1 < first) checkpoint = await this.#readAndApply(source, checkpoint + 1, first - 1)
+    checkpoint = this.#commit(source, chunk)
+    source.raiseTarget(checkpoint)
     return checkpoint
   }
 
   /** Read events from..upTo (at most one batch) from the log and apply them; returns the new checkpoint. */
-  async #readAndApply(from: number, upTo: number): Promise<number> {
-    const events = await this.#log.read(from, Math.min(this.#batch, upTo - from + 1))
+  async #readAndApply(source: Source, from: number, upTo: number): Promise<number> {
+    const events = await source.log.read(from, Math.min(this.#batch, upTo - from + 1))
     if (events.length === 0 || events[0]!.seq !== from) {
-      throw new ProjectionGap(`the ${this.#log.kind} log has no event at seq ${from} (state store at ${this.#store.path})`)
+      throw new ProjectionGap(`${source.name(this.#main.log)} has no event at seq ${from} (state store at ${this.#store.path})`)
     }
-    return this.#commit(events)
+    return this.#commit(source, events)
   }
 
   /** One transaction: skip what is applied, apply the rest in order, move the checkpoint. */
-  #commit(chunk: Iterable<StoredEvent>): number {
+  #commit(source: Source, chunk: Iterable<StoredEvent>): number {
     const { checkpoint, changes } = this.#store.write((writer) => {
-      let checkpoint = writer.checkpoint()
+      let checkpoint = source.get(writer)
       const touched = new Touched()
       // One pass: an EventBatch decodes each event as it is reached.
       for (const { seq, event } of chunk) {
@@ -215,7 +263,7 @@ export class Projector {
         for (const projection of PROJECTIONS_OF.get(event.type) ?? NONE) projection.apply(event, writer)
         checkpoint = seq
       }
-      writer.setCheckpoint(checkpoint)
+      source.set(writer, checkpoint)
       return { checkpoint, changes: touched.changes() }
     })
     if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0 || changes.penaltyKeys.length > 0)) {
@@ -228,9 +276,138 @@ export class Projector {
     }
     return checkpoint
   }
+}
 
-  #raiseTarget(seq: number): void {
-    if (this.#target === undefined || seq > this.#target) this.#target = seq
+/** meta: the checkpoint of usage partition p is `checkpoint.usage.<p>` (the log's own is `checkpoint`). */
+export const PARTITION_CHECKPOINT_PREFIX = 'checkpoint.usage.'
+
+/** The meta table inside a write transaction, for the partitions' checkpoints (the writer keeps the log's). */
+class PartitionCheckpoints implements WriterPart {
+  constructor(readonly meta: StateTables['meta']) {}
+  flush(): void {}
+  reset(): void {}
+}
+function openPartitionCheckpoints(tables: StateTables): PartitionCheckpoints {
+  return new PartitionCheckpoints(tables.meta)
+}
+
+/** One log the projector reads, with its own checkpoint in the store: the event log, or one usage partition. */
+class Source {
+  readonly #key: string | undefined
+  /** Its last seq as last seen; caughtUp() compares the checkpoint with it. */
+  target: number | undefined
+
+  constructor(
+    readonly log: EventLog,
+    readonly partition: number | undefined,
+  ) {
+    this.#key = partition === undefined ? undefined : `${PARTITION_CHECKPOINT_PREFIX}${partition}`
+  }
+
+  /** Its checkpoint as the store has it (outside a transaction). */
+  stored(store: StateStore): number {
+    return this.#key === undefined ? store.checkpoint() : ((store.table('meta').get(this.#key) as number | undefined) ?? 0)
+  }
+
+  get(writer: StateWriter): number {
+    return this.#key === undefined ? writer.checkpoint() : (writer.part(openPartitionCheckpoints).meta.get(this.#key) ?? 0)
+  }
+
+  set(writer: StateWriter, seq: number): void {
+    if (this.#key === undefined) writer.setCheckpoint(seq)
+    else writer.part(openPartitionCheckpoints).meta.put(this.#key, seq)
+  }
+
+  raiseTarget(seq: number): void {
+    if (this.target === undefined || seq > this.target) this.target = seq
+  }
+
+  /** For errors: "the jetstream log", "usage partition 2 of the jetstream log". */
+  name(main: EventLog): string {
+    return this.partition === undefined ? `the ${main.kind} log` : `usage partition ${this.partition} of the ${main.kind} log`
+  }
+}
+
+/**
+ * Batches of several logs read in parallel, applied one at a time in step: once every log still
+ * read has a batch waiting, the batch whose first event is the oldest is applied, and its log reads
+ * on. The usage read models keep windows that move with the newest event time seen over all logs
+ * (ids for a minute, hours for weeks): applied log after log, a partition read late would find its
+ * hours already dropped. In step, the logs are at most one batch's span of event time apart.
+ * Within one log, events are applied in its order, so an account's usage (in one partition) is.
+ */
+class BatchMerge {
+  readonly #waiting: ({ time: number; apply: () => Promise<void>; settle: (err?: unknown) => void } | undefined)[]
+  readonly #done: boolean[]
+  #failure: { err: unknown } | undefined
+  #running = false
+
+  constructor(logs: number) {
+    this.#waiting = new Array(logs).fill(undefined)
+    this.#done = new Array(logs).fill(false)
+  }
+
+  /** Log `k` has `batch`: resolves once `apply` ran for it (rejects with its error, or another log's). */
+  offer(k: number, batch: EventBatch, apply: () => Promise<void>): Promise<void> {
+    if (this.#failure !== undefined) return Promise.reject(this.#failure.err)
+    let time = Number.POSITIVE_INFINITY
+    for (const { event } of batch) {
+      time = event.time
+      break
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting[k] = { time, apply, settle: (err) => (err === undefined ? resolve() : reject(err)) }
+      this.#next()
+    })
+  }
+
+  /** Log `k` has nothing more. */
+  done(k: number): void {
+    this.#done[k] = true
+    this.#next()
+  }
+
+  /** A log's read failed: every batch waiting is refused with its error (the reads end). */
+  fail(err: unknown): void {
+    this.#failure ??= { err }
+    for (let k = 0; k < this.#waiting.length; k++) {
+      const waiting = this.#waiting[k]
+      this.#waiting[k] = undefined
+      waiting?.settle(this.#failure.err)
+    }
+  }
+
+  throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure.err
+  }
+
+  #next(): void {
+    if (this.#running || this.#failure !== undefined) return
+    let pick = -1
+    for (let k = 0; k < this.#waiting.length; k++) {
+      const waiting = this.#waiting[k]
+      if (waiting === undefined) {
+        if (!this.#done[k]) return // its next batch may be older than every one waiting
+        continue
+      }
+      if (pick === -1 || waiting.time < this.#waiting[pick]!.time) pick = k
+    }
+    if (pick === -1) return
+    const waiting = this.#waiting[pick]!
+    this.#waiting[pick] = undefined
+    this.#running = true
+    waiting.apply().then(
+      () => {
+        this.#running = false
+        waiting.settle()
+        this.#next()
+      },
+      (err: unknown) => {
+        this.#running = false
+        waiting.settle(err)
+        this.fail(err)
+      },
+    )
   }
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { EventLog } from '../events/log.js'
 import { StateStore } from '../store/state-store.js'
-import { Projector } from './projector.js'
+import { PARTITION_CHECKPOINT_PREFIX, Projector } from './projector.js'
 
 /** What a replay did: how many events the store now reflects, and the digest of the result. */
 export interface ReplayResult {
@@ -51,8 +51,10 @@ export async function replay(store: string | StateStore, log: EventLog, opts: Re
   try {
     opts.signal?.throwIfAborted()
     if (opts.restart || !state.replaying()) state.wipe()
-    if (opts.onStart) opts.onStart(state.checkpoint() + 1, await log.lastSeq())
-    const events = await new Projector(state, log, { batch: opts.batch ?? REPLAY_BATCH }).catchUp({ onProgress: opts.onProgress, signal: opts.signal })
+    const projector = new Projector(state, log, { batch: opts.batch ?? REPLAY_BATCH })
+    // With usage partitions, positions are sums over the log and its partitions (events applied, events held).
+    if (opts.onStart) opts.onStart(projector.applied() + 1, await projector.held())
+    const events = await projector.catchUp({ onProgress: opts.onProgress, signal: opts.signal })
     state.replayDone()
     return { events, digest: stateDigest(state) }
   } finally {
@@ -64,12 +66,15 @@ export async function replay(store: string | StateStore, log: EventLog, opts: Re
  * SHA-256 (hex) over every entry of every db, db by db and key by key in order, each value in a
  * canonical JSON form (object keys sorted): two stores hold the same state exactly when their
  * digests are equal, whatever order their writes happened in or how msgpack laid the bytes out.
+ * The checkpoints are left out: they are positions in a log, not state, and the same events in
+ * one stream or in usage partitions (events.partitions) are at other positions.
  */
 export function stateDigest(store: StateStore): string {
   const hash = createHash('sha256')
   // One update per ~64 KB, not per entry: a digest of a million rows is part of every replay.
   let chunk = ''
   for (const { db, key, value } of store.entries()) {
+    if (db === 'meta' && (key === 'checkpoint' || key.startsWith(PARTITION_CHECKPOINT_PREFIX))) continue
     chunk += `[${JSON.stringify(db)},${JSON.stringify(key)},${canonicalJson(value)}]\n`
     if (chunk.length >= 65_536) {
       hash.update(chunk)

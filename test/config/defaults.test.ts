@@ -12,7 +12,7 @@ t.test('every default is filled in', async (t) => {
   t.same(config.listen, { host: '127.0.0.1', port: 8080 })
   t.same(config.admin, { listen: { host: '127.0.0.1', port: 9090 } }, 'the admin listener: loopback')
   t.equal(config.dataDir, './data')
-  t.same(config.events, { stream: 'TOLLGATE', subjectPrefix: 'tollgate', replicas: 1, outageLogEveryMs: 30000 })
+  t.same(config.events, { stream: 'TOLLGATE', subjectPrefix: 'tollgate', replicas: 1, partitions: 1, outageLogEveryMs: 30000 })
   t.equal(config.events.nats, undefined, 'no NATS: the embedded log')
   t.same(config.plans, { catalog: 'default' })
   t.same(config.limits, {
@@ -43,7 +43,7 @@ t.test('given values win over defaults, field by field', async (t) => {
     limits: { maxBatch: 10 },
   })
   t.same(config.listen, { host: '127.0.0.1', port: 0 })
-  t.same(config.events, { nats: 'nats://127.0.0.1:4222', replicas: 3, stream: 'TOLLGATE', subjectPrefix: 'tollgate', outageLogEveryMs: 30000 })
+  t.same(config.events, { nats: 'nats://127.0.0.1:4222', replicas: 3, stream: 'TOLLGATE', subjectPrefix: 'tollgate', partitions: 1, outageLogEveryMs: 30000 })
   t.equal(config.limits.maxBatch, 10)
   t.equal(config.limits.maxBodyBytes, 1048576)
 })

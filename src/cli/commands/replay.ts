@@ -11,7 +11,8 @@ class ReplayInterrupted extends Error {
 
 /**
  * `tollgate replay --config FILE [--restart] [--batch N]`: rebuild the LMDB projections from the
- * event log, at the speed of reading it (one reader, transactions of thousands of events). Prints
+ * event log, at the speed of reading it (one reader per stream: the log, and with events.partitions
+ * each usage partition, read in parallel; transactions of thousands of events). Prints
  * the number of events applied and the state digest (equal digests: equal state). Progress goes to
  * stderr: a live line on a terminal, a log line every few seconds otherwise. Ctrl-C (or SIGTERM)
  * stops after the transaction in progress, exit code 130; a replay that was stopped or killed goes
@@ -46,6 +47,7 @@ export async function replayCommand(args: string[]): Promise<void> {
     readerThread?.stop()
     throw err
   }
+  const at = log.partitions.length > 0 ? 'event' : 'seq'
   const stop = new AbortController()
   const interrupt = (signal: NodeJS.Signals): void => stop.abort(new ReplayInterrupted(`stopped by ${signal}`))
   process.once('SIGINT', interrupt)
@@ -59,7 +61,8 @@ export async function replayCommand(args: string[]): Promise<void> {
       signal: stop.signal,
       onStart(from, total) {
         done = from - 1
-        if (from > 1) logger.info({ from, total }, `resuming the replay that was interrupted: from seq ${from} of ${total} (--restart starts over)`)
+        // With usage partitions, positions are counts of events over the streams, not one stream's seqs.
+        if (from > 1) logger.info({ from, total }, `resuming the replay that was interrupted: from ${at} ${from} of ${total} (--restart starts over)`)
         progress = new Progress({ task: 'replay', unit: 'events', total, start: done, terminal: process.stderr.isTTY ? process.stderr : undefined, logger })
       },
       onProgress(seq, total) {
@@ -74,7 +77,7 @@ export async function replayCommand(args: string[]): Promise<void> {
   } catch (err) {
     if (!(err instanceof ReplayInterrupted)) throw err
     progress?.finish()
-    process.stderr.write(`tollgate replay: ${err.message} at seq ${done}; run it again to go on from there\n`)
+    process.stderr.write(`tollgate replay: ${err.message} at ${at} ${done}; run it again to go on from there\n`)
     process.exitCode = 130
   } finally {
     process.off('SIGINT', interrupt)

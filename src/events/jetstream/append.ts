@@ -8,6 +8,8 @@ import { WRONG_LAST_SEQUENCE } from './errors.js'
 export interface AppendOptions {
   stream: string
   subjectPrefix: string
+  /** Usage partitions (events.partitions): where usage events go (see subjectOf). */
+  partitions: number
   /** Longest wait for one acknowledgement, in ms. */
   timeoutMs: number
 }
@@ -21,14 +23,14 @@ const PUBLISH_WINDOW = 256
  * @throws EventLogUnavailable when an event is not acknowledged (none after it is sent)
  */
 export async function appendEvents(js: JetStreamClient, events: readonly TollgateEvent[], opts: AppendOptions): Promise<void> {
-  const { subjectPrefix, timeoutMs } = opts
+  const { subjectPrefix, timeoutMs, partitions } = opts
   // A sliding window: the next publish goes out as soon as one of the window is acknowledged.
   // One connection delivers publishes in order, so the stream stores them in order.
   const inFlight = new Set<Promise<void>>()
   let failure: { cause: unknown } | undefined
   for (const event of events) {
     if (failure !== undefined) break
-    const ack: Promise<void> = js.publish(subjectOf(event, subjectPrefix), encodeEvent(event), { msgID: event.id, timeout: timeoutMs }).then(
+    const ack: Promise<void> = js.publish(subjectOf(event, subjectPrefix, partitions), encodeEvent(event), { msgID: event.id, timeout: timeoutMs }).then(
       () => void inFlight.delete(ack),
       (cause: unknown) => {
         inFlight.delete(ack)
@@ -57,7 +59,7 @@ export async function appendToAccountSubject(
   expectedVersion: number,
   opts: AppendOptions,
 ): Promise<number> {
-  const { subjectPrefix, timeoutMs } = opts
+  const { subjectPrefix, timeoutMs, partitions } = opts
   const subject = accountStreamSubject(accountId, subjectPrefix)
   let version = expectedVersion
   // One by one, each expecting the sequence the previous one got: a command that raced another
@@ -65,9 +67,9 @@ export async function appendToAccountSubject(
   // batch: a command cut between two of its events leaves the first ones; the deciders finish
   // such a command when it is decided again, see ConfirmPayment.)
   for (const event of events) {
-    const own = subjectOf(event, subjectPrefix) === subject
+    const own = subjectOf(event, subjectPrefix, partitions) === subject
     try {
-      const ack = await js.publish(subjectOf(event, subjectPrefix), encodeEvent(event), {
+      const ack = await js.publish(subjectOf(event, subjectPrefix, partitions), encodeEvent(event), {
         msgID: event.id,
         timeout: timeoutMs,
         ...(own ? { expect: { lastSubjectSequence: version } } : {}),
