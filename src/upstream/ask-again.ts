@@ -7,8 +7,8 @@ import { highestHead } from './node-choice.js'
  * Whether a node's answer should be asked again of another node: the answer to keep meanwhile, or
  * undefined to give this one to the client. An eth_blockNumber below the highest head a node of
  * the network has shown (the head never goes back); an empty answer (a null block, transaction or
- * receipt, "header not found") from a node behind that head. ("Method not found" is judged by the
- * pool's call itself, with the nodes that lack the method.) The node's head learns from an
+ * receipt, "header not found") from a node behind that head. ("Method not found" is judged by
+ * PoolAttempts, with the nodes that lack the method.) The node's head learns from an
  * eth_blockNumber it answered.
  * @param node the node that answered
  * @param kept the answer kept so far in this call, if any

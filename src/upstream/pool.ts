@@ -2,16 +2,15 @@ import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { MethodServedByNoNode, NoHealthyUpstream } from './errors.js'
 import type { Answer } from './answer.js'
-import { askAgain } from './ask-again.js'
 import type { ConsensusCounters, ConsensusPolicy } from './consensus.js'
 import { ConsensusCalls } from './consensus-call.js'
 import { Hedging, type HedgeCounters } from './hedged-call.js'
 import { MethodLearning } from './method-learning.js'
 import { sendAsOneBatch, type BatchedCall } from './one-batch.js'
-import { saysMethodMissing } from './method-missing.js'
 import type { UpstreamNode } from './node.js'
 import { NodeChooser, type Choice } from './node-choice.js'
 import { withFailover } from './failover.js'
+import { PoolAttempts, type PoolParts } from './pool-attempts.js'
 import { notSafeToRepeat, type AskedAgainCounters, type PoolCallOptions } from './pool-call.js'
 import type { PoolView } from './pool-view.js'
 import { whyNoneOf } from './why-none.js'
@@ -22,7 +21,7 @@ export type { AskedAgainCounters, PoolCallOptions } from './pool-call.js'
  * The nodes of one network, by kind. Each call goes to the node NodeChooser picks (healthy, serving
  * the method, at the head, the best by score, a share probing the others), fails over to another
  * of the kind on a transport failure or time-out, and is asked again of another node when the
- * answer shows the node behind or lacking the method (see askAgain). The attempts are withFailover's;
+ * answer shows the node behind or lacking the method (PoolAttempts). The attempts are withFailover's;
  * hedging wraps an attempt, consensus takes the whole call. Not on an answer over the size
  * limit: another node would send the same answer (the client must ask for less). docs/upstream-selection.md
  * @example
@@ -48,6 +47,8 @@ export class UpstreamPool implements PoolView {
   readonly #learning: MethodLearning
   readonly #voting: ConsensusCalls
   readonly #hedging = new Hedging()
+  /** What a call's attempts need of the pool (PoolAttempts), made once. */
+  readonly #parts: PoolParts
 
   constructor(
     network: string,
@@ -69,6 +70,16 @@ export class UpstreamPool implements PoolView {
     this.verifyCheckpoint = opts.verifyCheckpoint
     this.#learning = new MethodLearning(this, this.#clock)
     this.#voting = new ConsensusCalls(this, this.#learning, this.#clock)
+    this.#parts = {
+      learning: this.#learning,
+      hedging: this.#hedging,
+      askedAgain: this.askedAgain,
+      choose: (kind, tried, method, opts) => this.#choose(kind, tried, method, opts),
+      named: (name, tried) => this.#named(name, tried),
+      byName: (name) => this.#byName(name),
+      nodes: () => this.nodes(),
+      noneLeft: (kind) => new NoHealthyUpstream({ network: this.network, kind, why: this.whyNone(kind) }),
+    }
   }
 
   /**
@@ -159,53 +170,7 @@ export class UpstreamPool implements PoolView {
     }
     const tried = new Set<UpstreamNode>()
     if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
-    // Nodes passed over from the start are not attempts (avoid may name nodes of another pool).
-    const avoided = tried.size
-    // An answer judged not good enough (a node behind, a method the node lacks), kept in case no
-    // other node does better: the client then gets it, a node's answer as it was.
-    let kept: Answer | undefined
-    // Nodes that said they lack the method in this call (made at the first): set aside once another serves it.
-    let lacking: UpstreamNode[] | undefined
-    return withFailover(this.#clock, opts, tried, {
-      choose: (tried) => (opts.node === undefined ? this.#choose(kind, tried, method, opts) : this.#named(opts.node, tried)),
-      nodeOf: (choice) => choice.node,
-      // Hedging is a policy around one attempt: after a delay, one more node, the first answer wins.
-      attempt: (choice, timeoutMs) => {
-        const hedgeMs = this.#hedging.delayFor(choice, opts)
-        if (hedgeMs === undefined) return choice.node.call(method, params, timeoutMs, opts)
-        const another = () => this.#choose(kind, tried, method, { ...opts, read: false })?.node
-        return this.#hedging.run(choice, method, params, timeoutMs, hedgeMs, tried, opts, another)
-      },
-      settle: (reply) => {
-        if (opts.node === undefined) {
-          // Error answers only: an ordinary answer is never read for this.
-          if (reply.isError && saysMethodMissing(method, reply)) {
-            const by = this.#byName(reply.node)
-            if (by !== undefined) (lacking ??= []).push(by)
-            this.askedAgain.methodMissing++
-            kept ??= reply
-            return undefined
-          }
-          if (lacking !== undefined) this.#learning.served(method, lacking)
-          const node = this.#byName(reply.node)
-          const better = node === undefined ? undefined : askAgain(method, reply, kept, node, this)
-          if (better !== undefined) {
-            this.askedAgain.behind++
-            kept = better
-            return undefined
-          }
-        }
-        const out = reply.withId(clientIdJson)
-        out.attempts = tried.size - avoided
-        return out
-      },
-      ending: (why) => {
-        if (why === 'no-node' && lacking !== undefined) this.#learning.noneServes(kind, method, lacking)
-        return kept?.withId(clientIdJson)
-      },
-      final: (err) => notSafeToRepeat(method) && err.requestSent,
-      noneLeft: () => new NoHealthyUpstream({ network: this.network, kind, why: this.whyNone(kind) }),
-    })
+    return withFailover(this.#clock, opts, tried, new PoolAttempts(this.#parts, kind, method, params, clientIdJson, opts, tried))
   }
 
   /**
