@@ -1,6 +1,6 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { Answer } from './answer.js'
-import { isUpstreamFailure, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
+import { withFailover } from './failover.js'
 import type { CallFor } from './node-capacity.js'
 import type { UpstreamNode } from './node.js'
 
@@ -25,7 +25,7 @@ export interface OneBatchDeps {
 
 /**
  * Several calls to ONE node as a JSON-RPC batch (one frame or one request instead of one per
- * call), failing over to another node of the kind as a single call does. Each answer has the
+ * call), failing over to another node of the kind as a single call does (withFailover). Each answer has the
  * client's id spliced in. A call comes back undefined when the caller must send it on its own with
  * the pool's call(): methods that must go alone (not safe to repeat, so that their failover rules
  * stay those of call(); checked by consensus), and calls the node's answer did not cover.
@@ -43,25 +43,17 @@ export async function sendAsOneBatch(
   const index = calls.some((c) => deps.alone(c.method)) ? calls.flatMap((c, i) => (deps.alone(c.method) ? [] : [i])) : undefined
   const sent = index === undefined ? calls : index.map((i) => calls[i])
   if (sent.length === 0) return out
-  const deadline = deps.clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
-  const tried = new Set<UpstreamNode>()
-  let lastFailure: UpstreamTransportError | undefined
-  for (;;) {
-    const node = deps.choose(tried)
-    if (node === undefined) throw lastFailure ?? deps.noneLeft()
-    const left = deadline - deps.clock.now()
-    if (left <= 0) throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
-    tried.add(node)
-    try {
-      const replies = await node.callBatch(sent, Math.min(opts.timeoutMs, left), opts.account)
+  return withFailover(deps.clock, opts, new Set<UpstreamNode>(), {
+    choose: deps.choose,
+    nodeOf: (node) => node,
+    attempt: (node, timeoutMs) => node.callBatch(sent, timeoutMs, opts.account),
+    settle: (replies) => {
       for (let k = 0; k < replies.length; k++) {
         const r = replies[k]
         if (r !== undefined) out[index === undefined ? k : index[k]] = r.withId(sent[k].clientIdJson)
       }
       return out
-    } catch (err) {
-      if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
-      lastFailure = err
-    }
-  }
+    },
+    noneLeft: deps.noneLeft,
+  })
 }

@@ -1,76 +1,28 @@
 import { systemClock, type Clock } from '../../actors/runtime/clock.js'
 import type { NodeKind } from '../core/node-kind.js'
-import { METHODS } from '../rpc/method-table.js'
-import { isUpstreamFailure, MethodServedByNoNode, NoHealthyUpstream, UpstreamAnswerTooLarge, UpstreamTimeout, type UpstreamTransportError } from './errors.js'
+import { MethodServedByNoNode, NoHealthyUpstream } from './errors.js'
 import type { Answer } from './answer.js'
-import { blockNumberIn, emptyWhenBehind } from './answer-checks.js'
 import type { ConsensusCounters, ConsensusPolicy } from './consensus.js'
 import { ConsensusCalls } from './consensus-call.js'
 import { Hedging, type HedgeCounters } from './hedged-call.js'
 import { MethodLearning } from './method-learning.js'
 import { sendAsOneBatch, type BatchedCall } from './one-batch.js'
-import { saysMethodMissing } from './method-missing.js'
-import type { NodeCallOptions, UpstreamNode } from './node.js'
-import { highestHead, NodeChooser, type Choice } from './node-choice.js'
+import type { UpstreamNode } from './node.js'
+import { NodeChooser, type Choice } from './node-choice.js'
+import { withFailover } from './failover.js'
+import { PoolAttempts, type PoolParts } from './pool-attempts.js'
+import { notSafeToRepeat, type AskedAgainCounters, type PoolCallOptions } from './pool-call.js'
 import type { PoolView } from './pool-view.js'
+import { whyNoneOf } from './why-none.js'
 
-export interface PoolCallOptions extends NodeCallOptions {
-  /** Time-out of one attempt on one node, in ms. */
-  timeoutMs: number
-  /**
-   * Budget of the whole call in ms, failovers included (default 2 × timeoutMs): after a node
-   * times out, another one gets what is left of it. Each attempt gets min(timeoutMs, what is left).
-   */
-  deadlineMs?: number
-  /**
-   * Send to this node only, with no failover (a filter lives on the node that created it). It is
-   * tried even while marked unhealthy: no other node could answer.
-   */
-  node?: string
-  /** Nodes not to try (a transaction re-sent after a node failed goes elsewhere). */
-  avoid?: ReadonlySet<string>
-  /**
-   * A read: it may be hedged (when `hedge` is given) and may be a probe of a node outside the best
-   * ones (always hedged to the best node). Transactions, filter calls and pinned calls are not.
-   */
-  read?: boolean
-  /**
-   * Hedging of reads: when the node asked has not answered after the best node's p95 (within
-   * these bounds; maxDelayMs until the best node has HEDGE_MIN_SAMPLES), ask another healthy node of
-   * the kind too, and take the first answer. The slower call is left to finish; its answer is dropped.
-   */
-  hedge?: { minDelayMs: number; maxDelayMs: number }
-  /** The newest block the call names: nodes whose head is below it are passed over while another reaches it. */
-  minBlock?: number
-  /** The caller checks the answer itself (src/verified: a proof against a trusted header): no consensus vote. */
-  checked?: boolean
-}
-
-/** Answers asked again of another node, by why, for /metrics. */
-export interface AskedAgainCounters {
-  /** An eth_blockNumber below the network's head, or an empty answer from a node behind it. */
-  behind: number
-  /** A "method not found" from a node while another may serve the method. */
-  methodMissing: number
-}
-
-/**
- * Whether a method must not be sent twice: a signed transaction (the method table's `path: 'send'`).
- * After a time-out or a reset the first node may have received the transaction and broadcast it;
- * sent again elsewhere, the answer would be "already known" or "nonce too low" in place of the
- * hash, and a client that believes it failed may sign a replacement (a double payment). So these
- * fail over only when we KNOW the first node never got the request (connection refused:
- * requestSent false).
- */
-export function notSafeToRepeat(method: string): boolean {
-  return Object.hasOwn(METHODS, method) && METHODS[method].path === 'send'
-}
+export type { AskedAgainCounters, PoolCallOptions } from './pool-call.js'
 
 /**
  * The nodes of one network, by kind. Each call goes to the node NodeChooser picks (healthy, serving
  * the method, at the head, the best by score, a share probing the others), fails over to another
  * of the kind on a transport failure or time-out, and is asked again of another node when the
- * answer shows the node behind or lacking the method (see #judge). Not on an answer over the size
+ * answer shows the node behind or lacking the method (PoolAttempts). The attempts are withFailover's;
+ * hedging wraps an attempt, consensus takes the whole call. Not on an answer over the size
  * limit: another node would send the same answer (the client must ask for less). docs/upstream-selection.md
  * @example
  * const reply = await pool.call('full', 'eth_blockNumber', [], '1', { timeoutMs: 5000 })
@@ -95,6 +47,8 @@ export class UpstreamPool implements PoolView {
   readonly #learning: MethodLearning
   readonly #voting: ConsensusCalls
   readonly #hedging = new Hedging()
+  /** What a call's attempts need of the pool (PoolAttempts), made once. */
+  readonly #parts: PoolParts
 
   constructor(
     network: string,
@@ -116,6 +70,16 @@ export class UpstreamPool implements PoolView {
     this.verifyCheckpoint = opts.verifyCheckpoint
     this.#learning = new MethodLearning(this, this.#clock)
     this.#voting = new ConsensusCalls(this, this.#learning, this.#clock)
+    this.#parts = {
+      learning: this.#learning,
+      hedging: this.#hedging,
+      askedAgain: this.askedAgain,
+      choose: (kind, tried, method, opts) => this.#choose(kind, tried, method, opts),
+      named: (name, tried) => this.#named(name, tried),
+      byName: (name) => this.#byName(name),
+      nodes: () => this.nodes(),
+      noneLeft: (kind) => new NoHealthyUpstream({ network: this.network, kind, why: this.whyNone(kind) }),
+    }
   }
 
   /**
@@ -196,107 +160,17 @@ export class UpstreamPool implements PoolView {
    * @throws NoHealthyUpstream no healthy node of the kind to try
    * @throws UpstreamTimeout / UpstreamTransportError every node tried failed (the last failure)
    */
-  async call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
-    if (opts.node === undefined && this.#learning.servedByNone(kind, method)) throw new MethodServedByNoNode({ network: this.network, kind, method })
-    if (this.consensus !== undefined && opts.node === undefined && opts.checked !== true && this.consensus.methods.has(method)) {
-      return (await this.#voting.call(this.consensus, kind, method, params, opts)).withId(clientIdJson)
+  call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
+    if (opts.node === undefined && this.#learning.servedByNone(kind, method)) {
+      return Promise.reject(new MethodServedByNoNode({ network: this.network, kind, method }))
     }
-    const deadline = this.#clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
+    // Consensus is a policy around the call: several nodes asked at once, the fan-out its failover and its hedge.
+    if (this.consensus !== undefined && opts.node === undefined && opts.checked !== true && this.consensus.methods.has(method)) {
+      return this.#voting.call(this.consensus, kind, method, params, opts).then((answer) => answer.withId(clientIdJson))
+    }
     const tried = new Set<UpstreamNode>()
     if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
-    // Nodes passed over from the start are not attempts (avoid may name nodes of another pool).
-    const avoided = tried.size
-    let lastFailure: UpstreamTransportError | undefined
-    // An answer judged not good enough (a node behind, a method the node lacks), kept in case no
-    // other node does better: the client then gets it, a node's answer as it was.
-    let kept: Answer | undefined
-    // Nodes that said they lack the method in this call (made at the first): set aside once another serves it.
-    let lacking: UpstreamNode[] | undefined
-    for (;;) {
-      const choice = opts.node === undefined ? this.#choose(kind, tried, method, opts) : this.#named(opts.node, tried)
-      if (choice === undefined) {
-        if (lacking !== undefined) this.#learning.noneServes(kind, method, lacking)
-        if (kept !== undefined) return kept.withId(clientIdJson)
-        throw lastFailure ?? new NoHealthyUpstream({ network: this.network, kind, why: this.whyNone(kind) })
-      }
-      const { node } = choice
-      const left = deadline - this.#clock.now()
-      if (left <= 0) {
-        if (kept !== undefined) return kept.withId(clientIdJson)
-        throw lastFailure ?? new UpstreamTimeout({ node: node.name, timeoutMs: 0 })
-      }
-      tried.add(node)
-      try {
-        const timeoutMs = Math.min(opts.timeoutMs, left)
-        const hedgeMs = this.#hedging.delayFor(choice, opts)
-        const reply =
-          hedgeMs === undefined
-            ? await node.call(method, params, timeoutMs, opts)
-            : await this.#hedging.run(
-                choice,
-                method,
-                params,
-                timeoutMs,
-                hedgeMs,
-                tried,
-                opts,
-                () => this.#choose(kind, tried, method, { ...opts, read: false })?.node,
-              )
-        if (opts.node === undefined) {
-          // Error answers only: an ordinary answer is never read for this.
-          if (reply.isError && saysMethodMissing(method, reply)) {
-            const by = this.#byName(reply.node)
-            if (by !== undefined) (lacking ??= []).push(by)
-            this.askedAgain.methodMissing++
-            kept ??= reply
-            continue
-          }
-          if (lacking !== undefined) this.#learning.served(method, lacking)
-          const better = this.#judge(method, reply, kept)
-          if (better !== undefined) {
-            kept = better
-            continue
-          }
-        }
-        const out = reply.withId(clientIdJson)
-        out.attempts = tried.size - avoided
-        return out
-      } catch (err) {
-        if (!isUpstreamFailure(err) || err instanceof UpstreamAnswerTooLarge) throw err
-        if (notSafeToRepeat(method) && err.requestSent) throw err
-        lastFailure = err
-      }
-    }
-  }
-
-  /**
-   * Whether an answer should be asked again of another node: the answer to keep meanwhile, or
-   * undefined to give this one to the client. An eth_blockNumber below the highest head a node
-   * of the network has shown (the head never goes back); an empty answer (a null block,
-   * transaction or receipt, "header not found") from a node behind that head. ("Method not found"
-   * is judged in call().)
-   */
-  #judge(method: string, reply: Answer, kept: Answer | undefined): Answer | undefined {
-    const node = this.#byName(reply.node)
-    if (node === undefined) return undefined
-    if (method === 'eth_blockNumber') {
-      const n = blockNumberIn(reply)
-      if (n === undefined) return undefined
-      node.sawHead(n)
-      const top = highestHead(this.nodes())
-      if (top === undefined || n >= top) return undefined
-      this.askedAgain.behind++
-      // The highest answer so far is the one kept.
-      const keptN = kept === undefined ? undefined : blockNumberIn(kept)
-      return keptN !== undefined && keptN >= n ? kept : reply
-    }
-    if (node.head !== undefined && emptyWhenBehind(method, reply)) {
-      const top = highestHead(this.nodes())
-      if (top === undefined || node.head >= top) return undefined
-      this.askedAgain.behind++
-      return kept ?? reply
-    }
-    return undefined
+    return withFailover(this.#clock, opts, tried, new PoolAttempts(this.#parts, kind, method, params, clientIdJson, opts, tried))
   }
 
   /**
@@ -316,16 +190,7 @@ export class UpstreamPool implements PoolView {
 
   /** Each node of the kind and why it takes no call, for the 503 message. */
   whyNone(kind: NodeKind): string {
-    const nodes = this.#byKind[kind]
-    if (nodes.length === 0) return 'none configured'
-    const reasons: Record<string, string> = {
-      failures: 'failing',
-      'error-rate': 'failing too often',
-      behind: 'behind the other nodes',
-      'wrong-chain': 'on another chain',
-      disputes: 'sitting out: it answered against the other nodes',
-    }
-    return nodes.map((n) => `${n.name}: ${reasons[n.outReason() ?? ''] ?? 'being probed'}`).join(', ')
+    return whyNoneOf(this.#byKind[kind])
   }
 
   /** Nodes of this kind that take calls now. */
