@@ -42,7 +42,7 @@ t.test('/ws/<network>-ws is the network over WebSocket', async (t) => {
   const sub = await ws.call({ jsonrpc: '2.0', id: 2, method: 'eth_subscribe', params: ['newHeads'] })
   t.match(sub.result, /^0x/)
   await anvil.rpc('evm_mine', [])
-  const n = await ws.nextNotification(sub.result, 5000)
+  const n = await ws.nextNotification(sub.result, 30_000)
   t.ok(n?.params?.result?.number, 'a newHeads notification')
   const refused = await tryUpgrade(`${tg.wsUrl('eth-1-http')}?apikey=${key.apiKey}`)
   t.equal(refused.status, 404, '-http is not a WebSocket address')

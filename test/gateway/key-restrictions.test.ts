@@ -155,7 +155,7 @@ t.test('over WebSocket: each message meets the method and contract rules, logs s
   t.match(sub.result, /^0x/, 'a logs subscription of the listed contract')
   await emitter.emit()
   await anvil.rpc('evm_mine', [])
-  const n = await ws.nextNotification(sub.result, 5000)
+  const n = await ws.nextNotification(sub.result, 30_000)
   t.equal(n?.params?.result?.address?.toLowerCase(), LISTED, 'and its logs come')
   t.equal((await ws.call(call('eth_unsubscribe', [sub.result], 6))).result, true, 'eth_unsubscribe is never refused')
 })
