@@ -7,7 +7,7 @@
  * table; writes bench/results/replay-latest.json. See bench/README.md ("Replay").
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -21,7 +21,7 @@ import { machine } from './lib/machine.js'
 import { median } from './lib/measure.js'
 import { history, spreadStepMs } from './lib/replay-history.js'
 
-const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000] [--hours H] [--rounds 1] [--batch N]
+const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000] [--hours H] [--rounds 1] [--batch N] [--built]
 
   --sizes     stream sizes to measure at, ascending (the stream grows from one to the next)
   --accounts  accounts in the stream (each with a key; usage from 2 instances)
@@ -30,6 +30,8 @@ const USAGE = `npm run bench:replay -- [--sizes 100000,1000000] [--accounts 2000
               gateway whose 2,000 keys are called every hour (about 280,000 key-hour rows)
   --rounds    rounds per size; raw read and replay alternate (medians are reported)
   --batch     events per LMDB transaction, passed to tollgate replay (default: its own)
+  --built     run the built command line (bin/tollgate.js, after \`npm run build\`), as operators do,
+              instead of src/cli/main.ts under tsx (whose loader transpiles the gateway as it loads)
 `
 
 /**
@@ -45,6 +47,8 @@ const ROOT = join(import.meta.dirname, '..')
 const RESULTS = join(import.meta.dirname, 'results')
 const RAW_READ = join(import.meta.dirname, 'scenarios', 'raw-read.ts')
 const CLI = join(ROOT, 'src', 'cli', 'main.ts')
+const BUILT_CLI = join(ROOT, 'bin', 'tollgate.js')
+const BUILT_MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js')
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -54,6 +58,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     hours: { type: 'string' },
     batch: { type: 'string' },
+    built: { type: 'boolean' },
     help: { type: 'boolean' },
   },
 })
@@ -70,6 +75,10 @@ for (const [name, n] of [...sizes.map((s) => ['--sizes', s] as const), ['--accou
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: a whole number >= 1 was expected, got ${n}\n\n${USAGE}`)
 }
 if (sizes.some((s, i) => i > 0 && s <= sizes[i - 1]!)) throw new Error(`--sizes must ascend (the stream grows): ${values.sizes}`)
+const built = values.built === true
+if (built && !existsSync(BUILT_MAIN)) throw new Error(`--built: ${BUILT_MAIN} is missing; run \`npm run build\` first`)
+/** How the replay is run: the built command line as operators run it, or the sources under tsx. */
+const replayCommand = built ? [process.execPath, BUILT_CLI] : [process.execPath, '--import', 'tsx', CLI]
 
 const log = (line: string): void => void process.stderr.write(`[bench:replay] ${line}\n`)
 
@@ -172,7 +181,7 @@ async function replay(nats: string, size: number, tmp: string, round: number): P
     config,
     JSON.stringify({ dataDir, events: { nats }, networks: { 'eth-1': { chainId: 1, upstreams: [{ url: 'http://127.0.0.1:9', kind: 'full' }] } } }),
   )
-  const run = await timed([process.execPath, '--import', 'tsx', CLI, 'replay', '--config', config, ...(values.batch ? ['--batch', values.batch] : [])], {
+  const run = await timed([...replayCommand, 'replay', '--config', config, ...(values.batch ? ['--batch', values.batch] : [])], {
     LOG_LEVEL: 'info',
   })
   const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { events: number; digest: string }
@@ -280,7 +289,7 @@ try {
   mkdirSync(RESULTS, { recursive: true })
   const result = {
     machine: { ...info, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
-    options: { sizes, accounts, hours: hours ?? null, stepMs: stepMs ?? null, rounds, batch: values.batch ?? null },
+    options: { sizes, accounts, hours: hours ?? null, stepMs: stepMs ?? null, rounds, batch: values.batch ?? null, built },
     elapsedS: Math.round((Date.now() - started) / 1000),
     targets: TARGETS,
     growth,

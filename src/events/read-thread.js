@@ -89,6 +89,7 @@ async function send(b) {
 
 async function read(nc) {
   const { from, to, batch, fetchMax } = range
+  const early = Math.ceil(batch / 10)
   const consumer = await jetstream(nc, { timeout: timeoutMs }).consumers.get(stream, { opt_start_seq: from })
   try {
     let last = from - 1
@@ -114,7 +115,12 @@ async function read(nc) {
       let end = last >= to || atEnd
       if (!end && got === 0) end = (await (await jetstreamManager(nc)).streams.info(stream)).state.last_seq <= last
       if (!end && empty >= 3) throw new Error(`stream ${stream} sent nothing after seq ${last} in three fetches although it holds more`)
-      if (b.count >= batch || (end && b.count > 0)) {
+      // A batch also goes as soon as the parent waits for one (credit), once it holds a tenth of
+      // `batch`: filled to `batch` first, the parent had nothing to apply until then (a replay of
+      // 100,000 events in one batch read them all, then applied them all: no overlap at all).
+      // Its transactions are then about what was read while it applied the one before; the tenth
+      // bounds how many more transactions (each writes its records once) a slow read makes.
+      if (b.count >= batch || (end && b.count > 0) || (credit > 0 && b.count >= early)) {
         await send(b)
         b = new Batch(Math.ceil(b.used * 1.125))
       }

@@ -73,9 +73,12 @@ export function stateDigest(store: StateStore): string {
   const hash = createHash('sha256')
   // One update per ~64 KB, not per entry: a digest of a million rows is part of every replay.
   let chunk = ''
-  for (const { db, key, value } of store.entries()) {
-    if (db === 'meta' && (key === 'checkpoint' || key.startsWith(PARTITION_CHECKPOINT_PREFIX))) continue
-    chunk += `[${JSON.stringify(db)},${JSON.stringify(key)},${canonicalJson(value)}]\n`
+  let db = ''
+  let dbJson = ''
+  for (const entry of store.entries()) {
+    if (entry.db === 'meta' && (entry.key === 'checkpoint' || entry.key.startsWith(PARTITION_CHECKPOINT_PREFIX))) continue
+    if (entry.db !== db) dbJson = JSON.stringify((db = entry.db))
+    chunk += `[${dbJson},${JSON.stringify(entry.key)},${canonicalJson(entry.value)}]\n`
     if (chunk.length >= 65_536) {
       hash.update(chunk)
       chunk = ''
@@ -87,17 +90,53 @@ export function stateDigest(store: StateStore): string {
 
 /**
  * JSON.stringify of the value with object keys sorted at every depth (it keeps insertion order),
- * written directly rather than by building a sorted copy first.
+ * written directly rather than by building a sorted copy first. The same text as before for every
+ * value (the digests of stores built earlier stay comparable): numbers as JSON writes them
+ * (String() of a finite number is JSON's form), keys sorted only when they are not in order
+ * already (records decoded from msgpack mostly are, or always are in one order), and a property
+ * name's JSON kept once it was written (a few dozen names over a million rows).
  */
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+export function canonicalJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value)
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null'
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'object':
+      break
+    default:
+      return JSON.stringify(value) ?? 'null'
+  }
+  if (value === null) return 'null'
+  if (Array.isArray(value)) {
+    let out = ''
+    for (let i = 0; i < value.length; i++) out += `${i === 0 ? '' : ','}${canonicalJson(value[i])}`
+    return `[${out}]`
+  }
   const object = value as Record<string, unknown>
+  const keys = Object.keys(object)
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1]! > keys[i]!) {
+      keys.sort()
+      break
+    }
+  }
   let out = ''
-  for (const k of Object.keys(object).sort()) {
+  for (const k of keys) {
     const v = object[k]
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue
-    out += `${out === '' ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`
+    let name = NAME_JSON.get(k)
+    if (name === undefined) {
+      name = JSON.stringify(k)
+      if (NAME_JSON.size < NAMES_KEPT) NAME_JSON.set(k, name)
+    }
+    out += `${out === '' ? '' : ','}${name}:${canonicalJson(v)}`
   }
   return `{${out}}`
 }
+
+/** Property names with their JSON (see canonicalJson); bounded, for values whose keys are data (a map by id). */
+const NAME_JSON = new Map<string, string>()
+const NAMES_KEPT = 4_096
