@@ -3,6 +3,7 @@ import { startNats } from '../../harness/nats-server.js'
 import { anvilGateway } from '../helpers/anvil-gateway.js'
 import { rpc } from '../helpers/gateway.js'
 import { within } from '../helpers/cli.js'
+import { metricNow } from '../helpers/metrics.js'
 import { JetStreamLog } from '../../src/events/jetstream-log.js'
 import type { UsageRecorded } from '../../src/events/types.js'
 
@@ -30,8 +31,9 @@ t.test('no usage event is lost while nats-server is killed and restarted', async
   await nats.kill()
   await callSome(40)
   // The usage of those calls is flushed every 100 ms into the outbox, which cannot deliver it.
-  const held = await within(5_000, async () => tg.gateway.outbox.pending() > 0)
-  t.ok(held !== undefined, `the outbox holds ${tg.gateway.outbox.pending()} events while NATS is down`)
+  const outboxPending = () => metricNow(tg.gateway.admin, 'tollgate_outbox_pending_events')
+  const held = await within(5_000, async () => (await outboxPending()) > 0)
+  t.ok(held !== undefined, `the outbox holds ${await outboxPending()} events while NATS is down`)
   await nats.restart()
   await callSome(30)
   await tg.stop() // flushes the meter, then the outbox into JetStream

@@ -1,10 +1,10 @@
 import t, { type Test } from 'tap'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { startNats } from '../../harness/nats-server.js'
 import { runCli } from '../helpers/cli.js'
 import { waitFor, within } from '../helpers/eventually.js'
-import { TEST_SECRET } from '../helpers/gateway.js'
+import { chainIdCall, TEST_SECRET } from '../helpers/gateway.js'
 import { createAccountKey, metricValue, startFleet } from '../helpers/fleet.js'
 import { connectWs } from '../helpers/ws-client.js'
 
@@ -40,15 +40,7 @@ const agent = new Agent({ connections: 16 })
 t.teardown(() => agent.close())
 for (const gw of gateways) await waitFor(async () => (await metricValue(gw, 'tollgate_fleet_instances')) === 3, `${gw.http} to see the fleet of 3`, WAIT_MS)
 
-async function call(url: string, key: string): Promise<{ status: number; body: string }> {
-  const res = await request(`${url}?apikey=${key}`, {
-    method: 'POST',
-    dispatcher: agent,
-    headers: { 'content-type': 'application/json' },
-    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-  })
-  return { status: res.statusCode, body: await res.body.text() }
-}
+const call = (url: string, key: string): Promise<{ status: number; body: string }> => chainIdCall(url, key, agent)
 
 /** From `since`, the ms until each instance passes `enforced` (polled every 10 ms), undefined past WAIT_MS. */
 async function convergence(since: number, enforced: (gw: (typeof gateways)[number]) => Promise<boolean>): Promise<Array<number | undefined>> {

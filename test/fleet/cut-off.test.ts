@@ -1,9 +1,9 @@
 import t from 'tap'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { startNats } from '../../harness/nats-server.js'
 import { begun, runCli, within } from '../helpers/cli.js'
-import { TEST_SECRET } from '../helpers/gateway.js'
+import { chainIdCall, TEST_SECRET } from '../helpers/gateway.js'
 import { createAccountKey, metricValue, startFleet } from '../helpers/fleet.js'
 import { startTcpLink } from '../helpers/tcp-link.js'
 
@@ -34,16 +34,7 @@ const keyMade = begun(createAccountKey(gateways[0]!, 'starter'))
 const agent = new Agent({ connections: 8 })
 t.teardown(() => agent.close())
 
-async function call(url: string, key: string): Promise<number> {
-  const res = await request(`${url}?apikey=${key}`, {
-    method: 'POST',
-    dispatcher: agent,
-    headers: { 'content-type': 'application/json' },
-    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-  })
-  await res.body.text()
-  return res.statusCode
-}
+const call = async (url: string, key: string): Promise<number> => (await chainIdCall(url, key, agent)).status
 
 /** Calls at `rps` for `seconds` on one instance; how many were served. */
 async function load(url: string, key: string, rps: number, seconds: number): Promise<number> {

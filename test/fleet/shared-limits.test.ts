@@ -1,8 +1,9 @@
 import t from 'tap'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { startNats } from '../../harness/nats-server.js'
 import { within } from '../helpers/eventually.js'
+import { chainIdCall } from '../helpers/gateway.js'
 import { createAccountKey, metricValue, startFleet } from '../helpers/fleet.js'
 import { connectWs, tryUpgrade, type WsClient } from '../helpers/ws-client.js'
 
@@ -35,16 +36,8 @@ const { gateways } = await startFleet(t, {
 const agents = gateways.map(() => new Agent({ connections: 8 }))
 t.teardown(() => Promise.all(agents.map((a) => a.close())))
 
-async function call(i: number, key: string): Promise<number> {
-  const res = await request(`${gateways[i]!.url('eth-1')}?apikey=${key}`, {
-    method: 'POST',
-    dispatcher: agents[i],
-    headers: { 'content-type': 'application/json' },
-    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-  })
-  await res.body.text()
-  return res.statusCode
-}
+/** A call on instance `i` (over its own agent): its status. */
+const call = async (i: number, key: string): Promise<number> => (await chainIdCall(gateways[i]!.url('eth-1'), key, agents[i])).status
 
 /** A new key every instance has projected, with every instance seeing the other two. */
 async function keyServedEverywhere(): Promise<string> {

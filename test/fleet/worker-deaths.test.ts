@@ -1,9 +1,9 @@
 import t from 'tap'
-import { request } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { createAccountKey } from '../helpers/fleet.js'
 import { startWorkersGateway } from '../helpers/gateway-process.js'
 import { within } from '../helpers/eventually.js'
+import { chainIdCall } from '../helpers/gateway.js'
 
 // `tollgate start --workers 2`, workers killed by their pid one after another while clients call.
 // The supervisor forwards the workers' fleet messages to each other (every fleet.syncMs): a
@@ -38,13 +38,7 @@ let firstKillAt = 0
 // of its own (handed to either worker), were served.
 const known = await within(30_000, async () => {
   for (let i = 0; i < 20; i++) {
-    const res = await request(`${gw.url('eth-1')}?apikey=${apiKey}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', connection: 'close' },
-      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-    })
-    await res.body.text()
-    if (res.statusCode !== 200) return false
+    if ((await chainIdCall(gw.url('eth-1'), apiKey)).status !== 200) return false
   }
   return true
 })
@@ -68,19 +62,14 @@ async function call(tally: Tally): Promise<void> {
       await new Promise((r) => setTimeout(r, 50))
     }
     try {
-      const res = await request(`${gw.url('eth-1')}?apikey=${apiKey}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', connection: 'close' },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-      })
-      const body = await res.body.text()
-      tally.statuses.add(res.statusCode)
-      if (res.statusCode !== 200 && res.statusCode !== 429 && tally.odd.length < 5) {
+      const { status, body } = await chainIdCall(gw.url('eth-1'), apiKey)
+      tally.statuses.add(status)
+      if (status !== 200 && status !== 429 && tally.odd.length < 5) {
         tally.odd.push(
-          `${res.statusCode} ${body.slice(0, 200)} (${firstKillAt === 0 ? 'before the first kill' : `${Date.now() - firstKillAt} ms after the first kill`})`,
+          `${status} ${body.slice(0, 200)} (${firstKillAt === 0 ? 'before the first kill' : `${Date.now() - firstKillAt} ms after the first kill`})`,
         )
       }
-      if (res.statusCode === 200 && !body.includes('"result":"0x7a69"')) tally.unanswered.push(`wrong answer: ${body}`)
+      if (status === 200 && !body.includes('"result":"0x7a69"')) tally.unanswered.push(`wrong answer: ${body}`)
       tally.answered++
       return
     } catch (err) {

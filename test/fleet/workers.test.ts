@@ -1,8 +1,8 @@
 import t from 'tap'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { runCli, within } from '../helpers/cli.js'
-import { TEST_SECRET } from '../helpers/gateway.js'
+import { chainIdCall, TEST_SECRET } from '../helpers/gateway.js'
 import { startWorkersGateway } from '../helpers/gateway-process.js'
 import { createAccountKey } from '../helpers/fleet.js'
 
@@ -35,16 +35,7 @@ async function metric(admin: string, name: string): Promise<number> {
 }
 
 /** A call on a connection of its own: Linux hands each new connection to one of the workers. */
-async function call(key: string, agent?: Agent): Promise<number> {
-  const res = await request(`${gw.url('eth-1')}?apikey=${key}`, {
-    method: 'POST',
-    dispatcher: agent,
-    headers: { 'content-type': 'application/json', ...(agent ? {} : { connection: 'close' }) },
-    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-  })
-  await res.body.text()
-  return res.statusCode
-}
+const call = async (key: string, agent?: Agent): Promise<number> => (await chainIdCall(gw.url('eth-1'), key, agent)).status
 
 let key = ''
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import pino, { type Logger } from 'pino'
+import { request, type Dispatcher } from 'undici'
 import { parseConfig } from '../../src/config/load.js'
 import type { Config, LimitsConfig, NetworkConfig, WsConfig } from '../../src/config/types.js'
 import { startGateway } from '../../src/main/start-gateway.js'
@@ -78,8 +79,8 @@ export interface TestGatewayOptions {
   quiet?: boolean
 }
 
-/** The node polls a quiet gateway puts off (10 minutes: longer than any test). */
-const QUIET_POLLS = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } }
+/** The node polls a quiet gateway puts off (10 minutes: longer than any test); config sections, for a gateway process too. */
+export const QUIET_POLLS = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } }
 
 /** Start a real gateway in this process on a free port, with its own data folder. */
 export async function startTestGateway(t: { teardown(fn: () => unknown): void }, opts: TestGatewayOptions): Promise<TestGateway> {
@@ -159,4 +160,24 @@ export async function rpc(
     json = undefined
   }
   return { status: res.status, headers: res.headers, text, json }
+}
+
+const CHAIN_ID_CALL = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}'
+
+/**
+ * One eth_chainId call with `apiKey`, for tests that count statuses over many calls (load, fleets,
+ * workers): over `agent`'s connections (one agent per instance keeps its calls on it), or without
+ * one on a connection of its own, closed after it (Linux hands each new connection to one of the
+ * workers listening on a port). The status and the body read whole.
+ * @example
+ * const { status } = await chainIdCall(gw.url('eth-1'), apiKey, agent)
+ */
+export async function chainIdCall(url: string, apiKey: string, agent?: Dispatcher): Promise<{ status: number; body: string }> {
+  const res = await request(`${url}?apikey=${encodeURIComponent(apiKey)}`, {
+    method: 'POST',
+    dispatcher: agent,
+    headers: { 'content-type': 'application/json', ...(agent ? {} : { connection: 'close' }) },
+    body: CHAIN_ID_CALL,
+  })
+  return { status: res.statusCode, body: await res.body.text() }
 }

@@ -24,3 +24,15 @@ export function readMetric(text: string, name: string, labels: Record<string, st
 }
 
 export { until } from './eventually.js'
+
+/**
+ * One value of /metrics that must be there, e.g. a counter read before and after what the test
+ * does (`tollgate_upstream_calls_total`: what reached the nodes); throws naming it when absent.
+ * @example
+ * const before = await metricNow(tg.gateway.admin, 'tollgate_upstream_calls_total')
+ */
+export async function metricNow(adminUrl: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const value = await metric(adminUrl, name, labels)
+  if (value === undefined) throw new Error(`${name} ${JSON.stringify(labels)} is not on ${adminUrl}/metrics`)
+  return value
+}

@@ -4,7 +4,7 @@ import { startAnvil } from '../../harness/anvil.js'
 import { runCli } from '../helpers/cli.js'
 import { startCountingProxy } from '../helpers/counting-proxy.js'
 import { waitFor } from '../helpers/eventually.js'
-import { TEST_SECRET } from '../helpers/gateway.js'
+import { QUIET_POLLS, TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gateway-process.js'
 import { eventsOf } from '../helpers/fleet.js'
 import { RawConnection } from '../helpers/raw-http.js'
@@ -40,8 +40,7 @@ async function gatewayWithKey(
   networks: Record<string, unknown>,
 ): Promise<{ gw: GatewayProcess; apiKey: string; keyId: string; port: number }> {
   // No health or finality polls: the calls waiting on the node are the test's own.
-  const quiet = { health: { pollMs: 600_000 }, cache: { finalityPollMs: 600_000 } }
-  const gw = await startGatewayProcess(t, { config: { networks, shutdownMs, usage: { intervalMs: 200 }, ...quiet } })
+  const gw = await startGatewayProcess(t, { config: { networks, shutdownMs, usage: { intervalMs: 200 }, ...QUIET_POLLS } })
   const created = await runCli(
     ['accounts', 'create', '--config', gw.configPath, '--wallet', `0x${'3'.repeat(38)}${String(shutdownMs % 100).padStart(2, '0')}`, '--plan', 'tier-3'],
     env,

@@ -69,7 +69,8 @@ const tg = await startTestGateway(t, {
   // machine as on an idle one (32 MiB did not always arrive within the time-out).
   limits: { upstreamTimeoutMs: TIMEOUT_MS, maxUpstreamBytes: LIMIT },
   // No head or finality polls during the tests: the node's counters move only with the clients' calls.
-  config: { health: { pollMs: 600_000 }, cache: { enabled: false } },
+  quiet: true,
+  config: { cache: { enabled: false } },
   logger: pino({ level: 'warn' }, logs),
 })
 const { apiKey } = await tg.createKey('tier-3')

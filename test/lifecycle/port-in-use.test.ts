@@ -1,10 +1,10 @@
 import t, { type Test } from 'tap'
-import { request } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { within } from '../helpers/cli.js'
 import { refusedStart, startGatewayProcess, startWorkersGateway, type GatewayProcess } from '../helpers/gateway-process.js'
 import { freePort } from '../../harness/free-port.js'
 import { createAccountKey } from '../helpers/fleet.js'
+import { chainIdCall } from '../helpers/gateway.js'
 
 // uWS listens with SO_REUSEPORT by default, and Linux lets a second process of the same user bind
 // the same port and hands it part of the new connections: a second `tollgate start` on a port in
@@ -31,15 +31,7 @@ const [workers, alone] = await Promise.all([
 const { gateway: supervised, port: workersPort, adminPort: workersAdmin } = workers
 
 /** A call on a connection of its own (Linux picks a listener per connection); its HTTP status. */
-async function call(gateway: GatewayProcess, key: string): Promise<number> {
-  const res = await request(`${gateway.url('eth-1')}?apikey=${key}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', connection: 'close' },
-    body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-  })
-  await res.body.text()
-  return res.statusCode
-}
+const call = async (gateway: GatewayProcess, key: string): Promise<number> => (await chainIdCall(gateway.url('eth-1'), key)).status
 
 /**
  * `tollgate start` on `listen` and `admin`: why it refused (its error, with its stderr). One that

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { Agent, request } from 'undici'
+import { Agent } from 'undici'
 import { startAnvil } from '../../harness/anvil.js'
 import { runCli } from '../helpers/cli.js'
 import { until } from '../helpers/eventually.js'
-import { TEST_SECRET } from '../helpers/gateway.js'
+import { chainIdCall, TEST_SECRET } from '../helpers/gateway.js'
 import { startGatewayProcess } from '../helpers/gateway-process.js'
 import { connectWs, type WsClient } from '../helpers/ws-client.js'
 import { join } from 'node:path'
@@ -70,16 +70,7 @@ t.test('every key the account had, loaded at once, is served at most the plan ra
   // Wait (bounded) until the last key works: the gateway has projected every regeneration.
   const agent = new Agent({ connections: 4 })
   t.teardown(() => agent.close())
-  const call = async (key: string): Promise<number> => {
-    const res = await request(`${gw.url('eth-1')}?apikey=${key}`, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json' },
-      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-    })
-    await res.body.text()
-    return res.statusCode
-  }
+  const call = async (key: string): Promise<number> => (await chainIdCall(gw.url('eth-1'), key, agent)).status
   t.ok(await until(async () => (await call(keys.at(-1)!)) === 200), 'the last key is served')
   // No wait for the bucket to fill again after that probe: a bucket never holds more than one
   // burst, so the bound below (a burst plus the rate over the load) holds whatever it holds now,

@@ -1,8 +1,7 @@
 import t from 'tap'
 import { rawRpc, startAnvil } from '../../harness/anvil.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
 import { batchHeadId, splitBatch } from '../../src/upstream/json-rpc-wire.js'
+import { httpAndWsPools } from '../helpers/upstream-pool.js'
 
 // The calls of a client batch go to the node as ONE upstream batch; each answer must still be
 // the node's own bytes with the client's id, in the client's order, over both transports.
@@ -18,14 +17,8 @@ t.test('splitBatch returns each element as the node wrote it', async (t) => {
 })
 
 const anvil = await startAnvil()
-const httpNode = new UpstreamNode({ name: 'http-only', kind: 'full', url: anvil.url })
-const wsNode = new UpstreamNode({ name: 'ws', kind: 'full', url: anvil.url, wsUrl: anvil.wsUrl })
-const pools = { http: new UpstreamPool('eth-1', [httpNode]), ws: new UpstreamPool('eth-1', [wsNode]) }
-const wsOpened = await wsNode.ws!.waitOpen(5_000)
-t.teardown(async () => {
-  await Promise.all([pools.http.close(), pools.ws.close()])
-  await anvil.stop()
-})
+t.teardown(() => anvil.stop())
+const { pools, httpNode, wsNode, wsOpened } = await httpAndWsPools(t, anvil)
 
 t.test('a batch is answered call by call, in order, with the client ids', async (t) => {
   t.ok(wsOpened, 'the node WebSocket opens')

@@ -3,8 +3,8 @@ import { rawRpc, startAnvil } from '../../harness/anvil.js'
 import { startCountingProxy } from '../helpers/counting-proxy.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { freePort } from '../../harness/free-port.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
+import type { UpstreamNodeOptions } from '../../src/upstream/node.js'
+import { nodeOn, poolOn, type PoolOptions, type Teardown } from '../helpers/upstream-pool.js'
 
 // Single calls to a node reached over HTTP only, made in one turn of the event loop, go to the
 // node as ONE JSON-RPC batch (src/upstream/call-coalescer.ts); each client must still get exactly
@@ -18,14 +18,10 @@ t.teardown(async () => {
   await anvil.stop()
 })
 
-/** An HTTP-only pool of one node behind the proxy. */
-function poolOf(
-  coalesce?: ConstructorParameters<typeof UpstreamNode>[0]['coalesce'],
-  extra: Partial<ConstructorParameters<typeof UpstreamNode>[0]> = {},
-  poolOpts: ConstructorParameters<typeof UpstreamPool>[2] = {},
-) {
-  const node = new UpstreamNode({ name: 'http-only', kind: 'full', url: proxy.url, coalesce, ...extra })
-  return { node, pool: new UpstreamPool('eth-1', [node], poolOpts) }
+/** An HTTP-only pool of one node behind the proxy, closed at `t`'s end. */
+function poolOf(t: Teardown, coalesce?: UpstreamNodeOptions['coalesce'], extra: Partial<UpstreamNodeOptions> = {}, poolOpts: PoolOptions = {}) {
+  const pool = poolOn(t, [{ name: 'http-only', url: proxy.url, coalesce, ...extra }], poolOpts)
+  return { node: pool.nodes()[0]!, pool }
 }
 
 const address = (i: number) => `0x${(i * 7919).toString(16).padStart(40, '0')}`
@@ -46,8 +42,7 @@ const alone = await Promise.all(
 )
 
 t.test('calls made together go as one batch, and each gets what the node answers it alone', async (t) => {
-  const { node, pool } = poolOf()
-  t.teardown(() => pool.close())
+  const { node, pool } = poolOf(t)
   const before = proxy.requests.length
   const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
   t.same(proxy.requests.slice(before), [calls.length], 'one HTTP request carried every call')
@@ -66,8 +61,7 @@ t.test('calls made together go as one batch, and each gets what the node answers
 })
 
 t.test('a call alone in its turn goes alone', async (t) => {
-  const { pool } = poolOf()
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t)
   const before = proxy.requests.length
   const first = await pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 5_000 })
   const second = await pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 })
@@ -77,8 +71,7 @@ t.test('a call alone in its turn goes alone', async (t) => {
 })
 
 t.test('a transaction and heavy calls never wait for a batch', async (t) => {
-  const { pool } = poolOf()
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t)
   const before = proxy.requests.length
   const replies = await Promise.all([
     pool.call('full', 'eth_sendRawTransaction', ['0x00'], '1', { timeoutMs: 5_000 }),
@@ -94,8 +87,7 @@ t.test('a transaction and heavy calls never wait for a batch', async (t) => {
 })
 
 t.test('more calls than a batch holds go in batches of at most maxCalls', async (t) => {
-  const { pool } = poolOf({ maxCalls: 4 })
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t, { maxCalls: 4 })
   const before = proxy.requests.length
   const replies = await Promise.all(
     Array.from({ length: 10 }, (_, i) => pool.call('full', 'eth_getBalance', [address(i), 'latest'], `${i}`, { timeoutMs: 5_000 })),
@@ -108,8 +100,7 @@ t.test('more calls than a batch holds go in batches of at most maxCalls', async 
 })
 
 t.test('coalesce: false sends every call alone', async (t) => {
-  const { pool } = poolOf(false)
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t, false)
   const before = proxy.requests.length
   await Promise.all([1, 2, 3].map((i) => pool.call('full', 'eth_getBalance', [address(i), 'latest'], `${i}`, { timeoutMs: 5_000 })))
   t.same(proxy.requests.slice(before), [1, 1, 1])
@@ -117,10 +108,9 @@ t.test('coalesce: false sends every call alone', async (t) => {
 
 t.test('a node that refuses batches gets each call alone, and single calls for a while', async (t) => {
   let now = 1_000_000
-  const { pool } = poolOf({ refusedForMs: 60_000, now: () => now })
+  const { pool } = poolOf(t, { refusedForMs: 60_000, now: () => now })
   t.teardown(() => {
     proxy.refuseBatches = false
-    return pool.close()
   })
   proxy.refuseBatches = true
   const ask = () => Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
@@ -152,8 +142,7 @@ t.test('a node that refuses batches gets each call alone, and single calls for a
 
 t.test('a batch whose answer is over the size limit is sent again call by call', async (t) => {
   // Each balance answer is ~60 bytes: six of them are over 200, one is not.
-  const { pool } = poolOf(undefined, { maxAnswerBytes: 200 })
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t, undefined, { maxAnswerBytes: 200 })
   const before = proxy.requests.length
   const replies = await Promise.all(calls.slice(0, 6).map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
   t.same(
@@ -164,10 +153,8 @@ t.test('a batch whose answer is over the size limit is sent again call by call',
 })
 
 t.test('when the batch fails on one node, each of its calls fails over to another', async (t) => {
-  const refused = new UpstreamNode({ name: 'refused', kind: 'full', url: `http://127.0.0.1:${await freePort()}` })
-  const good = new UpstreamNode({ name: 'good', kind: 'full', url: proxy.url })
-  const pool = new UpstreamPool('eth-1', [refused, good])
-  t.teardown(() => pool.close())
+  const refused = nodeOn(t, `http://127.0.0.1:${await freePort()}`, { name: 'refused' })
+  const pool = poolOn(t, [refused, { name: 'good', url: proxy.url }])
   const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
   t.same(
     replies.map((r) => JSON.parse(r.text)),
@@ -186,8 +173,7 @@ t.test('a call with less time than its batch times out on its own', async (t) =>
   // A hung node: the batch of the two is never answered.
   await anvil.freeze()
   t.teardown(() => anvil.thaw())
-  const { pool } = poolOf()
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t)
   const order: string[] = []
   const failure = (label: string) => (err: unknown) => {
     order.push(label)
@@ -208,8 +194,7 @@ t.test('a call with less time than its batch times out on its own', async (t) =>
 })
 
 t.test('a call whose params cannot be written fails alone, in a batch or not', async (t) => {
-  const { pool } = poolOf()
-  t.teardown(() => pool.close())
+  const { pool } = poolOf(t)
   // A BigInt has no JSON: only a caller inside the gateway could pass one, never a client.
   const [bad, good] = await Promise.allSettled([
     pool.call('full', 'eth_getBalance', [10n, 'latest'], '1', { timeoutMs: 5_000 }),
@@ -227,10 +212,9 @@ t.test('a call sent again alone after its batch gets only the time it has left',
   let now = 0
   // The pool's own deadline on a clock that stands still, so that each call reaches the node with
   // exactly its 5 s: on the system clock a millisecond passing under load made it 4,999 (seen once).
-  const { pool } = poolOf({ now: () => (now += 3_000) }, {}, { clock: { now: () => 0 } })
+  const { pool } = poolOf(t, { now: () => (now += 3_000) }, {}, { clock: { now: () => 0 } })
   t.teardown(() => {
     proxy.refuseBatches = false
-    return pool.close()
   })
   proxy.refuseBatches = true
   const before = proxy.requests.length
@@ -250,12 +234,9 @@ t.test("the gateway's own polls go alone: a node that holds one holds no client'
   // met in a CI run: a balance batched with it waited for the whole time-out, 2 answers of 3).
   const holding = await startFaultProxy(anvil)
   holding.set('eth_getBlockByNumber', { delayMs: 600_000 })
-  const node = new UpstreamNode({ name: 'holds-blocks', kind: 'full', url: holding.url })
-  const pool = new UpstreamPool('eth-1', [node], {})
-  t.teardown(async () => {
-    await pool.close()
-    await holding.close()
-  })
+  t.teardown(() => holding.close())
+  const node = nodeOn(t, holding.url, { name: 'holds-blocks' })
+  const pool = poolOn(t, [node])
   // In one turn of the event loop: the poll, then a client's balance.
   const poll = node.call('eth_getBlockByNumber', ['finalized', false], 60_000, { alone: true }).catch((err: Error) => err)
   const balance = await pool.call('full', 'eth_getBalance', [funded[0], 'latest'], '1', { timeoutMs: 30_000 })

@@ -5,11 +5,11 @@ import { ConsensusCalls } from '../../src/upstream/consensus-call.js'
 import { NodesDisagree } from '../../src/upstream/errors.js'
 import { MethodLearning } from '../../src/upstream/method-learning.js'
 import { NodeChooser } from '../../src/upstream/node-choice.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
 import type { PoolView } from '../../src/upstream/pool-view.js'
 import { systemClock } from '../../actors/runtime/clock.js'
 import { waitFor } from '../helpers/eventually.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
+import { nodeOn } from '../helpers/upstream-pool.js'
 
 // The consensus call on its own, over real nodes without a gateway: one real anvil behind three
 // proxies, one or two of which alter eth_getBalance as lying nodes would.
@@ -23,8 +23,7 @@ const [from] = (await anvil.rpc('eth_accounts')).result as string[]
 const balance: string = (await anvil.rpc('eth_getBalance', [from, 'latest'])).result
 
 function voting(names: string[]) {
-  const nodes = names.map((name, i) => new UpstreamNode({ name, kind: 'full', url: proxies[i].url }))
-  t.teardown(() => Promise.all(nodes.map((n) => n.close())))
+  const nodes = names.map((name, i) => nodeOn(t, proxies[i].url, { name }))
   const view: PoolView = { network: 'eth-1', nodesOf: (_kind: NodeKind) => nodes, chooserOf: () => chooser, whyNone: () => 'none' }
   const chooser = new NodeChooser()
   return { calls: new ConsensusCalls(view, new MethodLearning(view, systemClock), systemClock), nodes }

@@ -1,28 +1,21 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
 import { freePort } from '../../harness/free-port.js'
-import { UpstreamNode, type UpstreamNodeOptions } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
+import type { UpstreamNodeOptions } from '../../src/upstream/node.js'
+import type { UpstreamPool } from '../../src/upstream/pool.js'
 import { scoreOf } from '../../src/upstream/node-choice.js'
 import { NoHealthyUpstream, UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
+import { poolOn } from '../helpers/upstream-pool.js'
 
 // Two real anvil nodes of kind `full` with different chain ids, so an answer tells who gave it.
 const [a, b] = await Promise.all([startAnvil({ chainId: 1 }), startAnvil({ chainId: 2 })])
-const closing: UpstreamPool[] = []
 t.teardown(async () => {
   a.thaw()
-  await Promise.all(closing.map((p) => p.close()))
   await Promise.all([a.stop(), b.stop()])
 })
 
-function pool(nodes: UpstreamNodeOptions[]): UpstreamPool {
-  const p = new UpstreamPool(
-    'eth-1',
-    nodes.map((n) => new UpstreamNode(n)),
-  )
-  closing.push(p)
-  return p
-}
+// Closed at the file's end, after the tests that made them (tap runs teardowns last in, first out).
+const pool = (nodes: UpstreamNodeOptions[]): UpstreamPool => poolOn(t, nodes)
 const node = (name: string, anvil: { url: string; wsUrl: string }, ws = false): UpstreamNodeOptions => ({
   name,
   kind: 'full',
@@ -148,10 +141,7 @@ t.test('no healthy node of the kind: NoHealthyUpstream', async (t) => {
   await t.rejects(p.call('archive', 'eth_chainId', [], '1', { timeoutMs: 1_000 }), NoHealthyUpstream)
 
   const nowhere = `http://127.0.0.1:${await freePort()}`
-  const dead = new UpstreamPool('eth-1', [
-    new UpstreamNode({ name: 'refused', kind: 'full', url: nowhere, health: { failureThreshold: 1, cooldownMs: 60_000 } }),
-  ])
-  closing.push(dead)
+  const dead = poolOn(t, [{ name: 'refused', url: nowhere, health: { failureThreshold: 1, cooldownMs: 60_000 } }])
   const first = dead.call('full', 'eth_chainId', [], '1', { timeoutMs: 1_000 })
   await t.rejects(first, UpstreamTransportError, 'the first call fails on the node')
   await first.catch((err) => t.equal(err.requestSent, false, 'refused: known not sent'))

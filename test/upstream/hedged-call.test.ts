@@ -1,8 +1,8 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
 import { Hedging } from '../../src/upstream/hedged-call.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
+import { nodeOn } from '../helpers/upstream-pool.js'
 
 // Hedging on its own: when an attempt is hedged (the delay), and that the second node's answer
 // wins when the first node is slow, against a real anvil behind two proxies (one slow).
@@ -15,8 +15,7 @@ t.teardown(() => Promise.all([slow.close(), quick.close()]))
 slow.set('eth_chainId', { delayMs: 2_000 })
 
 const node = (name: string, url: string, ms?: number, samples = 30) => {
-  const n = new UpstreamNode({ name, kind: 'full', url })
-  t.teardown(() => n.close())
+  const n = nodeOn(t, url, { name })
   if (ms !== undefined) for (let i = 0; i < samples; i++) n.latency.record(ms)
   return n
 }

@@ -1,20 +1,13 @@
 import t from 'tap'
 import { rawRpc, startAnvil } from '../../harness/anvil.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
+import { httpAndWsPools } from '../helpers/upstream-pool.js'
 
 // The client's id comes back exactly as the client wrote it, and nothing else of the node's
 // answer changes; under WebSocket multiplexing each answer reaches its own caller.
 
 const anvil = await startAnvil()
-const httpNode = new UpstreamNode({ name: 'http-only', kind: 'full', url: anvil.url })
-const wsNode = new UpstreamNode({ name: 'ws', kind: 'full', url: anvil.url, wsUrl: anvil.wsUrl })
-const pools = { http: new UpstreamPool('eth-1', [httpNode]), ws: new UpstreamPool('eth-1', [wsNode]) }
-const wsOpened = await wsNode.ws!.waitOpen(5_000)
-t.teardown(async () => {
-  await Promise.all([pools.http.close(), pools.ws.close()])
-  await anvil.stop()
-})
+t.teardown(() => anvil.stop())
+const { pools, httpNode, wsNode, wsOpened } = await httpAndWsPools(t, anvil)
 t.ok(wsOpened, 'the node WebSocket opens')
 
 const CLIENT_IDS = ['1', '0', '-5', '9007199254740993', '"abc"', '"a\\"b\\\\c"', '""', '"ünï ✓"', '"0x1"', 'null']

@@ -1,9 +1,8 @@
 import t, { type Test } from 'tap'
 import { WebSocket } from 'undici'
 import { rawRpc, startAnvil, receiptOf } from '../../harness/anvil.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
 import { until } from '../helpers/eventually.js'
+import { httpAndWsPools } from '../helpers/upstream-pool.js'
 
 // Every method of the spec's table, through the pool (an HTTP-only node and a WebSocket node),
 // answers byte for byte what anvil answers directly to the same request: the gateway is
@@ -12,11 +11,9 @@ import { until } from '../helpers/eventually.js'
 // Setup runs before any t.* call: tap ends the root test (running its teardowns) once it is idle,
 // and a top-level await does not keep it busy.
 const anvil = await startAnvil()
+t.teardown(() => anvil.stop())
 
-const httpNode = new UpstreamNode({ name: 'http-only', kind: 'archive', url: anvil.url })
-const wsNode = new UpstreamNode({ name: 'ws', kind: 'archive', url: anvil.url, wsUrl: anvil.wsUrl })
-const pools = { http: new UpstreamPool('eth-1', [httpNode]), ws: new UpstreamPool('eth-1', [wsNode]) }
-const wsOpened = await wsNode.ws!.waitOpen(5_000)
+const { pools, httpNode, wsNode, wsOpened } = await httpAndWsPools(t, anvil, 'archive')
 
 // The reference for the WebSocket node is anvil over its own WebSocket: anvil answers some
 // errors differently on its two transports (an unknown method is -32601 over HTTP, -32602 over WS).
@@ -49,11 +46,7 @@ const deploy = await receiptOf(anvil, deployHash)
 const contract = deploy.contractAddress
 const transferHash = await direct('eth_sendTransaction', [{ from, to, value: '0x3e8' }])
 const block = await direct('eth_getBlockByNumber', ['latest', false])
-t.teardown(async () => {
-  directWs.close()
-  await Promise.all([pools.http.close(), pools.ws.close()])
-  await anvil.stop()
-})
+t.teardown(() => directWs.close())
 t.ok(wsOpened, 'the node WebSocket opens')
 t.equal(deploy.status, '0x1', 'contract deployed')
 

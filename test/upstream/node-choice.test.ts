@@ -1,8 +1,9 @@
 import t from 'tap'
 import type { Clock } from '../../actors/runtime/clock.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
+import type { UpstreamNode } from '../../src/upstream/node.js'
 import { NodeChooser, PROBE_EVERY, scoreOf } from '../../src/upstream/node-choice.js'
 import { METHOD_SET_ASIDE_MS } from '../../src/upstream/methods-lacking.js'
+import { nodeOn } from '../helpers/upstream-pool.js'
 
 // The choice of a node, with nothing sent: nodes whose latencies, heads and lacking methods the
 // test sets as the pool would learn them. A fake clock for the methods set aside.
@@ -12,7 +13,7 @@ const clock: Clock = { now: () => now }
 
 function node(name: string, opts: { ms?: number; head?: number } = {}): UpstreamNode {
   // Never called: the address is only parsed.
-  const n = new UpstreamNode({ name, kind: 'full', url: 'http://127.0.0.1:9', health: { clock } })
+  const n = nodeOn(t, 'http://127.0.0.1:9', { name, health: { clock } })
   if (opts.ms !== undefined) for (let i = 0; i < 30; i++) n.latency.record(opts.ms)
   if (opts.head !== undefined) n.observeHead(opts.head, 0)
   return n

@@ -26,7 +26,8 @@ const tg = await startTestGateway(t, {
   networks: { 'eth-1': { chainId: 31337, upstreams: [{ url: node.url, name: 'node', kind: 'full', maxInFlight: 4 }] } },
   // The gateway's own calls (head polls, the finality poll) take the node's workers too and are
   // not counted in maxInFlight: only the polls at start, so that they do not take B's worker.
-  config: { health: { pollMs: 600_000 }, cache: { enabled: false } },
+  quiet: true,
+  config: { cache: { enabled: false } },
 })
 const a = await tg.createKey('tier-3')
 const b = await tg.createKey('tier-3')

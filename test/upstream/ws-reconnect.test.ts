@@ -1,26 +1,18 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
 import { freePort } from '../../harness/free-port.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
 import { UpstreamTimeout, UpstreamTransportError } from '../../src/upstream/errors.js'
+import { nodeOn } from '../helpers/upstream-pool.js'
 
 const anvil = await startAnvil({ chainId: 5 })
-const node = new UpstreamNode({
-  name: 'a',
-  kind: 'full',
-  url: anvil.url,
-  wsUrl: anvil.wsUrl,
-  ws: { reconnectMinMs: 50, reconnectMaxMs: 300, maxSilentTimeouts: 3 },
-})
+// Teardowns run last in, first out: the anvil thawed, then the node closed, then the anvil stopped.
+t.teardown(() => anvil.stop())
+const node = nodeOn(t, anvil.url, { name: 'a', wsUrl: anvil.wsUrl, ws: { reconnectMinMs: 50, reconnectMaxMs: 300, maxSilentTimeouts: 3 } })
+t.teardown(() => anvil.thaw())
 const ws = node.ws!
 const states: boolean[] = []
 ws.onStateChange = (open) => states.push(open)
 const opened = await ws.waitOpen(5_000)
-t.teardown(async () => {
-  anvil.thaw()
-  await node.close()
-  await anvil.stop()
-})
 t.ok(opened, 'the socket opens')
 
 const chainId = async () => JSON.parse((await node.call('eth_chainId', [], 3_000)).text).result
@@ -77,8 +69,7 @@ t.test('time-outs with nothing heard from the node drop the socket, which is ope
 })
 
 t.test('a node whose socket never opens is served over HTTP', async (t) => {
-  const httpOnly = new UpstreamNode({ name: 'b', kind: 'full', url: anvil.url, wsUrl: `ws://127.0.0.1:${await freePort()}` })
-  t.teardown(() => httpOnly.close())
+  const httpOnly = nodeOn(t, anvil.url, { name: 'b', wsUrl: `ws://127.0.0.1:${await freePort()}` })
   const reply = await httpOnly.call('eth_chainId', [], 3_000)
   t.equal(JSON.parse(reply.text).result, '0x5')
   t.equal(httpOnly.counters.httpCalls, 1)

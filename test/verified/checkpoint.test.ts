@@ -1,11 +1,10 @@
 import t from 'tap'
 import { startAnvil } from '../../harness/anvil.js'
-import { UpstreamNode } from '../../src/upstream/node.js'
-import { UpstreamPool } from '../../src/upstream/pool.js'
 import { CheckpointChain } from '../../src/verified/checkpoint-chain.js'
 import { verifyHeader } from '../../src/verify/header.js'
 import { within } from '../helpers/eventually.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
+import { poolOn } from '../helpers/upstream-pool.js'
 
 // Issue 40, item 1: a header may be trusted by its parent links to a configured checkpoint. Two
 // real anvils of one chain id with different histories (another genesis time: every block hash
@@ -75,8 +74,7 @@ t.test('a header further from the checkpoint than a walk may go is refused with 
     const header = (await far.rpc('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).result
     return { number: n, hash: verifyHeader(header), header }
   }
-  const pool = new UpstreamPool('eth-1', [new UpstreamNode({ name: 'far', kind: 'full', url: far.url })])
-  t.teardown(() => pool.close())
+  const pool = poolOn(t, [{ name: 'far', url: far.url }])
   const checkpoint = await headerAt(1)
   const chain = new CheckpointChain(pool, { number: 1, hash: checkpoint.hash }, { timeoutMs: 5_000, maxLinkBlocks: 100 })
   await t.rejects(
@@ -101,8 +99,7 @@ t.test('a long walk is the network’s, in the background, never inside the call
     const header = (await far.rpc('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).result
     return { number: n, hash: verifyHeader(header), header }
   }
-  const pool = new UpstreamPool('eth-1', [new UpstreamNode({ name: 'far', kind: 'full', url: far.url })])
-  t.teardown(() => pool.close())
+  const pool = poolOn(t, [{ name: 'far', url: far.url }])
   const checkpoint = await headerAt(1)
   const chain = new CheckpointChain(pool, { number: 1, hash: checkpoint.hash }, { timeoutMs: 5_000, callWalkBlocks: 20, waitMs: 0 })
   const at100 = await headerAt(100)
