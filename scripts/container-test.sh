@@ -45,8 +45,10 @@ fail() {
 # Podman, buildah, runc and debootstrap from Debian; crun is not used (below).
 install_tools() {
   local missing=()
+  # type -P looks on PATH only: `command -v podman` would find the podman function above and
+  # call the tool present on a machine that has none.
   for tool in podman buildah runc debootstrap; do
-    command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || missing+=("$tool")
+    type -P "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || missing+=("$tool")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
