@@ -4,7 +4,7 @@ import { Strict } from './json-schema.js'
 /**
  * The WebSocket limits of one API key (the spec's Limits table), declared once: the configuration's
  * `ws` section holds them beside the limits of one connection (schemas/config.ts), and the key
- * actor enforces them under the same names (actors/key/ws-limits.ts).
+ * actor enforces them under the same names (actors/account/ws-limits.ts).
  */
 export const wsKeyLimitsSchema = Strict({
   maxConnectionsPerKey: Type.Integer({

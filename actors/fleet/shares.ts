@@ -3,7 +3,7 @@
  *
  * Rates (calls and messages per second) need no share: every instance keeps the key's whole
  * bucket and takes from it what the others admitted as well (see ConsumedElsewhere in
- * actors/key/decide.ts), so the budget is one, seen by each instance a sync interval late.
+ * actors/account/decide.ts), so the budget is one, seen by each instance a sync interval late.
  *
  * Open WebSocket connections are a count, not a rate: two instances that each see 49 of 50 would
  * each open one more. So each instance may hold its own connections as last published plus its

@@ -26,8 +26,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createInterface } from 'node:readline'
 import { FleetBus, type FleetChannel, type FleetSubjects } from '../../src/fleet/fleet-bus.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
-import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
-import { initialKeyState } from '../../actors/key/decide.js'
+import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/account/account-actor.js'
+import { initialRateState } from '../../actors/account/decide.js'
 import { systemClock } from '../../actors/runtime/clock.js'
 
 export interface FleetSimInstancesOptions {
@@ -100,7 +100,7 @@ class ActorKeys implements FleetKeys {
     for (const accountId of ACCOUNT_IDS) {
       // Limits above what the simulation calls: what is measured is the sharing, not refusals (an
       // actor that refuses admits nothing, and its instance would then have nothing to publish).
-      const state = initialKeyState({ keyId: `key_${accountId}`, accountId, limits: { full: 1_000_000, archive: 1_000_000 } }, systemClock.now())
+      const state = initialRateState({ keyId: `key_${accountId}`, accountId, limits: { full: 1_000_000, archive: 1_000_000 } }, systemClock.now())
       this.actors.set(accountId, new AccountActor(state, systemClock, (a) => this.#consumers.set(a, accountId)))
     }
   }

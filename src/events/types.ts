@@ -54,7 +54,7 @@ export type WsCooldownStarted = EventOf<'WsCooldownStarted'>
 export type WsPenaltyImposed = EventOf<'WsPenaltyImposed'>
 export type NotificationsRecorded = EventOf<'NotificationsRecorded'>
 
-/** Why WebSocket traffic of a key was refused (see actors/key/ws-limits.ts). */
+/** Why WebSocket traffic of a key was refused (see actors/account/ws-limits.ts). */
 export type WsLimitReason = WsLimited['reason']
 
 /** An event as read back from a log, with its position. */

@@ -1,5 +1,5 @@
 import { WINDOW_MS } from '../../actors/fleet/hot-accounts.js'
-import type { Consumption } from '../../actors/key/account-actor.js'
+import type { Consumption } from '../../actors/account/account-actor.js'
 import { consumes, entryOf, summed, type Entry } from './limit-entries.js'
 
 /**

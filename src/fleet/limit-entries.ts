@@ -1,4 +1,4 @@
-import type { Consumption } from '../../actors/key/account-actor.js'
+import type { Consumption } from '../../actors/account/account-actor.js'
 import type { Usage } from '../../actors/fleet/hot-accounts.js'
 
 /**

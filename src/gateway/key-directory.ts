@@ -1,11 +1,11 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import { ActorRegistry } from '../../actors/runtime/registry.js'
-import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
+import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/account/account-actor.js'
 import { scaled } from '../../actors/fleet/shares.js'
 import type { RateLimits } from '../../actors/fleet/hot-accounts.js'
-import { initialKeyState } from '../../actors/key/decide.js'
-import type { KeyState } from '../../actors/key/decide.js'
-import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits, wsKeyLimitsOf } from '../../actors/key/ws-limits.js'
+import { initialRateState } from '../../actors/account/decide.js'
+import type { RateState } from '../../actors/account/decide.js'
+import { DEFAULT_WS_KEY_LIMITS, type WsKeyLimits, wsKeyLimitsOf } from '../../actors/account/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import { hashApiKey, isWellFormedApiKey, sameHash } from '../keys/api-key.js'
 import type { StateStore, AccountRecord, KeyRecord } from '../store/state-store.js'
@@ -284,7 +284,7 @@ export class KeyDirectory {
     return this.#share
   }
 
-  #limitsOf(plan: Plan | undefined): KeyState['limits'] {
+  #limitsOf(plan: Plan | undefined): RateState['limits'] {
     const limits = limitsOf(plan)
     return {
       full: scaled(limits.full, this.#share),
@@ -318,7 +318,7 @@ export class KeyDirectory {
   #acquire(record: KeyRecord, plan: Plan | undefined): AccountActor {
     let entry = this.#actors.get(record.accountId)
     if (entry === undefined) {
-      const state: KeyState = initialKeyState(
+      const state: RateState = initialRateState(
         { keyId: record.keyId, accountId: record.accountId, limits: this.#limitsOf(plan), ws: this.#wsLimitsOf(plan) },
         this.#clock.now(),
       )
@@ -368,7 +368,7 @@ export function wsLimitsOf(plan: Plan | undefined, ws: WsConfig | undefined): Ws
 }
 
 /** The HTTP limits a plan gives a key: rps per node kind, null unlimited, 0 none; units per second per node kind, null none. */
-function limitsOf(plan: Plan | undefined): KeyState['limits'] {
+function limitsOf(plan: Plan | undefined): RateState['limits'] {
   if (!plan) return { full: 0, archive: 0, fullUnits: null, archiveUnits: null }
   return {
     full: plan.limits.fullRps,

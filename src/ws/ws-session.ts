@@ -1,5 +1,5 @@
 import type { Clock } from '../../actors/runtime/clock.js'
-import type { WsDecision } from '../../actors/key/ws-limits.js'
+import type { WsDecision } from '../../actors/account/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { connectionAllowance, scaled, shareWhenCutOff } from '../../actors/fleet/shares.js'
-import { consumedElsewhere, decide, initialKeyState } from '../../actors/key/decide.js'
+import { consumedElsewhere, decide, initialRateState } from '../../actors/account/decide.js'
 
 t.test('instances that saw the same counts never allow more than the limit between them', async (t) => {
   fc.assert(
@@ -36,7 +36,7 @@ t.test('cut off, an instance applies its share of the fleet it last saw, never n
 
 t.test('what other instances admitted comes out of the key budget, in debt if need be', async (t) => {
   const now = 1_000_000
-  const state = initialKeyState({ keyId: 'k', accountId: 'a', limits: { full: 10, archive: null } }, now)
+  const state = initialRateState({ keyId: 'k', accountId: 'a', limits: { full: 10, archive: null } }, now)
   const after = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 25, archive: 5, messages: 0, connects: 0 }, now)
   t.equal(after.buckets.full.tokens, -15, 'ten in the bucket, 25 taken elsewhere')
   const refused = decide(after, { type: 'Charge', kind: 'full', calls: 1 }, now + 1_000)
@@ -48,7 +48,7 @@ t.test('what other instances admitted comes out of the key budget, in debt if ne
 
 t.test("another instance's new connections count in the one-second window from when it made them", async (t) => {
   const now = 1_000_000
-  const state = initialKeyState({ keyId: 'k', accountId: 'a', limits: { full: 10, archive: null } }, now)
+  const state = initialRateState({ keyId: 'k', accountId: 'a', limits: { full: 10, archive: null } }, now)
   const wsAt = (s: typeof state, at: number) => decide(s, { type: 'WsConnect' }, at).decision.type
   const fresh = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 0, archive: 0, messages: 0, connects: 15, connectedAt: now }, now)
   t.equal(wsAt(fresh, now + 10), 'WsRefused', '15 just made elsewhere: the 16th within the second is refused here')

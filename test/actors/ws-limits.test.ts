@@ -1,6 +1,6 @@
 import t from 'tap'
 import { accountActor } from '../helpers/given.js'
-import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimits } from '../../actors/key/ws-limits.js'
+import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimits } from '../../actors/account/ws-limits.js'
 
 /**
  * given(commands already handled) → when(command) → then(decision), with a fake clock: the

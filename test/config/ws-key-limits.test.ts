@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DEFAULT_WS_KEY_LIMITS } from '../../actors/key/ws-limits.js'
+import { DEFAULT_WS_KEY_LIMITS } from '../../actors/account/ws-limits.js'
 import { parseConfig } from '../../src/config/load.js'
 import { wsLimitsOf } from '../../src/gateway/key-directory.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { FakeClock } from '../helpers/fake-clock.js'
-import type { Consumption } from '../../actors/key/account-actor.js'
+import type { Consumption } from '../../actors/account/account-actor.js'
 import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { MemoryFleetHub } from '../helpers/memory-fleet-bus.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { systemClock } from '../../actors/runtime/clock.js'
-import type { Consumption } from '../../actors/key/account-actor.js'
+import type { Consumption } from '../../actors/account/account-actor.js'
 import { FleetBus } from '../../src/fleet/fleet-bus.js'
 import { Fleet, MAX_ENTRIES_PER_MESSAGE, type FleetKeys } from '../../src/fleet/fleet.js'
 import { startNats } from '../../harness/nats-server.js'

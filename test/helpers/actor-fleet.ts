@@ -1,5 +1,5 @@
-import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/key/account-actor.js'
-import { initialKeyState, type KeyLimits } from '../../actors/key/decide.js'
+import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/account/account-actor.js'
+import { initialRateState, type KeyLimits } from '../../actors/account/decide.js'
 import type { RateLimits } from '../../actors/fleet/hot-accounts.js'
 import { Fleet, type FleetKeys, type FleetTraffic } from '../../src/fleet/fleet.js'
 import { FakeClock } from './fake-clock.js'
@@ -20,7 +20,7 @@ export class ActorKeys implements FleetKeys {
   actor(accountId: string): AccountActor {
     let actor = this.#actors.get(accountId)
     if (actor === undefined) {
-      const state = initialKeyState({ keyId: `key_${accountId}`, accountId, limits: this.limits }, this.clock.now())
+      const state = initialRateState({ keyId: `key_${accountId}`, accountId, limits: this.limits }, this.clock.now())
       actor = new AccountActor(state, this.clock, (a) => this.#consumers.set(a, accountId))
       this.#actors.set(accountId, actor)
     }

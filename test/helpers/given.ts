@@ -1,6 +1,6 @@
-import { AccountActor } from '../../actors/key/account-actor.js'
-import { initialKeyState, type KeyDecision, type KeyLimits } from '../../actors/key/decide.js'
-import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimits } from '../../actors/key/ws-limits.js'
+import { AccountActor } from '../../actors/account/account-actor.js'
+import { initialRateState, type KeyDecision, type KeyLimits } from '../../actors/account/decide.js'
+import { DEFAULT_WS_KEY_LIMITS, type WsCommand, type WsDecision, type WsKeyLimits } from '../../actors/account/ws-limits.js'
 import { FakeClock } from './fake-clock.js'
 
 /**
@@ -44,7 +44,7 @@ export function eventDecider<S, C, E>(decider: { fold: (events: E[]) => S; decid
 export function accountActor(limits: KeyLimits, opts: { ws?: Partial<WsKeyLimits>; history?: readonly WsCommand[] } = {}) {
   const clock = new FakeClock()
   const ws = { ...DEFAULT_WS_KEY_LIMITS, ...opts.ws }
-  const actor = new AccountActor(initialKeyState({ keyId: 'key_a', accountId: 'acc_a', limits, ws }, clock.now()), clock)
+  const actor = new AccountActor(initialRateState({ keyId: 'key_a', accountId: 'acc_a', limits, ws }, clock.now()), clock)
   for (const command of opts.history ?? []) actor.ws(command)
   return {
     clock,

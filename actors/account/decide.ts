@@ -29,7 +29,7 @@ export interface KeyLimits {
   archiveUnits?: number | null
 }
 
-export interface KeyState {
+export interface RateState {
   keyId: string
   accountId: string
   limits: KeyLimits
@@ -72,7 +72,7 @@ export type ChargeDecision =
 
 export type KeyDecision = ChargeDecision | WsDecision
 
-export interface InitialKeyStateInput {
+export interface InitialRateStateInput {
   keyId: string
   accountId: string
   limits: KeyLimits
@@ -89,7 +89,7 @@ function burstOf(limit: number | null): number {
 }
 
 /** The state of a freshly activated key: its buckets start full. */
-export function initialKeyState(input: InitialKeyStateInput, now: number): KeyState {
+export function initialRateState(input: InitialRateStateInput, now: number): RateState {
   return {
     keyId: input.keyId,
     accountId: input.accountId,
@@ -120,10 +120,10 @@ export function initialKeyState(input: InitialKeyStateInput, now: number): KeySt
  * @example
  * const { decision } = decide(state, { type: 'Charge', kind: 'full', calls: 1 }, clock.now())
  */
-export function decide(state: KeyState, command: ChargeCommand, now: number): { state: KeyState; decision: ChargeDecision }
-export function decide(state: KeyState, command: WsCommand, now: number): { state: KeyState; decision: WsDecision }
-export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision }
-export function decide(state: KeyState, command: KeyCommand, now: number): { state: KeyState; decision: KeyDecision } {
+export function decide(state: RateState, command: ChargeCommand, now: number): { state: RateState; decision: ChargeDecision }
+export function decide(state: RateState, command: WsCommand, now: number): { state: RateState; decision: WsDecision }
+export function decide(state: RateState, command: KeyCommand, now: number): { state: RateState; decision: KeyDecision }
+export function decide(state: RateState, command: KeyCommand, now: number): { state: RateState; decision: KeyDecision } {
   switch (command.type) {
     case 'Charge':
       return charge(state, command, now)
@@ -147,7 +147,7 @@ export function decide(state: KeyState, command: KeyCommand, now: number): { sta
  * @example
  * const next = consumedElsewhere(state, { type: 'ConsumedElsewhere', full: 12, archive: 0, messages: 0, connects: 0 }, now)
  */
-export function consumedElsewhere(state: KeyState, command: ConsumedElsewhereCommand, now: number): KeyState {
+export function consumedElsewhere(state: RateState, command: ConsumedElsewhereCommand, now: number): RateState {
   const debit = (bucket: TokenBucket, limit: number | null, cost: number): TokenBucket => debited(bucket, limit, cost, now)
   return {
     ...state,
@@ -168,7 +168,7 @@ export function consumedElsewhere(state: KeyState, command: ConsumedElsewhereCom
  * @example
  * if (unitsLeft(state, 'full', now) < units) refuse()
  */
-export function unitsLeft(state: KeyState, kind: CallKind, now: number): number {
+export function unitsLeft(state: RateState, kind: CallKind, now: number): number {
   const limit = kind === 'full' ? state.limits.fullUnits : state.limits.archiveUnits
   if (limit == null) return Number.POSITIVE_INFINITY
   const bucket = kind === 'full' ? state.buckets.fullUnits : state.buckets.archiveUnits
@@ -182,7 +182,7 @@ export function unitsLeft(state: KeyState, kind: CallKind, now: number): number 
  * @example
  * const next = debitUnits(state, 'full', 240, now)
  */
-export function debitUnits(state: KeyState, kind: CallKind, units: number, now: number): KeyState {
+export function debitUnits(state: RateState, kind: CallKind, units: number, now: number): RateState {
   const unitKind = kind === 'full' ? 'fullUnits' : 'archiveUnits'
   const limit = state.limits[unitKind] ?? null
   if (units <= 0 || limit === null) return state
@@ -196,7 +196,7 @@ function debited(bucket: TokenBucket, limit: number | null, cost: number, now: n
   return { tokens: current.tokens - cost, at: current.at }
 }
 
-function charge(state: KeyState, command: ChargeCommand, now: number): { state: KeyState; decision: ChargeDecision } {
+function charge(state: RateState, command: ChargeCommand, now: number): { state: RateState; decision: ChargeDecision } {
   const { kind, calls } = command
   const limit = state.limits[kind]
   if (limit === 0) {
@@ -247,12 +247,12 @@ function charge(state: KeyState, command: ChargeCommand, now: number): { state: 
  * names the units limit when the units are short (a burst of traces), else the calls limit.
  */
 function chargeWithUnits(
-  state: KeyState,
+  state: RateState,
   command: ChargeCommand,
   limit: number | null,
   unitLimit: number,
   now: number,
-): { state: KeyState; decision: ChargeDecision } {
+): { state: RateState; decision: ChargeDecision } {
   const { kind, calls } = command
   const units = command.units ?? 0
   const unitKind = kind === 'full' ? 'fullUnits' : 'archiveUnits'
@@ -298,11 +298,11 @@ function chargeWithUnits(
  * every WebSocket message, about 3% of a message's CPU (bench/README.md, session 7). A literal
  * of one shape does not, and its type still says when a field is left out.
  */
-function withParts(state: KeyState, buckets: KeyState['buckets'], ws: WsKeyState): KeyState {
+function withParts(state: RateState, buckets: RateState['buckets'], ws: WsKeyState): RateState {
   return { keyId: state.keyId, accountId: state.accountId, limits: state.limits, buckets, ws }
 }
 
-function withBucket(buckets: KeyState['buckets'], kind: keyof KeyState['buckets'], bucket: TokenBucket): KeyState['buckets'] {
+function withBucket(buckets: RateState['buckets'], kind: keyof RateState['buckets'], bucket: TokenBucket): RateState['buckets'] {
   const { full, archive, fullUnits, archiveUnits } = buckets
   switch (kind) {
     case 'full':
@@ -322,7 +322,7 @@ function withBucket(buckets: KeyState['buckets'], kind: keyof KeyState['buckets'
  * burst. A kind that had no meaningful bucket (unlimited or no access) and now has a limit
  * starts full, as a fresh activation would.
  */
-export function withLimits(state: KeyState, limits: KeyLimits, now: number): KeyState {
+export function withLimits(state: RateState, limits: KeyLimits, now: number): RateState {
   return {
     ...state,
     limits: { full: limits.full, archive: limits.archive, fullUnits: limits.fullUnits ?? null, archiveUnits: limits.archiveUnits ?? null },

@@ -1,5 +1,5 @@
 import type { Clock } from '../runtime/clock.js'
-import { consumedElsewhere, debitUnits, decide, unitsLeft, withLimits, type ChargeDecision, type CallKind, type KeyLimits, type KeyState } from './decide.js'
+import { consumedElsewhere, debitUnits, decide, unitsLeft, withLimits, type ChargeDecision, type CallKind, type KeyLimits, type RateState } from './decide.js'
 import { dropsUnread, withWsLimits, type WsCommand, type WsDecision, type WsKeyLimits } from './ws-limits.js'
 
 /** What an actor admitted since it was last asked: what the other instances of a fleet must take too. */
@@ -35,24 +35,24 @@ export interface Consumption {
  * consumedElsewhere), applied as synchronously.
  *
  * @example
- * const actor = new AccountActor(initialKeyState({ keyId, accountId, limits }, clock.now()), clock)
+ * const actor = new AccountActor(initialRateState({ keyId, accountId, limits }, clock.now()), clock)
  * const d = actor.charge('full', 1)
  * if (d.type === 'Rejected') reply429(d.retryAfterMs)
  */
 export class AccountActor {
-  #state: KeyState
+  #state: RateState
   readonly #clock: Clock
   #consumed: Consumption | undefined
   /** Called when the actor charges something after `takeConsumed()` emptied it (once per interval). */
   readonly #onConsumed: ((actor: AccountActor) => void) | undefined
 
-  constructor(state: KeyState, clock: Clock, onConsumed?: (actor: AccountActor) => void) {
+  constructor(state: RateState, clock: Clock, onConsumed?: (actor: AccountActor) => void) {
     this.#state = state
     this.#clock = clock
     this.#onConsumed = onConsumed
   }
 
-  get state(): KeyState {
+  get state(): RateState {
     return this.#state
   }
 
