@@ -5,7 +5,7 @@ import { generateApiKey } from '../keys/api-key.js'
 import type { KeyCipher } from '../keys/key-cipher.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import type { StateStore } from '../store/state-store.js'
-import { BadGraceError, BadNodesError, NoActiveKeyError, UnknownAccountError, UnknownPlanError } from './errors.js'
+import { AccountOpenError, BadGraceError, BadNodesError, NoActiveKeyError, UnknownAccountError, UnknownPlanError } from './errors.js'
 import { AccountHost, type CatchesUp } from './account-host.js'
 import type { NewKey } from './decide.js'
 import { accountIdForWallet, normalizeWallet } from './wallet.js'
@@ -115,14 +115,6 @@ export async function createAccount(deps: AccountCommandDeps, input: CreateAccou
   const out = await openAccount(deps, input)
   if (out.apiKey === undefined) throw new AccountOpenError(out.accountId)
   return { accountId: out.accountId, apiKey: out.apiKey, keyId: out.keyId! }
-}
-
-/** createAccount found the account open: nothing was changed, no key issued. */
-export class AccountOpenError extends Error {
-  override name = 'AccountOpenError'
-  constructor(readonly accountId: string) {
-    super(`account ${accountId} already has a key or a plan: nothing was changed (a new key: regenerateKey)`)
-  }
 }
 
 /**

@@ -176,3 +176,11 @@ export class BadJwtKeyRegistrationError extends AccountCommandError {
     super('BAD_JWT_KEY', `bad signing key: ${detail}`, options)
   }
 }
+
+/** createAccount found the account open: nothing was changed, no key issued. */
+export class AccountOpenError extends Error {
+  override name = 'AccountOpenError'
+  constructor(readonly accountId: string) {
+    super(`account ${accountId} already has a key or a plan: nothing was changed (a new key: regenerateKey)`)
+  }
+}

@@ -1,6 +1,8 @@
 import { BadDomainsError, BadJwtKeyRegistrationError, BadRestrictionsError } from './errors.js'
-import { BadJwtKeyError, normalizeJwtKey, type JwtPublicKey } from '../keys/jwt-keys.js'
-import { BadRestrictionError, normalizeRestrictions, RESTRICTION_TYPES, type KeyRestrictions, type RestrictionType } from '../keys/key-restrictions.js'
+import { normalizeJwtKey, type JwtPublicKey } from '../keys/jwt-keys.js'
+import { BadJwtKeyError } from '../keys/errors.js'
+import { normalizeRestrictions, RESTRICTION_TYPES, type KeyRestrictions, type RestrictionType } from '../keys/key-restrictions.js'
+import { BadRestrictionError } from '../keys/errors.js'
 import { hostOf, type AccountCommandDeps } from './commands.js'
 
 /**

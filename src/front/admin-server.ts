@@ -8,6 +8,7 @@ import { getAndHead, notFoundRoute, otherMethods } from './route-methods.js'
 import { plainText, registerHealthRoutes } from './health-routes.js'
 import { sendReply } from './respond.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
+import { AdminTokenRequiredError } from './errors.js'
 
 export interface AdminServerDeps {
   registry: Registry
@@ -50,17 +51,6 @@ export class AdminServer extends Listener {
     })
     otherMethods(app, exchanges, '/metrics', ['GET', 'HEAD'])
     notFoundRoute(app, exchanges)
-  }
-}
-
-/** `admin.listen.host` is not a loopback address and TOLLGATE_ADMIN_TOKEN is not set. */
-export class AdminTokenRequiredError extends Error {
-  override name = 'AdminTokenRequiredError'
-  constructor(host: string) {
-    super(
-      `admin.listen.host is ${JSON.stringify(host)}, which is not a loopback address: /metrics would be open to the network. ` +
-        'Set TOLLGATE_ADMIN_TOKEN to a secret (e.g. `openssl rand -hex 32`) that Prometheus sends as a bearer token, or bind the admin listener to 127.0.0.1',
-    )
   }
 }
 

@@ -1,12 +1,5 @@
 import { createServer } from 'node:net'
-
-/** A port another process serves (or an address this machine does not have), named by its config field. */
-export class PortUnavailableError extends Error {
-  override name = 'PortUnavailableError'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
+import { PortUnavailableError } from './errors.js'
 
 /**
  * Whether `host:port` can be bound by this process alone: a plain node:net bind, without

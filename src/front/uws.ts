@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import type * as UWS from 'uWebSockets.js'
+import { UwsFallbackError } from './errors.js'
 
 /**
  * uWebSockets.js through the npm alias of docs/architecture.md (platform facts). The package silently falls back to a
@@ -8,10 +9,6 @@ import type * as UWS from 'uWebSockets.js'
  * the fallback is refused here with a message that says what to do.
  */
 const require = createRequire(import.meta.url)
-
-export class UwsFallbackError extends Error {
-  override name = 'UwsFallbackError'
-}
 
 function loadNativeUws(): typeof UWS {
   const originalWarn = console.warn

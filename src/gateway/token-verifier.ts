@@ -3,7 +3,8 @@ import { GatewayError } from '../errors/registry.js'
 import { BadDomainsError } from '../accounts/errors.js'
 import { normalizeDomains } from '../accounts/key-settings.js'
 import { JWT_ALGS, keyObjectOf, type JwtPublicKey } from '../keys/jwt-keys.js'
-import { BadRestrictionError, normalizeRestrictions, RESTRICTION_BOUNDS, type KeyRestrictions } from '../keys/key-restrictions.js'
+import { normalizeRestrictions, RESTRICTION_BOUNDS, type KeyRestrictions } from '../keys/key-restrictions.js'
+import { BadRestrictionError } from '../keys/errors.js'
 import { knownMembers, strayMember } from '../rpc/member-names.js'
 
 /** What a verified token says beyond "this key": when it ends and how it narrows the key. */

@@ -1,4 +1,5 @@
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
+import { BadJwtKeyError } from './errors.js'
 
 /**
  * The public keys an account registers to sign its own tokens (docs/keys.md "Signed tokens"):
@@ -27,11 +28,6 @@ export const MAX_JWT_KEYS = 3
 
 /** Smallest RSA modulus accepted: under 2048 bits a key is within reach of factoring. */
 export const MIN_RSA_BITS = 2048
-
-/** A key refused as given (the message says why). */
-export class BadJwtKeyError extends Error {
-  override name = 'BadJwtKeyError'
-}
 
 const KID = /^[A-Za-z0-9._-]{1,64}$/
 

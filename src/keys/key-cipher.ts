@@ -1,33 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
-
-/** The environment has no TOLLGATE_SECRET. */
-export class MissingSecretError extends Error {
-  override name = 'MissingSecretError'
-  constructor(options?: { cause?: unknown }) {
-    super(
-      'TOLLGATE_SECRET is not set. It encrypts API keys so that their owners can see them again; ' +
-        'set it to a long random value, e.g. `export TOLLGATE_SECRET=$(openssl rand -hex 32)`, ' +
-        'and keep it: keys encrypted under one secret cannot be read with another.',
-      options,
-    )
-  }
-}
-
-/** The secret is too short to be one. */
-export class WeakSecretError extends Error {
-  override name = 'WeakSecretError'
-  constructor(length: number) {
-    super(`TOLLGATE_SECRET is ${length} characters long; it must be at least ${MIN_SECRET_LENGTH} ` + '(e.g. `openssl rand -hex 32`)')
-  }
-}
-
-/** A ciphertext that does not decrypt: wrong secret, or damaged data. */
-export class KeyDecryptError extends Error {
-  override name = 'KeyDecryptError'
-  constructor(options?: { cause?: unknown }) {
-    super('cannot decrypt the API key: TOLLGATE_SECRET differs from the one it was encrypted with, or the data is damaged', options)
-  }
-}
+import { MissingSecretError, WeakSecretError, KeyDecryptError } from './errors.js'
 
 const MIN_SECRET_LENGTH = 16
 const IV_LENGTH = 12 // the length GCM is specified for; other lengths get hashed into one
@@ -56,7 +28,7 @@ export class KeyCipher {
 
   /** A cipher whose 32-byte key is derived from `secret` with HKDF-SHA256. */
   static fromSecret(secret: string): KeyCipher {
-    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) throw new WeakSecretError(secret?.length ?? 0)
+    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) throw new WeakSecretError(secret?.length ?? 0, MIN_SECRET_LENGTH)
     return new KeyCipher(Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, HKDF_INFO, 32)))
   }
 

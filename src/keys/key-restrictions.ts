@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net'
+import { BadRestrictionError } from './errors.js'
 
 /**
  * What a key may be used for besides its plan, beside its domain allowlist (domain-allowlist.ts):
@@ -39,11 +40,6 @@ export const RESTRICTION_BOUNDS: Readonly<Record<RestrictionType, number>> = Obj
 })
 
 export const RESTRICTION_TYPES: readonly RestrictionType[] = Object.freeze(['methods', 'deniedMethods', 'contracts', 'ips', 'userAgents'])
-
-/** A restriction set refused as given (the message says which entry and why). */
-export class BadRestrictionError extends Error {
-  override name = 'BadRestrictionError'
-}
 
 const METHOD = /^[a-z][a-z0-9]*_(\*|[A-Za-z0-9]+)$/
 const ADDRESS = /^0x[0-9a-f]{40}$/

@@ -1,5 +1,6 @@
 import type { Config } from '../config/types.js'
-import { PortUnavailableError, portUnavailable, probePort } from '../front/port-probe.js'
+import { portUnavailable, probePort } from '../front/port-probe.js'
+import { PortUnavailableError } from '../front/errors.js'
 import { takeLock, type HeldLock } from '../main/process-lock.js'
 
 /**

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { adminToken, AdminTokenRequiredError, isLoopback } from '../../src/front/admin-server.js'
+import { adminToken, isLoopback } from '../../src/front/admin-server.js'
+import { AdminTokenRequiredError } from '../../src/front/errors.js'
 
 t.test('loopback addresses', async (t) => {
   for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1']) t.ok(isLoopback(host), host)

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { KeyCipher, KeyDecryptError, MissingSecretError, WeakSecretError, secretFromEnv } from '../../src/keys/key-cipher.js'
+import { KeyCipher, secretFromEnv } from '../../src/keys/key-cipher.js'
+import { KeyDecryptError, MissingSecretError, WeakSecretError } from '../../src/keys/errors.js'
 import { generateApiKey } from '../../src/keys/api-key.js'
 
 const SECRET = 'a'.repeat(64)

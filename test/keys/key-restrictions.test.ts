@@ -1,5 +1,6 @@
 import t from 'tap'
-import { BadRestrictionError, compiledOf, ipAllowed, normalizeRestrictions, RESTRICTION_BOUNDS } from '../../src/keys/key-restrictions.js'
+import { compiledOf, ipAllowed, normalizeRestrictions, RESTRICTION_BOUNDS } from '../../src/keys/key-restrictions.js'
+import { BadRestrictionError } from '../../src/keys/errors.js'
 import { keyCallRefusal, requestRefusal } from '../../src/gateway/key-rules.js'
 import { decide, type AccountCommand } from '../../src/accounts/decide.js'
 import { foldAccount, type AccountState } from '../../src/accounts/account-state.js'
