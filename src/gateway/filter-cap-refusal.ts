@@ -1,4 +1,5 @@
-import { GatewayError } from '../errors/registry.js'
+import { refusal } from '../errors/messages.js'
+import type { GatewayError } from '../errors/registry.js'
 
 /** Which share of FilterPins is full: the key's, its account's, or this instance's. */
 export type FilterCapLimit = 'key' | 'account' | 'instance'
@@ -10,23 +11,13 @@ export type FilterCapLimit = 'key' | 'account' | 'instance'
  * filterCapRefusal('eth-1', 'key', 500, 500).message // 'Too many filters: this key holds 500 live filters on eth-1, …'
  */
 export function filterCapRefusal(network: string, limit: FilterCapLimit, held: number, max: number): GatewayError {
-  const polled = 'every one polled within the last minute (an idle one would have been uninstalled to make room)'
   switch (limit) {
     case 'key':
-      return new GatewayError(
-        'TOO_MANY_FILTERS',
-        `Too many filters: this key holds ${held} live filters on ${network}, at most ${max} per key and network (limits.maxFiltersPerKey), ${polled}; uninstall filters you no longer poll (eth_uninstallFilter), or use eth_subscribe over WebSocket`,
-      )
+      return refusal('KEY_FILTERS_FULL', { network, held, max })
     case 'account':
-      return new GatewayError(
-        'TOO_MANY_FILTERS',
-        `Too many filters: the keys of this account hold ${held} live filters on ${network}, at most ${max} per account and network (limits.maxFiltersPerAccount), ${polled}; uninstall filters you no longer poll (eth_uninstallFilter), or use eth_subscribe over WebSocket`,
-      )
+      return refusal('ACCOUNT_FILTERS_FULL', { network, held, max })
     case 'instance':
-      return new GatewayError(
-        'TOO_MANY_FILTERS',
-        `Too many filters: this gateway instance holds ${held} live filters for all keys, at most ${max}; retry later, or use eth_subscribe over WebSocket`,
-      )
+      return refusal('INSTANCE_FILTERS_FULL', { held, max })
     default:
       return limit satisfies never
   }

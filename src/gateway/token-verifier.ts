@@ -1,4 +1,5 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose'
+import { refusal } from '../errors/messages.js'
 import { GatewayError } from '../errors/registry.js'
 import { BadDomainsError } from '../accounts/errors.js'
 import { normalizeDomains } from '../accounts/key-settings.js'
@@ -103,7 +104,7 @@ export class TokenVerifier<O> {
   check(token: string): VerifiedToken<O> | GatewayError | Promise<VerifiedToken<O> | GatewayError> {
     const { maxBytes, audience, clockSkewSeconds, now } = this.#opts
     if (token.length > maxBytes) {
-      return new GatewayError('TOKEN_TOO_LARGE', `Invalid token: ${token.length} characters, at most ${maxBytes} are read; send fewer or shorter claims`)
+      return refusal('TOKEN_TOO_LARGE', { length: token.length, max: maxBytes })
     }
     const hit = this.#cache.get(token)
     if (hit !== undefined) {
@@ -118,16 +119,12 @@ export class TokenVerifier<O> {
       ;({ alg, kid } = decodeProtectedHeader(token))
       payload = decodeJwt(token)
     } catch (err) {
-      return new GatewayError('TOKEN_MALFORMED', `Invalid token: its header or claims are not base64url JSON objects (${(err as Error).message})`)
+      return refusal('TOKEN_NOT_JSON', { why: (err as Error).message })
     }
     if (typeof alg !== 'string' || !(JWT_ALGS as readonly string[]).includes(alg)) {
-      return new GatewayError(
-        'TOKEN_ALG_NOT_ALLOWED',
-        `Invalid token: algorithm ${JSON.stringify(String(alg).slice(0, 20))} is not accepted (${JWT_ALGS.join(', ')}, as the key registered); none and HMAC never are`,
-      )
+      return refusal('TOKEN_ALG_UNKNOWN', { alg: String(alg), accepted: JWT_ALGS })
     }
-    if (typeof kid !== 'string' || kid === '')
-      return new GatewayError('TOKEN_UNKNOWN_KID', 'Invalid token: its header has no kid; name the registered key that signed it')
+    if (typeof kid !== 'string' || kid === '') return refusal('TOKEN_NO_KID', {})
     const claims = claimsOf(payload, kid)
     if (claims instanceof GatewayError) return claims
     const owner = this.#owners.ownerOf(claims.keyId)
@@ -135,13 +132,10 @@ export class TokenVerifier<O> {
     const keys = this.#owners.keysOf(owner) ?? []
     const key = keys.find((k) => k.kid === kid)
     if (key === undefined) {
-      return new GatewayError(
-        'TOKEN_UNKNOWN_KID',
-        `Invalid token: kid ${JSON.stringify(kid.slice(0, 64))} is not registered on the key's account (${keys.length === 0 ? 'it has none' : `it has ${keys.map((k) => k.kid).join(', ')}`}); register it, or fix the kid`,
-      )
+      return refusal('TOKEN_KID_NOT_REGISTERED', { kid, registered: keys.map((k) => k.kid) })
     }
     if (key.alg !== alg) {
-      return new GatewayError('TOKEN_ALG_NOT_ALLOWED', `Invalid token: signed as ${alg}, but key ${key.kid} is registered for ${key.alg}; sign with ${key.alg}`)
+      return refusal('TOKEN_ALG_NOT_THE_KEYS', { alg, kid: key.kid, keyAlg: key.alg })
     }
     const at = now()
     return jwtVerify(token, keyObjectOf(key), {
@@ -186,7 +180,7 @@ export class TokenVerifier<O> {
  * refused at its length, whatever its entries (a token of 10,000 methods costs one comparison).
  */
 function claimsOf(payload: JWTPayload, kid: string): TokenClaims | GatewayError {
-  const bad = (what: string): GatewayError => new GatewayError('TOKEN_CLAIMS_INVALID', `Invalid token: ${what}; fix the token issuer (docs/keys.md)`)
+  const bad = (what: string): GatewayError => refusal('TOKEN_CLAIM_INVALID', { what })
   // A claim the gateway reads, named in another case ("Contracts"), would be ignored here and the
   // token would narrow nothing: an issuer's slip that widens what the token allows, so refused.
   const stray = strayMember(payload, READ_CLAIMS)
@@ -243,15 +237,12 @@ function refusalOf(err: unknown, audience: string): GatewayError {
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'nbf') return new GatewayError('TOKEN_NOT_YET_VALID')
     if (err.claim === 'aud') {
-      return new GatewayError(
-        'TOKEN_WRONG_AUDIENCE',
-        `Invalid token: its aud is not this gateway's audience ${JSON.stringify(audience)}; issue it for that audience`,
-      )
+      return refusal('TOKEN_WRONG_AUDIENCE', { audience })
     }
-    return new GatewayError('TOKEN_CLAIMS_INVALID', `Invalid token: claim ${err.claim} ${err.reason}; fix the token issuer (docs/keys.md)`)
+    return refusal('TOKEN_CLAIM_INVALID', { what: `claim ${err.claim} ${err.reason}` })
   }
   if (err instanceof errors.JWSSignatureVerificationFailed) return new GatewayError('TOKEN_BAD_SIGNATURE')
   if (err instanceof errors.JOSEAlgNotAllowed) return new GatewayError('TOKEN_ALG_NOT_ALLOWED')
-  if (err instanceof errors.JOSEError) return new GatewayError('TOKEN_MALFORMED', `Invalid token: ${err.message}`)
-  return new GatewayError('TOKEN_MALFORMED', 'Invalid token: it could not be verified', { cause: err })
+  if (err instanceof errors.JOSEError) return refusal('TOKEN_REFUSED_BY_JOSE', { why: err.message })
+  return refusal('TOKEN_UNVERIFIABLE', {}, { cause: err })
 }

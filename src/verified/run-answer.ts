@@ -1,4 +1,5 @@
-import { errorResponseJson, GatewayError } from '../errors/registry.js'
+import { refusal } from '../errors/messages.js'
+import { errorResponseJson, type GatewayError } from '../errors/registry.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { Answer } from '../upstream/answer.js'
 import { VerificationError } from '../verify/errors.js'
@@ -20,20 +21,9 @@ export function runAnswer(answer: Answer, run: ProvenRun | undefined): Answer {
 export function refusedRun(err: unknown, idJson: string, kind: NodeKind, run: ProvenRun | undefined): Answer {
   let e: GatewayError
   if (err instanceof RunRefused) {
-    e =
-      err.why === 'gas'
-        ? new GatewayError(
-            'VERIFY_GAS_CAPPED',
-            `This call needs more gas than this gateway's EVM runs a verified call with: ${err.what}; send less work in one call`,
-            { cause: err },
-          )
-        : new GatewayError('VERIFY_CALL_TOO_LARGE', `This call reads more state than this gateway proves for one verified call: ${err.what}`, { cause: err })
+    e = err.why === 'gas' ? refusal('RUN_GAS_CAPPED', { what: err.what }, { cause: err }) : refusal('RUN_READS_TOO_MUCH', { what: err.what }, { cause: err })
   } else if (err instanceof EvmRunTimeout) {
-    e = new GatewayError(
-      'VERIFY_RUN_TIMEOUT',
-      `This call ran longer than ${err.timeoutMs} ms in this gateway's EVM (evm.timeoutMs) and was stopped; send less work in one call, or less gas`,
-      { cause: err },
-    )
+    e = refusal('RUN_TIMED_OUT', { timeoutMs: err.timeoutMs }, { cause: err })
   } else throw err
   return runAnswer(Answer.gatewayError(errorResponseJson(idJson, e.rpc, e.message), e.http, kind), run)
 }

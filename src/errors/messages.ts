@@ -1,0 +1,149 @@
+import { type ErrorCode, GatewayError } from './registry.js'
+
+// What the filter messages share.
+const POLLED = 'every one polled within the last minute (an idle one would have been uninstalled to make room)'
+const FEWER_FILTERS = 'uninstall filters you no longer poll (eth_uninstallFilter), or use eth_subscribe over WebSocket'
+
+/** A template that needs no facts beyond its name. */
+type NoFacts = Record<never, never>
+
+/**
+ * The messages that carry a call's own facts (which network, how long it waited, what the node
+ * did), each under a name of its own with the registry code it answers, so that every word a
+ * client reads is written here or in ERRORS, and a call site says what happened, not how to say
+ * it. A code's plain message (ERRORS) is what it says when there are no facts to give; a code
+ * may have several messages here, one per situation.
+ * @example refusal('NO_HEALTHY_NODE', { kind: 'full', network: 'eth-1' }).message // 'No healthy full node for eth-1 right now; retry with backoff'
+ */
+export const MESSAGES = {
+  // The node could not serve the call (gatewayErrorFor): what the node did, never which node.
+  NO_HEALTHY_NODE: {
+    code: 'NO_HEALTHY_UPSTREAM',
+    text: (f: { kind: string; network: string; why?: string }) =>
+      `No healthy ${f.kind} node for ${f.network} right now${f.why ? ` (${f.why})` : ''}; retry with backoff`,
+  },
+  NODES_AT_CAPACITY: {
+    code: 'NODES_BUSY',
+    text: (f: { waitedMs: number }) =>
+      `The nodes for this call are at capacity: it waited ${f.waitedMs} ms for a free slot and got none; retry after the time in Retry-After, with backoff`,
+  },
+  NO_NODE_SERVES_METHOD: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { kind: string; network: string; method: string }) =>
+      `Method not found: no ${f.kind} node of ${f.network} serves ${f.method} (each said so within the last few minutes)`,
+  },
+  NODES_DISAGREE: {
+    code: 'NODES_DISAGREE',
+    text: (f: { what: string }) => `The nodes disagree on this answer: ${f.what}; retry (a node may be catching up), and report it if it persists`,
+  },
+  NODE_TIMED_OUT: {
+    code: 'UPSTREAM_TIMEOUT',
+    text: (f: { what: string }) => `The node did not answer in time: ${f.what}; retry, or split the call (for eth_getLogs, a narrower block range)`,
+  },
+  NODE_ANSWER_TOO_LARGE: {
+    code: 'UPSTREAM_ANSWER_TOO_LARGE',
+    text: (f: { what: string }) =>
+      `The node sent ${f.what} bytes that this gateway passes on (limits.maxUpstreamBytes); ask for less: a narrower block range, fewer calls in a batch`,
+  },
+  NODE_FAILED: { code: 'UPSTREAM_ERROR', text: (f: { what: string }) => `The node failed to answer: ${f.what}; retry with backoff` },
+  HEAVY_CALLS_BUSY: {
+    code: 'HEAVY_CALLS_BUSY',
+    text: (f: { max: number; waitedMs: number; retryAfterS: number }) =>
+      `Too many heavy calls at once: this key may have ${f.max} heavy calls (traces, debug_trace*, eth_getLogs, eth_getBlockReceipts, methods forwarded outside the method table…) running at once, ` +
+      `and none finished within ${f.waitedMs} ms; retry after ${f.retryAfterS} s, or send them one after another`,
+  },
+
+  // Verified answers: what the gateway proves in one call, and a check no node passed.
+  ANSWER_UNVERIFIED: {
+    code: 'ANSWER_UNVERIFIED',
+    text: (f: { what: string }) => `No node's answer passed this gateway's check (${f.what}); retry (a node may be catching up), and report it if it persists`,
+  },
+  PROOF_TOO_WIDE: {
+    code: 'VERIFY_PROOF_TOO_WIDE',
+    text: (f: { what: string }) => `This eth_getProof names more storage slots than this gateway proves in one call: ${f.what}`,
+  },
+  NODES_LACK: {
+    code: 'VERIFY_NODES_LACK',
+    text: (f: { what: string }) => `This verified read needs of the network's nodes what none of them serves: ${f.what}`,
+  },
+  LOGS_RANGE_TOO_WIDE: {
+    code: 'VERIFY_RANGE_TOO_WIDE',
+    text: (f: { what: string }) => `This eth_getLogs range is wider than this gateway proves in one call: ${f.what}`,
+  },
+  RUN_GAS_CAPPED: {
+    code: 'VERIFY_GAS_CAPPED',
+    text: (f: { what: string }) => `This call needs more gas than this gateway's EVM runs a verified call with: ${f.what}; send less work in one call`,
+  },
+  RUN_READS_TOO_MUCH: {
+    code: 'VERIFY_CALL_TOO_LARGE',
+    text: (f: { what: string }) => `This call reads more state than this gateway proves for one verified call: ${f.what}`,
+  },
+  RUN_TIMED_OUT: {
+    code: 'VERIFY_RUN_TIMEOUT',
+    text: (f: { timeoutMs: number }) =>
+      `This call ran longer than ${f.timeoutMs} ms in this gateway's EVM (evm.timeoutMs) and was stopped; send less work in one call, or less gas`,
+  },
+
+  // Filters: which share of the filter table was full (FilterPins), and its setting.
+  KEY_FILTERS_FULL: {
+    code: 'TOO_MANY_FILTERS',
+    text: (f: { network: string; held: number; max: number }) =>
+      `Too many filters: this key holds ${f.held} live filters on ${f.network}, at most ${f.max} per key and network (limits.maxFiltersPerKey), ${POLLED}; ${FEWER_FILTERS}`,
+  },
+  ACCOUNT_FILTERS_FULL: {
+    code: 'TOO_MANY_FILTERS',
+    text: (f: { network: string; held: number; max: number }) =>
+      `Too many filters: the keys of this account hold ${f.held} live filters on ${f.network}, at most ${f.max} per account and network (limits.maxFiltersPerAccount), ${POLLED}; ${FEWER_FILTERS}`,
+  },
+  INSTANCE_FILTERS_FULL: {
+    code: 'TOO_MANY_FILTERS',
+    text: (f: { held: number; max: number }) =>
+      `Too many filters: this gateway instance holds ${f.held} live filters for all keys, at most ${f.max}; retry later, or use eth_subscribe over WebSocket`,
+  },
+
+  // Signed tokens (TokenVerifier): which check failed, and what the token's issuer can fix.
+  TOKEN_TOO_LARGE: {
+    code: 'TOKEN_TOO_LARGE',
+    text: (f: { length: number; max: number }) => `Invalid token: ${f.length} characters, at most ${f.max} are read; send fewer or shorter claims`,
+  },
+  TOKEN_NOT_JSON: {
+    code: 'TOKEN_MALFORMED',
+    text: (f: { why: string }) => `Invalid token: its header or claims are not base64url JSON objects (${f.why})`,
+  },
+  TOKEN_REFUSED_BY_JOSE: { code: 'TOKEN_MALFORMED', text: (f: { why: string }) => `Invalid token: ${f.why}` },
+  TOKEN_UNVERIFIABLE: { code: 'TOKEN_MALFORMED', text: (_: NoFacts) => 'Invalid token: it could not be verified' },
+  TOKEN_ALG_UNKNOWN: {
+    code: 'TOKEN_ALG_NOT_ALLOWED',
+    text: (f: { alg: string; accepted: readonly string[] }) =>
+      `Invalid token: algorithm ${JSON.stringify(f.alg.slice(0, 20))} is not accepted (${f.accepted.join(', ')}, as the key registered); none and HMAC never are`,
+  },
+  TOKEN_ALG_NOT_THE_KEYS: {
+    code: 'TOKEN_ALG_NOT_ALLOWED',
+    text: (f: { alg: string; kid: string; keyAlg: string }) =>
+      `Invalid token: signed as ${f.alg}, but key ${f.kid} is registered for ${f.keyAlg}; sign with ${f.keyAlg}`,
+  },
+  TOKEN_NO_KID: { code: 'TOKEN_UNKNOWN_KID', text: (_: NoFacts) => 'Invalid token: its header has no kid; name the registered key that signed it' },
+  TOKEN_KID_NOT_REGISTERED: {
+    code: 'TOKEN_UNKNOWN_KID',
+    text: (f: { kid: string; registered: readonly string[] }) =>
+      `Invalid token: kid ${JSON.stringify(f.kid.slice(0, 64))} is not registered on the key's account (${f.registered.length === 0 ? 'it has none' : `it has ${f.registered.join(', ')}`}); register it, or fix the kid`,
+  },
+  TOKEN_WRONG_AUDIENCE: {
+    code: 'TOKEN_WRONG_AUDIENCE',
+    text: (f: { audience: string }) => `Invalid token: its aud is not this gateway's audience ${JSON.stringify(f.audience)}; issue it for that audience`,
+  },
+  TOKEN_CLAIM_INVALID: { code: 'TOKEN_CLAIMS_INVALID', text: (f: { what: string }) => `Invalid token: ${f.what}; fix the token issuer (docs/keys.md)` },
+} as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
+
+export type MessageName = keyof typeof MESSAGES
+type FactsOf<M extends MessageName> = Parameters<(typeof MESSAGES)[M]['text']>[0]
+
+/**
+ * The gateway error for a situation of MESSAGES: its code's status and JSON-RPC code, its
+ * message filled with the facts.
+ */
+export function refusal<M extends MessageName>(name: M, facts: FactsOf<M>, options?: { cause?: unknown; headers?: Record<string, string> }): GatewayError {
+  const { code, text } = MESSAGES[name]
+  // Each entry's text takes its own facts; TypeScript cannot narrow the union by name here.
+  return new GatewayError(code, (text as (facts: FactsOf<M>) => string)(facts), options)
+}
