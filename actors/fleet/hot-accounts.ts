@@ -246,8 +246,9 @@ export interface BoundSettings {
   /** The limit per second (r) and the bucket's burst (b; one second of the limit). */
   limit: number
   burst: number
-  /** fleet.syncMs (S) and the delivery lag (L, one way). */
+  /** fleet.syncMs (S), fleet.coldReportMs (C; absent: S) and the delivery lag (L, one way). */
   syncMs: number
+  coldReportMs?: number
   lagMs: number
   /** The instances serving the key (n). */
   instances: number
@@ -259,16 +260,18 @@ export interface BoundSettings {
  * around its turning hot, with
  * - ε = (n − 1)(S + L) / 1 s: once hot, each other instance admits at most its refill in the time
  *   its news is on the way;
- * - B = (n − 1)(b + r(2S + 3L) / 1 s): before every bucket holds the fleet's last second, each other
- *   instance spends at most its own bucket and its refill meanwhile (a report waits up to S and
- *   travels L to an owner, the mark L back, the catch-up up to S and L more).
+ * - B = (n − 1)(b + r(C + S + 3L) / 1 s): before every bucket holds the fleet's last second, each
+ *   other instance spends at most its own bucket and its refill meanwhile (a cold report waits up
+ *   to C and travels L to an owner, the mark L back, the catch-up up to S and L more).
  * @example
- * overshootBound({ limit: 60, burst: 60, syncMs: 50, lagMs: 5, instances: 5 }) // { epsilon: 0.22, extra: 267.6, hot: 133.2, turning: 400.8, settleMs: 115 }
+ * overshootBound({ limit: 60, burst: 60, syncMs: 50, coldReportMs: 250, lagMs: 5, instances: 5 }) // { epsilon: 0.22, extra: 315.6, hot: 133.2, turning: 448.8, settleMs: 315 }
  */
 export function overshootBound(s: BoundSettings): { epsilon: number; extra: number; hot: number; turning: number; settleMs: number } {
   const others = Math.max(0, s.instances - 1)
   const epsilon = (others * (s.syncMs + s.lagMs)) / 1_000
-  const settleMs = 2 * s.syncMs + 3 * s.lagMs
+  // A report goes with a sync, so it waits whole syncs: C as ColdReports rounds it.
+  const coldMs = Math.max(1, Math.round((s.coldReportMs ?? s.syncMs) / s.syncMs)) * s.syncMs
+  const settleMs = coldMs + s.syncMs + 3 * s.lagMs
   const extra = others * (s.burst + (s.limit * settleMs) / 1_000)
   const hot = s.limit * (1 + epsilon) + s.burst
   return { epsilon, extra, hot, turning: hot + extra, settleMs }
