@@ -482,7 +482,7 @@ export const configSchema = withDefaultsOptional(
           coldReportMs: PositiveInteger({
             default: 250,
             description:
-              "How often an instance reports what it admitted of accounts far under their limits (cold) to their owners, rounded to " +
+              'How often an instance reports what it admitted of accounts far under their limits (cold) to their owners, rounded to ' +
               'whole syncMs: messages between instances fall with it, and a key spread over n instances may take up to n − 1 bursts ' +
               'and this much more of refill on each before it is shared as hot (docs/fleet.md, "The overshoot bound").',
           }),

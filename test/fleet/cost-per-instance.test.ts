@@ -69,11 +69,22 @@ function costAt(t: Test, coldReportMs: number): Taken {
   return { messages: received.map((r) => r.messages), entries: received.map((r) => r.entries) }
 }
 
-t.test(`${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes in its owned share, not the fleet's calls, in one message per C from each other`, async (t) => {
-  const everySync = costAt(t, SYNC)
-  const held = costAt(t, 250)
-  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
-  t.comment(`messages taken in by the ${N}: ${sum(everySync.messages)} at C = ${SYNC} ms, ${sum(held.messages)} at C = 250 ms; entries ${sum(everySync.entries)} and ${sum(held.entries)}`)
-  t.ok(sum(held.messages) <= 0.25 * sum(everySync.messages), `C = 250 ms: ${sum(held.messages)} messages taken in, at most a quarter of the ${sum(everySync.messages)} at C = ${SYNC} ms`)
-  t.ok(sum(held.entries) <= sum(everySync.entries), `C = 250 ms: ${sum(held.entries)} entries taken in, no more than at C = ${SYNC} ms (${sum(everySync.entries)}): an account reported once per C`)
-})
+t.test(
+  `${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes in its owned share, not the fleet's calls, in one message per C from each other`,
+  async (t) => {
+    const everySync = costAt(t, SYNC)
+    const held = costAt(t, 250)
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+    t.comment(
+      `messages taken in by the ${N}: ${sum(everySync.messages)} at C = ${SYNC} ms, ${sum(held.messages)} at C = 250 ms; entries ${sum(everySync.entries)} and ${sum(held.entries)}`,
+    )
+    t.ok(
+      sum(held.messages) <= 0.25 * sum(everySync.messages),
+      `C = 250 ms: ${sum(held.messages)} messages taken in, at most a quarter of the ${sum(everySync.messages)} at C = ${SYNC} ms`,
+    )
+    t.ok(
+      sum(held.entries) <= sum(everySync.entries),
+      `C = 250 ms: ${sum(held.entries)} entries taken in, no more than at C = ${SYNC} ms (${sum(everySync.entries)}): an account reported once per C`,
+    )
+  },
+)
