@@ -1,19 +1,27 @@
 /**
- * `npm run bench:fleet-sim`: what sharing limits costs a fleet of 10, 30 and 100 instances on one
- * local nats-server, with 1,000 and 10,000 active accounts, and how many usage events one JetStream
- * stream takes. The figures and the capacity model drawn from them are in docs/fleet.md.
+ * `npm run bench:fleet-sim`: what sharing limits costs an instance of a fleet of 10 to 300
+ * instances on one local nats-server, with 1,000 to 100,000 active accounts, and how many usage
+ * events one JetStream stream takes. The figures and the capacity model drawn from them are in
+ * docs/fleet.md.
  *
- * Per configuration (instances N × accounts A × workload), two processes: the N-1 peers (virtual
- * instances, the gateway's own Fleet and FleetBus, publishing every syncMs) and one observer (an
- * instance that also reads everyone, with a real AccountActor per account): see
- * bench/scenarios/fleet-sim-instances.ts. The observer's process holds that one instance only, so
- * its CPU is what limit sharing costs an instance. Then UsageRecorded appends to one stream from
- * 1, 2 and 4 producer processes at once.
+ * Per configuration (instances N × accounts A × workload): the N-1 peers (virtual instances, the
+ * gateway's own Fleet and FleetBus, split over `--peer-procs` processes) and one observer (an
+ * instance with a real AccountActor per account, in a process of its own): see
+ * bench/scenarios/fleet-sim-instances.ts. The observer's CPU, less what admitting its own calls
+ * took, is what limit sharing costs an instance.
  *
- * Options: --quick (shorter windows, 10 and 30 instances, 1 and 2 producers), --instances 10,30,100,
- * --accounts 1000,10000, --workloads spread,all, --sync-ms 50, --rate 10 (calls a second per
- * account, spread workload), --duration S, --warmup S, --results NAME (bench/results/NAME.json and
- * .md; default fleet-sim).
+ * Time scaled (`--time-scale k`, or `auto`): syncMs, coldReportMs, heartbeats and silence k times
+ * longer and every account k times slower, so that each interval holds the same entries and
+ * messages and a second holds 1/k of them. Two cores cannot host 300 instances' peers at their
+ * real rate; scaled, the peers keep to it, and what the observer spends per message and per entry
+ * is measured at a rate it keeps up with. The figures at real time are the measured ones × k
+ * (rates and the sharing's CPU), reported beside them.
+ *
+ * Options: --quick (shorter windows, 10 and 30 instances), --instances 10,30,100,300,
+ * --accounts 1000,10000,100000, --workloads spread,all, --sync-ms 50, --cold-report-ms 250,
+ * --rate 9 (calls a second per account, spread workload), --peer-procs 2, --time-scale auto|k,
+ * --duration S (real seconds measured), --warmup S, --no-usage (no usage-stream rows),
+ * --results NAME (bench/results/NAME.json and .md; default fleet-sim).
  */
 import { writeFileSync, mkdirSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -29,10 +37,14 @@ const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     instances: { type: 'string' },
-    accounts: { type: 'string', default: '1000,10000' },
+    accounts: { type: 'string', default: '1000,10000,100000' },
     workloads: { type: 'string', default: 'spread,all' },
     'sync-ms': { type: 'string', default: '50' },
-    rate: { type: 'string', default: '10' },
+    'cold-report-ms': { type: 'string', default: '250' },
+    rate: { type: 'string', default: '9' },
+    'peer-procs': { type: 'string', default: '2' },
+    'time-scale': { type: 'string', default: 'auto' },
+    'no-usage': { type: 'boolean', default: false },
     duration: { type: 'string' },
     warmup: { type: 'string' },
     results: { type: 'string', default: 'fleet-sim' },
@@ -40,14 +52,39 @@ const { values } = parseArgs({
 })
 const list = (s: string): number[] => s.split(',').map(Number)
 const quick = values.quick
-const instances = list(values.instances ?? (quick ? '10,30' : '10,30,100'))
+const instances = list(values.instances ?? (quick ? '10,30' : '10,30,100,300'))
 const accounts = list(values.accounts)
+const coldReportMs = Number(values['cold-report-ms'])
+const peerProcs = Number(values['peer-procs'])
 const workloads = values.workloads.split(',') as FleetSimInstancesOptions['workload'][]
 const syncMs = Number(values['sync-ms'])
 const rate = Number(values.rate)
 const durationS = Number(values.duration ?? (quick ? 3 : 8))
 const warmupS = Number(values.warmup ?? (quick ? 2 : 3))
-const producers = quick ? [1, 2] : [1, 2, 4]
+const producers = values['no-usage'] ? [] : quick ? [1, 2] : [1, 2, 4]
+
+/**
+ * The time scale for a row: enough that the peers' processes (about 1 µs an entry they take and
+ * hold, 40 µs a message they pack, publish or hear (under this load), heartbeats included) and the observer (about
+ * 3 µs an entry in) each need under BUDGET of a core at the scaled rate. Rough on purpose: the rows say the k they ran at and
+ * whether the peers kept to their target.
+ */
+/** The CPU a process may take at the scaled rate: the 2 cores are shared with other engineers' work (load 15-20). */
+const BUDGET = 0.1
+
+function timeScaleFor(n: number, a: number, workload: FleetSimInstancesOptions['workload']): number {
+  if (values['time-scale'] !== 'auto') return Number(values['time-scale'])
+  const owned = (2 * a) / n
+  const pSync = workload === 'all' ? 1 : 1 - Math.exp(-(rate * syncMs) / 1000 / n)
+  const pCold = workload === 'all' ? 1 : 1 - Math.exp(-(rate * coldReportMs) / 1000 / n)
+  const peerEntries = (n - 1) * owned * pSync * (1000 / syncMs)
+  const peerMsgs = ((n - 1) * (1 + Math.min(n - 2, owned * pCold))) / (coldReportMs / 1000)
+  const observerEntries = ((n - 1) * owned * pCold) / (coldReportMs / 1000)
+  // Every virtual instance hears every heartbeat: N² a second over the peers' processes.
+  const heartbeats = n * n
+  const cpu = Math.max((peerEntries * 1 + (peerMsgs + heartbeats) * 40) / peerProcs, observerEntries * 3) / 1e6
+  return Math.max(1, Math.ceil(cpu / BUDGET))
+}
 
 const INSTANCES = join(import.meta.dirname, 'scenarios', 'fleet-sim-instances.ts')
 const APPEND = join(import.meta.dirname, 'scenarios', 'event-log-append.ts')
@@ -60,7 +97,9 @@ interface SharingRow {
   instances: number
   accounts: number
   workload: string
-  /** What the peers were to publish: N-1 instances × 1000/syncMs syncs, each in messages of at most MAX_ENTRIES_PER_MESSAGE. */
+  /** The time scale it ran at (k: intervals k times longer, accounts k times slower). */
+  timeScale: number
+  /** What the peers were to send the observer's subject a second (scaled): one report each per C, in messages of at most MAX_ENTRIES_PER_MESSAGE. */
   peersTargetMsgsPerS: number
   peers: Figures
   observer: Figures
@@ -69,22 +108,45 @@ interface SharingRow {
 }
 
 async function sharing(nats: string, n: number, a: number, workload: FleetSimInstancesOptions['workload'], run: number): Promise<SharingRow> {
-  const base = { nats, subjectRoot: `sim_fleet.R${run}`, fleetSize: n, accounts: a, syncMs, workload, rate }
+  const k = timeScaleFor(n, a, workload)
+  const scaled = { syncMs: syncMs * k, coldReportMs: coldReportMs * k, heartbeatMs: 1_000 * k, silentMs: 3_000 * k }
+  const base = { nats, subjectRoot: `sim_fleet.R${run}`, fleetSize: n, accounts: a, workload, rate: rate / k, ...scaled }
   const started: Started[] = []
   try {
     const start = (name: string, o: FleetSimInstancesOptions) => startNodeScript<Record<string, unknown>>(name, INSTANCES, o)
-    const peers = await start('peers', { ...base, role: 'peers', first: 1, count: n - 1 })
-    started.push(peers)
     const observer = await start('observer', { ...base, role: 'observer', first: 0, count: 1 })
     started.push(observer)
-    // Heartbeats every second: after a warm-up every instance has heard the others.
-    await sleep(warmupS * 1000)
-    await Promise.all([peers.ask!('mark'), observer.ask!('mark')])
-    await sleep(durationS * 1000)
-    const [p, o] = await Promise.all([peers.ask!('report'), observer.ask!('report')])
-    const entries = workload === 'all' ? a + 1 : a * (1 - Math.exp(-(rate * syncMs) / 1000 / n)) + 1
-    const target = Math.round((((n - 1) * 1000) / syncMs) * Math.ceil(entries / MAX_ENTRIES_PER_MESSAGE))
-    return { instances: n, accounts: a, workload, peersTargetMsgsPerS: target, peers: p, observer: o, loadavg: Math.round(loadavg()[0] * 10) / 10 }
+    const procs = Math.max(1, Math.min(peerProcs, n - 1))
+    const peers: Started[] = []
+    for (let p = 0, first = 1; p < procs; p++) {
+      const count = Math.floor((n - 1) / procs) + (p < (n - 1) % procs ? 1 : 0)
+      const peer = await start(`peers-${p}`, { ...base, role: 'peers', first, count })
+      peers.push(peer)
+      started.push(peer)
+      first += count
+    }
+    // Everyone beats once more now that all are up, and the warm-up lets the first reports go round.
+    await Promise.all(started.map((s) => s.ask!('beat')))
+    await sleep(Math.max(warmupS * 1000, 2 * scaled.coldReportMs + 1_000))
+    await Promise.all(started.map((s) => s.ask!('mark')))
+    await sleep(Math.max(durationS * 1000, 4 * scaled.coldReportMs))
+    const [o, ...ps] = await Promise.all(started.map((s) => s.ask!('report')))
+    const p: Figures = {}
+    for (const key of ['msgsOutPerS', 'entriesOutPerS', 'bytesOutPerS', 'cpuPct']) p[key] = ps.reduce((sum, x) => sum + (x![key] ?? 0), 0)
+    p.members = Math.min(...ps.map((x) => x!.members ?? 0))
+    // Reports to the observer: one per peer per C that has news for it (at most one message: its owned accounts are few).
+    const perReport = workload === 'all' ? (2 * a) / n : ((2 * a) / n) * (1 - Math.exp(-(rate * coldReportMs) / 1000 / n))
+    const target = ((n - 1) * 1000 * Math.min(1, perReport) * Math.max(1, Math.ceil(perReport / MAX_ENTRIES_PER_MESSAGE))) / scaled.coldReportMs
+    return {
+      instances: n,
+      accounts: a,
+      workload,
+      timeScale: k,
+      peersTargetMsgsPerS: Math.round(target * 10) / 10,
+      peers: p,
+      observer: o!,
+      loadavg: Math.round(loadavg()[0] * 10) / 10,
+    }
   } finally {
     await Promise.all(started.map((s) => s.stop()))
   }
@@ -112,16 +174,20 @@ const fmt = (x: number | undefined): string => (x === undefined || Number.isNaN(
 
 function markdown(rows: SharingRow[], usage: Awaited<ReturnType<typeof usageStream>>[], info: Record<string, unknown>): string {
   const out = [
-    `Fleet simulation, ${info.date}: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)} at start, ${JSON.stringify(info.loadavgAtEnd)} at the end; commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}; syncMs ${syncMs}, spread rate ${rate} calls/s per account, ${durationS} s windows after ${warmupS} s.`,
+    `Fleet simulation, ${info.date}: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)} at start, ${JSON.stringify(info.loadavgAtEnd)} at the end; commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}; syncMs ${syncMs}, coldReportMs ${coldReportMs}, spread rate ${rate} calls/s per account, peers in ${peerProcs} processes, ${durationS} s windows after ${warmupS} s. Rates and the sharing's CPU "at real time" are the measured ones × k.`,
     '',
-    '| instances | accounts | workload | observer CPU % of a core | µs CPU per entry in | limits msgs in/s | entries in/s (of published) | KB in/s | msgs out/s | KB out/s | delivery lag p50 / p99 / max ms | event-loop delay p99 ms | peers published msgs/s (of target) | peers CPU % | load |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| instances | accounts | workload | k | sharing CPU % of a core, at real time (measured) | own calls CPU % (measured) | reports in/s at real time (target) | limits msgs in/s at real time | entries in/s at real time | µs per report in | µs per entry in | delivery lag p50 / p99 / max ms | event-loop delay p99 ms | members heard | peers CPU % | load |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     const o = r.observer
-    const perEntry = o.entriesInPerS > 0 ? ((o.cpuPct / 100) * 1e6) / o.entriesInPerS : Number.NaN
+    const k = r.timeScale
+    const sharingUs = (o.sharingCpuPct / 100) * 1e6
+    const perEntry = o.entriesInPerS > 0 ? sharingUs / o.entriesInPerS : Number.NaN
+    const perReport = o.reportsInPerS > 0 ? sharingUs / o.reportsInPerS : Number.NaN
+    const f1 = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(1))
     out.push(
-      `| ${r.instances} | ${fmt(r.accounts)} | ${r.workload} | ${o.cpuPct} | ${Number.isNaN(perEntry) ? '–' : perEntry.toFixed(1)} | ${fmt(o.msgsInPerS)} | ${fmt(o.entriesInPerS)} (${fmt(r.peers.entriesOutPerS)}) | ${fmt(Math.round(o.bytesInPerS / 1024))} | ${o.msgsOutPerS} | ${fmt(Math.round(o.bytesOutPerS / 1024))} | ${o.lagP50Ms} / ${o.lagP99Ms} / ${o.lagMaxMs} | ${o.eldP99Ms} | ${fmt(r.peers.msgsOutPerS)} (${fmt(r.peersTargetMsgsPerS)}) | ${r.peers.cpuPct} | ${r.loadavg} |`,
+      `| ${r.instances} | ${fmt(r.accounts)} | ${r.workload} | ${k} | ${f1(o.sharingCpuPct * k)} (${o.sharingCpuPct}) | ${o.serveCpuPct} | ${fmt(o.reportsInPerS * k)} (${fmt(Math.round(r.peersTargetMsgsPerS * k))}) | ${fmt(o.msgsInPerS * k)} | ${fmt(o.entriesInPerS * k)} | ${f1(perReport)} | ${f1(perEntry)} | ${o.lagP50Ms} / ${o.lagP99Ms} / ${o.lagMaxMs} | ${o.eldP99Ms} | ${o.members} | ${r.peers.cpuPct} | ${r.loadavg} |`,
     )
   }
   out.push('', '| producers into one stream | UsageRecorded events/s acknowledged (batches of 100) | append p50 / p99 ms per producer |', '|---|---|---|')
@@ -153,7 +219,7 @@ try {
         const row = await sharing(nats.url, n, a, workload, run)
         const o = row.observer
         log(
-          `  observer ${o.cpuPct} % CPU, ${o.msgsInPerS} msgs/s and ${o.entriesInPerS} entries/s in, lag p50 ${o.lagP50Ms} p99 ${o.lagP99Ms} ms; peers ${row.peers.msgsOutPerS} of ${row.peersTargetMsgsPerS} msgs/s`,
+          `  k ${row.timeScale}: observer sharing ${o.sharingCpuPct} % CPU (own calls ${o.serveCpuPct} %), ${o.reportsInPerS} reports/s (target ${row.peersTargetMsgsPerS}), ${o.msgsInPerS} msgs/s and ${o.entriesInPerS} entries/s in, lag p50 ${o.lagP50Ms} p99 ${o.lagP99Ms} ms, ${o.members} members; peers ${row.peers.cpuPct} % CPU`,
         )
         rows.push(row)
       }
@@ -171,7 +237,7 @@ try {
 }
 const result = {
   machine: { ...info, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
-  options: { instances, accounts, workloads, syncMs, rate, durationS, warmupS, producers },
+  options: { instances, accounts, workloads, syncMs, coldReportMs, rate, peerProcs, timeScale: values['time-scale'], durationS, warmupS, producers },
   elapsedS: Math.round((Date.now() - started) / 1000),
   sharing: rows,
   usage,

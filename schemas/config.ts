@@ -479,6 +479,13 @@ export const configSchema = withDefaultsOptional(
             default: 50,
             description: 'How often an instance sends what it admitted to the others: a key may exceed its plan by what the others admitted in ' + 'this time.',
           }),
+          coldReportMs: PositiveInteger({
+            default: 250,
+            description:
+              'How often an instance reports what it admitted of accounts far under their limits (cold) to their owners, rounded to ' +
+              'whole syncMs: messages between instances fall with it, and a key spread over n instances may take up to n − 1 bursts ' +
+              'and this much more of refill on each before it is shared as hot (docs/fleet.md, "The overshoot bound").',
+          }),
           heartbeatMs: PositiveInteger({ default: 1000, description: 'How often an instance announces itself.' }),
           silentMs: PositiveInteger({
             default: 3000,

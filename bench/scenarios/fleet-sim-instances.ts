@@ -8,16 +8,20 @@
  * - `observer`: one instance that does all an instance does, with a real AccountActor per account: its
  *   calls go through AccountActor.admit, what the others admitted through AccountActor.consumedElsewhere.
  *   Its process holds nothing else, so its CPU is what limit sharing costs one instance.
- * - `peers`: the other instances of the fleet, many in one process. They announce themselves and
- *   publish their consumption every syncMs through Fleet.sync, exactly as instances do, but do not
- *   subscribe to the others' consumption: N-1 instances each reading everyone would be N-1 times
- *   the observer's work in one process, which 2 cores cannot host past a few instances (that work
- *   is the observer's, measured once).
+ * - `peers`: the other instances of the fleet, many in one process (and the peers split over
+ *   several processes). They announce themselves and publish their consumption through Fleet.sync,
+ *   exactly as instances do, but do not subscribe to the others' consumption: N-1 instances each
+ *   reading their share would be N-1 times the observer's work, which 2 cores cannot host (that
+ *   work is the observer's, measured once). And they serve only the accounts the observer owns (one
+ *   of its two owners): the observer takes in exactly what it would of a whole fleet, while the
+ *   peers' work is 2/N of it; the reports they send the accounts' other owners go to subjects
+ *   nobody reads.
  *
- * Each peer's broadcast message ends with a probe entry whose account id carries the time it was
+ * Once a second each peer's broadcast carries a probe entry whose account id holds the time it was
  * taken, so the observer measures the lag from a peer's sync to the moment its actors took the
- * consumption. The simulated accounts are cold (far under their limits): their entries go to their
- * two owners only (src/fleet/fleet.ts), and the observer counts what it takes in as an owner.
+ * entry (the probes' messages are counted apart from the reports). The simulated accounts are cold
+ * (far under their limits): their entries go to their two owners only, every coldReportMs
+ * (src/fleet/fleet.ts), and the observer counts what it takes in as an owner.
  *
  * Run as its own process: `node --import tsx bench/scenarios/fleet-sim-instances.ts '<json>'`; prints
  * `{"ready":true}` once every bus is connected, then answers `mark` and `report` on stdin.
@@ -29,6 +33,7 @@ import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/account/account-actor.js'
 import { initialRateState } from '../../actors/account/decide.js'
 import { systemClock } from '../../actors/runtime/clock.js'
+import { score } from '../../actors/fleet/owners.js'
 
 export interface FleetSimInstancesOptions {
   nats: string
@@ -43,6 +48,10 @@ export interface FleetSimInstancesOptions {
   /** Active accounts across the fleet. */
   accounts: number
   syncMs: number
+  /** fleet.coldReportMs (C), and the heartbeat and silence (scaled with time, as syncMs is). */
+  coldReportMs: number
+  heartbeatMs: number
+  silentMs: number
   /**
    * `spread`: each account makes `rate` calls a second, spread by the load balancer over the
    * instances, so an instance sees an account in an interval with probability 1 - e^(-rate·syncMs/N).
@@ -54,18 +63,42 @@ export interface FleetSimInstancesOptions {
 }
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as FleetSimInstancesOptions
+const OBSERVER = 'sim-000'
+const idOf = (i: number): string => `sim-${String(i).padStart(3, '0')}`
 const now = (): number => performance.timeOrigin + performance.now()
 
 /** Account ids shaped as the gateway's (`acc_` + 16 hex: 20 characters), so messages have their real size. */
 const ACCOUNT_IDS = Array.from({ length: opts.accounts }, (_, i) => `acc_${i.toString(16).padStart(16, '0')}`)
 const PROBE = '~'
 
-/** The accounts that called one instance in one interval. */
-function accountsThisInterval(): number[] {
-  if (opts.workload === 'all') return ACCOUNT_IDS.map((_, i) => i)
+/** The accounts the observer owns (one of two), with the whole fleet's membership: all the peers serve. */
+const OBSERVED = opts.role === 'peers' ? ACCOUNT_IDS.map((_, i) => i).filter((i) => ownedByObserver(ACCOUNT_IDS[i]!)) : []
+
+/**
+ * Whether the observer is one of the account's two owners (as ownersOf over the whole fleet says),
+ * stopping at the second member that scores higher: ownersOf sorts all N members, which for
+ * 100,000 accounts × 300 instances kept a peers' process from starting within 30 s. Ties rank by
+ * id, and the observer's id is the lowest, so a tie never beats it.
+ */
+function ownedByObserver(accountId: string): boolean {
+  const own = score(accountId, OBSERVER)
+  let higher = 0
+  for (let i = 1; i < opts.fleetSize; i++) if (score(accountId, idOf(i)) > own && ++higher === 2) return false
+  return true
+}
+const ALL = ACCOUNT_IDS.map((_, i) => i)
+
+/**
+ * The accounts of `among` that called one instance in one interval: each with probability
+ * 1 − e^(−rate·syncMs/N), drawn by geometric gaps so that the cost follows the accounts drawn, not
+ * all of them (100,000 accounts × 300 instances × 20 syncs a second would be the peers' whole CPU).
+ */
+function accountsThisInterval(among: readonly number[]): number[] {
+  if (opts.workload === 'all') return among.slice()
   const p = 1 - Math.exp(-(opts.rate * opts.syncMs) / 1000 / opts.fleetSize)
   const out: number[] = []
-  for (let i = 0; i < opts.accounts; i++) if (Math.random() < p) out.push(i)
+  const logQ = Math.log(1 - p)
+  for (let k = Math.floor(Math.log(1 - Math.random()) / logQ); k < among.length; k += 1 + Math.floor(Math.log(1 - Math.random()) / logQ)) out.push(among[k]!)
   return out
 }
 
@@ -75,11 +108,16 @@ const nothing = (): Consumption => ({ full: 0, archive: 0, messages: 0, connects
 class SimulatedKeys implements FleetKeys {
   /** Entries handed to the fleet by every peer of this process (the probes left out). */
   static entriesOut = 0
+  #syncs: number
+  constructor(phase: number) {
+    this.#syncs = phase
+  }
   takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
-    const out = accountsThisInterval().map((i) => ({ accountId: ACCOUNT_IDS[i], consumed: { ...nothing(), full: 1 }, open: 0 }))
+    const out = accountsThisInterval(OBSERVED).map((i) => ({ accountId: ACCOUNT_IDS[i]!, consumed: { ...nothing(), full: 1 }, open: 0 }))
     SimulatedKeys.entriesOut += out.length
-    // A cooldown (long past) sends the probe to every instance, as a cold account's entry would not be.
-    out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1, cooldownUntil: 1 }, open: 0 })
+    // A cooldown (long past) sends the probe to every instance, as a cold account's entry would not be: once a heartbeat.
+    if (this.#syncs++ % Math.max(1, Math.round(opts.heartbeatMs / opts.syncMs)) === 0)
+      out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1, cooldownUntil: 1 }, open: 0 })
     return out
   }
   openConnections(): { accountId: string; open: number }[] {
@@ -95,6 +133,8 @@ class ActorKeys implements FleetKeys {
   #consumers = new Map<AccountActor, string>()
   entriesIn = 0
   lagsMs: number[] = []
+  /** CPU spent admitting this instance's own calls (µs): what a fleet of one spends too, left out of the sharing's cost. */
+  serveCpuUs = 0
 
   constructor() {
     for (const accountId of ACCOUNT_IDS) {
@@ -107,7 +147,10 @@ class ActorKeys implements FleetKeys {
 
   /** This instance's own calls of one interval, through the actors' admission. */
   serve(): void {
-    for (const i of accountsThisInterval()) this.actors.get(ACCOUNT_IDS[i])!.charge('full', 1)
+    const before = process.cpuUsage()
+    for (const i of accountsThisInterval(ALL)) this.actors.get(ACCOUNT_IDS[i]!)!.charge('full', 1)
+    const spent = process.cpuUsage(before)
+    this.serveCpuUs += spent.user + spent.system
   }
 
   takeConsumed(): { accountId: string; consumed: Consumption; open: number }[] {
@@ -130,7 +173,7 @@ class ActorKeys implements FleetKeys {
 class CountedChannel implements FleetChannel {
   readonly #bus: FleetBus
   readonly #readLimits: boolean
-  static readonly counts = { msgsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 }
+  static readonly counts = { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 }
 
   constructor(bus: FleetBus, readLimits: boolean) {
     this.#bus = bus
@@ -156,8 +199,10 @@ class CountedChannel implements FleetChannel {
   subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
     if (!this.#isLimits(subject)) return this.#bus.subscribe(subject, onMessage)
     if (!this.#readLimits) return
+    const report = subject.startsWith(`${this.subjects.owners}.`)
     this.#bus.subscribe(subject, (data) => {
       CountedChannel.counts.msgsIn++
+      if (report) CountedChannel.counts.reportsIn++
       CountedChannel.counts.bytesIn += data.length
       onMessage(data)
     })
@@ -175,12 +220,13 @@ for (let i = opts.first; i < opts.first + opts.count; i++) {
   const bus = FleetBus.open(opts.nats, opts.subjectRoot, (connected) => fleet?.connectionChanged(connected), `fleet-sim-${i}`)
   fleet = new Fleet({
     bus: new CountedChannel(bus, observer),
-    keys: keys ?? new SimulatedKeys(),
-    self: { id: `sim-${String(i).padStart(3, '0')}`, address: `10.0.${i >> 8}.${i & 255}:8080`, startedAt: Date.now(), version: 'sim' },
+    keys: keys ?? new SimulatedKeys(i),
+    self: { id: idOf(i), address: `10.0.${i >> 8}.${i & 255}:8080`, startedAt: Date.now(), version: 'sim' },
     clock: systemClock,
     syncMs: opts.syncMs,
-    heartbeatMs: 1_000,
-    silentMs: 3_000,
+    coldReportMs: opts.coldReportMs,
+    heartbeatMs: opts.heartbeatMs,
+    silentMs: opts.silentMs,
   })
   instances.push({ fleet, bus })
 }
@@ -197,12 +243,18 @@ let entriesInAtMark = 0
 const lines = createInterface({ input: process.stdin })
 lines.on('line', (line) => {
   const command = line.trim()
-  if (command === 'mark') {
-    Object.assign(CountedChannel.counts, { msgsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 })
+  if (command === 'beat') {
+    // Once every process is up: heartbeats scaled with time come seconds apart, and the instances
+    // of processes started later missed the first ones (owners are chosen among the members heard).
+    for (const { fleet } of instances) fleet.heartbeat()
+    process.stdout.write(JSON.stringify({ beaten: true }) + '\n')
+  } else if (command === 'mark') {
+    Object.assign(CountedChannel.counts, { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 })
     SimulatedKeys.entriesOut = 0
     if (keys) {
       keys.entriesIn = 0
       keys.lagsMs = []
+      keys.serveCpuUs = 0
     }
     eld.reset()
     entriesInAtMark = instances[0]?.fleet.traffic().entriesIn ?? 0
@@ -218,7 +270,11 @@ lines.on('line', (line) => {
       JSON.stringify({
         seconds: Math.round(s * 10) / 10,
         cpuPct: Math.round(((cpu.user + cpu.system) / 1e6 / s) * 1000) / 10,
+        // The same without the admission of its own calls: what sharing the limits costs it.
+        sharingCpuPct: Math.round(((cpu.user + cpu.system - (keys?.serveCpuUs ?? 0)) / 1e6 / s) * 1000) / 10,
+        serveCpuPct: Math.round(((keys?.serveCpuUs ?? 0) / 1e6 / s) * 1000) / 10,
         msgsInPerS: Math.round(c.msgsIn / s),
+        reportsInPerS: Math.round(c.reportsIn / s),
         bytesInPerS: Math.round(c.bytesIn / s),
         msgsOutPerS: Math.round(c.msgsOut / s),
         bytesOutPerS: Math.round(c.bytesOut / s),

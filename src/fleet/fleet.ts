@@ -4,6 +4,7 @@ import { shareWhenCutOff } from '../../actors/fleet/shares.js'
 import { OwnedAccounts, type RateLimits } from '../../actors/fleet/hot-accounts.js'
 import { ownersOf } from '../../actors/fleet/owners.js'
 import type { Consumption } from '../../actors/account/account-actor.js'
+import { ColdReports } from './cold-reports.js'
 import { ConnectionShares } from './connection-shares.js'
 import type { FleetChannel } from './fleet-bus.js'
 import { HotMarks } from './hot-marks.js'
@@ -27,6 +28,11 @@ export interface FleetOptions {
   clock: Clock
   /** How often what this instance admitted is sent to the others (the limits' lag). */
   syncMs: number
+  /**
+   * How often what it admitted of cold accounts goes to their owners (C; rounded to whole syncs;
+   * absent: every sync). The owners judge heat up to this late: see ColdReports.
+   */
+  coldReportMs?: number
   /** How often it announces itself; silent for `silentMs`, an instance is dropped. */
   heartbeatMs: number
   silentMs: number
@@ -56,9 +62,10 @@ export const MAX_ENTRIES_PER_MESSAGE = 4_096
  * admits for each key so that a key's limits hold across instances.
  *
  * Decisions stay local and in memory; the hot path never waits on the network. Each account has
- * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts). Every `syncMs`
- * an instance sends what it admitted and refused per *cold* account to that account's owners only,
- * one message per owner, and decides cold accounts from its own buckets, at the whole plan. An
+ * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts). Every
+ * `coldReportMs` an instance sends what it admitted and refused per *cold* account since its last
+ * report to that account's owners only, one message per owner (ColdReports), and decides cold
+ * accounts from its own buckets, at the whole plan. An
  * owner sums the last second of what every instance reported and marks the account *hot* past
  * half of a limit, on a refusal, or on a WebSocket cooldown or penalty (actors/fleet/hot-accounts.ts);
  * the mark goes to everyone. A hot account is shared as every account once was: every instance
@@ -81,6 +88,8 @@ export class Fleet {
   /** The accounts this instance owns: the last second the others reported of them, and which are hot. */
   readonly #owned: OwnedAccounts
   readonly #hot = new HotMarks()
+  /** Cold accounts' consumption not yet reported to their owners. */
+  readonly #cold: ColdReports
   /** Each account's owners in the membership as it is now (cleared when it changes). */
   readonly #owners = new Map<string, string[]>()
   #memberIds: string[] | undefined
@@ -101,6 +110,7 @@ export class Fleet {
     this.#membership = new Membership({ ...opts.self, share: 1, owns: true }, opts.clock, opts.silentMs)
     this.#selfHeardAt = opts.clock.now()
     this.#owned = new OwnedAccounts((accountId) => opts.keys.limitsOf?.(accountId))
+    this.#cold = new ColdReports(opts.syncMs, opts.coldReportMs ?? opts.syncMs)
   }
 
   /** Join: subscribe, announce this instance, and run the timers (`timers: false`: a test drives sync and heartbeat by hand). */
@@ -127,7 +137,7 @@ export class Fleet {
     this.#timers = []
     if (this.#stopped) return
     this.#stopped = true
-    this.sync()
+    this.sync({ report: true })
     const { bus } = this.#opts
     bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share, leaving: true } satisfies Member))
   }
@@ -229,24 +239,38 @@ export class Fleet {
 
   /**
    * Send what this instance admitted since the last call (its timer calls it every syncMs): hot
-   * accounts (and cooldowns and penalties) to everyone, cold ones to their owners; then, as an
-   * owner, mark what turned hot and renew the marks of what still is.
+   * accounts (and cooldowns and penalties) to everyone at once, cold ones to their owners every
+   * `coldReportMs` (or now, with `report`); then, as an owner, mark what turned hot and renew the
+   * marks of what still is.
    */
-  sync(): void {
+  sync(opts: { report?: boolean } = {}): void {
     const now = this.#opts.clock.now()
     const self = this.#opts.self.id
     const consumed = this.#opts.keys.takeConsumed()
+    const report = this.#cold.due() || opts.report === true
     // Alone, everything goes to everyone as it always did: an instance about to join hears it all.
     const shared = this.#ids().length > 1
     const broadcast: Entry[] = []
     const toOwners = new Map<string, Entry[]>()
     const touched: string[] = []
+    const toOwnersOf = (accountId: string, entry: Entry): void => {
+      for (const owner of this.ownersOf(accountId)) {
+        if (owner === self) continue
+        let list = toOwners.get(owner)
+        if (list === undefined) toOwners.set(owner, (list = []))
+        list.push(entry)
+      }
+    }
     for (const { accountId, consumed: c, open } of consumed) {
       const entry = entryOf(accountId, c, open)
       const hot = this.#hot.isHot(accountId, now)
       if (!shared || hot || c.cooldownUntil > 0 || c.penaltyUntil > 0) {
         if (this.#hot.takeOwed(accountId)) this.#hot.pushCatchUp(broadcast, accountId, this.#connections.published(accountId), now)
         broadcast.push(entry)
+        // What was held for its owners while it was cold goes to them now: they read only the
+        // broadcast's news from here on, and the catch-up (above) is the others', not theirs.
+        const held = this.#cold.take(accountId)
+        if (held !== undefined) toOwnersOf(accountId, entryOf(accountId, held.c, held.open))
         if (shared && this.ownersOf(accountId).includes(self)) {
           this.#owned.add(accountId, self, usageOf(c), now)
           if (c.cooldownUntil > 0 || c.penaltyUntil > 0) this.#owned.block(accountId, Math.max(c.cooldownUntil, c.penaltyUntil))
@@ -257,17 +281,15 @@ export class Fleet {
       // Open counts are every instance's news (the connection allowance), whatever the account's heat.
       if (open !== this.#connections.published(accountId)) broadcast.push(openEntry(accountId, open))
       this.#hot.remember(accountId, c, now)
-      for (const owner of this.ownersOf(accountId)) {
-        if (owner === self) {
-          this.#owned.add(accountId, self, usageOf(c), now)
-          touched.push(accountId)
-        } else {
-          let list = toOwners.get(owner)
-          if (list === undefined) toOwners.set(owner, (list = []))
-          list.push(entry)
-        }
+      const owners = this.ownersOf(accountId)
+      if (owners.includes(self)) {
+        this.#owned.add(accountId, self, usageOf(c), now)
+        touched.push(accountId)
       }
+      if (owners.length > (owners.includes(self) ? 1 : 0)) this.#cold.hold(accountId, c, open)
     }
+    // Owners chosen as the membership is now: one that changed since the calls goes to the new owners.
+    if (report) for (const [accountId, held] of this.#cold.drain()) toOwnersOf(accountId, entryOf(accountId, held.c, held.open))
     // Accounts that turned hot with nothing admitted here since still owe the others their catch-up.
     for (const accountId of this.#hot.takeAllOwed(now)) this.#hot.pushCatchUp(broadcast, accountId, this.#connections.published(accountId), now)
     this.#publish(broadcast)

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { ActorFleet } from '../helpers/actor-fleet.js'
 
 // What an instance reads of the others grows with what it serves, not with the fleet: ten
@@ -6,12 +6,16 @@ import { ActorFleet } from '../helpers/actor-fleet.js'
 // each call sent to a random instance. Every instance counts the limits messages and entries it took
 // in from the others (MemoryFleetChannel.received). Sharing every account with every instance, each
 // took in about what the nine others served (9 tenths of the fleet's entries); reporting cold
-// accounts to their two owners only, an instance takes in its owned share, 2 tenths.
+// accounts to their two owners only, an instance takes in its owned share, 2 tenths. And the
+// messages: with the reports held for fleet.coldReportMs (C) and sent in one message per owner, an
+// instance takes in at most one message from each other instance per C, so that C = 250 ms takes
+// in a fifth of the messages of C = syncMs = 50 ms (each other instance has news for it every time).
 
 const N = 10
 const ACCOUNTS = 1_000
 const CALLS_PER_S = 5
 const SECONDS = 4
+const SYNC = 50
 
 /** A repeatable random number in [0, 1) (mulberry32): the same spread on every run. */
 function random(seed: number): () => number {
@@ -24,8 +28,13 @@ function random(seed: number): () => number {
   }
 }
 
-t.test(`${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes in its owned share, not the fleet's calls`, async (t) => {
-  const fleet = new ActorFleet({ instances: N, limits: { full: 60, archive: 0 } })
+interface Taken {
+  messages: number[]
+  entries: number[]
+}
+
+function costAt(t: Test, coldReportMs: number): Taken {
+  const fleet = new ActorFleet({ instances: N, limits: { full: 60, archive: 0 }, syncMs: SYNC, coldReportMs })
   const rand = random(7)
   const served = new Array<number>(N).fill(0)
   const perTick = (ACCOUNTS * CALLS_PER_S * fleet.tickMs) / 1_000
@@ -41,10 +50,12 @@ t.test(`${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes
   const fleetEntries = out.reduce((a, b) => a + b, 0)
   const received = fleet.instances.map((x) => x.bus.received)
   const calls = served.reduce((a, b) => a + b, 0)
-  t.comment(`calls ${calls} (${served.join(', ')} per instance), entries sent ${fleetEntries} (${out.join(', ')})`)
+  t.comment(`C = ${coldReportMs} ms: calls ${calls} (${served.join(', ')} per instance), entries sent ${fleetEntries} (${out.join(', ')})`)
   t.comment(`taken in per instance: ${received.map((r) => `${r.entries} entries in ${r.messages} msgs`).join('; ')}`)
   const hot = fleet.instances.map((x) => x.fleet.hotAccounts?.() ?? 0)
   t.same(hot, new Array(N).fill(0), 'no account is hot')
+  // One report from each other instance per C (the first reports come C in), and nothing else: no account is hot.
+  const reports = (N - 1) * Math.floor((SECONDS * 1_000) / (Math.round(coldReportMs / SYNC) * SYNC))
   for (let i = 0; i < N; i++) {
     const r = received[i]!
     // Two owners an account: 2/N of the fleet's entries, with room for the hashing's unevenness.
@@ -53,5 +64,27 @@ t.test(`${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes
       `instance ${i} took in ${r.entries} entries: at most 1.5 × its two owners' share of ${calls} calls (${(calls * 2) / N})`,
     )
     t.ok(r.entries < 0.4 * calls, `instance ${i} took in ${r.entries} entries, under 0.4 of the ${calls} the fleet served (sharing all: about 0.9)`)
+    t.ok(r.messages <= reports, `instance ${i} took in ${r.messages} messages: at most one from each other instance per C (${reports})`)
   }
-})
+  return { messages: received.map((r) => r.messages), entries: received.map((r) => r.entries) }
+}
+
+t.test(
+  `${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes in its owned share, not the fleet's calls, in one message per C from each other`,
+  async (t) => {
+    const everySync = costAt(t, SYNC)
+    const held = costAt(t, 250)
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+    t.comment(
+      `messages taken in by the ${N}: ${sum(everySync.messages)} at C = ${SYNC} ms, ${sum(held.messages)} at C = 250 ms; entries ${sum(everySync.entries)} and ${sum(held.entries)}`,
+    )
+    t.ok(
+      sum(held.messages) <= 0.25 * sum(everySync.messages),
+      `C = 250 ms: ${sum(held.messages)} messages taken in, at most a quarter of the ${sum(everySync.messages)} at C = ${SYNC} ms`,
+    )
+    t.ok(
+      sum(held.entries) <= sum(everySync.entries),
+      `C = 250 ms: ${sum(held.entries)} entries taken in, no more than at C = ${SYNC} ms (${sum(everySync.entries)}): an account reported once per C`,
+    )
+  },
+)

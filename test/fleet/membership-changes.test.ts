@@ -16,10 +16,12 @@ const RATE = 60
 const ACCOUNT = 'acc_hot'
 const TICK = 5
 const SYNC = 50
+/** fleet.coldReportMs as configured by default. */
+const COLD = 250
 const names = Array.from({ length: 1_000 }, (_, i) => `acc_${i}`)
 
 function fleetOf(): ActorFleet {
-  return new ActorFleet({ instances: N, limits: { full: RATE, archive: 0 }, syncMs: SYNC, tickMs: TICK })
+  return new ActorFleet({ instances: N, limits: { full: RATE, archive: 0 }, syncMs: SYNC, coldReportMs: COLD, tickMs: TICK })
 }
 
 /** Four times the rate, round robin over the instances running now. */
@@ -38,7 +40,7 @@ function calls(fleet: ActorFleet): (now: number) => void {
 const ownersSeen = (fleet: ActorFleet, i: number) => names.map((a) => fleet.instances[i]!.fleet.ownersOf(a).join())
 
 function check(t: Test, fleet: ActorFleet, changedAt: number, end: number, instances: number): void {
-  const bound = overshootBound({ limit: RATE, burst: RATE, syncMs: SYNC, lagMs: TICK, instances })
+  const bound = overshootBound({ limit: RATE, burst: RATE, syncMs: SYNC, coldReportMs: COLD, lagMs: TICK, instances })
   const w = fleet.windows(ACCOUNT, 2_000, end)
   t.comment(
     `most in a second ${w.max} (at ${w.maxAt} ms), fewest ${w.min} (at ${w.minAt} ms); the change at ${changedAt} ms; bound ${bound.turning} turning, ${bound.hot} hot`,

@@ -60,6 +60,8 @@ export interface ActorFleetOptions {
   instances: number
   limits: KeyLimits
   syncMs?: number
+  /** fleet.coldReportMs (absent: every sync, as before it was a setting). */
+  coldReportMs?: number
   heartbeatMs?: number
   silentMs?: number
   /** The driver's step; messages published in a step arrive at its end (the delivery lag, at most this). */
@@ -81,6 +83,7 @@ export class ActorFleet {
   readonly hub = new MemoryFleetHub({ held: true })
   readonly instances: SimInstance[] = []
   readonly syncMs: number
+  readonly coldReportMs: number
   readonly heartbeatMs: number
   readonly silentMs: number
   readonly tickMs: number
@@ -91,6 +94,7 @@ export class ActorFleet {
 
   constructor(opts: ActorFleetOptions) {
     this.syncMs = opts.syncMs ?? 50
+    this.coldReportMs = opts.coldReportMs ?? this.syncMs
     this.heartbeatMs = opts.heartbeatMs ?? 1_000
     this.silentMs = opts.silentMs ?? 3_000
     this.tickMs = opts.tickMs ?? 5
@@ -111,6 +115,7 @@ export class ActorFleet {
       self: { id, address: id, startedAt: 0, version: 't' },
       clock: this.clock,
       syncMs: this.syncMs,
+      coldReportMs: this.coldReportMs,
       heartbeatMs: this.heartbeatMs,
       silentMs: this.silentMs,
     })
