@@ -5,6 +5,7 @@ import { startAnvil } from '../../harness/anvil.js'
 import { parseConfig } from '../../src/config/load.js'
 import type { Config } from '../../src/config/types.js'
 import type { ReloadOutcome } from '../../src/main/reload.js'
+import { waitFor } from '../helpers/eventually.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric } from '../helpers/metrics.js'
@@ -14,6 +15,8 @@ import type { CatalogPlan } from '../helpers/plan-catalog.js'
 // operator sees it: the calls' answers, /metrics, and the reload's own report. Real anvil behind
 // fault proxies; the gateway in this process, reloaded as SIGHUP reloads it (gateway.reload).
 
+// EVM runs of millions of gas, on a shared machine: more than the default two minutes.
+t.setTimeout(300_000)
 const anvil = await startAnvil()
 t.teardown(() => anvil.stop())
 await anvil.rpc('anvil_mine', ['0x10'])
@@ -150,4 +153,23 @@ t.test('evm.workers is refused by name as needing a restart; nothing of the file
 
 t.test('a reload that changes nothing reports nothing', async (t) => {
   t.same(changes(reload(() => ({}))), {})
+})
+
+// Last: it throttles the test's own address for a moment.
+t.test("limits.ipThrottle: the client IP's throttle counts the next rejections against the new bound", async (t) => {
+  const burst = async (n: number) => (await Promise.all(Array.from({ length: n }, (_, i) => send(call('eth_chainId', [], i))))).map((r) => r.status)
+  reload((c) => ({ plans: { catalog: slowCatalog }, limits: { ...c.limits, queueMs: 0 } }))
+  t.ok((await burst(10)).includes(429), 'over the rate of Tier 3 at one call a second')
+  const other = await tg.createKey('tier-3')
+  const before = await rpc(tg.url('eth-1'), call('eth_chainId'), { apiKey: other.apiKey })
+  t.equal(before.status, 200, 'under the default ipThrottle (2000 rejections), another key of the same IP is served')
+  const outcome = reload((c) => ({ limits: { ...c.limits, ipThrottle: { rejections: 3, windowMs: 60_000, durationMs: 1000 } } }))
+  t.same(changes(outcome), { limits: ['limits.ipThrottle.rejections', 'limits.ipThrottle.windowMs', 'limits.ipThrottle.durationMs'] })
+  t.ok((await burst(10)).includes(429), 'rejected again, now past the new bound')
+  const throttled = await rpc(tg.url('eth-1'), call('eth_chainId'), { apiKey: other.apiKey })
+  t.equal(throttled.status, 429, `the IP is throttled for every key (${throttled.text})`)
+  t.match(throttled.json.error?.message, /\(3 rejected within 60 s\)/, 'naming the new bound')
+  // The default plans and throttle again, so that waiting calls are neither over a rate nor counted.
+  reload((c) => ({ plans: { catalog: 'default' }, limits: { ...c.limits, ipThrottle: tg.config.limits.ipThrottle } }))
+  await waitFor(async () => (await rpc(tg.url('eth-1'), call('eth_chainId'), { apiKey: other.apiKey })).status === 200, 'the 1 s throttle to end')
 })
