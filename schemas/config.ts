@@ -384,11 +384,12 @@ export const configSchema = withDefaultsOptional(
             default: 5000,
             description:
               "Wall-clock budget of one run of the gateway's EVM, as geth's RPCEVMTimeout: a run still going after it is stopped (its worker thread " +
-              'ended and replaced) and the client gets VERIFY_RUN_TIMEOUT.',
+              'ended and replaced) and the client gets VERIFY_RUN_TIMEOUT. A reload applies it to the runs that start after it, as gasCap.',
           }),
           workers: PositiveInteger({
             default: 2,
-            description: "Worker threads the gateway's EVM runs in, off the event loop; a run waits for a free one.",
+            description:
+              "Worker threads the gateway's EVM runs in, off the event loop; a run waits for a free one. Started once: a reload that changes it is refused (restart).",
           }),
         },
         "The gateway's own EVM runs of verified eth_call and eth_estimateGas (networks.<slug>.verify: calls): their gas, time and threads (docs/verified-answers.md).",

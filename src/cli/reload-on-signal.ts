@@ -17,8 +17,10 @@ export function holdReloadsWhileStarting(logger: Logger): () => void {
 /**
  * On each SIGHUP, read `configPath` again and hand it to `apply` (a gateway's reload, or the
  * supervisor passing it on), logging the outcome on one line: `config reloaded` with what changed,
- * or `reload refused` with the reason, the running config kept. A config that fails its checks is
- * refused here with the checker's message (the field and what is wrong with it).
+ * or `reload refused` with the reason, the running config kept, or `reload failed at <part>` when
+ * a part of the gateway threw part way (the parts before it hold, those after it were not
+ * applied). A config that fails its checks is refused here with the checker's message (the field
+ * and what is wrong with it).
  * @example
  * onReloadSignal(logger, 'tollgate.json', (next) => gateway.reload(next))
  */
@@ -47,6 +49,13 @@ export function onReloadSignal(logger: Logger, configPath: string, apply: (next:
       logger.error(
         { reason: 'restart', fields: outcome.restart },
         `reload refused: ${outcome.restart.join(', ')} cannot change while the gateway runs (restart it for that); the running config stays, nothing of the file was applied`,
+      )
+    } else if ('failed' in outcome) {
+      const { part, applied, notApplied } = outcome.failed
+      const cause = outcome.failed.cause instanceof Error ? outcome.failed.cause.message : String(outcome.failed.cause)
+      logger.error(
+        { reason: 'part-failed', part, applied, notApplied, error: cause },
+        `reload failed at ${part}: ${cause}; the parts before it hold, those after it were not applied (the gateway serves on with both); fix the file and reload again (every part is applied again), or restart`,
       )
     } else {
       logger.error({ reason: 'error', error: outcome.error.message }, 'reload refused: the running config stays')

@@ -74,7 +74,7 @@ export class DashboardService {
   constructor(deps: DashboardDeps) {
     this.#deps = deps
     this.#cipher = KeyCipher.fromSecret(deps.secret)
-    // The catalog read at each command: a reload may replace it (see reconfigure).
+    // The catalog read at each command: a reload may replace it (see apply).
     this.#host = new AccountHost({
       log: deps.log,
       get catalog() {
@@ -93,10 +93,10 @@ export class DashboardService {
    * A reload: plans and networks as the new config and catalog say, for the next request. The API
    * limits and time-outs stay those of the start (the dashboard section needs a restart).
    */
-  reconfigure(config: Config, catalog: PlanCatalog): void {
-    this.#deps.config = config
-    this.#deps.catalog = catalog
-    this.#available = availableNodes(config)
+  apply(next: { config: Config; catalog: PlanCatalog }): void {
+    this.#deps.config = next.config
+    this.#deps.catalog = next.catalog
+    this.#available = availableNodes(next.config)
   }
 
   get origin(): string {

@@ -13,8 +13,8 @@ import type { UpstreamCaller } from './upstream-caller.js'
 
 export interface BatchRunnerDeps {
   usage: UsageSink
-  /** `batchConcurrency`: how many of a batch's calls go one by one at once; a reload replaces it. */
-  limits: LimitsConfig
+  /** `batchConcurrency` in force: how many of a batch's calls go one by one at once (read per batch, so a reload's holds from the next). */
+  limits: () => LimitsConfig
   /** Cache, in-flight sharing, upstream batches, then the pool. */
   calls: UpstreamCaller
   /** Each transport's method rules and charge (callPolicies). */
@@ -33,7 +33,6 @@ const NODE_KINDS: readonly NodeKind[] = ['full', 'archive']
  * const answer = await runner.run(ctx, planBatch(entries, route)) // { status: 200, body: '[…]' }
  */
 export class BatchRunner {
-  /** `deps` is the dispatcher's own object: a reload's limits (RpcDispatcher.setLimits) reach it. */
   constructor(
     private readonly deps: BatchRunnerDeps,
     private readonly forwarder: CallForwarder,
@@ -85,7 +84,7 @@ export class BatchRunner {
         }
       }
       const workers: Promise<void>[] = []
-      for (let w = 0; w < Math.min(this.deps.limits.batchConcurrency, alone.length); w++) workers.push(worker())
+      for (let w = 0; w < Math.min(this.deps.limits().batchConcurrency, alone.length); w++) workers.push(worker())
       await Promise.all(workers)
       for (const c of copies) {
         const out = outcomes![c.of.index]!

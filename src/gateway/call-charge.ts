@@ -3,8 +3,8 @@ import type { CallCharge, Charged, UsageSink } from './dispatch-context.js'
 
 export interface PerCallChargeDeps {
   usage: UsageSink
-  /** How long a call over the rate may wait for its token before it is refused (limits.queueMs). */
-  queueMs: number
+  /** How long a call over the rate may wait for its token before it is refused (limits.queueMs in force: read per call, a reload's holds from the next). */
+  queueMs: () => number
   /** Calls of a client IP refused by a rate limit (for IP throttling). */
   onRejected?: (ip: string, calls: number) => void
 }
@@ -17,7 +17,7 @@ const FREE: Charged = { delayMs: 0 }
  * plan sets one, queued up to `queueMs` for its tokens, else refused with 429 and the rate-limit
  * headers of the limit it hit; refused calls are counted as usage and against the client's IP.
  * @example
- * const charge = chargePerCall({ usage, queueMs: 250 })
+ * const charge = chargePerCall({ usage, queueMs: () => 250 })
  * charge(ctx, 3, 0, 30, 0) // { delayMs: 0 } while the key has three full-node tokens
  */
 export function chargePerCall(deps: PerCallChargeDeps): CallCharge {
@@ -35,7 +35,7 @@ export function chargePerCall(deps: PerCallChargeDeps): CallCharge {
 
 /** One node kind's calls (and units) against the key's buckets: admitted with a delay, or refused. */
 function chargeKind(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, kind: 'full' | 'archive', calls: number, units: number): Charged {
-  const d = ctx.key.actor.charge(kind, calls, deps.queueMs, units)
+  const d = ctx.key.actor.charge(kind, calls, deps.queueMs(), units)
   if (d.type === 'Admitted') return d.delayMs === 0 ? FREE : { delayMs: d.delayMs }
   if (d.reason === 'no-access') {
     const e = new GatewayError(
@@ -74,7 +74,7 @@ function chargeUnits(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, fu
   ] as const) {
     // A kind without a units limit has nothing to charge here (asking would read its calls bucket).
     if (calls === 0 || units === 0 || (kind === 'full' ? limits.fullUnits : limits.archiveUnits) == null) continue
-    const d = ctx.key.actor.charge(kind, 0, deps.queueMs, units)
+    const d = ctx.key.actor.charge(kind, 0, deps.queueMs(), units)
     if (d.type === 'Admitted') {
       delayMs = Math.max(delayMs, d.delayMs)
       continue

@@ -14,8 +14,8 @@ import type { UpstreamCaller } from './upstream-caller.js'
 import { gatewayErrorFor } from './upstream-failure.js'
 
 export interface CallForwarderDeps {
-  /** The filter caps (maxFiltersPerKey, maxFiltersPerAccount); a reload replaces them. */
-  limits: LimitsConfig
+  /** The filter caps (maxFiltersPerKey, maxFiltersPerAccount) in force: read per filter call, so a reload's hold from the next. */
+  limits: () => LimitsConfig
   filters: FilterPins
   /** Cache, in-flight sharing, getLogs splitting, heavy time-outs, then the pool. */
   calls: UpstreamCaller
@@ -36,7 +36,6 @@ export interface CallForwarderDeps {
  * const answer = await forwarder.forward(ctx, routed) // never rejects
  */
 export class CallForwarder {
-  /** `deps` is the dispatcher's own object: a reload's limits (RpcDispatcher.setLimits) reach it. */
   constructor(private readonly deps: CallForwarderDeps) {}
 
   /**
@@ -89,7 +88,7 @@ export class CallForwarder {
    */
   async #filterCall(ctx: DispatchContext, r: Routed, idJson: string): Promise<Answer> {
     const filters = this.deps.filters
-    const pinned = filters.pin(r.spec.filter!, ctx.network, r.call.params, ctx.key.record, this.deps.limits)
+    const pinned = filters.pin(r.spec.filter!, ctx.network, r.call.params, ctx.key.record, this.deps.limits())
     // Uninstalling a filter that is not there is no error to geth, anvil or Ganache: each answers
     // `false` (viem's uninstallFilter throws on an error). A filter this key does not hold is one
     // no node will uninstall for it, so the answer is the node's `false`, without asking one.

@@ -13,9 +13,9 @@ export type CallPolicies = Readonly<Record<Transport, CallPolicy>>
  * - over WebSocket, the WebSocket method rules (subscriptions), the message's calls charged as a
  *   message by the session before it is dispatched and only their compute units here
  *   (chargeUnitsOnly).
- * `charging` is read per call: a reload that replaces its queueMs applies to the next calls.
+ * `charging.queueMs` is read per call: a reload's applies to the next calls.
  * @example
- * const dispatcher = new RpcDispatcher({ ..., policies: callPolicies(methodRules, { usage, queueMs: 250 }) })
+ * const dispatcher = new RpcDispatcher({ ..., policies: callPolicies(methodRules, { usage, queueMs: () => 250 }) })
  */
 export function callPolicies(methodRules: MethodRules, charging: PerCallChargeDeps): CallPolicies {
   return {

@@ -19,11 +19,16 @@ export class IpDirectory {
   constructor(
     private readonly store: StateStore,
     private readonly clock: Clock,
-    /** Replaced by a reload (limits.ipThrottle); IPs counted so far keep their counts. */
-    public limits: IpThrottleLimits,
+    /** limits.ipThrottle; a reload replaces them (apply), IPs counted so far keep their counts. */
+    private limits: IpThrottleLimits,
     private readonly onThrottled: IpThrottledHook,
   ) {
     for (const { key, penalty } of store.penaltiesInForce('ip:', clock.now())) this.#projected.set(key.slice(3), penalty.until)
+  }
+
+  /** A reload's limits.ipThrottle, for the rejections counted from now on. */
+  apply(next: { limits: IpThrottleLimits }): void {
+    this.limits = next.limits
   }
 
   /**

@@ -199,8 +199,8 @@ export class KeyDirectory {
    * limits (bucket levels kept, as at a plan change), so that a limit changed in the catalog holds
    * from the next call without a restart.
    */
-  setCatalog(catalog: PlanCatalog): void {
-    this.#catalog = catalog
+  apply(next: { catalog: PlanCatalog }): void {
+    this.#catalog = next.catalog
     const accountIds = new Set(this.#actors.keys())
     this.#registry.forEach((ctx) => {
       if (ctx) accountIds.add(ctx.account.accountId)

@@ -59,7 +59,8 @@ export class PoolSelector {
    * keeps a node that is closing. The others are left alone: remaking them would end the
    * subscriptions of their hubs.
    */
-  sharedDropped(dropped: readonly UpstreamNode[]): void {
+  apply(next: { droppedShared: readonly UpstreamNode[] }): void {
+    const dropped = next.droppedShared
     if (dropped.length === 0 || this.#dedicated.size === 0) return
     const gone = new Set(dropped)
     const accounts = new Set<string>()

@@ -17,8 +17,8 @@ import { verifiedLogsAdmission } from '../verified/log-range-admission.js'
 import { isVerifiedRead } from '../verified/verified-reads.js'
 
 export interface RpcDispatcherDeps extends CallForwarderDeps, BatchRunnerDeps {
-  /** maxBatch here, batchConcurrency in the batch runner, the filter caps in the forwarder. */
-  limits: LimitsConfig
+  /** maxBatch here, batchConcurrency in the batch runner, the filter caps in the forwarder: the limits in force (a reload's from its next request). */
+  limits: () => LimitsConfig
   heads: HeadTracker
   /** Blocks of state full nodes keep; older state is routed to archive nodes. */
   windowBlocks: number
@@ -46,14 +46,8 @@ export class RpcDispatcher {
   readonly #batches: BatchRunner
 
   constructor(private readonly deps: RpcDispatcherDeps) {
-    // One deps object for the three: setLimits replaces `limits` where all of them read it.
     this.#forwarder = new CallForwarder(deps)
     this.#batches = new BatchRunner(deps, this.#forwarder)
-  }
-
-  /** A reload's limits (maxBatch, batchConcurrency), for the requests that come from now on. */
-  setLimits(limits: LimitsConfig): void {
-    this.deps.limits = limits
   }
 
   /**
@@ -62,7 +56,7 @@ export class RpcDispatcher {
    * work is free, or a refused batch of 10,000 would throttle the key for seconds.
    */
   costOf(parsed: ParsedBody): number {
-    return parsed.kind === 'batch' && parsed.entries.length <= this.deps.limits.maxBatch ? parsed.entries.length : 1
+    return parsed.kind === 'batch' && parsed.entries.length <= this.deps.limits().maxBatch ? parsed.entries.length : 1
   }
 
   // Not async: it hands on #single's or #batch's promise (one promise fewer per request).
@@ -126,10 +120,11 @@ export class RpcDispatcher {
 
   // Not async: it hands on the runner's promise (one promise fewer per batch).
   #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
-    if (entries.length > this.deps.limits.maxBatch) {
+    const { maxBatch } = this.deps.limits()
+    if (entries.length > maxBatch) {
       const e = new GatewayError(
         'BATCH_TOO_LARGE',
-        `Batch too large: ${entries.length} calls, at most ${this.deps.limits.maxBatch} are accepted in one batch; split it into several requests`,
+        `Batch too large: ${entries.length} calls, at most ${maxBatch} are accepted in one batch; split it into several requests`,
       )
       return Promise.resolve({ status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 })
     }

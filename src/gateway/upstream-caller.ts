@@ -83,11 +83,11 @@ export class UpstreamCaller {
     return this.#verified.evm
   }
 
-  /** A reload's time-out of ordinary calls and hedging, for the calls that start from now on. */
-  retune(timeoutMs: number, hedge: UpstreamCallerOptions['hedge']): void {
-    this.#timeoutMs = timeoutMs
-    this.#verified.timeoutMs = timeoutMs
-    this.#sender.retune(timeoutMs, hedge)
+  /** A reload's time-out of ordinary calls, hedging and EVM bounds, for the calls that start from now on. */
+  apply(next: Pick<UpstreamCallerOptions, 'timeoutMs' | 'hedge'> & { evm: { gasCap: number; timeoutMs: number } }): void {
+    this.#timeoutMs = next.timeoutMs
+    this.#verified.apply({ timeoutMs: next.timeoutMs, evm: next.evm })
+    this.#sender.retune(next.timeoutMs, next.hedge)
   }
 
   /**

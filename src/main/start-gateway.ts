@@ -45,7 +45,18 @@ import { watchNodeHeads } from './node-watch.js'
 import { openAnswerCache } from './answer-cache.js'
 import { joinFleet } from '../fleet/join-fleet.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
-import { reloadReport, restartNeeded, type ReloadOutcome } from './reload.js'
+import { ReloadPartFailed } from './errors.js'
+import {
+  applyParts,
+  broadcastNetworks,
+  forwardMethodsOf,
+  NO_NODE_CHANGE,
+  reloadParts,
+  reloadReport,
+  restartNeeded,
+  type ReloadOutcome,
+  type ReloadStep,
+} from './reload.js'
 import type { GatewayOptions } from './gateway-options.js'
 import type { RunningGateway } from './running-gateway.js'
 import type { PlanCatalog } from '../plans/catalog.js'
@@ -84,7 +95,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const ownDir = opts.worker === undefined ? config.dataDir : join(config.dataDir, 'workers', String(opts.worker.index))
   mkdirSync(ownDir, { recursive: true })
   let catalog = loadPlanCatalog(config.plans.catalog)
-  /** The config in force: the start's, then each reload's (read by the parts that poll, never per call). */
+  /** The config in force: the start's, then each reload's (read by the polls, and by the call path's getters of limits). */
   let live = config
   /** When the drain began plus shutdownMs: what is left of it goes to flushing the outbox. */
   let deadline = Number.POSITIVE_INFINITY
@@ -214,24 +225,22 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   closers.defer('EVM workers', () => calls.evm.runner.close())
   // A network that verifies calls runs them in worker threads: loaded now, not by the first call.
   if (Object.values(config.networks).some((n) => n.verify === 'calls')) calls.evm.runner.warm()
-  const broadcastOn = (c: Config) => calls.transactions.broadcastOn(Object.keys(c.networks).filter((slug) => c.networks[slug].broadcastTransactions === true))
-  broadcastOn(config)
+  calls.transactions.broadcastOn(broadcastNetworks(config))
   const admission = new Admission({ upstreams, ips, keys, pools, refusals: usage, tokens: { ...config.keys.jwt, now: () => clock.now() } })
   // Which methods are served, each with its cost (the method table's, or config.methodCosts), and
   // which unlisted ones each network forwards (networks.<slug>.forwardMethods; a reload sets them again).
-  const forwardMethodsOf = (c: Config) => Object.fromEntries(Object.entries(c.networks).map(([slug, n]) => [slug, n.forwardMethods]))
   const methodRules = new MethodRules(config.methodCosts, forwardMethodsOf(config))
   const meter = opts.meterUsage === false ? NO_USAGE : usage
   // Each key's heavy calls at the nodes at once (heavy.atOnce, or its plan's heavyCallsAtOnce).
   const heavyCalls = new HeavyCalls({ atOnce: config.heavy.atOnce, waitMs: config.heavy.atOnceWaitMs })
-  // The charge to a key's rate, read per call as a field (a reload replaces its queueMs), and the
-  // method rules, made into each transport's call policy for the dispatcher.
-  const charging = { usage: meter, queueMs: config.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
+  // The charge to a key's rate (its queueMs the config's in force, read per call) and the method
+  // rules, made into each transport's call policy for the dispatcher.
+  const charging = { usage: meter, queueMs: () => live.limits.queueMs, onRejected: (ip: string, n: number) => ips.rejected(ip, n) }
   const dispatcher = new RpcDispatcher({
     policies: callPolicies(methodRules, charging),
     heavy: heavyCalls,
     usage: meter,
-    limits: config.limits,
+    limits: () => live.limits,
     heads,
     filters,
     windowBlocks: config.routing.fullNodeWindowBlocks,
@@ -344,10 +353,26 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
       await closeAll()
     }
   }
+  /** Each reloadable part, in the order a reload applies them (reloadParts). */
+  const parts = reloadParts({
+    upstreams,
+    upstreamsOptions,
+    subscriptions,
+    accountPools: pools,
+    nodeHeads,
+    heads,
+    networkLabels,
+    transactions: calls.transactions,
+    methodRules,
+    calls,
+    inForce: { apply: (next) => (live = next.config) },
+    ips,
+    keys,
+    dashboard,
+  })
   /**
-   * A reload, in the order that never leaves a call without a node: the new nodes are made and
-   * the pools given them, the subscriptions move off the dropped nodes, then the dropped nodes are
-   * closed once their calls end; then the plans and limits for the next calls.
+   * A reload: refused whole when a start-only field changed or the catalog cannot be read, else
+   * each part applied in its order (reloadParts); a part that throws is named in the outcome.
    */
   const reload = (next: Config): ReloadOutcome => {
     if (closing !== undefined) return { applied: false, error: new Error('the gateway is draining: a reload would change nothing that lasts') }
@@ -359,26 +384,16 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     } catch (err) {
       return { applied: false, error: err as Error }
     }
-    const nodes = upstreams.reconfigure(next.networks, upstreamsOptions(next))
-    subscriptions.reconfigure(upstreams)
-    subscriptions.retune(next.limits.upstreamTimeoutMs)
-    pools.sharedDropped(nodes.dropped)
-    nodeHeads.reconfigure(nodes.built, nodes.dropped, next.health.pollMs, Math.min(next.limits.upstreamTimeoutMs, 5_000))
-    upstreams.retire(nodes.dropped)
-    for (const network of nodes.networksRemoved) heads.forget(network)
-    networkLabels.add(Object.keys(next.networks))
-    broadcastOn(next)
-    methodRules.setForwardMethods(forwardMethodsOf(next))
-    calls.retune(next.limits.upstreamTimeoutMs, next.hedge)
-    dispatcher.setLimits(next.limits)
-    charging.queueMs = next.limits.queueMs
-    ips.limits = next.limits.ipThrottle
-    keys.setCatalog(nextCatalog)
-    dashboard?.reconfigure(next, nextCatalog)
-    const changes = reloadReport({ config: live, catalog }, { config: next, catalog: nextCatalog }, nodes)
+    const before = { config: live, catalog }
+    const step: ReloadStep = { config: next, catalog: nextCatalog, nodes: NO_NODE_CHANGE }
+    try {
+      applyParts(parts, step)
+    } catch (err) {
+      if (err instanceof ReloadPartFailed) return { applied: false, failed: err }
+      throw err
+    }
     catalog = nextCatalog
-    live = next
-    return { applied: true, changes }
+    return { applied: true, changes: reloadReport(before, { config: next, catalog: nextCatalog }, step.nodes) }
   }
 
   return {

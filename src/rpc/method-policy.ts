@@ -26,7 +26,7 @@ export type Transport = 'http' | 'ws'
  * @example
  * const rules = new MethodRules({ eth_call: 30 })
  * const r = rules.rule('eth_call', 'http') // r.ok && r.spec.cost === 30
- * rules.setForwardMethods({ 'eth-1': ['debug_dumpBlock'] })
+ * rules.apply({ forwardMethods: { 'eth-1': ['debug_dumpBlock'] } })
  * rules.rule('debug_dumpBlock', 'http', 'eth-1').ok // true; on any other network, -32601
  */
 export class MethodRules {
@@ -37,20 +37,21 @@ export class MethodRules {
 
   constructor(costs: Readonly<Record<string, number>> = {}, forwardMethods: Readonly<Record<string, readonly string[] | undefined>> = {}) {
     this.#costs = costs
-    this.setForwardMethods(forwardMethods)
+    this.apply({ forwardMethods })
   }
 
   /**
    * Each network's forwardMethods (config `networks.<slug>.forwardMethods`), at start and at each
    * reload: the rules of unlisted methods are decided again from the next call on.
    */
-  setForwardMethods(byNetwork: Readonly<Record<string, readonly string[] | undefined>>): void {
-    const next = new Map<string, { allowed: ForwardMethods; http: Map<string, MethodRule>; ws: Map<string, MethodRule> }>()
+  apply(next: { forwardMethods: Readonly<Record<string, readonly string[] | undefined>> }): void {
+    const byNetwork = next.forwardMethods
+    const forward = new Map<string, { allowed: ForwardMethods; http: Map<string, MethodRule>; ws: Map<string, MethodRule> }>()
     for (const [network, entries] of Object.entries(byNetwork)) {
       const allowed = new ForwardMethods(entries ?? [])
-      if (!allowed.empty) next.set(network, { allowed, http: new Map(), ws: new Map() })
+      if (!allowed.empty) forward.set(network, { allowed, http: new Map(), ws: new Map() })
     }
-    this.#forward = next
+    this.#forward = forward
   }
 
   rule(method: string, transport: Transport = 'http', network?: string): MethodRule {

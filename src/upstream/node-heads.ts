@@ -58,7 +58,15 @@ export class NodeHeadMonitor {
    * A reload built these nodes and dropped those: follow the new ones' heads, forget the old ones
    * (the polls read each network's nodes anew every round), and poll at the new interval.
    */
-  reconfigure(built: readonly { network: string; node: UpstreamNode }[], dropped: readonly UpstreamNode[], intervalMs: number, timeoutMs: number): void {
+  apply(next: {
+    built: readonly { network: string; node: UpstreamNode }[]
+    dropped: readonly UpstreamNode[]
+    /** health.pollMs */
+    intervalMs: number
+    /** Of one poll. */
+    timeoutMs: number
+  }): void {
+    const { built, dropped, intervalMs, timeoutMs } = next
     for (const node of dropped) this.#headSubscriptions.delete(node)
     const interval = intervalMs !== this.opts.intervalMs
     this.opts = { ...this.opts, intervalMs, timeoutMs }

@@ -17,6 +17,16 @@ import { whyNoneOf } from './why-none.js'
 
 export type { AskedAgainCounters, PoolCallOptions } from './pool-call.js'
 
+/** What a reload gives a network's pool (UpstreamPool.apply): its nodes and the network's settings. */
+export interface PoolSettings {
+  nodes: readonly UpstreamNode[]
+  /** undefined: the network asks for no consensus. */
+  consensus: ConsensusPolicy | undefined
+  verify?: 'off' | 'reads' | 'calls'
+  chainId: number
+  verifyCheckpoint?: { number: number; hash: string }
+}
+
 /**
  * The nodes of one network, by kind. Each call goes to the node NodeChooser picks (healthy, serving
  * the method, at the head, the best by score, a share probing the others), fails over to another
@@ -30,7 +40,7 @@ export type { AskedAgainCounters, PoolCallOptions } from './pool-call.js'
  */
 export class UpstreamPool implements PoolView {
   readonly network: string
-  /** Replaced whole at a reload (see reconfigure): a call in flight keeps the node it is on. */
+  /** Replaced whole at a reload (see apply): a call in flight keeps the node it is on. */
   #byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
   readonly #chooser: Record<NodeKind, NodeChooser> = { full: new NodeChooser(), archive: new NodeChooser() }
   readonly #clock: Clock
@@ -88,21 +98,15 @@ export class UpstreamPool implements PoolView {
    * finishes on the node it is on and fails over to the new nodes. Nodes kept keep their
    * disputes; the dropped ones' go.
    */
-  reconfigure(
-    nodes: readonly UpstreamNode[],
-    consensus: ConsensusPolicy | undefined,
-    verify: 'off' | 'reads' | 'calls' = 'off',
-    chainId = this.chainId,
-    verifyCheckpoint?: { number: number; hash: string },
-  ): void {
+  apply(next: PoolSettings): void {
     const byKind: Record<NodeKind, UpstreamNode[]> = { full: [], archive: [] }
-    for (const node of nodes) byKind[node.kind].push(node)
+    for (const node of next.nodes) byKind[node.kind].push(node)
     this.#byKind = byKind
-    this.consensus = consensus
-    this.verify = verify
-    this.chainId = chainId
-    this.verifyCheckpoint = verifyCheckpoint
-    this.#voting.keepOnly(nodes)
+    this.consensus = next.consensus
+    this.verify = next.verify ?? 'off'
+    this.chainId = next.chainId
+    this.verifyCheckpoint = next.verifyCheckpoint
+    this.#voting.keepOnly(next.nodes)
     this.#learning.forget()
   }
 

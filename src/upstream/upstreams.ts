@@ -102,7 +102,7 @@ export class Upstreams {
 
   static fromConfig(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions = {}): Upstreams {
     const upstreams = new Upstreams([], new Map(), opts)
-    upstreams.reconfigure(networks, opts)
+    upstreams.apply({ networks, options: opts })
     return upstreams
   }
 
@@ -110,10 +110,11 @@ export class Upstreams {
    * Serve these networks with these nodes from now on (at start, and at each reload). A node whose
    * settings are the same as before is kept as it is (its sockets, health, latency and
    * subscriptions); a new or changed one is built. Pools of the networks that stay are the same
-   * objects, given their new nodes (see UpstreamPool.reconfigure). The nodes dropped are returned,
+   * objects, given their new nodes (see UpstreamPool.apply). The nodes dropped are returned,
    * still open: the caller moves their subscriptions, then hands them to retire().
    */
-  reconfigure(networks: Record<string, NetworkConfig>, opts: UpstreamsOptions): UpstreamsChange {
+  apply(next: { networks: Record<string, NetworkConfig>; options: UpstreamsOptions }): UpstreamsChange {
+    const { networks, options: opts } = next
     this.#opts = opts
     const change: UpstreamsChange = { networksAdded: [], networksRemoved: [], nodes: [], dropped: [], built: [] }
     for (const [network, config] of Object.entries(networks)) {
@@ -153,7 +154,7 @@ export class Upstreams {
         )
         change.networksAdded.push(network)
       } else {
-        pool.reconfigure(nodes, consensus, config.verify, config.chainId, config.verifyCheckpoint)
+        pool.apply({ nodes, consensus, verify: config.verify, chainId: config.chainId, verifyCheckpoint: config.verifyCheckpoint })
         const consensusChanged = JSON.stringify(this.#consensusConfigs.get(network)) !== JSON.stringify(config.consensus)
         if (added.length + removed.length + changed.length > 0 || consensusChanged) {
           change.nodes.push({ network, added, removed, changed, ...(consensusChanged ? { consensus: true } : {}) })
@@ -298,7 +299,7 @@ export class Upstreams {
   }
 }
 
-/** What a reconfigure changed: for the reload's log line, and the nodes to move away from and retire. */
+/** What an apply changed: for the reload's log line, and the nodes to move away from and retire. */
 export interface UpstreamsChange {
   networksAdded: string[]
   networksRemoved: string[]
@@ -306,7 +307,7 @@ export interface UpstreamsChange {
   nodes: { network: string; added: string[]; removed: string[]; changed: string[]; consensus?: true }[]
   /** Nodes no pool has any more (removed, replaced, or of a removed network), still open. */
   dropped: UpstreamNode[]
-  /** Nodes built by this reconfigure, by network (the head monitor follows them). */
+  /** Nodes built by this apply, by network (the head monitor follows them). */
   built: { network: string; node: UpstreamNode }[]
 }
 

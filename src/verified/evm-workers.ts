@@ -60,7 +60,17 @@ export class EvmWorkers implements EvmRunner {
   #closed = false
   #warm = false
 
-  constructor(private readonly opts: EvmWorkersOptions) {}
+  /** evm.timeoutMs in force: a reload's holds for the runs a thread takes from then on. */
+  #timeoutMs: number
+
+  constructor(private readonly opts: EvmWorkersOptions) {
+    this.#timeoutMs = opts.timeoutMs
+  }
+
+  /** A reload's evm.timeoutMs. The threads stay (evm.workers needs a restart). */
+  apply(next: { timeoutMs: number }): void {
+    this.#timeoutMs = next.timeoutMs
+  }
 
   run(request: RunRequest): Promise<RunOutcome> {
     if (this.#closed) return Promise.reject(new Error('the EVM workers are closed'))
@@ -139,7 +149,8 @@ export class EvmWorkers implements EvmRunner {
     }
     const onMessage = (reply: Reply) => done(() => (reply.ok ? job.resolve(reply.outcome) : job.reject(new Error(`EVM run failed: ${reply.error}`))), true)
     const onError = (err: Error) => done(() => job.reject(err), false)
-    const timer = setTimeout(() => done(() => job.reject(new EvmRunTimeout(this.opts.timeoutMs, job.request.job.gas)), false), this.opts.timeoutMs)
+    const timeoutMs = this.#timeoutMs
+    const timer = setTimeout(() => done(() => job.reject(new EvmRunTimeout(timeoutMs, job.request.job.gas)), false), timeoutMs)
     worker.on('message', onMessage)
     worker.on('error', onError)
     worker.postMessage(job.request)

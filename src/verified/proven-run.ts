@@ -31,8 +31,8 @@ export function unitsOfGas(gas: bigint): number {
 /** What the gateway's EVM may run for one call (networks.<slug>.verify: calls). */
 export interface EvmLimits {
   runner: EvmRunner
-  /** evm.gasCap: the most gas one run is given. */
-  gasCap: bigint
+  /** evm.gasCap: the most gas one run is given, read at each run (a reload may change it). */
+  gasCap(): bigint
 }
 
 /**
@@ -128,7 +128,8 @@ export class ProvenRun {
     const blockGas = BigInt(this.header.gasLimit)
     const asked = call.gas === undefined ? blockGas : BigInt(call.gas)
     let gas = asked < blockGas ? asked : blockGas
-    if (evm.gasCap < gas) gas = evm.gasCap
+    const cap = evm.gasCap()
+    if (cap < gas) gas = cap
     this.gas = gas
     // A node given no gas may run the call with more than the block's gas limit (geth: its own gas cap).
     this.gasCapped = call.gas === undefined || gas < asked

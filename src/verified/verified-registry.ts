@@ -25,19 +25,33 @@ export class VerifiedRegistry {
   readonly evm: EvmLimits
   readonly #reads = new WeakMap<UpstreamPool, VerifiedReads>()
   /** For the networks' reads made from now on (a reload's limits.upstreamTimeoutMs): those made keep theirs. */
-  timeoutMs: number
+  #timeoutMs: number
+  readonly #workers: EvmWorkers
+  #gasCap: bigint
 
   constructor(opts: VerifiedRegistryOptions) {
-    this.timeoutMs = opts.timeoutMs
+    this.#timeoutMs = opts.timeoutMs
     const evm = opts.evm ?? EVM_DEFAULTS
-    this.evm = { runner: new EvmWorkers({ size: evm.workers, timeoutMs: evm.timeoutMs }), gasCap: BigInt(evm.gasCap) }
+    this.#workers = new EvmWorkers({ size: evm.workers, timeoutMs: evm.timeoutMs })
+    this.#gasCap = BigInt(evm.gasCap)
+    this.evm = { runner: this.#workers, gasCap: () => this.#gasCap }
+  }
+
+  /**
+   * A reload: the node calls' time-out for the reads made from now on, and the EVM's gas cap and
+   * wall-clock budget for the runs that start from now on (a run going keeps its own).
+   */
+  apply(next: { timeoutMs: number; evm: { gasCap: number; timeoutMs: number } }): void {
+    this.#timeoutMs = next.timeoutMs
+    this.#gasCap = BigInt(next.evm.gasCap)
+    this.#workers.apply({ timeoutMs: next.evm.timeoutMs })
   }
 
   /** The network's proven reads, over one set of trusted headers. */
   of(pool: UpstreamPool): VerifiedReads {
     let reads = this.#reads.get(pool)
     if (reads === undefined) {
-      reads = new VerifiedReads(pool, { timeoutMs: this.timeoutMs, evm: this.evm })
+      reads = new VerifiedReads(pool, { timeoutMs: this.#timeoutMs, evm: this.evm })
       this.#reads.set(pool, reads)
     }
     return reads

@@ -16,13 +16,25 @@ export class Subscriptions {
   /** Hubs on the dedicated pools of Private Node accounts, made on first use. */
   readonly #dedicated = new Map<UpstreamPool, SubscriptionHub>()
   readonly #opts: SubscriptionHubOptions
+  /** The gateway's networks: the same object through reloads, its pools given their new nodes. */
+  readonly #upstreams: Upstreams
 
   private constructor(upstreams: Upstreams, opts: SubscriptionHubOptions) {
-    // One object every hub reads: a reload's new time-out reaches them all (see retune).
+    this.#upstreams = upstreams
+    // One object every hub reads: a reload's new time-out reaches them all (see apply).
     this.#opts = { ...opts }
     this.#shared = new Map()
     this.#hubs = new Map()
-    this.reconfigure(upstreams)
+    this.#serve()
+  }
+
+  /**
+   * A reload, once the networks' pools have their new nodes: the hubs follow them, and the
+   * time-out of upstream eth_subscribe / eth_unsubscribe (limits.upstreamTimeoutMs) holds from now on.
+   */
+  apply(next: { timeoutMs: number }): void {
+    this.#serve()
+    this.#opts.timeoutMs = next.timeoutMs
   }
 
   /**
@@ -31,7 +43,8 @@ export class Subscriptions {
    * hub of a removed network stays, with no node: its subscriptions wait, and come back if the
    * network does.
    */
-  reconfigure(upstreams: Upstreams): void {
+  #serve(): void {
+    const upstreams = this.#upstreams
     const networks = new Set(upstreams.networks())
     for (const network of networks) {
       const pool = upstreams.pool(network)!
@@ -45,11 +58,6 @@ export class Subscriptions {
       this.#shared.delete(network)
       hub.setNodes([])
     }
-  }
-
-  /** The time-out of upstream eth_subscribe / eth_unsubscribe from now on (limits.upstreamTimeoutMs at a reload). */
-  retune(timeoutMs: number): void {
-    this.#opts.timeoutMs = timeoutMs
   }
 
   static fromUpstreams(upstreams: Upstreams, opts: SubscriptionHubOptions): Subscriptions {
