@@ -1,16 +1,13 @@
 import { mkdirSync, realpathSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { fileLockHolder, takeFileLock, UntrustedLockFileError } from './file-lock.js'
+import { fileLockHolder, takeFileLock } from './file-lock.js'
+import { UntrustedLockFileError } from './errors.js'
 import type { HeldLock, LockHolder } from './process-lock.js'
 import { tollgateCommandLine } from './process-title.js'
+import { DataDirInUseError } from './errors.js'
 
 /** The lock file in the data folder (see takeFileLock). */
 export const LOCK_FILE = 'tollgate.lock'
-
-/** The data folder is held by another live process (a gateway, a supervisor, a replay). */
-export class DataDirInUseError extends Error {
-  override name = 'DataDirInUseError'
-}
 
 /** Who asks for the folder: the advice differs. */
 export type DataDirUser = 'gateway' | 'replay'

@@ -17,3 +17,21 @@ export class ReloadPartFailed extends Error {
     super(`the reload's ${part} part failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
   }
 }
+
+/** The lock file's lock could not be tried at all (no flock(1), or it failed): say so, never guess. */
+export class FileLockUnavailable extends Error {
+  override name = 'FileLockUnavailable'
+}
+
+/**
+ * The lock file, or the process it names, is not what a gateway makes: another user's file, one
+ * others may write, a symbolic link, a pid that does not hold it. Nothing is taken over or signalled.
+ */
+export class UntrustedLockFileError extends Error {
+  override name = 'UntrustedLockFileError'
+}
+
+/** The data folder is held by another live process (a gateway, a supervisor, a replay). */
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError'
+}

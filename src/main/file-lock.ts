@@ -1,25 +1,13 @@
 import { spawnSync } from 'node:child_process'
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, readlinkSync, readdirSync, writeSync } from 'node:fs'
 import type { HeldLock, LockHolder } from './process-lock.js'
+import { FileLockUnavailable, UntrustedLockFileError } from './errors.js'
 
 /**
  * What `flock(1)` exits with when the lock is held by another open file: chosen (its `-E`), so
  * that "held" is never confused with flock's own failures (1, and 64 and up for bad usage).
  */
 const HELD_EXIT = 75
-
-/** The lock file's lock could not be tried at all (no flock(1), or it failed): say so, never guess. */
-export class FileLockUnavailable extends Error {
-  override name = 'FileLockUnavailable'
-}
-
-/**
- * The lock file, or the process it names, is not what a gateway makes: another user's file, one
- * others may write, a symbolic link, a pid that does not hold it. Nothing is taken over or signalled.
- */
-export class UntrustedLockFileError extends Error {
-  override name = 'UntrustedLockFileError'
-}
 
 /** Group and others may write: anyone in them could name any pid in the file. */
 const WRITABLE_BY_OTHERS = 0o022
