@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
+import type { Database } from 'lmdb'
 import type { EventLog } from '../events/log.js'
-import { StateStore } from '../store/state-store.js'
+import { STATE_DB_NAMES, StateStore } from '../store/state-store.js'
 import { PARTITION_CHECKPOINT_PREFIX, Projector } from './projector.js'
 
 /** What a replay did: how many events the store now reflects, and the digest of the result. */
@@ -62,26 +63,22 @@ export async function replay(store: string | StateStore, log: EventLog, opts: Re
   }
 }
 
-/**
- * SHA-256 (hex) over every entry of every db, db by db and key by key in order, each value in a
- * canonical JSON form (object keys sorted): two stores hold the same state exactly when their
- * digests are equal, whatever order their writes happened in or how msgpack laid the bytes out.
- * The checkpoints are left out: they are positions in a log, not state, and the same events in
- * one stream or in usage partitions (events.partitions) are at other positions.
- */
 export function stateDigest(store: StateStore): string {
   const hash = createHash('sha256')
   // One update per ~64 KB, not per entry: a digest of a million rows is part of every replay.
   let chunk = ''
-  let db = ''
-  let dbJson = ''
-  for (const entry of store.entries()) {
-    if (entry.db === 'meta' && (entry.key === 'checkpoint' || entry.key.startsWith(PARTITION_CHECKPOINT_PREFIX))) continue
-    if (entry.db !== db) dbJson = JSON.stringify((db = entry.db))
-    chunk += `[${dbJson},${JSON.stringify(entry.key)},${canonicalJson(entry.value)}]\n`
-    if (chunk.length >= 65_536) {
-      hash.update(chunk)
-      chunk = ''
+  // Each db read straight (not through StateStore.entries(), one more generator and object an
+  // entry), in the order entries() walks them: the same text.
+  for (const name of STATE_DB_NAMES) {
+    const dbJson = JSON.stringify(name)
+    const meta = name === 'meta'
+    for (const { key, value } of (store.table(name) as Database<unknown, string>).getRange({})) {
+      if (meta && (key === 'checkpoint' || key.startsWith(PARTITION_CHECKPOINT_PREFIX))) continue
+      chunk += `[${dbJson},${JSON.stringify(key)},${canonicalJson(value)}]\n`
+      if (chunk.length >= 65_536) {
+        hash.update(chunk)
+        chunk = ''
+      }
     }
   }
   hash.update(chunk)
@@ -92,9 +89,9 @@ export function stateDigest(store: StateStore): string {
  * JSON.stringify of the value with object keys sorted at every depth (it keeps insertion order),
  * written directly rather than by building a sorted copy first. The same text as before for every
  * value (the digests of stores built earlier stay comparable): numbers as JSON writes them
- * (String() of a finite number is JSON's form), keys sorted only when they are not in order
- * already (records decoded from msgpack mostly are, or always are in one order), and a property
- * name's JSON kept once it was written (a few dozen names over a million rows).
+ * (String() of a finite number is JSON's form), and an object's keys sorted once per shape (see
+ * ObjectShape): the rows of a table are one or a few shapes over hundreds of thousands of rows,
+ * and most are not in order (usage rows begin with `requests`).
  */
 export function canonicalJson(value: unknown): string {
   switch (typeof value) {
@@ -117,26 +114,64 @@ export function canonicalJson(value: unknown): string {
   }
   const object = value as Record<string, unknown>
   const keys = Object.keys(object)
-  for (let i = 1; i < keys.length; i++) {
-    if (keys[i - 1]! > keys[i]!) {
-      keys.sort()
-      break
-    }
+  const shape = shapeOf(keys)
+  const sorted = shape.sorted
+  let out = '{'
+  for (let i = 0; i < sorted.length; i++) {
+    const v = object[sorted[i]!]
+    // JSON.stringify leaves such a property out, and the commas with it: written the long way.
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return canonicalObjectSkipping(object, sorted)
+    out += shape.names[i]! + canonicalJson(v)
   }
+  return `${out}}`
+}
+
+/**
+ * An object's keys, as Object.keys gave them, with the same keys sorted and each sorted key's
+ * JSON with what goes before it (`"name":`, then `,"name":`).
+ */
+interface ObjectShape {
+  keys: string[]
+  sorted: string[]
+  names: string[]
+}
+
+/**
+ * The last shape met with each number of keys: a table's rows come one after the other, so the
+ * shape of a row is most often that of the row before it. Comparing its keys (strings that the
+ * msgpack decoder made once per structure, so mostly the same strings) costs less than sorting
+ * them and looking each key's JSON up.
+ */
+const SHAPES: Array<ObjectShape | undefined> = []
+/** Objects with more keys than this are not kept as shapes (a map by id, say: keys are data). */
+const SHAPE_MAX_KEYS = 64
+
+function shapeOf(keys: string[]): ObjectShape {
+  const known = keys.length <= SHAPE_MAX_KEYS ? SHAPES[keys.length] : undefined
+  if (known !== undefined) {
+    const knownKeys = known.keys
+    let same = true
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] !== knownKeys[i]) {
+        same = false
+        break
+      }
+    }
+    if (same) return known
+  }
+  const sorted = [...keys].sort()
+  const shape: ObjectShape = { keys, sorted, names: sorted.map((k, i) => `${i === 0 ? '' : ','}${JSON.stringify(k)}:`) }
+  if (keys.length <= SHAPE_MAX_KEYS) SHAPES[keys.length] = shape
+  return shape
+}
+
+/** The object's canonical JSON when some of its properties are left out (undefined, functions, symbols). */
+function canonicalObjectSkipping(object: Record<string, unknown>, sorted: string[]): string {
   let out = ''
-  for (const k of keys) {
+  for (const k of sorted) {
     const v = object[k]
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue
-    let name = NAME_JSON.get(k)
-    if (name === undefined) {
-      name = JSON.stringify(k)
-      if (NAME_JSON.size < NAMES_KEPT) NAME_JSON.set(k, name)
-    }
-    out += `${out === '' ? '' : ','}${name}:${canonicalJson(v)}`
+    out += `${out === '' ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`
   }
   return `{${out}}`
 }
-
-/** Property names with their JSON (see canonicalJson); bounded, for values whose keys are data (a map by id). */
-const NAME_JSON = new Map<string, string>()
-const NAMES_KEPT = 4_096

@@ -2,6 +2,14 @@ import type { Database, RangeOptions } from 'lmdb'
 
 /** Marks a key removed in a table's pending writes. */
 const REMOVED = Symbol('removed')
+/** put()'s options for a key after every key of the db. */
+const APPEND = Object.freeze({ append: true })
+/**
+ * lmdb-js's put() with options (its types leave them out; lmdb 3.5 takes them as the third
+ * argument), inside a synchronous transaction: it returns a settled promise whose `result` says
+ * whether it was written.
+ */
+type PutWithOptions<V> = (key: string, value: V, options: { append: boolean }) => Promise<boolean> & { result?: boolean }
 
 /**
  * One LMDB db seen through the writes of the transaction in progress, kept in memory until
@@ -110,18 +118,43 @@ export class BufferedTable<V> {
     this.#wroteThrough = true
   }
 
-  /** Write what is pending into the transaction, in key order (fewer B-tree pages touched than in event order). */
+  /**
+   * Write what is pending into the transaction, in key order (fewer B-tree pages touched than in
+   * event order); the keys after the last one the db holds are appended (LMDB's MDB_APPEND).
+   * Why: the tables keyed by time first (a key's hour, a usage id's interval) get their rows after
+   * every row they hold, and an append puts them at the end of the last page without a search
+   * and fills pages instead of splitting them in halves: 280,000 hour rows in transactions of
+   * fourteen hours were put in 2.9-3.2 s appended against 3.4-3.6 s (lmdb 3.5, a loaded machine).
+   */
   #write(): void {
     this.#read.clear()
     if (this.#pending.size === 0) return
     const keys = [...this.#pending.keys()].sort()
-    for (const key of keys) {
+    const last = this.#lastKey()
+    // String order is LMDB's order of these keys as long as they are ASCII, and an append out of
+    // order is refused by LMDB (the put then fails, and is made again as a plain put below).
+    let i = 0
+    for (; i < keys.length; i++) {
+      const key = keys[i]!
+      if (last === undefined || key > last) break
       const value = this.#pending.get(key)!
       if (value === REMOVED) this.#db.remove(key)
       else this.#db.put(key, value)
     }
+    for (; i < keys.length; i++) {
+      const key = keys[i]!
+      const value = this.#pending.get(key)!
+      if (value === REMOVED) continue // a key after every key the db holds is not in it
+      if ((this.#db.put as PutWithOptions<V>).call(this.#db, key, value, APPEND).result === false) this.#db.put(key, value)
+    }
     this.#pending.clear()
     this.#unstored.clear()
+  }
+
+  /** The db's last key, this transaction's writes included (undefined: it is empty). */
+  #lastKey(): string | undefined {
+    for (const key of this.#db.getKeys({ reverse: true, limit: 1 })) return key
+    return undefined
   }
 
   /** Forget what is pending and what was read (the transaction aborts). */

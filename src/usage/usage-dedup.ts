@@ -68,8 +68,20 @@ export class UsageDedup {
   readonly #added = new Map<number, string[]>()
   /** See #foldNewestRoom. */
   #foldNewest = new Float64Array(0)
-  /** Each producer's watermark as usageProducers holds it now, by number (NaN: not looked up, or may have changed). */
+  /**
+   * Each producer's watermark, by number (NaN: not looked up, or may have changed): as
+   * usageProducers holds it, or newer for the numbers in #unwritten.
+   */
   #watermarks = new Float64Array(0)
+  /**
+   * Producers whose watermark moved in a fold and is not put into usageProducers yet, and a flag
+   * per number (1: listed). Written once, at the flush or before usageProducers is read or
+   * written by name: with intervals further apart than the id window's step (a week of history),
+   * nearly every interval folds, and a producer's watermark was put by name at each fold (a
+   * million puts into the table's pending map in a replay of 1,000,000 events).
+   */
+  readonly #unwritten: number[] = []
+  #isUnwritten = new Uint8Array(0)
   /** Where this transaction's last fold ended (LMDB's ids before it are removed); undefined: no fold yet. */
   #foldedTo: string | undefined
   constructor(tables: UsageDedupTables) {
@@ -78,6 +90,7 @@ export class UsageDedup {
 
   /** Write the ids added in this transaction that are still in the window (before the tables are flushed). */
   flush(): void {
+    this.#writeWatermarks()
     for (const [minute, ids] of this.#fresh) {
       for (const [id, entry] of ids) {
         const producer = Math.floor(entry / MINUTE_SLOTS)
@@ -97,6 +110,8 @@ export class UsageDedup {
     // A fold that threw may have left times in it.
     this.#foldNewest.fill(-Infinity)
     this.#watermarks.fill(Number.NaN)
+    for (const number of this.#unwritten) this.#isUnwritten[number] = 0
+    this.#unwritten.length = 0
     this.#producers.length = 0
     this.#producersByKey.clear()
     this.#added.clear()
@@ -131,6 +146,7 @@ export class UsageDedup {
       return true
     }
     // Older than the id window: the producer's watermark says whether it was counted.
+    this.#writeWatermarks()
     const watermark = this.#t.usageProducers.get(producer)
     if (start < producerHorizon(newest) || (watermark !== undefined && start <= watermark)) {
       this.#t.meta.put(LATE, (this.#t.meta.get(LATE) ?? 0) + 1)
@@ -221,6 +237,7 @@ export class UsageDedup {
       this.#lastMinute = Number.NaN
       this.#lastIds = undefined
     }
+    if (marks.size > 0) this.#writeWatermarks()
     for (const [producer, start] of marks) {
       if (start > (this.#t.usageProducers.get(producer) ?? -1)) this.#t.usageProducers.put(producer, start)
     }
@@ -235,11 +252,23 @@ export class UsageDedup {
       let watermark = watermarks[producer]!
       if (Number.isNaN(watermark)) watermark = this.#t.usageProducers.get(this.#producers[producer]!) ?? -1
       if (start > watermark) {
-        this.#t.usageProducers.put(this.#producers[producer]!, start)
         watermark = start
+        if (this.#isUnwritten[producer] === 0) {
+          this.#isUnwritten[producer] = 1
+          this.#unwritten.push(producer)
+        }
       }
       watermarks[producer] = watermark
     }
+  }
+
+  /** Put the watermarks that folds moved into usageProducers (see #unwritten). */
+  #writeWatermarks(): void {
+    for (const number of this.#unwritten) {
+      this.#t.usageProducers.put(this.#producers[number]!, this.#watermarks[number]!)
+      this.#isUnwritten[number] = 0
+    }
+    this.#unwritten.length = 0
   }
 
   /**
@@ -250,13 +279,20 @@ export class UsageDedup {
     if (this.#foldNewest.length < this.#producers.length) {
       const length = Math.max(this.#producers.length, this.#foldNewest.length * 2)
       this.#foldNewest = new Float64Array(length).fill(-Infinity)
-      this.#watermarks = new Float64Array(length).fill(Number.NaN)
+      // Kept: the watermarks not written yet are only here (and the others need no lookup again).
+      const watermarks = new Float64Array(length).fill(Number.NaN)
+      watermarks.set(this.#watermarks)
+      this.#watermarks = watermarks
+      const isUnwritten = new Uint8Array(length)
+      isUnwritten.set(this.#isUnwritten)
+      this.#isUnwritten = isUnwritten
     }
     return this.#foldNewest
   }
 
   /** Producers silent since before `horizon` are forgotten (events that old are no longer counted). */
   #dropProducers(horizon: number): void {
+    this.#writeWatermarks()
     const gone: string[] = []
     for (const { key, value } of this.#t.usageProducers.range({})) if (value < horizon) gone.push(key)
     for (const key of gone) this.#t.usageProducers.remove(key)

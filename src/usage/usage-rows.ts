@@ -99,6 +99,13 @@ export class UsageRows {
   #writtenOutNewestHour = -Infinity
   /** The oldest hour this transaction put into keyUsageHours (see #mayHoldKeyHoursBefore). */
   #oldestKeyHourPut = Infinity
+  /**
+   * meta's newest hour of usage and newest day of account hours as this transaction has them
+   * (NaN: not read yet, -Infinity: none): every usage event asks whether its hour moves a window,
+   * and each asking was a lookup in meta's pending writes (two an event).
+   */
+  #newestHour = Number.NaN
+  #newestDay = Number.NaN
 
   constructor(tables: UsageRowTables) {
     this.#t = tables
@@ -264,6 +271,8 @@ export class UsageRows {
     this.#committedNewestHour = undefined
     this.#writtenOutNewestHour = -Infinity
     this.#oldestKeyHourPut = Infinity
+    this.#newestHour = Number.NaN
+    this.#newestDay = Number.NaN
   }
 
   /**
@@ -272,10 +281,13 @@ export class UsageRows {
    */
   #moveAccountHours(hour: number): void {
     const day = hour - (hour % DAY_MS)
+    if (day <= this.#newestDay) return
     const newest = this.#t.meta.get(HOURLY_NEWEST_DAY)
+    this.#newestDay = newest ?? Number.NEGATIVE_INFINITY
     if (newest !== undefined && day <= newest) return
     this.flush()
     this.#t.meta.put(HOURLY_NEWEST_DAY, day)
+    this.#newestDay = day
     if (newest !== undefined && this.#mayHoldAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)) this.#dropAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)
   }
 
@@ -301,7 +313,9 @@ export class UsageRows {
    * key's all-time sums are always its folded row plus its hour rows, exactly.
    */
   #moveKeyHours(hour: number): void {
+    if (hour <= this.#newestHour) return
     const newest = this.#t.meta.get(KEY_USAGE_NEWEST_HOUR)
+    this.#newestHour = newest ?? Number.NEGATIVE_INFINITY
     if (newest !== undefined && hour <= newest) return
     this.flush()
     if (newest !== undefined) {
@@ -313,6 +327,7 @@ export class UsageRows {
       this.#writtenOutNewestHour = newest
     }
     this.#t.meta.put(KEY_USAGE_NEWEST_HOUR, hour)
+    this.#newestHour = hour
     this.#foldKeyHoursBefore(hour - (KEY_USAGE_HOURS_KEPT - 1) * HOUR_MS)
   }
 
