@@ -1,5 +1,6 @@
 import { Mailbox } from '../../actors/runtime/mailbox.js'
-import { WrongExpectedVersion, type EventLog } from '../events/log.js'
+import type { EventLog } from '../events/log.js'
+import { WrongExpectedVersion } from '../events/errors.js'
 import type { TollgateEvent } from '../events/types.js'
 import type { PlanCatalog } from '../plans/catalog.js'
 import { evolve, initialAccountState, type AccountState } from './account-state.js'

@@ -1,5 +1,5 @@
 import { AccountCommandError } from '../accounts/errors.js'
-import { EventLogUnavailable } from '../events/log.js'
+import { EventLogUnavailable } from '../events/errors.js'
 import { PaymentError } from '../accounts/errors.js'
 import { SiweError } from '../accounts/errors.js'
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { Config } from '../config/types.js'
-import { EventLogUnavailable, type EventLog } from '../events/log.js'
+import type { EventLog } from '../events/log.js'
+import { EventLogUnavailable } from '../events/errors.js'
 import type { Entitlement } from '../events/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { KeyCipher } from '../keys/key-cipher.js'

@@ -1,6 +1,7 @@
 import { Packr } from 'msgpackr'
 import { floatsToIntegers } from './msgpack-integers.js'
 import { EVENT_VERSIONS, type TollgateEvent } from './types.js'
+import { EventDecodeError } from './errors.js'
 
 /**
  * The wire and disk encoding of events: msgpack maps with plain string keys, integer fields as
@@ -15,14 +16,6 @@ import { EVENT_VERSIONS, type TollgateEvent } from './types.js'
  * are safe integers). Events written before, with such integers as float64, decode the same.
  */
 const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true, int64AsType: 'number' })
-
-/** The bytes could not be decoded into a known event (corrupt, foreign or from a newer producer). */
-export class EventDecodeError extends Error {
-  override name = 'EventDecodeError'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
 
 /**
  * Encode an event as msgpack, every integer as a msgpack integer.

@@ -1,15 +1,8 @@
 import { open, type Database, type RootDatabase } from 'lmdb'
 import { decodeEvent, encodeEvent } from './codec.js'
 import { EventBatch } from './event-batch.js'
-import {
-  EventLogUnavailable,
-  READ_ALL_DEFAULTS,
-  WrongExpectedVersion,
-  type AccountStream,
-  type EventLog,
-  type LogFollower,
-  type ReadAllOptions,
-} from './log.js'
+import { READ_ALL_DEFAULTS, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
+import { EventLogUnavailable, WrongExpectedVersion } from './errors.js'
 import { FollowLoop, FollowerSet } from './follow-loop.js'
 import { categoryOf, type StoredEvent, type TollgateEvent } from './types.js'
 

@@ -1,5 +1,5 @@
 import { BatchDecoder } from './batch-decoder.js'
-import { EventDecodeError } from './codec.js'
+import { EventDecodeError } from './errors.js'
 import type { StoredEvent, TollgateEvent } from './types.js'
 
 /** First size of a batch's buffer; it doubles as events come (an event is ~250 bytes). */

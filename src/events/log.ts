@@ -81,23 +81,3 @@ export interface AccountStream {
 export interface LogFollower {
   stop(): Promise<void>
 }
-
-/** The log cannot be reached now (NATS down, stream missing, LMDB closed): try again later. */
-export class EventLogUnavailable extends Error {
-  override name = 'EventLogUnavailable'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
-
-/** An append to an account's stream found another version than the one its command was decided on. */
-export class WrongExpectedVersion extends Error {
-  override name = 'WrongExpectedVersion'
-  constructor(
-    readonly accountId: string,
-    readonly expected: number,
-    options?: { cause?: unknown },
-  ) {
-    super(`account ${accountId} is no longer at version ${expected}: another command appended to it; load it again and decide again`, options)
-  }
-}

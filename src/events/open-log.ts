@@ -3,7 +3,8 @@ import type { EventsConfig as EventsSection } from '../config/types.js'
 import { EmbeddedLog } from './embedded-log.js'
 import { JetStreamLog } from './jetstream-log.js'
 import { ReaderThread, readerThreadOptions } from './read-in-thread.js'
-import type { EventLog, EventLogUnavailable } from './log.js'
+import type { EventLogUnavailable } from './errors.js'
+import type { EventLog } from './log.js'
 
 /** What opening the log needs of the config's `events` section. */
 type EventsConfig = Omit<EventsSection, 'outageLogEveryMs' | 'partitions'> & Partial<Pick<EventsSection, 'partitions'>>

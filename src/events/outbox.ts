@@ -2,6 +2,7 @@ import { open, type Database, type RootDatabase } from 'lmdb'
 import { decodeEvent, encodeEvent } from './codec.js'
 import type { EventLog } from './log.js'
 import type { TollgateEvent } from './types.js'
+import { OutboxFlushTimeout, OutboxClosed } from './errors.js'
 
 export interface OutboxOptions {
   /** First pause before retrying an append the log refused, in ms (default 200); doubles on each failure. */
@@ -29,22 +30,6 @@ export interface OutboxOptions {
   onError?: (err: unknown) => void
   /** Told when kept events were sent again after a disruption, with how many (for the log). */
   onResent?: (count: number) => void
-}
-
-/** flush() gave up before the queue emptied (the log stayed unavailable). */
-export class OutboxFlushTimeout extends Error {
-  override name = 'OutboxFlushTimeout'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
-
-/** publish() after close(): the events are not kept (reported through onError, never thrown). */
-export class OutboxClosed extends Error {
-  override name = 'OutboxClosed'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
 }
 
 interface Queued {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { EventBatch, type EventBatchParts } from './event-batch.js'
-import { EventLogUnavailable } from './log.js'
+import { EventLogUnavailable } from './errors.js'
 
 /** Where the reader thread reads: what it connects with as it starts (src/events/read-thread.js). */
 export interface ReaderThreadOptions {

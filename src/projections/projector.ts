@@ -9,6 +9,7 @@ import { keyProjection } from './key-projection.js'
 import type { Projection } from '../store/projection.js'
 import { usageProjection } from '../usage/usage-projection.js'
 import { penaltyProjection } from './penalty-projection.js'
+import { ProjectionGap, ProjectionAheadOfLog } from './errors.js'
 
 /** Every projection, applied in this order to each event. */
 export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection, billingProjection])
@@ -55,22 +56,6 @@ export interface CatchUpOptions {
   onProgress?: (checkpoint: number, target: number) => void
   /** Once aborted, no transaction is begun: catchUp rejects with the signal's reason. */
   signal?: AbortSignal
-}
-
-/** The log does not hold the events the store needs next (a gap, or a store built from another log). */
-export class ProjectionGap extends Error {
-  override name = 'ProjectionGap'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
-
-/** The store has applied events the log does not have: it was built from another log. */
-export class ProjectionAheadOfLog extends Error {
-  override name = 'ProjectionAheadOfLog'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
 }
 
 /**

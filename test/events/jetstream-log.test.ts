@@ -1,6 +1,7 @@
 import t from 'tap'
 import { JetStreamLog, StreamMismatch } from '../../src/events/jetstream-log.js'
-import { EventLogUnavailable, type EventLog } from '../../src/events/log.js'
+import type { EventLog } from '../../src/events/log.js'
+import { EventLogUnavailable } from '../../src/events/errors.js'
 import { ReaderThread, readerThreadOptions } from '../../src/events/read-in-thread.js'
 import type { StoredEvent } from '../../src/events/types.js'
 import { connect } from '@nats-io/transport-node'

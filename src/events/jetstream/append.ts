@@ -1,6 +1,6 @@
 import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream'
 import { encodeEvent } from '../codec.js'
-import { EventLogUnavailable, WrongExpectedVersion } from '../log.js'
+import { EventLogUnavailable, WrongExpectedVersion } from '../errors.js'
 import { accountStreamSubject, subjectOf, type TollgateEvent } from '../types.js'
 import { WRONG_LAST_SEQUENCE } from './errors.js'
 

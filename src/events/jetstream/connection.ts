@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { EventLogUnavailable } from '../log.js'
+import { EventLogUnavailable } from '../errors.js'
 import { StreamMismatch } from './errors.js'
 import { ensureStream, type StreamOptions } from './stream.js'
 

@@ -1,5 +1,5 @@
 import type { Consumer, JetStreamClient } from '@nats-io/jetstream'
-import { EventLogUnavailable } from '../log.js'
+import { EventLogUnavailable } from '../errors.js'
 import { READ_TIMEOUT_MS } from '../read-in-thread.js'
 import { withTimeout } from './timed.js'
 

@@ -1,6 +1,6 @@
 import type { Consumer, JetStreamClient } from '@nats-io/jetstream'
 import { EventBatch } from '../event-batch.js'
-import { EventLogUnavailable } from '../log.js'
+import { EventLogUnavailable } from '../errors.js'
 import { READ_TIMEOUT_MS } from '../read-in-thread.js'
 import { withOrderedConsumer } from './ordered-consumer.js'
 import { withTimeout } from './timed.js'

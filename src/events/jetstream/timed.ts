@@ -1,4 +1,4 @@
-import { EventLogUnavailable } from '../log.js'
+import { EventLogUnavailable } from '../errors.js'
 
 /**
  * `work`, or EventLogUnavailable once `ms` pass without it settling: a read of a stream whose
