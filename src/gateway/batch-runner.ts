@@ -7,7 +7,7 @@ import { groupForUpstream, type BatchPlan, type Copy, type Routed } from './batc
 import { chargeWork } from './call-charge.js'
 import { failed, type CallForwarder } from './call-forwarder.js'
 import type { CallPolicies } from './call-policies.js'
-import { waitQueued, type CallCharge, type Charged, type DispatchContext, type UsageSink } from './dispatch-context.js'
+import { waitQueued, type CallCharge, type CallsByKind, type Charged, type DispatchContext, type UsageSink } from './dispatch-context.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
 import type { UpstreamCaller } from './upstream-caller.js'
 
@@ -132,7 +132,7 @@ export class BatchRunner {
  * (CallPolicy.charge), all at once: each copy counts as the call it copies.
  */
 function chargeOf(ctx: DispatchContext, charge: CallCharge, routed: readonly Routed[], copies: readonly Copy[]): Charged {
-  const sum = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0 }
+  const sum: CallsByKind = { full: 0, archive: 0, fullUnits: 0, archiveUnits: 0 }
   const add = (r: Routed): void => {
     if (r.kind === 'full') {
       sum.full++
@@ -144,7 +144,7 @@ function chargeOf(ctx: DispatchContext, charge: CallCharge, routed: readonly Rou
   }
   for (const r of routed) add(r)
   for (const c of copies) add(c.of)
-  return charge(ctx, sum.full, sum.archive, sum.fullUnits, sum.archiveUnits)
+  return charge(ctx, sum)
 }
 
 /** What a batch's answered calls used, by the node kind that answered them: the one place a batch's usage is counted. */
@@ -171,7 +171,17 @@ class BatchTally {
       const s = this.#byKind[kind]
       if (s.calls === 0) continue
       // Request bytes are counted once, with the first node kind the batch used.
-      usage.served(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, s.calls, s.errors, first ? ctx.bytesIn : 0, s.bytes, s.units)
+      usage.served({
+        accountId: ctx.key.account.accountId,
+        keyId: ctx.key.record.keyId,
+        network: ctx.network,
+        kind,
+        calls: s.calls,
+        errors: s.errors,
+        bytesIn: first ? ctx.bytesIn : 0,
+        bytesOut: s.bytes,
+        units: s.units,
+      })
       first = false
     }
   }

@@ -56,7 +56,7 @@ export class CallForwarder {
       // never on a revert's words; charged as the archive call it is, or refused as one. A refused
       // retry keeps the full node's kind: usage counts that call, the charge counted the refusal.
       if (reply.isError && reply.kind === 'full' && ctx.access.archive && ctx.pool.hasKind('archive') && saysStatePruned(reply)) {
-        const charged = this.deps.policies[ctx.transport].charge(ctx, 0, 1, 0, r.spec.cost)
+        const charged = this.deps.policies[ctx.transport].charge(ctx, { full: 0, archive: 1, fullUnits: 0, archiveUnits: r.spec.cost })
         if (charged.refusal !== undefined) return failed(charged.refusal, r)
         if (charged.delayMs > 0) await waitQueued(charged.delayMs)
         reply = await this.#call(ctx, r, 'archive', idJson, undefined)

@@ -94,24 +94,27 @@ export class RpcDispatcher {
     // One call: its kind and cost as they are (no array of one per request).
     const cost = routed.units
     const { charge } = this.deps.policies[ctx.transport]
-    const charged = routed.kind === 'full' ? charge(ctx, 1, 0, cost, 0) : charge(ctx, 0, 1, 0, cost)
+    const charged = charge(
+      ctx,
+      routed.kind === 'full' ? { full: 1, archive: 0, fullUnits: cost, archiveUnits: 0 } : { full: 0, archive: 1, fullUnits: 0, archiveUnits: cost },
+    )
     if (charged.refusal) return refusedWhole(charged.refusal)
     if (charged.delayMs > 0) await waitQueued(charged.delayMs)
     const subscribed: string[] | undefined = routed.local ? [] : undefined
     const out = await this.#forwarder.forward(ctx, routed, subscribed)
     // Work known only once answered (a verified call's EVM run): charged now, counted in its units.
     chargeWork(ctx, out.kind, out.extraUnits)
-    this.deps.usage.served(
-      ctx.key.account.accountId,
-      ctx.key.record.keyId,
-      ctx.network,
-      out.kind,
-      1,
-      out.isError ? 1 : 0,
-      ctx.bytesIn,
-      out.size,
-      cost + out.extraUnits,
-    )
+    this.deps.usage.served({
+      accountId: ctx.key.account.accountId,
+      keyId: ctx.key.record.keyId,
+      network: ctx.network,
+      kind: out.kind,
+      calls: 1,
+      errors: out.isError ? 1 : 0,
+      bytesIn: ctx.bytesIn,
+      bytesOut: out.size,
+      units: cost + out.extraUnits,
+    })
     const malformed = out.malformed ? 1 : 0
     // An eth_subscribe that made a subscription: the WebSocket session takes its id from here.
     const made = subscribed !== undefined && subscribed.length > 0 ? subscribed : undefined
