@@ -30,15 +30,15 @@ export function startNodeScript<T>(name: string, script: string, arg: unknown, n
 export interface ReadyOptions {
   /** Whether this JSON line from its stdout says it serves (default: `ready: true`); sees every JSON line until then. */
   readyWhen?: (line: Record<string, unknown>) => boolean
-  /** Default 30 s. */
+  /** Default 120 s: at a load average near 20 on the 2 cores a gateway took more than 30 s to serve, and the run ended there. */
   timeoutMs?: number
   env?: NodeJS.ProcessEnv
 }
 
-/** Spawn and wait (at most 30 s by default) for a stdout line that parses as JSON with `ready: true` (or `readyWhen`). */
+/** Spawn and wait (at most 120 s by default) for a stdout line that parses as JSON with `ready: true` (or `readyWhen`). */
 export function startReady<T>(name: string, command: string, args: string[], o: ReadyOptions = {}): Promise<Started<T>> {
   const readyWhen = o.readyWhen ?? ((line) => line.ready === true)
-  const timeoutMs = o.timeoutMs ?? 30_000
+  const timeoutMs = o.timeoutMs ?? 120_000
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], ...(o.env ? { env: { ...process.env, ...o.env } } : {}) })
   live.add(child)
   child.once('exit', () => live.delete(child))

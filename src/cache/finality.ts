@@ -91,7 +91,15 @@ export class FinalityTracker {
     if (node === undefined) return
     const hex = (n: number): string => `0x${n.toString(16)}`
     const block = async (tag: string): Promise<{ ref?: BlockRef; error: boolean }> => {
-      const reply = await pool.call(kind, 'eth_getBlockByNumber', [tag, false], '0', { timeoutMs: this.opts.timeoutMs, node, alone: true })
+      const reply = await pool.call({
+        kind,
+        method: 'eth_getBlockByNumber',
+        params: [tag, false],
+        idJson: '0',
+        timeoutMs: this.opts.timeoutMs,
+        node,
+        alone: true,
+      })
       if (reply.isError) return { error: true }
       const result = (JSON.parse(reply.text) as { result?: { number?: string; hash?: string } | null }).result
       if (!result || typeof result.number !== 'string' || typeof result.hash !== 'string') return { error: false }

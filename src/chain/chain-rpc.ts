@@ -42,7 +42,7 @@ export function poolRpc(pool: UpstreamPool, opts: Pick<PoolCallOptions, 'timeout
     async request<T>(method: string, params: unknown[]): Promise<T> {
       let body: string
       try {
-        body = (await pool.call(kind, method, params, '1', { timeoutMs: opts.timeoutMs, deadlineMs: opts.deadlineMs })).text
+        body = (await pool.call({ kind, method, params, idJson: '1', timeoutMs: opts.timeoutMs, deadlineMs: opts.deadlineMs })).text
       } catch (cause) {
         throw new ChainUnavailableError(`${pool.network}: no node answered ${method}`, { cause })
       }

@@ -1,25 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import { errorResponseJson } from '../errors/registry.js'
 import { isInvalid, type RpcCall, type RpcEntry } from '../rpc/parse.js'
-import type { MethodSpec } from '../rpc/method-table.js'
-
-/** A call ready to go upstream, with the node kind it was routed to. */
-export interface Routed {
-  readonly call: RpcCall
-  readonly spec: MethodSpec
-  readonly kind: NodeKind
-  /**
-   * The compute units it is charged: its method's cost, times the chunks for an eth_getLogs that
-   * is split (src/get-logs/logs-range.ts chunkCount): each chunk is a node call.
-   */
-  readonly units: number
-  /** Answered by the transport's local calls (subscriptions), not by a node. */
-  readonly local: boolean
-  /** Its place in the batch (0 for a call alone). */
-  readonly index: number
-  /** Its params as JSON (paramsJson): written once, for the keys that make calls alike and the upstream text. */
-  readonly paramsJson: string
-}
+import type { GatewayCall } from './gateway-call.js'
 
 /** A call refused before forwarding: its answer, and whether it was malformed or unsupported. */
 export interface Refused {
@@ -31,7 +13,7 @@ export interface Refused {
 
 /** A call of the batch identical to an earlier one: answered with that one's answer and its own id. */
 export interface Copy {
-  readonly of: Routed
+  readonly of: GatewayCall
   readonly index: number
   readonly idJson: string | undefined
 }
@@ -41,26 +23,35 @@ export interface BatchPlan {
   /** Each entry's answer text where already known (invalid or refused calls); undefined: to come, or a notification. */
   readonly parts: Array<string | undefined>
   /** The calls to forward, each once. */
-  readonly routed: Routed[]
+  readonly routed: GatewayCall[]
   readonly copies: Copy[]
   /** Calls answered with a protocol error already (the WebSocket penalty counts them). */
   readonly malformed: number
+  /** A single call (not a batch): answered by its Answer (PlanServed.answer), not as text in `parts`. */
+  readonly single?: boolean
+}
+
+const NO_COPIES: Copy[] = []
+
+/** A single call routed (not refused) as a plan of one: charged, forwarded and metered as a batch's calls are. */
+export function planOfOne(c: GatewayCall): BatchPlan {
+  return { parts: [], routed: [c], copies: NO_COPIES, malformed: 0, single: true }
 }
 
 /**
- * Route a batch's entries and merge its identical reads (same method and params; not local
+ * Route a message's entries (a single call is a plan of one) and merge its identical reads (same method and params; not local
  * calls, filter calls or transactions): those are routed, looked up and sent once; every copy
  * still counts (rate, usage) and is answered with its own id. Clients batch what their parts ask,
  * and parts ask alike (eth_chainId, eth_blockNumber, the same balance): a copy costs an id
  * splice, not a call's work.
  * @param route routes one call (the batch has one route context, so identical calls route alike)
  */
-export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, index: number) => Routed | Refused): BatchPlan {
+export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, index: number) => GatewayCall | Refused): BatchPlan {
   let malformed = 0
   const parts = new Array<string | undefined>(entries.length)
-  const routed: Routed[] = []
+  const routed: GatewayCall[] = []
   const copies: Copy[] = []
-  let firsts: Map<string, Routed> | undefined
+  let firsts: Map<string, GatewayCall> | undefined
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]
     if (isInvalid(entry)) {
@@ -75,7 +66,7 @@ export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, i
       continue
     }
     if (!r.local && r.spec.filter === undefined && r.spec.path !== 'send') {
-      const key = r.paramsJson === '[]' ? r.call.method : `${r.call.method}\0${r.paramsJson}`
+      const key = r.paramsJson === '[]' ? r.method : `${r.method}\0${r.paramsJson}`
       firsts ??= new Map()
       const first = firsts.get(key)
       if (first !== undefined) {
@@ -97,13 +88,13 @@ export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, i
  * call (no batch around one call).
  */
 export function groupForUpstream(
-  routed: readonly Routed[],
-  sentAsIs: (method: string, params: unknown) => boolean,
-): { groups: Record<NodeKind, Routed[]>; alone: Routed[] } {
-  const alone: Routed[] = []
-  const groups: Record<NodeKind, Routed[]> = { full: [], archive: [] }
+  routed: readonly GatewayCall[],
+  sentAsIs: (c: GatewayCall) => boolean,
+): { groups: Record<NodeKind, GatewayCall[]>; alone: GatewayCall[] } {
+  const alone: GatewayCall[] = []
+  const groups: Record<NodeKind, GatewayCall[]> = { full: [], archive: [] }
   for (const r of routed) {
-    if (!r.local && r.spec.filter === undefined && sentAsIs(r.call.method, r.call.params)) groups[r.kind].push(r)
+    if (!r.local && r.spec.filter === undefined && sentAsIs(r)) groups[r.kind].push(r)
     else alone.push(r)
   }
   for (const kind of ['full', 'archive'] as const) {

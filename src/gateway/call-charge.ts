@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/registry.js'
-import type { CallCharge, Charged, UsageSink } from './dispatch-context.js'
+import type { CallCharge, CallsByKind, Charged, UsageSink } from './dispatch-context.js'
 
 export interface PerCallChargeDeps {
   usage: UsageSink
@@ -18,15 +18,15 @@ const FREE: Charged = { delayMs: 0 }
  * headers of the limit it hit; refused calls are counted as usage and against the client's IP.
  * @example
  * const charge = chargePerCall({ usage, queueMs: () => 250 })
- * charge(ctx, 3, 0, 30, 0) // { delayMs: 0 } while the key has three full-node tokens
+ * charge(ctx, { full: 3, archive: 0, fullUnits: 30, archiveUnits: 0 }) // { delayMs: 0 } while the key has three full-node tokens
  */
 export function chargePerCall(deps: PerCallChargeDeps): CallCharge {
   // Each kind in turn, written out: no array of kinds made per request (the loop over a literal
   // array of tuples allocated three arrays per call on the path of every HTTP request).
-  return (ctx, full, archive, fullUnits, archiveUnits) => {
-    const a = full === 0 ? FREE : chargeKind(ctx, deps, 'full', full, fullUnits)
+  return (ctx, calls) => {
+    const a = calls.full === 0 ? FREE : chargeKind(ctx, deps, 'full', calls.full, calls.fullUnits)
     if (a.refusal !== undefined) return a
-    const b = archive === 0 ? FREE : chargeKind(ctx, deps, 'archive', archive, archiveUnits)
+    const b = calls.archive === 0 ? FREE : chargeKind(ctx, deps, 'archive', calls.archive, calls.archiveUnits)
     if (b.refusal !== undefined) return b
     const delayMs = Math.max(a.delayMs, b.delayMs)
     return delayMs === 0 ? FREE : { delayMs }
@@ -56,21 +56,21 @@ function chargeKind(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, kin
  * the session sends; it is counted like an HTTP refusal.
  */
 export function chargeUnitsOnly(deps: PerCallChargeDeps): CallCharge {
-  return (ctx, full, archive, fullUnits, archiveUnits) => {
+  return (ctx, calls) => {
     const limits = ctx.key.actor.state.limits
     // No units limit on either kind (every shipped plan): nothing to charge, no admission.
     if (limits.fullUnits == null && limits.archiveUnits == null) return FREE
-    return chargeUnits(ctx, deps, full, archive, fullUnits, archiveUnits)
+    return chargeUnits(ctx, deps, calls)
   }
 }
 
 /** The units of each node kind that has calls, with no calls taken (they were charged as messages). */
-function chargeUnits(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, full: number, archive: number, fullUnits: number, archiveUnits: number): Charged {
+function chargeUnits(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, byKind: Readonly<CallsByKind>): Charged {
   const limits = ctx.key.actor.state.limits
   let delayMs = 0
   for (const [kind, calls, units] of [
-    ['full', full, fullUnits],
-    ['archive', archive, archiveUnits],
+    ['full', byKind.full, byKind.fullUnits],
+    ['archive', byKind.archive, byKind.archiveUnits],
   ] as const) {
     // A kind without a units limit has nothing to charge here (asking would read its calls bucket).
     if (calls === 0 || units === 0 || (kind === 'full' ? limits.fullUnits : limits.archiveUnits) == null) continue

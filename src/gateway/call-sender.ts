@@ -1,9 +1,8 @@
-import type { MethodSpec } from '../rpc/method-table.js'
+import { METHODS } from '../rpc/method-table.js'
 import type { Answer } from '../upstream/answer.js'
-import type { PoolCallOptions } from '../upstream/pool.js'
 import type { VerifiedRegistry } from '../verified/verified-registry.js'
 import type { CallClass } from './call-class.js'
-import type { UpstreamCall } from './upstream-call.js'
+import type { CallBudget, GatewayCall } from './gateway-call.js'
 
 /** The time-outs and hedging of calls sent to a node (UpstreamCallerOptions). */
 export interface CallSenderOptions {
@@ -17,28 +16,52 @@ export interface CallSenderOptions {
 }
 
 /**
- * The last step of a call that goes to a node: its time-out and options by its class, then the
- * pool (which fails over between the nodes of the kind) or, for a verified read, the network's
- * proven reads.
+ * A call's time budget by its method (budgetOf, read where the call is routed), and the last step
+ * of a call that goes to a node: the pool (which fails over between the nodes of the kind) or, for
+ * a verified read, the network's proven reads.
  * @example
- * const answer = await sender.send(call, 'table', METHODS[call.method])
+ * const answer = await sender.send(call, 'table')
  */
 export class CallSender {
+  /** The budget of most calls (an ordinary read), made once per setting rather than per call. */
+  #read: CallBudget
+
   constructor(
     private opts: CallSenderOptions,
     private readonly verified: VerifiedRegistry,
-  ) {}
+  ) {
+    this.#read = readBudget(opts)
+  }
 
   /** A reload's time-out of ordinary calls and hedging, for the calls that start from now on. */
   retune(timeoutMs: number, hedge: CallSenderOptions['hedge']): void {
     this.opts = { ...this.opts, timeoutMs, hedge }
+    this.#read = readBudget(this.opts)
   }
 
-  /** A method's own time-out, else the heavy one for heavy methods and those not in the table (forwarded: heavy too). */
-  timeoutOf(method: string, spec: MethodSpec | undefined): number {
+  /**
+   * A method's time budget: its own time-out (limits.methodTimeoutMs), else the heavy one for heavy
+   * methods and those not in the table (forwarded: heavy too), whose time-out is also their whole
+   * budget: a heavy call that timed out on one node would most likely time out on the next (a fast
+   * failure, a refused connection, still fails over). Only reads are hedged or probe a node: a
+   * filter made twice is not the same call.
+   */
+  budgetOf(method: string): CallBudget {
+    const spec = METHODS[method]
     const own = this.opts.methodTimeoutMs[method]
-    if (own !== undefined) return own
-    return spec === undefined || spec.heavy === true ? this.opts.heavyTimeoutMs : this.opts.timeoutMs
+    if (spec === undefined || spec.heavy === true) {
+      const timeoutMs = own ?? this.opts.heavyTimeoutMs
+      return { timeoutMs, deadlineMs: timeoutMs, heavy: true, read: false, hedge: undefined }
+    }
+    const read = spec.filter === undefined && spec.path === undefined
+    if (read && own === undefined) return this.#read
+    return {
+      timeoutMs: own ?? this.opts.timeoutMs,
+      deadlineMs: undefined,
+      heavy: false,
+      read,
+      hedge: read && this.opts.hedge.enabled ? this.opts.hedge : undefined,
+    }
   }
 
   /** A method with a time-out of its own (limits.methodTimeoutMs). */
@@ -46,28 +69,10 @@ export class CallSender {
     return this.opts.methodTimeoutMs[method] !== undefined
   }
 
-  /**
-   * A call of class `pinned`, `verified` or `table` to a node.
-   * @param spec the call's entry in the method table
-   */
-  send(c: UpstreamCall, cls: CallClass, spec: MethodSpec): Promise<Answer> {
-    const timeoutMs = this.timeoutOf(c.method, spec)
-    const opts: PoolCallOptions = { timeoutMs, node: c.node, minBlock: c.minBlock, account: c.account }
-    // A heavy call that timed out on one node would most likely time out on the next: its
-    // time-out is its whole budget (a fast failure, a refused connection, still fails over).
-    if (spec.heavy === true) {
-      opts.deadlineMs = timeoutMs
-      // Looked up once here: the pool scores, and the node times, heavy calls apart.
-      opts.heavy = true
-    }
-    // Only reads are hedged or probe a node: a filter made twice, a call pinned to its node, are not the same call.
-    else if (cls !== 'pinned') {
-      opts.read = true
-      if (this.opts.hedge.enabled) opts.hedge = this.opts.hedge
-    }
-    // Heavy ones too (eth_getBlockReceipts): checked as they come back.
-    if (cls === 'verified') return this.verified.of(c.pool).call(c.kind, c.method, c.params, c.idJson, opts)
-    return c.pool.call(c.kind, c.method, c.params, c.idJson, opts)
+  /** A call of class `pinned`, `verified` or `table` to a node; a verified one (heavy ones too: eth_getBlockReceipts) checked as it comes back. */
+  send(c: GatewayCall, cls: CallClass): Promise<Answer> {
+    if (cls === 'verified') return this.verified.of(c.pool).call(c)
+    return c.pool.call(c)
   }
 
   /**
@@ -75,9 +80,12 @@ export class CallSender {
    * heavy time-out, or 40 unlisted traces of one key would all be at the node at once, past the
    * bound listed traces keep.
    */
-  sendUnlisted(c: UpstreamCall): Promise<Answer> {
-    const timeoutMs = this.timeoutOf(c.method, undefined)
-    const send = () => c.pool.call(c.kind, c.method, c.params, c.idJson, { timeoutMs, deadlineMs: timeoutMs, account: c.account, heavy: true })
-    return c.heavy === undefined ? send() : c.heavy.run(send)
+  sendUnlisted(c: GatewayCall): Promise<Answer> {
+    return c.heavySlot === undefined ? c.pool.call(c) : c.heavySlot.run(() => c.pool.call(c))
   }
+}
+
+/** An ordinary read's budget under these options. */
+function readBudget(opts: CallSenderOptions): CallBudget {
+  return { timeoutMs: opts.timeoutMs, deadlineMs: undefined, heavy: false, read: true, hedge: opts.hedge.enabled ? opts.hedge : undefined }
 }

@@ -49,11 +49,16 @@ export interface CallPolicy {
   readonly charge: CallCharge
 }
 
-/**
- * Charges `full` and `archive` calls of a message, and their compute units, to its key: how long
- * to queue them, or the refusal.
- */
-export type CallCharge = (ctx: DispatchContext, full: number, archive: number, fullUnits: number, archiveUnits: number) => Charged
+/** Calls of a message and their compute units, by the node kind they go to: what a charge takes. */
+export interface CallsByKind {
+  full: number
+  archive: number
+  fullUnits: number
+  archiveUnits: number
+}
+
+/** Charges a message's calls and their compute units to its key: how long to queue them, or the refusal. */
+export type CallCharge = (ctx: DispatchContext, calls: Readonly<CallsByKind>) => Charged
 
 /**
  * A charge's outcome: the wait before the calls go, or the typed refusal (RATE_LIMITED with its

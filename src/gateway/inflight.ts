@@ -1,5 +1,4 @@
 import type { Answer } from '../upstream/answer.js'
-import { paramsJson } from '../rpc/params-json.js'
 
 /**
  * Identical calls in flight at the same time (same network, node kind, method and params) are
@@ -75,12 +74,7 @@ interface BatchSlot {
   readonly index: number
 }
 
-/** The key that makes two calls identical. */
-export function inflightKey(network: string, kind: string, method: string, params: unknown): string {
-  return inflightKeyOf(network, kind, method, paramsJson(params))
-}
-
-/** inflightKey, for params already written as JSON. */
+/** The key that makes two calls identical, their params written as JSON (GatewayCall.paramsJson). */
 export function inflightKeyOf(network: string, kind: string, method: string, paramsJsonText: string): string {
   return `${network}|${kind}|${method}|${paramsJsonText}`
 }

@@ -3,27 +3,29 @@ import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { Answer } from '../upstream/answer.js'
-import { planBatch, type Refused, type Routed } from './batch-plan.js'
-import { BatchRunner, type BatchRunnerDeps } from './batch-runner.js'
-import { chargeWork } from './call-charge.js'
+import { planBatch, planOfOne, type Refused } from './batch-plan.js'
 import { CallForwarder, type CallForwarderDeps } from './call-forwarder.js'
-import { waitQueued, type DispatchContext } from './dispatch-context.js'
+import { CallPipeline, type CallPipelineDeps } from './call-pipeline.js'
+import type { DispatchContext } from './dispatch-context.js'
+import type { GatewayCall } from './gateway-call.js'
 import type { HeadTracker } from './head-tracker.js'
-import { HEAVY_RETRY_AFTER_S } from './heavy-calls.js'
+import { HEAVY_RETRY_AFTER_S, type HeavyCalls } from './heavy-calls.js'
 import { refuseByKeyRules } from './key-rules.js'
-import { route, type RouteContext } from './router.js'
+import { newestBlockOf, route, type RouteContext } from './router.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
 import { verifiedLogsAdmission } from '../verified/log-range-admission.js'
 import { isVerifiedRead } from '../verified/verified-reads.js'
 
-export interface RpcDispatcherDeps extends CallForwarderDeps, BatchRunnerDeps {
-  /** maxBatch here, batchConcurrency in the batch runner, the filter caps in the forwarder: the limits in force (a reload's from its next request). */
+export interface RpcDispatcherDeps extends CallForwarderDeps, CallPipelineDeps {
+  /** maxBatch here, batchConcurrency in the pipeline, the filter caps in the forwarder: the limits in force (a reload's from its next request). */
   limits: () => LimitsConfig
   heads: HeadTracker
   /** Blocks of state full nodes keep; older state is routed to archive nodes. */
   windowBlocks: number
   /** Tell the client how a single call was served (diagnostics.responseHeaders; see diagnosticHeaders). */
   diagnosticHeaders?: boolean
+  /** Each key's heavy calls at once (absent: no bound). */
+  heavy?: HeavyCalls
 }
 
 /**
@@ -36,18 +38,17 @@ const PROTOCOL_ERROR_CODES: ReadonlySet<number> = new Set([-32700, -32600, -3260
 const HEAVY_RETRY: Readonly<Record<string, string>> = Object.freeze({ 'Retry-After': String(HEAVY_RETRY_AFTER_S) })
 
 /**
- * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy,
- * routing to a node kind, the transport's charge to the key's rate (each call of a batch counts),
- * forwarding (CallForwarder), and usage metering. A batch is planned here (each call routed, copies
- * merged) and run by the BatchRunner: one bad call is one error entry.
+ * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy
+ * and routing, where each call becomes the GatewayCall it stays on its way to the node; then the
+ * CallPipeline (charge, wait, forward, meter), the same for a single call (a plan of one) and a
+ * batch (each call routed, copies merged: one bad call is one error entry). What differs is the
+ * framing: a single call's status and headers are its answer's, a batch's answers are joined.
  */
 export class RpcDispatcher {
-  readonly #forwarder: CallForwarder
-  readonly #batches: BatchRunner
+  readonly #pipeline: CallPipeline
 
   constructor(private readonly deps: RpcDispatcherDeps) {
-    this.#forwarder = new CallForwarder(deps)
-    this.#batches = new BatchRunner(deps, this.#forwarder)
+    this.#pipeline = new CallPipeline(deps, new CallForwarder(deps))
   }
 
   /**
@@ -79,36 +80,18 @@ export class RpcDispatcher {
 
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
     if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), malformed: 1 }
-    const routed = this.#route(ctx, entry, this.#routeContext(ctx))
+    const routed = this.#route(ctx, entry, this.#routeContext(ctx), 0)
     if ('refused' in routed) {
       const malformed = routed.malformed ? 1 : 0
       if (entry.idJson === undefined) return { status: 204, body: null, malformed }
       return { status: routed.status, body: routed.body, malformed }
     }
-    // One call: its kind and cost as they are (no array of one per request).
-    const cost = routed.units
-    const { charge } = this.deps.policies[ctx.transport]
-    const charged = routed.kind === 'full' ? charge(ctx, 1, 0, cost, 0) : charge(ctx, 0, 1, 0, cost)
-    if (charged.refusal) return refusedWhole(charged.refusal)
-    if (charged.delayMs > 0) await waitQueued(charged.delayMs)
-    const subscribed: string[] | undefined = routed.local ? [] : undefined
-    const out = await this.#forwarder.forward(ctx, routed, subscribed)
-    // Work known only once answered (a verified call's EVM run): charged now, counted in its units.
-    chargeWork(ctx, out.kind, out.extraUnits)
-    this.deps.usage.served(
-      ctx.key.account.accountId,
-      ctx.key.record.keyId,
-      ctx.network,
-      out.kind,
-      1,
-      out.isError ? 1 : 0,
-      ctx.bytesIn,
-      out.size,
-      cost + out.extraUnits,
-    )
-    const malformed = out.malformed ? 1 : 0
+    const served = await this.#pipeline.run(ctx, planOfOne(routed))
+    if (served.refusal) return refusedWhole(served.refusal)
+    const out = served.answer!
+    const malformed = served.malformed
     // An eth_subscribe that made a subscription: the WebSocket session takes its id from here.
-    const made = subscribed !== undefined && subscribed.length > 0 ? subscribed : undefined
+    const made = served.subscribed
     if (entry.idJson === undefined) return { status: 204, body: null, malformed, subscribed: made }
     let headers = this.deps.diagnosticHeaders === true ? diagnosticHeaders(out) : out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
     // No node could take the call now (none healthy, or all at capacity): a second is the usual wait.
@@ -118,22 +101,24 @@ export class RpcDispatcher {
     return { status: out.status, body: out, headers, malformed, subscribed: made }
   }
 
-  // Not async: it hands on the runner's promise (one promise fewer per batch).
-  #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
+  async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
     const { maxBatch } = this.deps.limits()
     if (entries.length > maxBatch) {
       const e = new GatewayError(
         'BATCH_TOO_LARGE',
         `Batch too large: ${entries.length} calls, at most ${maxBatch} are accepted in one batch; split it into several requests`,
       )
-      return Promise.resolve({ status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 })
+      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 }
     }
     // What routing reads of the key, the nodes and the head: once for the batch, not per call.
     const routeContext = this.#routeContext(ctx)
-    return this.#batches.run(
-      ctx,
-      planBatch(entries, (call, i) => this.#route(ctx, call, routeContext, i)),
-    )
+    const plan = planBatch(entries, (call, i) => this.#route(ctx, call, routeContext, i))
+    const served = await this.#pipeline.run(ctx, plan)
+    if (served.refusal) return refusedWhole(served.refusal)
+    const answered = plan.parts.filter((p): p is string => p !== undefined)
+    // A batch of notifications only is answered with nothing (JSON-RPC 2.0, section 6).
+    if (answered.length === 0) return { status: 204, body: null, malformed: served.malformed, subscribed: served.subscribed }
+    return { status: 200, body: `[${answered.join(',')}]`, malformed: served.malformed, subscribed: served.subscribed }
   }
 
   /** What routing needs to know of the key, the network's nodes and its head, now. */
@@ -148,8 +133,8 @@ export class RpcDispatcher {
     }
   }
 
-  /** The node kind for a call, or the answer that refuses it. */
-  #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index = 0): Routed | Refused {
+  /** The call as the gateway serves it (GatewayCall: its node kind, units, block, heavy slot, budget), or the answer that refuses it. */
+  #route(ctx: DispatchContext, call: RpcCall, routeContext: RouteContext, index: number): GatewayCall | Refused {
     const idJson = call.idJson ?? 'null'
     const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage, ctx.token)
     if (denied !== undefined) return denied
@@ -174,16 +159,39 @@ export class RpcDispatcher {
       }
       units = admitted.units
     }
+    const { method, params } = call
+    const budget = this.deps.calls.budgetOf(method)
+    // The same object literal for every call: one shape on the request path.
     return {
-      call,
-      spec,
+      network: ctx.network,
+      pool: ctx.pool,
       kind: r.kind,
+      method,
+      params,
+      paramsJson: call.paramsJson === undefined ? paramsJson(params) : rememberParamsJson(params, call.paramsJson),
+      idJson,
+      answered: call.idJson !== undefined,
+      spec,
       units,
       local: rule.local === true,
       index,
-      paramsJson: call.paramsJson === undefined ? paramsJson(call.params) : rememberParamsJson(call.params, call.paramsJson),
+      account: ctx.key.account,
+      minBlock: spec.block === undefined ? undefined : newestBlockOf(spec, params),
+      // A verified call is run in the gateway's EVM (seconds of a worker thread for a loop): heavy as a trace is.
+      heavySlot: spec.heavy === true || runsEvm(ctx.pool.verify, method) ? this.deps.heavy?.slotFor(ctx.key) : undefined,
+      node: undefined,
+      timeoutMs: budget.timeoutMs,
+      deadlineMs: budget.deadlineMs,
+      heavy: budget.heavy,
+      read: budget.read,
+      hedge: budget.hedge,
     }
   }
+}
+
+/** Whether the gateway's EVM runs this method's calls (networks.<slug>.verify: calls). */
+function runsEvm(verify: 'off' | 'reads' | 'calls', method: string): boolean {
+  return verify === 'calls' && (method === 'eth_call' || method === 'eth_estimateGas')
 }
 
 /**

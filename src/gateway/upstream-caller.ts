@@ -1,8 +1,7 @@
-import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
+import { METHODS } from '../rpc/method-table.js'
+import { paramsJson } from '../rpc/params-json.js'
 import type { UpstreamPool } from '../upstream/pool.js'
-import type { CallFor } from '../upstream/node-capacity.js'
-import { METHODS, type MethodSpec } from '../rpc/method-table.js'
 import { CacheStep } from '../cache/cache-step.js'
 import type { ImmutableCache } from '../cache/immutable-cache.js'
 import { GetLogs } from '../get-logs/get-logs.js'
@@ -12,11 +11,11 @@ import { TransactionSender } from '../upstream/send-transaction.js'
 import type { EvmLimits } from '../verified/proven-run.js'
 import { isVerifiedRead, type VerifiedReads } from '../verified/verified-reads.js'
 import { VerifiedRegistry } from '../verified/verified-registry.js'
-import { shareBatch, type BatchSharingDeps, type SharedBatchCall } from './batch-sharing.js'
+import { shareBatch, type BatchSharingDeps } from './batch-sharing.js'
 import { classify, type CallClass } from './call-class.js'
 import { CallSender } from './call-sender.js'
-import { InflightCalls, inflightKey } from './inflight.js'
-import type { UpstreamCall } from './upstream-call.js'
+import type { CallBudget, GatewayCall } from './gateway-call.js'
+import { InflightCalls, inflightKeyOf } from './inflight.js'
 
 export interface UpstreamCallerOptions {
   /** Time-out of one attempt of an ordinary call (limits.upstreamTimeoutMs). */
@@ -45,7 +44,7 @@ export interface UpstreamCallerOptions {
  * verified reads are proven (src/verified/verified-registry.ts); heavy calls get their own time-out
  * and reads may be hedged (call-sender.ts). The pool underneath fails over between nodes of the kind.
  * @example
- * const out = await caller.call({ network: 'eth-1', pool, kind: 'full', method: 'eth_getBlockByNumber', params: ['0x10', false], idJson: '1' })
+ * const out = await caller.call(gatewayCall) // a GatewayCall of eth_getBlockByNumber ['0x10', false]
  * out.cache // 'hit' once block 16 is final and was asked before
  */
 export class UpstreamCaller {
@@ -56,19 +55,16 @@ export class UpstreamCaller {
   readonly #sender: CallSender
   /** Each network's proven state reads (networks.<slug>.verify: reads), made at its first; a reload keeps the pool and these. */
   readonly #verified: VerifiedRegistry
-  #timeoutMs: number
   /** Made once: the cache step's way to share a call in flight, without a closure per call. */
-  readonly #share = (c: UpstreamCall, send: () => Promise<Answer>): Promise<Answer> => this.#shared(c, send)
+  readonly #share = (c: GatewayCall, send: () => Promise<Answer>): Promise<Answer> => this.#shared(c, send)
   /** What a client batch's calls shared in flight need (batch-sharing.ts): they are of the table's own class, never proven there. */
   readonly #batchDeps: BatchSharingDeps = {
     inflight: this.inflight,
-    timeoutMs: () => this.#timeoutMs,
     shared: this.#share,
-    send: (c) => this.#sender.send(c, 'table', METHODS[c.method]),
+    send: (c) => this.#sender.send(c, 'table'),
   }
 
   constructor(opts: UpstreamCallerOptions) {
-    this.#timeoutMs = opts.timeoutMs
     this.logs = new GetLogs(opts.heavy.getLogs)
     this.#cache = new CacheStep(opts.cache, opts.finalized)
     this.#verified = new VerifiedRegistry({ timeoutMs: opts.timeoutMs, evm: opts.evm })
@@ -85,7 +81,6 @@ export class UpstreamCaller {
 
   /** A reload's time-out of ordinary calls, hedging and EVM bounds, for the calls that start from now on. */
   apply(next: Pick<UpstreamCallerOptions, 'timeoutMs' | 'hedge'> & { evm: { gasCap: number; timeoutMs: number } }): void {
-    this.#timeoutMs = next.timeoutMs
     this.#verified.apply({ timeoutMs: next.timeoutMs, evm: next.evm })
     this.#sender.retune(next.timeoutMs, next.hedge)
   }
@@ -95,11 +90,16 @@ export class UpstreamCaller {
    * (split), eth_sendRawTransaction or a filter call. The dispatcher may carry such calls of a
    * client batch to a node in one upstream batch (bench/README.md); the others come here one by one.
    */
-  sentAsIs(method: string, params: unknown): boolean {
-    const spec = METHODS[method]
+  sentAsIs(c: GatewayCall): boolean {
+    const spec = METHODS[c.method]
     if (spec === undefined || spec.filter !== undefined || spec.heavy === true || spec.path !== undefined) return false
-    if (this.#sender.hasOwnTimeout(method)) return false
-    return !this.#cache.mayAnswer(method, params)
+    if (this.#sender.hasOwnTimeout(c.method)) return false
+    return !this.#cache.mayAnswer(c.method, c.params)
+  }
+
+  /** A method's time budget (CallSender.budgetOf): read where a call is routed, so that it travels with the call. */
+  budgetOf(method: string): CallBudget {
+    return this.#sender.budgetOf(method)
   }
 
   /**
@@ -107,32 +107,25 @@ export class UpstreamCaller {
    * calls are (see shareBatch in batch-sharing.ts).
    * @returns per call: the node's answer with the call's id, undefined (send it alone), or the failure that answered it
    */
-  batch(
-    network: string,
-    pool: UpstreamPool,
-    kind: NodeKind,
-    calls: ReadonlyArray<SharedBatchCall>,
-    account?: CallFor,
-  ): Promise<Array<Answer | Error | undefined>> {
-    return shareBatch(this.#batchDeps, network, pool, kind, calls, account)
+  batch(calls: ReadonlyArray<GatewayCall>): Promise<Array<Answer | Error | undefined>> {
+    return shareBatch(this.#batchDeps, calls)
   }
 
   // Not async: each class's handler returns its own promise (one promise fewer per call).
-  call(c: UpstreamCall): Promise<Answer> {
-    const spec = METHODS[c.method]
-    const cls = classify(spec, c.node, c.pool.verify, c.method)
+  call(c: GatewayCall): Promise<Answer> {
+    const cls = classify(METHODS[c.method], c.node, c.pool.verify, c.method)
     switch (cls) {
       case 'unlisted':
         return this.#sender.sendUnlisted(c)
       case 'pinned':
-        return this.#sender.send(c, cls, spec)
+        return this.#sender.send(c, cls)
       case 'send':
-        return this.#shared(c, () => this.transactions.send(c.pool, c.kind, c.params, c.idJson, this.#sender.timeoutOf(c.method, spec)))
+        return this.#shared(c, () => this.transactions.send(c.pool, c.kind, c.params, c.idJson, c.timeoutMs))
       case 'logs':
-        return this.#logs(c, spec)
+        return this.#logs(c)
       case 'verified':
       case 'table':
-        return this.#cache.call(c, this.#share, () => this.#sender.send(c, cls, spec))
+        return this.#cache.call(c, this.#share, () => this.#sender.send(c, cls))
     }
   }
 
@@ -140,10 +133,10 @@ export class UpstreamCaller {
    * The cached answer of a call when it is final and stored, at once (synchronous), or undefined
    * (see CacheStep.now): a batch serves its cached calls with this before anything goes upstream.
    */
-  cachedNow(network: string, kind: NodeKind, method: string, params: unknown, idJson: string): Answer | undefined {
-    const spec = METHODS[method]
+  cachedNow(c: GatewayCall): Answer | undefined {
+    const spec = METHODS[c.method]
     if (spec?.filter !== undefined || spec?.path !== undefined) return undefined
-    return this.#cache.now({ network, kind, method, params, idJson })
+    return this.#cache.now(c)
   }
 
   /** The network's proven reads (made at its first, kept with the pool), over one set of trusted headers. */
@@ -152,29 +145,30 @@ export class UpstreamCaller {
   }
 
   /** An eth_getLogs: its parts through the cache, its tag lookups shared in flight, one heavy slot for the whole. */
-  #logs(c: UpstreamCall, spec: MethodSpec): Promise<Answer> {
+  #logs(c: GatewayCall): Promise<Answer> {
     // Its parts and tag lookups take no heavy slot: the call holds one for all of them.
-    const plain: UpstreamCall = c.heavy === undefined ? c : { ...c, heavy: undefined }
+    const plain: GatewayCall = c.heavySlot === undefined ? c : { ...c, heavySlot: undefined }
     // Each part is sent as an eth_getLogs of the table (heavy), or proven when the network proves logs.
     const partClass: CallClass = isVerifiedRead(c.method, c.pool.verify) ? 'verified' : 'table'
     return logsPath(this.logs, c, {
       fetch: (params, idJson) => {
-        const part: UpstreamCall = { ...plain, params, idJson }
-        return this.#cache.call(part, this.#share, () => this.#sender.send(part, partClass, spec))
+        const part: GatewayCall = { ...plain, params, paramsJson: paramsJson(params), idJson }
+        return this.#cache.call(part, this.#share, () => this.#sender.send(part, partClass))
       },
       ask: (method, params) => {
-        const asked: UpstreamCall = { ...plain, method, params, idJson: '0' }
-        const askedSpec = METHODS[method]
-        return this.#shared(asked, () => this.#sender.send(asked, classify(askedSpec, undefined, c.pool.verify, method), askedSpec))
+        // Another method: its own time budget.
+        const asked: GatewayCall = { ...plain, ...this.#sender.budgetOf(method), method, params, paramsJson: paramsJson(params), idJson: '0' }
+        return this.#shared(asked, () => this.#sender.send(asked, classify(METHODS[method], undefined, c.pool.verify, method)))
       },
     })
   }
 
-  #shared(c: UpstreamCall, send: () => Promise<Answer>): Promise<Answer> {
-    const key = inflightKey(c.network, c.kind, c.method, c.params)
+  #shared(c: GatewayCall, send: () => Promise<Answer>): Promise<Answer> {
+    const key = inflightKeyOf(c.network, c.kind, c.method, c.paramsJson)
     // A heavy call joining an identical one in flight costs the node nothing: only one that goes
     // to the node takes a slot of its key's heavy calls at once (and may wait for it, or be refused).
-    if (c.heavy !== undefined && !this.inflight.has(key)) return c.heavy.run(() => this.inflight.run(key, c.idJson, send))
+    const slot = c.heavySlot
+    if (slot !== undefined && !this.inflight.has(key)) return slot.run(() => this.inflight.run(key, c.idJson, send))
     return this.inflight.run(key, c.idJson, send)
   }
 }

@@ -15,18 +15,18 @@ export interface LogsCall {
   readonly params: unknown
   readonly idJson: string
   readonly kind: NodeKind
-  readonly heavy?: { run<T>(send: () => Promise<T>): Promise<T> }
+  readonly heavySlot: { run<T>(send: () => Promise<T>): Promise<T> } | undefined
 }
 
 /**
  * An eth_getLogs through GetLogs (tags resolved, a wide range split): one heavy slot for the whole
  * call, however many parts it is split in; its parts and tag lookups take none.
  * @example
- * const answer = await logsPath(logs, { params, idJson: '1', kind: 'full', heavy }, { fetch, ask })
+ * const answer = await logsPath(logs, { params, idJson: '1', kind: 'full', heavySlot }, { fetch, ask })
  */
 export function logsPath(logs: GetLogs, c: LogsCall, deps: LogsPathDeps): Promise<Answer> {
   const run = () => logs.call(c.params, c.idJson, c.kind, { fetch: deps.fetch, resolveTag: (tag) => blockOfTag(deps, tag) })
-  return c.heavy === undefined ? run() : c.heavy.run(run)
+  return c.heavySlot === undefined ? run() : c.heavySlot.run(run)
 }
 
 /** A block tag's number now, asked of the node kind the call goes to; undefined when the node did not say. */

@@ -5,16 +5,17 @@ import { answerValue, CONSENSUS_DEFAULTS, Disputes, type ConsensusCounters, type
 import { isUpstreamFailure, NodesDisagree, NoHealthyUpstream, UpstreamAnswerTooLarge, type UpstreamTransportError } from './errors.js'
 import type { MethodLearning } from './method-learning.js'
 import { saysMethodMissing } from './method-missing.js'
-import type { NodeCallOptions, UpstreamNode } from './node.js'
+import type { NodeCall, UpstreamNode } from './node.js'
 import { highestHead } from './node-choice.js'
 import type { PoolView } from './pool-view.js'
 
-/** What a consensus call needs of the call: its time-outs, the nodes to pass over and the newest block it names. */
-export interface ConsensusCallOptions extends NodeCallOptions {
-  timeoutMs: number
-  deadlineMs?: number
-  avoid?: ReadonlySet<string>
-  minBlock?: number
+/** What a consensus call reads of the call (a PoolCall is one): its kind, its time-outs, the nodes to pass over and the newest block it names. */
+export interface ConsensusCall extends NodeCall {
+  readonly kind: NodeKind
+  readonly timeoutMs: number
+  readonly deadlineMs?: number
+  readonly avoid?: ReadonlySet<string>
+  readonly minBlock?: number
 }
 
 /**
@@ -29,7 +30,7 @@ export interface ConsensusCallOptions extends NodeCallOptions {
  * take calls. docs/upstream-selection.md
  * @example
  * const voting = new ConsensusCalls(pool, learning, clock)
- * const answer = await voting.call(policy, 'full', 'eth_getBalance', [addr, 'latest'], { timeoutMs: 5000 })
+ * const answer = await voting.call(policy, { kind: 'full', method: 'eth_getBalance', params: [addr, 'latest'], timeoutMs: 5000 })
  * answer.consensus // '2/3'
  */
 export class ConsensusCalls {
@@ -58,7 +59,8 @@ export class ConsensusCalls {
    * One call under consensus; its answer carries `consensus` (agreeing/participants) and `attempts`.
    * @throws NoHealthyUpstream fewer healthy nodes than `agreement` / NodesDisagree / the last failure when too many failed
    */
-  call(policy: ConsensusPolicy, kind: NodeKind, method: string, params: unknown, opts: ConsensusCallOptions): Promise<Answer> {
+  call(policy: ConsensusPolicy, opts: ConsensusCall): Promise<Answer> {
+    const { kind, method } = opts
     const deadline = this.clock.now() + (opts.deadlineMs ?? 2 * opts.timeoutMs)
     const nodes = this.pool.nodesOf(kind)
     const healthy = nodes.filter((n) => n.healthy() && !opts.avoid?.has(n.name)).length
@@ -96,7 +98,7 @@ export class ConsensusCalls {
         asked.add(node)
         running++
         this.counters.fanOut++
-        node.call(method, params, Math.min(opts.timeoutMs, left), opts).then(
+        node.call(opts, Math.min(opts.timeoutMs, left)).then(
           (answer) => answered(node, answer),
           (err: unknown) => failed(err),
         )

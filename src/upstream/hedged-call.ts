@@ -1,6 +1,6 @@
 import type { Answer } from './answer.js'
 import { isUpstreamFailure } from './errors.js'
-import type { NodeCallOptions, UpstreamNode } from './node.js'
+import type { NodeCall, UpstreamNode } from './node.js'
 import type { Choice } from './node-choice.js'
 
 /** Latency samples the best node needs before its p95 is trusted for hedging. */
@@ -13,13 +13,13 @@ export interface HedgeCounters {
 }
 
 /** What hedging reads of a call. */
-export interface HedgeOptions extends NodeCallOptions {
+export interface HedgedCall extends NodeCall {
   /** Pinned to one node: never hedged. */
-  node?: string
+  readonly node?: string
   /** A read: it may be hedged, and may be a probe. */
-  read?: boolean
-  /** Hedging of reads, when on (PoolCallOptions.hedge). */
-  hedge?: { minDelayMs: number; maxDelayMs: number }
+  readonly read?: boolean
+  /** Hedging of reads, when on (PoolCall.hedge). */
+  readonly hedge?: { minDelayMs: number; maxDelayMs: number }
 }
 
 /**
@@ -28,14 +28,14 @@ export interface HedgeOptions extends NodeCallOptions {
  * to finish and its answer dropped. A probe of a node outside the best ones is always hedged, so
  * that the client never waits for the node being measured; other reads when `hedge` is on.
  * @example
- * const hedgeMs = hedging.delayFor(choice, opts)
- * const answer = hedgeMs === undefined ? await choice.node.call(...) : await hedging.run(choice, method, params, timeoutMs, hedgeMs, tried, opts, another)
+ * const hedgeMs = hedging.delayFor(choice, call)
+ * const answer = hedgeMs === undefined ? await choice.node.call(call, timeoutMs) : await hedging.run(choice, call, timeoutMs, hedgeMs, tried, another)
  */
 export class Hedging {
   readonly counters: HedgeCounters = { started: 0, won: 0 }
 
   /** How long to wait before hedging this attempt (undefined: not hedged): a probe always (to the best node), a read when hedging is on. */
-  delayFor(choice: Choice, opts: HedgeOptions): number | undefined {
+  delayFor(choice: Choice, opts: Pick<HedgedCall, 'node' | 'read' | 'hedge'>): number | undefined {
     if (opts.node !== undefined || opts.read !== true) return undefined
     const best = choice.best.latency
     if (choice.probe) {
@@ -58,12 +58,10 @@ export class Hedging {
    */
   run(
     choice: Choice,
-    method: string,
-    params: unknown,
+    call: HedgedCall,
     timeoutMs: number,
     hedgeMs: number,
     tried: Set<UpstreamNode>,
-    opts: HedgeOptions,
     another: () => UpstreamNode | undefined,
   ): Promise<Answer> {
     const first = choice.node
@@ -90,13 +88,13 @@ export class Hedging {
         if (settled || hedgeMs >= timeoutMs) return
         const second = choice.probe && !tried.has(choice.best) ? choice.best : another()
         // A hedge is extra load: never one that would wait for a slot of a full node.
-        if (second === undefined || !second.hasRoom(opts.account)) return
+        if (second === undefined || !second.hasRoom(call.account)) return
         tried.add(second)
         running++
         this.counters.started++
-        second.call(method, params, timeoutMs - hedgeMs, opts).then(win(second), lose)
+        second.call(call, timeoutMs - hedgeMs).then(win(second), lose)
       }, hedgeMs)
-      first.call(method, params, timeoutMs, opts).then(win(first), lose)
+      first.call(call, timeoutMs).then(win(first), lose)
     })
   }
 }

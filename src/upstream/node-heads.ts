@@ -179,7 +179,7 @@ export class NodeHeadMonitor {
   /** A method's hex quantity result, undefined when the node failed or answered something else. */
   async #quantity(node: UpstreamNode, method: string): Promise<number | undefined> {
     try {
-      const reply = await node.call(method, [], this.opts.timeoutMs, { alone: true })
+      const reply = await node.call({ method, params: [], alone: true }, this.opts.timeoutMs)
       const m = HEX.exec(reply.text)
       return m ? parseInt(m[1], 16) : undefined
     } catch {

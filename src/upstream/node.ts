@@ -46,17 +46,23 @@ export interface UpstreamNodeOptions {
   capacity?: NodeCapacity
 }
 
-/** What a call tells the node beside itself (the pool hands on its own options: nothing is made per call). */
-export interface NodeCallOptions {
+/**
+ * A call as a node reads it: its method and params, and what the node's capacity and latency
+ * windows need. The pool hands on the call it was given (src/upstream/pool-call.ts PoolCall, the
+ * gateway's GatewayCall): nothing is made per attempt.
+ */
+export interface NodeCall {
+  readonly method: string
+  readonly params: unknown
   /** The account it is for: it takes a slot of the node's capacity (undefined: the gateway's own call, not counted). */
-  account?: CallFor
+  readonly account?: CallFor
   /** A heavy call (method table `heavy`): its latency goes to heavyLatency. */
-  heavy?: boolean
+  readonly heavy?: boolean
   /**
    * Sent in a request of its own, never in an upstream batch with other calls (CallCoalescer): the
    * gateway's own polls, so that a node that holds one of them holds no client's call with it.
    */
-  alone?: boolean
+  readonly alone?: boolean
 }
 
 /** The params of the question that decides anvil's undecided WebSocket answer (#decidedOverHttp). */
@@ -141,13 +147,13 @@ export class UpstreamNode {
    * Send one call and resolve with the node's answer (our id in it: see Answer.withId). A JSON-RPC error is an answer.
    * @throws UpstreamTransportError / UpstreamTimeout (counted against the node's health)
    */
-  call(method: string, params: unknown, timeoutMs: number, opts?: NodeCallOptions): Promise<Answer> {
+  call(c: NodeCall, timeoutMs: number): Promise<Answer> {
     const capacity = this.capacity
-    const account = opts?.account
-    const heavy = opts?.heavy === true
-    const alone = opts?.alone === true
-    if (capacity === undefined || account === undefined) return this.#call(method, params, timeoutMs, heavy, alone)
-    return this.#withSlot(capacity, account, timeoutMs, (left) => this.#call(method, params, left, heavy, alone))
+    const account = c.account
+    const heavy = c.heavy === true
+    const alone = c.alone === true
+    if (capacity === undefined || account === undefined) return this.#call(c.method, c.params, timeoutMs, heavy, alone)
+    return this.#withSlot(capacity, account, timeoutMs, (left) => this.#call(c.method, c.params, left, heavy, alone))
   }
 
   /**

@@ -6,10 +6,11 @@ import type { UpstreamNode } from './node.js'
 
 /** One call of a client batch sent upstream as it is. */
 export interface BatchedCall {
-  method: string
-  params: unknown
-  paramsJson?: string
-  clientIdJson: string
+  readonly method: string
+  readonly params: unknown
+  readonly paramsJson?: string
+  /** The client's id as JSON text. */
+  readonly idJson: string
 }
 
 /** What sending a batch needs of its pool. */
@@ -50,7 +51,7 @@ export async function sendAsOneBatch(
     settle: (replies) => {
       for (let k = 0; k < replies.length; k++) {
         const r = replies[k]
-        if (r !== undefined) out[index === undefined ? k : index[k]] = r.withId(sent[k].clientIdJson)
+        if (r !== undefined) out[index === undefined ? k : index[k]] = r.withId(sent[k].idJson)
       }
       return out
     },

@@ -8,7 +8,7 @@ import type { MethodLearning } from './method-learning.js'
 import { saysMethodMissing } from './method-missing.js'
 import type { UpstreamNode } from './node.js'
 import type { Choice } from './node-choice.js'
-import { notSafeToRepeat, type AskedAgainCounters, type PoolCallOptions } from './pool-call.js'
+import { notSafeToRepeat, type AskedAgainCounters, type PoolCall, type PoolCallOptions } from './pool-call.js'
 
 /** What a call's attempts need of their pool: made once per pool, so that a call costs one object, not a closure per step. */
 export interface PoolParts {
@@ -32,7 +32,7 @@ export interface PoolParts {
  * head or an empty answer from a node behind it (askAgain) are asked again of another node, the
  * answer kept meanwhile; the client gets the kept answer when no node does better.
  * @example
- * const answer = await withFailover(clock, opts, tried, new PoolAttempts(parts, 'full', 'eth_blockNumber', [], '1', opts, tried))
+ * const answer = await withFailover(clock, call, tried, new PoolAttempts(parts, call, tried))
  */
 export class PoolAttempts implements FailoverSteps<Choice, Answer, Answer> {
   /** An answer judged not good enough, kept in case no other node does better: a node's answer as it was. */
@@ -44,19 +44,16 @@ export class PoolAttempts implements FailoverSteps<Choice, Answer, Answer> {
 
   constructor(
     private readonly parts: PoolParts,
-    private readonly kind: NodeKind,
-    private readonly method: string,
-    private readonly params: unknown,
-    private readonly clientIdJson: string,
-    private readonly opts: PoolCallOptions,
+    /** The call as it came to the pool: each attempt hands it to its node as it is. */
+    private readonly call: PoolCall,
     private readonly tried: Set<UpstreamNode>,
   ) {
     this.#avoided = tried.size
   }
 
   choose(tried: ReadonlySet<UpstreamNode>): Choice | undefined {
-    const { opts } = this
-    return opts.node === undefined ? this.parts.choose(this.kind, tried, this.method, opts) : this.parts.named(opts.node, tried)
+    const { call } = this
+    return call.node === undefined ? this.parts.choose(call.kind, tried, call.method, call) : this.parts.named(call.node, tried)
   }
 
   nodeOf(choice: Choice): UpstreamNode {
@@ -65,16 +62,17 @@ export class PoolAttempts implements FailoverSteps<Choice, Answer, Answer> {
 
   /** Hedging is a policy around one attempt: after a delay, one more node, the first answer wins. */
   attempt(choice: Choice, timeoutMs: number): Promise<Answer> {
-    const { parts, method, params, opts, tried } = this
-    const hedgeMs = parts.hedging.delayFor(choice, opts)
-    if (hedgeMs === undefined) return choice.node.call(method, params, timeoutMs, opts)
-    const another = () => parts.choose(this.kind, tried, method, { ...opts, read: false })?.node
-    return parts.hedging.run(choice, method, params, timeoutMs, hedgeMs, tried, opts, another)
+    const { parts, call, tried } = this
+    const hedgeMs = parts.hedging.delayFor(choice, call)
+    if (hedgeMs === undefined) return choice.node.call(call, timeoutMs)
+    const another = () => parts.choose(call.kind, tried, call.method, { ...call, read: false })?.node
+    return parts.hedging.run(choice, call, timeoutMs, hedgeMs, tried, another)
   }
 
   settle(reply: Answer): Answer | undefined {
-    const { parts, method } = this
-    if (this.opts.node === undefined) {
+    const { parts } = this
+    const { method } = this.call
+    if (this.call.node === undefined) {
       // Error answers only: an ordinary answer is never read for this.
       if (reply.isError && saysMethodMissing(method, reply)) {
         const by = parts.byName(reply.node)
@@ -92,21 +90,21 @@ export class PoolAttempts implements FailoverSteps<Choice, Answer, Answer> {
         return undefined
       }
     }
-    const out = reply.withId(this.clientIdJson)
+    const out = reply.withId(this.call.idJson)
     out.attempts = this.tried.size - this.#avoided
     return out
   }
 
   ending(why: 'no-node' | 'no-time'): Answer | undefined {
-    if (why === 'no-node' && this.#lacking !== undefined) this.parts.learning.noneServes(this.kind, this.method, this.#lacking)
-    return this.#kept?.withId(this.clientIdJson)
+    if (why === 'no-node' && this.#lacking !== undefined) this.parts.learning.noneServes(this.call.kind, this.call.method, this.#lacking)
+    return this.#kept?.withId(this.call.idJson)
   }
 
   final(err: UpstreamTransportError): boolean {
-    return notSafeToRepeat(this.method) && err.requestSent
+    return notSafeToRepeat(this.call.method) && err.requestSent
   }
 
   noneLeft(): Error {
-    return this.parts.noneLeft(this.kind)
+    return this.parts.noneLeft(this.call.kind)
   }
 }

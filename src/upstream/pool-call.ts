@@ -1,36 +1,55 @@
+import type { NodeKind } from '../core/node-kind.js'
 import { METHODS } from '../rpc/method-table.js'
-import type { NodeCallOptions } from './node.js'
+import type { NodeCall } from './node.js'
 
-export interface PoolCallOptions extends NodeCallOptions {
+/**
+ * A call as the pool reads it: the node kind it goes to, the client's id, and its time budget and
+ * node choice, beside what a node reads (NodeCall). The gateway's GatewayCall is one: the pool and
+ * its nodes read the value the dispatcher built, nothing copied per layer.
+ */
+export interface PoolCall extends NodeCall, PoolCallOptions {
+  readonly kind: NodeKind
+  /** The client's id as JSON text (`1`, `"abc"`, `null`): spliced into the node's answer. */
+  readonly idJson: string
+}
+
+/** A pool call's budget and node choice, without the call itself (what the verified reads hand on to the calls their checks make). */
+export interface PoolCallOptions {
+  /** The account it is for: it takes a slot of a node's capacity (NodeCall.account). */
+  readonly account?: NodeCall['account']
+  /** A heavy call (NodeCall.heavy): scored and timed apart. */
+  readonly heavy?: boolean
+  /** Sent alone (NodeCall.alone). */
+  readonly alone?: boolean
   /** Time-out of one attempt on one node, in ms. */
-  timeoutMs: number
+  readonly timeoutMs: number
   /**
    * Budget of the whole call in ms, failovers included (default 2 × timeoutMs): after a node
    * times out, another one gets what is left of it. Each attempt gets min(timeoutMs, what is left).
    */
-  deadlineMs?: number
+  readonly deadlineMs?: number
   /**
    * Send to this node only, with no failover (a filter lives on the node that created it). It is
    * tried even while marked unhealthy: no other node could answer.
    */
-  node?: string
+  readonly node?: string
   /** Nodes not to try (a transaction re-sent after a node failed goes elsewhere). */
-  avoid?: ReadonlySet<string>
+  readonly avoid?: ReadonlySet<string>
   /**
    * A read: it may be hedged (when `hedge` is given) and may be a probe of a node outside the best
    * ones (always hedged to the best node). Transactions, filter calls and pinned calls are not.
    */
-  read?: boolean
+  readonly read?: boolean
   /**
    * Hedging of reads: when the node asked has not answered after the best node's p95 (within
    * these bounds; maxDelayMs until the best node has HEDGE_MIN_SAMPLES), ask another healthy node of
    * the kind too, and take the first answer. The slower call is left to finish; its answer is dropped.
    */
-  hedge?: { minDelayMs: number; maxDelayMs: number }
+  readonly hedge?: { minDelayMs: number; maxDelayMs: number }
   /** The newest block the call names: nodes whose head is below it are passed over while another reaches it. */
-  minBlock?: number
+  readonly minBlock?: number
   /** The caller checks the answer itself (src/verified: a proof against a trusted header): no consensus vote. */
-  checked?: boolean
+  readonly checked?: boolean
 }
 
 /** Answers asked again of another node, by why, for /metrics. */

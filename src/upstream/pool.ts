@@ -11,11 +11,11 @@ import type { UpstreamNode } from './node.js'
 import { NodeChooser, type Choice } from './node-choice.js'
 import { withFailover } from './failover.js'
 import { PoolAttempts, type PoolParts } from './pool-attempts.js'
-import { notSafeToRepeat, type AskedAgainCounters, type PoolCallOptions } from './pool-call.js'
+import { notSafeToRepeat, type AskedAgainCounters, type PoolCall, type PoolCallOptions } from './pool-call.js'
 import type { PoolView } from './pool-view.js'
 import { whyNoneOf } from './why-none.js'
 
-export type { AskedAgainCounters, PoolCallOptions } from './pool-call.js'
+export type { AskedAgainCounters, PoolCall, PoolCallOptions } from './pool-call.js'
 
 /** What a reload gives a network's pool (UpstreamPool.apply): its nodes and the network's settings. */
 export interface PoolSettings {
@@ -35,7 +35,7 @@ export interface PoolSettings {
  * hedging wraps an attempt, consensus takes the whole call. Not on an answer over the size
  * limit: another node would send the same answer (the client must ask for less). docs/upstream-selection.md
  * @example
- * const reply = await pool.call('full', 'eth_blockNumber', [], '1', { timeoutMs: 5000 })
+ * const reply = await pool.call({ kind: 'full', method: 'eth_blockNumber', params: [], idJson: '1', timeoutMs: 5000 })
  * reply.text // '{"jsonrpc":"2.0","id":1,"result":"0x10"}'
  */
 export class UpstreamPool implements PoolView {
@@ -158,23 +158,23 @@ export class UpstreamPool implements PoolView {
   }
 
   /**
-   * Send one call to a healthy node of `kind`, failing over to another one of the same kind
-   * when a node fails, and return the node's answer with the client's id spliced in.
-   * @param clientIdJson the client's id as JSON text (`1`, `"abc"`, `null`)
+   * Send one call to a healthy node of its kind, failing over to another one of the same kind
+   * when a node fails, and return the node's answer with the client's id spliced in. The call is
+   * handed to each node as it is (PoolAttempts).
    * @throws NoHealthyUpstream no healthy node of the kind to try
    * @throws UpstreamTimeout / UpstreamTransportError every node tried failed (the last failure)
    */
-  call(kind: NodeKind, method: string, params: unknown, clientIdJson: string, opts: PoolCallOptions): Promise<Answer> {
-    if (opts.node === undefined && this.#learning.servedByNone(kind, method)) {
-      return Promise.reject(new MethodServedByNoNode({ network: this.network, kind, method }))
+  call(c: PoolCall): Promise<Answer> {
+    if (c.node === undefined && this.#learning.servedByNone(c.kind, c.method)) {
+      return Promise.reject(new MethodServedByNoNode({ network: this.network, kind: c.kind, method: c.method }))
     }
     // Consensus is a policy around the call: several nodes asked at once, the fan-out its failover and its hedge.
-    if (this.consensus !== undefined && opts.node === undefined && opts.checked !== true && this.consensus.methods.has(method)) {
-      return this.#voting.call(this.consensus, kind, method, params, opts).then((answer) => answer.withId(clientIdJson))
+    if (this.consensus !== undefined && c.node === undefined && c.checked !== true && this.consensus.methods.has(c.method)) {
+      return this.#voting.call(this.consensus, c).then((answer) => answer.withId(c.idJson))
     }
     const tried = new Set<UpstreamNode>()
-    if (opts.avoid) for (const n of this.nodes()) if (opts.avoid.has(n.name)) tried.add(n)
-    return withFailover(this.#clock, opts, tried, new PoolAttempts(this.#parts, kind, method, params, clientIdJson, opts, tried))
+    if (c.avoid) for (const n of this.nodes()) if (c.avoid.has(n.name)) tried.add(n)
+    return withFailover(this.#clock, c, tried, new PoolAttempts(this.#parts, c, tried))
   }
 
   /**

@@ -74,7 +74,7 @@ export class TransactionSender {
 
   async send(pool: UpstreamPool, kind: NodeKind, params: unknown, idJson: string, timeoutMs: number): Promise<Answer> {
     const raw = Array.isArray(params) ? params[0] : undefined
-    const call = (avoid?: ReadonlySet<string>) => pool.call(kind, 'eth_sendRawTransaction', params, idJson, { timeoutMs, avoid })
+    const call = (avoid?: ReadonlySet<string>) => pool.call({ kind, method: 'eth_sendRawTransaction', params, idJson, timeoutMs, avoid })
     if (typeof raw !== 'string' || !/^0x(?:[0-9a-fA-F]{2})+$/.test(raw)) return call() // the node says what is wrong
     const hash = keccak256(raw as `0x${string}`)
     const answerHash = (node: string): Answer => Answer.ofText(`{"jsonrpc":"2.0","id":${idJson},"result":"${hash}"}`, false, node, kind)
@@ -180,7 +180,7 @@ export class TransactionSender {
     answerHash: (node: string) => Answer,
     knownBy: () => Promise<string | undefined>,
   ): Promise<Outcome> {
-    const reply = await pool.call(kind, 'eth_sendRawTransaction', params, idJson, { timeoutMs, node })
+    const reply = await pool.call({ kind, method: 'eth_sendRawTransaction', params, idJson, timeoutMs, node })
     if (!reply.isError) return { accepted: true, answer: reply }
     const message = errorText(reply.text)
     if (ALREADY_KNOWN.test(message) || (USED_OR_NOT_TAKEN.test(message) && (await knownBy()) !== undefined)) {
@@ -196,7 +196,14 @@ export class TransactionSender {
     const answers = await Promise.all(
       nodes.map(async (n) => {
         try {
-          const r = await pool.call(kind, 'eth_getTransactionByHash', [hash], '0', { timeoutMs: Math.min(timeoutMs, 5_000), node: n.name })
+          const r = await pool.call({
+            kind,
+            method: 'eth_getTransactionByHash',
+            params: [hash],
+            idJson: '0',
+            timeoutMs: Math.min(timeoutMs, 5_000),
+            node: n.name,
+          })
           return !r.isError && !/"result"\s*:\s*null/.test(r.text) ? n.name : undefined
         } catch {
           return undefined

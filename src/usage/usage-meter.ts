@@ -41,6 +41,23 @@ interface Bucket {
   notificationUnits: number
 }
 
+/** What a request's calls of one node kind used, counted by UsageMeter.served. */
+export interface CallsServed {
+  readonly accountId: string
+  readonly keyId: string
+  readonly network: string
+  readonly kind: NodeKind
+  /** Calls answered (each call of a batch, each copy, counts). */
+  readonly calls: number
+  /** Of them, answered with a JSON-RPC error. */
+  readonly errors: number
+  /** The request's bytes: counted with one node kind of the request only. */
+  readonly bytesIn: number
+  readonly bytesOut: number
+  /** Compute units charged for them, work done after the answer included. */
+  readonly units: number
+}
+
 /** A flush runs this long after an interval's end: timers may fire a little early. */
 const FLUSH_AFTER_BOUNDARY_MS = 2
 
@@ -62,24 +79,14 @@ export class UsageMeter {
   }
 
   /** Count calls served for a key (each call of a batch counts), and their compute units. */
-  served(
-    accountId: string,
-    keyId: string,
-    network: string,
-    kind: NodeKind,
-    requests: number,
-    errors: number,
-    bytesIn: number,
-    bytesOut: number,
-    units: number,
-  ): void {
-    const b = this.#bucket(accountId, keyId, network, kind)
-    b.requests += requests
-    b.units += units
-    this.unitsServed += units
-    b.errors += errors
-    b.bytesIn += bytesIn
-    b.bytesOut += bytesOut
+  served(used: CallsServed): void {
+    const b = this.#bucket(used.accountId, used.keyId, used.network, used.kind)
+    b.requests += used.calls
+    b.units += used.units
+    this.unitsServed += used.units
+    b.errors += used.errors
+    b.bytesIn += used.bytesIn
+    b.bytesOut += used.bytesOut
   }
 
   /** Count calls rejected by the key's rate limit. */

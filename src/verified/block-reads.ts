@@ -203,7 +203,9 @@ export class VerifiedBlockReads {
       for (let i = 0; i < rest.length; i += RECEIPTS_AT_ONCE) {
         const part = rest.slice(i, i + RECEIPTS_AT_ONCE)
         const node = { ...opts, node: reply.node, checked: true }
-        answers.push(...(await Promise.all(part.map((tx) => this.pool.call(kind, 'eth_getTransactionReceipt', [tx.hash], '0', node)))))
+        answers.push(
+          ...(await Promise.all(part.map((tx) => this.pool.call({ ...node, kind, method: 'eth_getTransactionReceipt', params: [tx.hash], idJson: '0' })))),
+        )
       }
       const receipts = answers.map((a, i) => {
         // An error or a receipt the node does not have yet contradicts no root: the node is passed over.
@@ -224,7 +226,7 @@ export class VerifiedBlockReads {
    * the answer. A receipt that is not in its block's proven receipts fails RECEIPTS_ROOT.
    */
   async #receipt(kind: NodeKind, hash: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const first = await this.pool.call(kind, 'eth_getTransactionReceipt', [hash], '0', { ...opts, checked: true })
+    const first = await this.pool.call({ ...opts, kind, method: 'eth_getTransactionReceipt', params: [hash], idJson: '0', checked: true })
     if (first.isError) return first.withId(idJson)
     const claimed = (JSON.parse(first.text) as { result?: RpcReceipt | null }).result
     if (claimed === null || claimed === undefined) return first.withId(idJson)
@@ -246,7 +248,7 @@ export class VerifiedBlockReads {
    * transaction not yet in a block (blockHash null), or none, is handed on as the node gives it.
    */
   async #transaction(kind: NodeKind, hash: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const first = await this.pool.call(kind, 'eth_getTransactionByHash', [hash], '0', { ...opts, checked: true })
+    const first = await this.pool.call({ ...opts, kind, method: 'eth_getTransactionByHash', params: [hash], idJson: '0', checked: true })
     if (first.isError) return first.withId(idJson)
     const claimed = (JSON.parse(first.text) as { result?: RpcTransaction | null }).result
     if (claimed === null || claimed === undefined || claimed.blockHash === null || claimed.blockHash === undefined) return first.withId(idJson)
@@ -260,7 +262,7 @@ export class VerifiedBlockReads {
   }
 
   async #asIs(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    return this.pool.call(kind, method, params, idJson, { ...opts, checked: true })
+    return this.pool.call({ ...opts, kind, method, params, idJson, checked: true })
   }
 }
 

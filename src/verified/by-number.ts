@@ -23,7 +23,7 @@ export async function askedByNumber(
   node: string,
   opts: PoolCallOptions,
 ): Promise<Answer> {
-  const numbered = await pool.call(kind, method, [...params, `0x${header.number.toString(16)}`], '0', { ...opts, node, checked: true })
+  const numbered = await pool.call({ ...opts, kind, method, params: [...params, `0x${header.number.toString(16)}`], idJson: '0', node, checked: true })
   // Answered by number where by hash it erred: the block's form is what it lacks (for /metrics).
   if (!numbered.isError) nodesLackOf(pool).saw(numbered.node, `${method} by blockHash` as VerifyNeed)
   return numbered
@@ -48,7 +48,15 @@ export async function ofTrustedBlock<T>(
     return await check()
   } catch (err) {
     if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
-    const its = await pool.call(kind, 'eth_getBlockByNumber', [`0x${header.number.toString(16)}`, false], '0', { ...opts, node, checked: true })
+    const its = await pool.call({
+      ...opts,
+      kind,
+      method: 'eth_getBlockByNumber',
+      params: [`0x${header.number.toString(16)}`, false],
+      idJson: '0',
+      node,
+      checked: true,
+    })
     const hash = its.isError ? undefined : (JSON.parse(its.text) as { result?: { hash?: string } | null }).result?.hash
     if (typeof hash === 'string' && hash.toLowerCase() === header.hash.toLowerCase()) throw err
     throw new PassOver(`${node}'s block ${header.number} is ${hash ?? 'none'}, not ${header.hash}`)

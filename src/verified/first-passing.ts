@@ -97,7 +97,17 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
   for (let node = call.first; ; node = undefined) {
     let answer: Answer
     try {
-      answer = await pool.call(call.kind, call.method, call.params, '0', { ...call.opts, avoid, node, minBlock: call.minBlock, checked: true })
+      answer = await pool.call({
+        ...call.opts,
+        kind: call.kind,
+        method: call.method,
+        params: call.params,
+        idJson: '0',
+        avoid,
+        node,
+        minBlock: call.minBlock,
+        checked: true,
+      })
     } catch (err) {
       if (failed !== undefined) throw unverified(failures, failed)
       if (passed?.nodeError !== undefined) throw new NodeErrorAnswer(passed.nodeError)
@@ -142,7 +152,7 @@ export async function harmlessOnly(
   harmless: (answer: Answer) => boolean,
   refused: () => Error,
 ): Promise<Answer> {
-  const answer = await pool.call(call.kind, call.method, call.params, call.idJson, { ...call.opts, checked: true })
+  const answer = await pool.call({ ...call.opts, kind: call.kind, method: call.method, params: call.params, idJson: call.idJson, checked: true })
   if (answer.isError || harmless(answer)) return answer
   throw refused()
 }

@@ -54,7 +54,7 @@ export async function walkDown(
 export async function headersAt(source: HeaderSource, numbers: number[]): Promise<Array<RpcHeader | undefined>> {
   source.counts.calls += numbers.length
   const kind: NodeKind = source.pool.hasKind('full') ? 'full' : 'archive'
-  const calls = numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false], clientIdJson: '0' }))
+  const calls = numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false], idJson: '0' }))
   const answers: Array<Answer | undefined> = await source.pool.callBatch(kind, calls, { timeoutMs: source.timeoutMs, checked: true }).catch(() => [])
   return numbers.map((_, i) => headerIn(answers[i]))
 }
@@ -64,7 +64,15 @@ export async function linkingFromAny(source: HeaderSource, number: number, expec
   for (const node of source.pool.nodes().filter((n) => n.healthy())) {
     source.counts.calls++
     const answer = await source.pool
-      .call(node.kind, 'eth_getBlockByNumber', [`0x${number.toString(16)}`, false], '0', { node: node.name, timeoutMs: source.timeoutMs, checked: true })
+      .call({
+        kind: node.kind,
+        method: 'eth_getBlockByNumber',
+        params: [`0x${number.toString(16)}`, false],
+        idJson: '0',
+        node: node.name,
+        timeoutMs: source.timeoutMs,
+        checked: true,
+      })
       .catch(() => undefined)
     const header = headerIn(answer)
     if (header !== undefined && hashOf(header) === expected) return header

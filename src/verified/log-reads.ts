@@ -191,7 +191,7 @@ export class VerifiedLogReads {
       while (next < missing.length) {
         const part = missing.slice(next, next + HEADER_BATCH)
         next += HEADER_BATCH
-        const calls = part.map((i) => ({ method: 'eth_getBlockByNumber', params: [hex(numbers[i]!), false], clientIdJson: '0' }))
+        const calls = part.map((i) => ({ method: 'eth_getBlockByNumber', params: [hex(numbers[i]!), false], idJson: '0' }))
         const answers = await this.pool.callBatch(kind, calls, { ...opts, checked: true }).catch(() => [])
         for (const [j, i] of part.entries()) out[i] = answers[j]
       }

@@ -166,7 +166,9 @@ export class ProvenRun {
         `its access list names ${wanted} accounts and storage keys with the sender, recipient and block's miner, and at most ${MAX_PROVEN} are proven for one call; send a shorter access list (or none: the gateway finds what the call reads)`,
       )
     }
-    const hint = await pool.call(kind, 'eth_createAccessList', [tx, { blockHash: trusted.hash }], '0', { ...opts, checked: true }).catch(() => undefined)
+    const hint = await pool
+      .call({ ...opts, kind, method: 'eth_createAccessList', params: [tx, { blockHash: trusted.hash }], idJson: '0', checked: true })
+      .catch(() => undefined)
     // A node without it makes every run find what it reads round by round (more proofs): for /metrics.
     if (hint?.isError === true) nodesLackOf(pool).saw(hint.node, 'eth_createAccessList')
     if (hint !== undefined && !hint.isError) {

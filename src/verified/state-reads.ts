@@ -82,7 +82,7 @@ export class VerifiedStateReads {
     const where = STATE_READS[method]!
     const list = Array.isArray(params) ? params : []
     const ref = blockRefOf(list[where.block])
-    if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call(kind, method, params, idJson, opts)
+    if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call({ ...opts, kind, method, params, idJson })
     const address = list[0]
     if (method === 'eth_getProof' && Array.isArray(list[1]) && list[1].length > MAX_PROOF_SLOTS) {
       throw new ProofTooWide(`${list[1].length} storage slots; at most ${MAX_PROOF_SLOTS} are proven per call: ask for the slots in several calls`)

@@ -222,7 +222,15 @@ export class TrustedHeaders {
     let answer: Answer
     try {
       this.#counts.calls++
-      answer = await this.pool.call(node.kind, method, [blockParam, false], '0', { node: node.name, timeoutMs: this.opts.timeoutMs, checked: true })
+      answer = await this.pool.call({
+        kind: node.kind,
+        method,
+        params: [blockParam, false],
+        idJson: '0',
+        node: node.name,
+        timeoutMs: this.opts.timeoutMs,
+        checked: true,
+      })
     } catch (err) {
       if (isUpstreamFailure(err)) return undefined
       throw err

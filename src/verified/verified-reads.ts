@@ -1,6 +1,5 @@
-import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
-import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import type { PoolCall, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../verify/errors.js'
 import { isVerifiedBlockRead, NodesLack, VerifiedBlockReads } from './block-reads.js'
 import { AnswerUnverified, NodeErrorAnswer } from './first-passing.js'
@@ -32,7 +31,7 @@ export function isVerifiedRead(method: string, verify: 'off' | 'reads' | 'calls'
  * receipts by their roots, logs proven complete, all over one set of trusted headers. Made at a
  * network's first verified read and kept with its pool (a reload keeps both).
  * @example
- * const out = await reads.call('full', 'eth_getBalance', [address, 'latest'], '1', { timeoutMs: 5000 })
+ * const out = await reads.call({ kind: 'full', method: 'eth_getBalance', params: [address, 'latest'], idJson: '1', timeoutMs: 5000 })
  */
 export class VerifiedReads {
   readonly headers: TrustedHeaders
@@ -54,7 +53,9 @@ export class VerifiedReads {
     this.estimates = new VerifiedEstimates(pool, this.headers, opts.evm)
   }
 
-  async call(kind: NodeKind, method: string, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
+  /** A verified read; the call is handed on as the options of the calls its check makes (its budget, its account). */
+  async call(opts: PoolCall): Promise<Answer> {
+    const { kind, method, params, idJson } = opts
     try {
       const out =
         method === 'eth_getLogs'

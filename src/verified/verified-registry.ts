@@ -19,7 +19,7 @@ export interface VerifiedRegistryOptions {
  * calls' EVM runs share one pool of worker threads for every network (threads start at the first run).
  * @example
  * const reads = registry.of(pool) // the same object for the same pool
- * await reads.call('full', 'eth_getBalance', [address, 'latest'], '1', { timeoutMs: 5000 })
+ * await reads.call({ kind: 'full', method: 'eth_getBalance', params: [address, 'latest'], idJson: '1', timeoutMs: 5000 })
  */
 export class VerifiedRegistry {
   readonly evm: EvmLimits

@@ -23,10 +23,10 @@ const { pools, httpNode, wsNode, wsOpened } = await httpAndWsPools(t, anvil)
 t.test('a batch is answered call by call, in order, with the client ids', async (t) => {
   t.ok(wsOpened, 'the node WebSocket opens')
   const calls = [
-    { method: 'eth_chainId', params: [], clientIdJson: '"a"' },
-    { method: 'eth_getBalance', params: ['not an address'], clientIdJson: '2' },
-    { method: 'web3_clientVersion', params: [], clientIdJson: 'null' },
-    { method: 'eth_blockNumber', params: [], clientIdJson: '"ünï"' },
+    { method: 'eth_chainId', params: [], idJson: '"a"' },
+    { method: 'eth_getBalance', params: ['not an address'], idJson: '2' },
+    { method: 'web3_clientVersion', params: [], idJson: 'null' },
+    { method: 'eth_blockNumber', params: [], idJson: '"ünï"' },
   ]
   const version = await rawRpc(anvil.url, '{"jsonrpc":"2.0","id":null,"method":"web3_clientVersion","params":[]}')
   for (const [label, pool] of Object.entries(pools)) {
@@ -48,8 +48,8 @@ t.test('eth_sendRawTransaction is left for call(), so that it keeps its own fail
   const replies = await pools.ws.callBatch(
     'full',
     [
-      { method: 'eth_sendRawTransaction', params: ['0x00'], clientIdJson: '1' },
-      { method: 'eth_chainId', params: [], clientIdJson: '2' },
+      { method: 'eth_sendRawTransaction', params: ['0x00'], idJson: '1' },
+      { method: 'eth_chainId', params: [], idJson: '2' },
     ],
     { timeoutMs: 5_000 },
   )
@@ -59,7 +59,7 @@ t.test('eth_sendRawTransaction is left for call(), so that it keeps its own fail
 
 t.test('an answer given to another client carries its id, and the first keeps its own', async (t) => {
   for (const [label, pool] of Object.entries(pools)) {
-    const reply = await pool.call('full', 'eth_chainId', [], '"first"', { timeoutMs: 5_000 })
+    const reply = await pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '"first"', timeoutMs: 5_000 })
     // Small answers are text (bytes are kept from 16 KiB on: bench/README.md).
     t.equal(reply.bytes, undefined, `${label}: a small answer is text`)
     const other = reply.withId('"second"')
@@ -76,10 +76,10 @@ t.test('identical calls given to the pool are each answered with its own id', as
   const replies = await pools.ws.callBatch(
     'full',
     [
-      { method: 'eth_chainId', params: [], clientIdJson: '1' },
-      { method: 'eth_chainId', params: [], clientIdJson: '"two"' },
-      { method: 'net_version', params: [], clientIdJson: '3' },
-      { method: 'eth_chainId', params: [], clientIdJson: '4' },
+      { method: 'eth_chainId', params: [], idJson: '1' },
+      { method: 'eth_chainId', params: [], idJson: '"two"' },
+      { method: 'net_version', params: [], idJson: '3' },
+      { method: 'eth_chainId', params: [], idJson: '4' },
     ],
     { timeoutMs: 5_000 },
   )

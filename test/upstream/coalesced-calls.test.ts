@@ -44,7 +44,7 @@ const alone = await Promise.all(
 t.test('calls made together go as one batch, and each gets what the node answers it alone', async (t) => {
   const { node, pool } = poolOf(t)
   const before = proxy.requests.length
-  const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  const replies = await Promise.all(calls.map((c) => pool.call({ kind: 'full', method: c.method, params: c.params, idJson: c.id, timeoutMs: 5_000 })))
   t.same(proxy.requests.slice(before), [calls.length], 'one HTTP request carried every call')
   t.same(
     replies.map((r) => JSON.parse(r.text)),
@@ -63,8 +63,8 @@ t.test('calls made together go as one batch, and each gets what the node answers
 t.test('a call alone in its turn goes alone', async (t) => {
   const { pool } = poolOf(t)
   const before = proxy.requests.length
-  const first = await pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 5_000 })
-  const second = await pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 })
+  const first = await pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 5_000 })
+  const second = await pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '2', timeoutMs: 5_000 })
   t.same(proxy.requests.slice(before), [1, 1], 'two single requests')
   t.equal(JSON.parse(first.text).result, '0x7a69')
   t.equal(JSON.parse(second.text).id, 2)
@@ -74,11 +74,11 @@ t.test('a transaction and heavy calls never wait for a batch', async (t) => {
   const { pool } = poolOf(t)
   const before = proxy.requests.length
   const replies = await Promise.all([
-    pool.call('full', 'eth_sendRawTransaction', ['0x00'], '1', { timeoutMs: 5_000 }),
-    pool.call('full', 'eth_getLogs', [{ fromBlock: '0x0', toBlock: '0x0' }], '2', { timeoutMs: 5_000 }),
-    pool.call('full', 'eth_getBlockReceipts', ['0x0'], '3', { timeoutMs: 5_000 }),
-    pool.call('full', 'eth_chainId', [], '4', { timeoutMs: 5_000 }),
-    pool.call('full', 'eth_blockNumber', [], '5', { timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_sendRawTransaction', params: ['0x00'], idJson: '1', timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_getLogs', params: [{ fromBlock: '0x0', toBlock: '0x0' }], idJson: '2', timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_getBlockReceipts', params: ['0x0'], idJson: '3', timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '4', timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_blockNumber', params: [], idJson: '5', timeoutMs: 5_000 }),
   ])
   t.same(proxy.requests.slice(before).sort(), [1, 1, 1, 2], 'the transaction, eth_getLogs and eth_getBlockReceipts alone; the two light calls together')
   t.equal(replies[0].isError, true, "the node's answer to a malformed transaction")
@@ -90,7 +90,9 @@ t.test('more calls than a batch holds go in batches of at most maxCalls', async 
   const { pool } = poolOf(t, { maxCalls: 4 })
   const before = proxy.requests.length
   const replies = await Promise.all(
-    Array.from({ length: 10 }, (_, i) => pool.call('full', 'eth_getBalance', [address(i), 'latest'], `${i}`, { timeoutMs: 5_000 })),
+    Array.from({ length: 10 }, (_, i) =>
+      pool.call({ kind: 'full', method: 'eth_getBalance', params: [address(i), 'latest'], idJson: `${i}`, timeoutMs: 5_000 }),
+    ),
   )
   t.same(proxy.requests.slice(before), [4, 4, 2])
   t.same(
@@ -102,7 +104,9 @@ t.test('more calls than a batch holds go in batches of at most maxCalls', async 
 t.test('coalesce: false sends every call alone', async (t) => {
   const { pool } = poolOf(t, false)
   const before = proxy.requests.length
-  await Promise.all([1, 2, 3].map((i) => pool.call('full', 'eth_getBalance', [address(i), 'latest'], `${i}`, { timeoutMs: 5_000 })))
+  await Promise.all(
+    [1, 2, 3].map((i) => pool.call({ kind: 'full', method: 'eth_getBalance', params: [address(i), 'latest'], idJson: `${i}`, timeoutMs: 5_000 })),
+  )
   t.same(proxy.requests.slice(before), [1, 1, 1])
 })
 
@@ -113,7 +117,7 @@ t.test('a node that refuses batches gets each call alone, and single calls for a
     proxy.refuseBatches = false
   })
   proxy.refuseBatches = true
-  const ask = () => Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  const ask = () => Promise.all(calls.map((c) => pool.call({ kind: 'full', method: c.method, params: c.params, idJson: c.id, timeoutMs: 5_000 })))
   let before = proxy.requests.length
   const replies = await ask()
   t.same(
@@ -144,7 +148,9 @@ t.test('a batch whose answer is over the size limit is sent again call by call',
   // Each balance answer is ~60 bytes: six of them are over 200, one is not.
   const { pool } = poolOf(t, undefined, { maxAnswerBytes: 200 })
   const before = proxy.requests.length
-  const replies = await Promise.all(calls.slice(0, 6).map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  const replies = await Promise.all(
+    calls.slice(0, 6).map((c) => pool.call({ kind: 'full', method: c.method, params: c.params, idJson: c.id, timeoutMs: 5_000 })),
+  )
   t.same(
     replies.map((r) => JSON.parse(r.text)),
     alone.slice(0, 6),
@@ -155,7 +161,7 @@ t.test('a batch whose answer is over the size limit is sent again call by call',
 t.test('when the batch fails on one node, each of its calls fails over to another', async (t) => {
   const refused = nodeOn(t, `http://127.0.0.1:${await freePort()}`, { name: 'refused' })
   const pool = poolOn(t, [refused, { name: 'good', url: proxy.url }])
-  const replies = await Promise.all(calls.map((c) => pool.call('full', c.method, c.params, c.id, { timeoutMs: 5_000 })))
+  const replies = await Promise.all(calls.map((c) => pool.call({ kind: 'full', method: c.method, params: c.params, idJson: c.id, timeoutMs: 5_000 })))
   t.same(
     replies.map((r) => JSON.parse(r.text)),
     alone,
@@ -180,8 +186,8 @@ t.test('a call with less time than its batch times out on its own', async (t) =>
     return err
   }
   const [short, long] = await Promise.all([
-    pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 300, deadlineMs: 300 }).catch(failure('short')),
-    pool.call('full', 'eth_blockNumber', [], '2', { timeoutMs: 1_500, deadlineMs: 1_500 }).catch(failure('long')),
+    pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 300, deadlineMs: 300 }).catch(failure('short')),
+    pool.call({ kind: 'full', method: 'eth_blockNumber', params: [], idJson: '2', timeoutMs: 1_500, deadlineMs: 1_500 }).catch(failure('long')),
   ])
   t.same(order, ['short', 'long'], 'the short call did not wait for the batch')
   // Each attempt is given what is left of its call's deadline when it is sent: the time asked
@@ -197,12 +203,12 @@ t.test('a call whose params cannot be written fails alone, in a batch or not', a
   const { pool } = poolOf(t)
   // A BigInt has no JSON: only a caller inside the gateway could pass one, never a client.
   const [bad, good] = await Promise.allSettled([
-    pool.call('full', 'eth_getBalance', [10n, 'latest'], '1', { timeoutMs: 5_000 }),
-    pool.call('full', 'eth_chainId', [], '2', { timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_getBalance', params: [10n, 'latest'], idJson: '1', timeoutMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '2', timeoutMs: 5_000 }),
   ])
   t.match(bad, { status: 'rejected', reason: { name: 'TypeError' } })
   t.match(good, { status: 'fulfilled', value: { text: '{"jsonrpc":"2.0","id":2,"result":"0x7a69"}' } })
-  const alone = await pool.call('full', 'eth_getBalance', [10n, 'latest'], '3', { timeoutMs: 5_000 }).catch((err: Error) => err)
+  const alone = await pool.call({ kind: 'full', method: 'eth_getBalance', params: [10n, 'latest'], idJson: '3', timeoutMs: 5_000 }).catch((err: Error) => err)
   t.match(alone, { name: 'TypeError' }, 'alone in its turn: a rejection, not an uncaught exception')
 })
 
@@ -219,8 +225,8 @@ t.test('a call sent again alone after its batch gets only the time it has left',
   proxy.refuseBatches = true
   const before = proxy.requests.length
   const results = await Promise.allSettled([
-    pool.call('full', 'eth_chainId', [], '1', { timeoutMs: 5_000, deadlineMs: 5_000 }),
-    pool.call('full', 'eth_blockNumber', [], '2', { timeoutMs: 5_000, deadlineMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 5_000, deadlineMs: 5_000 }),
+    pool.call({ kind: 'full', method: 'eth_blockNumber', params: [], idJson: '2', timeoutMs: 5_000, deadlineMs: 5_000 }),
   ])
   t.match(results, [
     { status: 'rejected', reason: { name: 'UpstreamTimeout', timeoutMs: 5_000 } },
@@ -238,8 +244,8 @@ t.test("the gateway's own polls go alone: a node that holds one holds no client'
   const node = nodeOn(t, holding.url, { name: 'holds-blocks' })
   const pool = poolOn(t, [node])
   // In one turn of the event loop: the poll, then a client's balance.
-  const poll = node.call('eth_getBlockByNumber', ['finalized', false], 60_000, { alone: true }).catch((err: Error) => err)
-  const balance = await pool.call('full', 'eth_getBalance', [funded[0], 'latest'], '1', { timeoutMs: 30_000 })
+  const poll = node.call({ method: 'eth_getBlockByNumber', params: ['finalized', false], alone: true }, 60_000).catch((err: Error) => err)
+  const balance = await pool.call({ kind: 'full', method: 'eth_getBalance', params: [funded[0], 'latest'], idJson: '1', timeoutMs: 30_000 })
   t.match(balance.text, /^\{"jsonrpc":"2.0","id":1,"result":"0x[0-9a-f]+"\}$/, 'the balance is answered')
   t.equal(holding.received('eth_getBlockByNumber'), 1, 'the poll reached the node')
   t.equal(holding.forwarded('eth_getBlockByNumber'), 0, 'and is still held there')

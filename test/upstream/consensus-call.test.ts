@@ -42,7 +42,7 @@ t.test('two honest nodes agree: their answer, the liar counted and, past the thr
   proxies[2].set('eth_getBalance', { alter: add(1n) })
   const { calls, nodes } = voting(['a', 'b', 'liar'])
   for (let i = 0; i < 2; i++) {
-    const answer = await calls.call(policy(2), 'full', 'eth_getBalance', [from, 'latest'], { timeoutMs: 5_000 })
+    const answer = await calls.call(policy(2), { kind: 'full', method: 'eth_getBalance', params: [from, 'latest'], timeoutMs: 5_000 })
     t.equal(JSON.parse(answer.text).result, balance, 'the honest balance')
     t.equal(answer.consensus, '2/3')
     // The liar's answer is counted once every node asked has answered.
@@ -60,6 +60,6 @@ t.test('no two nodes agree: NodesDisagree, never one of the answers', async (t) 
   proxies[1].set('eth_getBalance', { alter: add(2n) })
   proxies[2].set('eth_getBalance', { alter: add(3n) })
   const { calls } = voting(['honest', 'plus-two', 'plus-three'])
-  await t.rejects(calls.call(policy(5), 'full', 'eth_getBalance', [from, 'latest'], { timeoutMs: 5_000 }), NodesDisagree)
+  await t.rejects(calls.call(policy(5), { kind: 'full', method: 'eth_getBalance', params: [from, 'latest'], timeoutMs: 5_000 }), NodesDisagree)
   t.equal(calls.counters.disagreed, 1)
 })

@@ -29,7 +29,7 @@ const chainIdOf = (body: string) => JSON.parse(body).result as string
 async function burst(p: UpstreamPool, n: number, waves: number, during?: () => Promise<void>): Promise<string[]> {
   const out: string[] = []
   for (let w = 0; w < waves; w++) {
-    const calls = Array.from({ length: n }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 3_000 }))
+    const calls = Array.from({ length: n }, (_, i) => p.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: String(i), timeoutMs: 3_000 }))
     if (w === 0 && during) await during()
     for (const reply of await Promise.all(calls)) out.push(chainIdOf(reply.text))
   }
@@ -66,7 +66,9 @@ t.test('with hedging on, a read on a hung best node is hedged at maxDelayMs whil
   await anvil.freeze()
   try {
     const hedge = { minDelayMs: 50, maxDelayMs: 300 }
-    const calls = Array.from({ length: 4 }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 10_000, read: true, hedge }))
+    const calls = Array.from({ length: 4 }, (_, i) =>
+      p.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: String(i), timeoutMs: 10_000, read: true, hedge }),
+    )
     const answers = (await Promise.all(calls)).map((reply) => chainIdOf(reply.text))
     t.same(new Set(answers), new Set([live]), 'every read answered by the live node')
     // Without a hedge, the reads on the hung node would fail over only at their 10 s time-out.
@@ -84,7 +86,7 @@ t.test('a killed node fails over with no failed call (WebSocket, calls in flight
   // Frozen, node a holds its calls on the socket; the kill then fails them, and the pool must
   // carry them to node b.
   await a.freeze()
-  const calls = Array.from({ length: 10 }, (_, i) => p.call('full', 'eth_chainId', [], String(i), { timeoutMs: 5_000 }))
+  const calls = Array.from({ length: 10 }, (_, i) => p.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: String(i), timeoutMs: 5_000 }))
   t.ok(nodeA.ws!.pending >= 1, 'calls are pending on the frozen node')
   await a.kill()
   const answers = (await Promise.all(calls)).map((r) => chainIdOf(r.text))
@@ -99,11 +101,11 @@ t.test('a node that never answers times out', async (t) => {
   for (const ws of [false, true]) {
     const only = pool([node('frozen', a, ws)])
     const started = Date.now()
-    await t.rejects(only.call('full', 'eth_chainId', [], '1', { timeoutMs: 300 }), UpstreamTimeout, `ws: ${ws}`)
+    await t.rejects(only.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 300 }), UpstreamTimeout, `ws: ${ws}`)
     t.ok(Date.now() - started >= 290, 'not before its time-out')
   }
   const p = pool([node('frozen', a), node('b', b)])
-  const reply = await p.call('full', 'eth_chainId', [], '1', { timeoutMs: 300 })
+  const reply = await p.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 300 })
   t.equal(reply.node, 'b', 'the call went on to the other node')
   t.equal(chainIdOf(reply.text), '0x2')
   t.equal(p.nodes()[0].counters.failures, 1)
@@ -121,7 +123,7 @@ t.test('eth_sendRawTransaction is not sent again after a time-out', async (t) =>
   t.teardown(() => a.thaw())
   const p = pool([node('frozen', a), node('b', b)])
   const { raw, hash } = await signedOn(b)
-  await t.rejects(p.call('full', 'eth_sendRawTransaction', [raw], '1', { timeoutMs: 300 }), UpstreamTimeout)
+  await t.rejects(p.call({ kind: 'full', method: 'eth_sendRawTransaction', params: [raw], idJson: '1', timeoutMs: 300 }), UpstreamTimeout)
   t.equal((await b.rpc('eth_getTransactionByHash', [hash])).result, null, 'node b never got it')
 })
 
@@ -129,7 +131,7 @@ t.test('eth_sendRawTransaction fails over when the connection was refused', asyn
   const nowhere = `http://127.0.0.1:${await freePort()}`
   const p = pool([{ name: 'refused', kind: 'full', url: nowhere }, node('b', b)])
   const { raw, hash } = await signedOn(b)
-  const reply = await p.call('full', 'eth_sendRawTransaction', [raw], '1', { timeoutMs: 2_000 })
+  const reply = await p.call({ kind: 'full', method: 'eth_sendRawTransaction', params: [raw], idJson: '1', timeoutMs: 2_000 })
   t.equal(reply.node, 'b')
   t.equal(JSON.parse(reply.text).result, hash)
   t.equal(p.nodes()[0].counters.failures, 1, 'the refused node was tried first')
@@ -138,12 +140,12 @@ t.test('eth_sendRawTransaction fails over when the connection was refused', asyn
 t.test('no healthy node of the kind: NoHealthyUpstream', async (t) => {
   const p = pool([node('b', b)])
   t.equal(p.hasKind('archive'), false)
-  await t.rejects(p.call('archive', 'eth_chainId', [], '1', { timeoutMs: 1_000 }), NoHealthyUpstream)
+  await t.rejects(p.call({ kind: 'archive', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 1_000 }), NoHealthyUpstream)
 
   const nowhere = `http://127.0.0.1:${await freePort()}`
   const dead = poolOn(t, [{ name: 'refused', url: nowhere, health: { failureThreshold: 1, cooldownMs: 60_000 } }])
-  const first = dead.call('full', 'eth_chainId', [], '1', { timeoutMs: 1_000 })
+  const first = dead.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 1_000 })
   await t.rejects(first, UpstreamTransportError, 'the first call fails on the node')
   await first.catch((err) => t.equal(err.requestSent, false, 'refused: known not sent'))
-  await t.rejects(dead.call('full', 'eth_chainId', [], '1', { timeoutMs: 1_000 }), NoHealthyUpstream, 'then the node is out')
+  await t.rejects(dead.call({ kind: 'full', method: 'eth_chainId', params: [], idJson: '1', timeoutMs: 1_000 }), NoHealthyUpstream, 'then the node is out')
 })

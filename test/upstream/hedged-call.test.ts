@@ -39,7 +39,7 @@ t.test('the second node answers first: its answer wins, counted', async (t) => {
   const first = node('first', slow.url)
   const second = node('second', quick.url)
   const tried = new Set([first])
-  const answer = await h.run({ node: first, best: first, probe: false }, 'eth_chainId', [], 5_000, 50, tried, { read: true }, () => second)
+  const answer = await h.run({ node: first, best: first, probe: false }, { method: 'eth_chainId', params: [], read: true }, 5_000, 50, tried, () => second)
   t.equal(answer.node, 'second')
   t.match(answer.text, /"result":"0x7a69"/)
   t.same(h.counters, { started: 1, won: 1 })
@@ -49,7 +49,14 @@ t.test('the second node answers first: its answer wins, counted', async (t) => {
 t.test('no other node: the first one’s answer, no hedge', async (t) => {
   const h = new Hedging()
   const first = node('alone', quick.url)
-  const answer = await h.run({ node: first, best: first, probe: false }, 'eth_chainId', [], 5_000, 1, new Set([first]), { read: true }, () => undefined)
+  const answer = await h.run(
+    { node: first, best: first, probe: false },
+    { method: 'eth_chainId', params: [], read: true },
+    5_000,
+    1,
+    new Set([first]),
+    () => undefined,
+  )
   t.equal(answer.node, 'alone')
   t.same(h.counters, { started: 0, won: 0 })
 })

@@ -17,7 +17,7 @@ t.test('every kind of id is spliced exactly', async (t) => {
   t.match(reference, /^\{"jsonrpc":"2\.0","id":7,/)
   for (const [label, pool] of Object.entries(pools)) {
     for (const idJson of CLIENT_IDS) {
-      const reply = await pool.call('full', 'web3_clientVersion', [], idJson, { timeoutMs: 5_000 })
+      const reply = await pool.call({ kind: 'full', method: 'web3_clientVersion', params: [], idJson, timeoutMs: 5_000 })
       t.equal(reply.text, reference.replace('"id":7,', `"id":${idJson},`), `${label}: id ${idJson}`)
       if (idJson !== 'null') {
         // anvil itself, asked with the same id, answers the same bytes
@@ -30,7 +30,7 @@ t.test('every kind of id is spliced exactly', async (t) => {
 
 t.test('an error answer keeps the client id and is flagged, not thrown', async (t) => {
   for (const [label, pool] of Object.entries(pools)) {
-    const reply = await pool.call('full', 'eth_getBalance', ['not an address'], '"e1"', { timeoutMs: 5_000 })
+    const reply = await pool.call({ kind: 'full', method: 'eth_getBalance', params: ['not an address'], idJson: '"e1"', timeoutMs: 5_000 })
     t.equal(reply.isError, true, label)
     const answer = JSON.parse(reply.text)
     t.equal(answer.id, 'e1')
@@ -43,7 +43,9 @@ t.test('concurrent calls over one WebSocket each get their own answer', async (t
   const inputs = Array.from({ length: 60 }, (_, i) => '0x' + i.toString(16).padStart(4, '0'))
   const expected = await Promise.all(inputs.map(async (data) => (await anvil.rpc('web3_sha3', [data])).result))
   const before = wsNode.counters.wsCalls
-  const replies = await Promise.all(inputs.map((data, i) => pools.ws.call('full', 'web3_sha3', [data], `"c${i}"`, { timeoutMs: 5_000 })))
+  const replies = await Promise.all(
+    inputs.map((data, i) => pools.ws.call({ kind: 'full', method: 'web3_sha3', params: [data], idJson: `"c${i}"`, timeoutMs: 5_000 })),
+  )
   t.equal(wsNode.counters.wsCalls - before, inputs.length, 'all went over the socket')
   replies.forEach((reply, i) => {
     const answer = JSON.parse(reply.text)

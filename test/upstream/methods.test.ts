@@ -64,7 +64,7 @@ async function sameAsDirect(t: Test, method: string, params: unknown[]): Promise
       const overHttp = await rawRpc(anvil.url, `{"jsonrpc":"2.0","id":${idJson},"method":"${method}","params":[]}`)
       if (/"code":-32601/.test(overHttp)) expected = overHttp
     }
-    const reply = await pool.call('archive', method, params, idJson, { timeoutMs: 5_000 })
+    const reply = await pool.call({ kind: 'archive', method, params, idJson, timeoutMs: 5_000 })
     t.equal(reply.text, expected, `${method} over ${label}`)
     const answer = JSON.parse(reply.text)
     t.equal(reply.isError, answer.error !== undefined, `${method} over ${label}: isError`)
@@ -107,7 +107,7 @@ t.test('read methods of the table', async (t) => {
   ]
   for (const [method, params] of calls) await sameAsDirect(t, method, params)
   t.equal(
-    JSON.parse((await pools.ws.call('archive', 'eth_call', [{ to: contract }, 'latest'], '1', { timeoutMs: 5_000 })).text).result,
+    JSON.parse((await pools.ws.call({ kind: 'archive', method: 'eth_call', params: [{ to: contract }, 'latest'], idJson: '1', timeoutMs: 5_000 })).text).result,
     '0x' + '0'.repeat(62) + '2a',
     'the contract answers 42',
   )
@@ -128,7 +128,7 @@ t.test('eth_sendRawTransaction over each transport', async (t) => {
   for (const [label, pool] of Object.entries(pools)) {
     const nonce = await direct('eth_getTransactionCount', [from, 'pending'])
     const raw = await direct('eth_signTransaction', [{ from, to, value: '0x2', nonce, gas: '0x5208', gasPrice: '0x77359400' }])
-    const reply = await pool.call('archive', 'eth_sendRawTransaction', [raw], '"raw"', { timeoutMs: 5_000 })
+    const reply = await pool.call({ kind: 'archive', method: 'eth_sendRawTransaction', params: [raw], idJson: '"raw"', timeoutMs: 5_000 })
     const answer = JSON.parse(reply.text)
     t.equal(answer.id, 'raw')
     t.equal(answer.result, await direct('web3_sha3', [raw]), `${label}: the hash of the signed transaction`)

@@ -15,7 +15,7 @@ ws.onStateChange = (open) => states.push(open)
 const opened = await ws.waitOpen(5_000)
 t.ok(opened, 'the socket opens')
 
-const chainId = async () => JSON.parse((await node.call('eth_chainId', [], 3_000)).text).result
+const chainId = async () => JSON.parse((await node.call({ method: 'eth_chainId', params: [] }, 3_000)).text).result
 
 t.test('calls pending when the node dies fail at once, then the socket comes back', async (t) => {
   t.equal(await chainId(), '0x5')
@@ -23,7 +23,7 @@ t.test('calls pending when the node dies fail at once, then the socket comes bac
   await anvil.freeze()
   // Outcomes taken at once: three rejections in one tick must not count as unhandled.
   const outcomes = [1, 2, 3].map(() =>
-    node.call('eth_blockNumber', [], 30_000).then(
+    node.call({ method: 'eth_blockNumber', params: [] }, 30_000).then(
       () => undefined,
       (e: unknown) => e,
     ),
@@ -48,7 +48,7 @@ t.test('calls pending when the node dies fail at once, then the socket comes bac
 
 t.test('a time-out removes the call; its late reply is dropped', async (t) => {
   await anvil.freeze()
-  await t.rejects(node.call('net_version', [], 200), UpstreamTimeout)
+  await t.rejects(node.call({ method: 'net_version', params: [] }, 200), UpstreamTimeout)
   t.equal(ws.pending, 0)
   anvil.thaw()
   // The late net_version reply arrives on the same socket; the next call must get its own answer.
@@ -58,7 +58,7 @@ t.test('a time-out removes the call; its late reply is dropped', async (t) => {
 
 t.test('time-outs with nothing heard from the node drop the socket, which is opened again', async (t) => {
   await anvil.freeze()
-  const calls = [1, 2, 3].map(() => node.call('eth_chainId', [], 150))
+  const calls = [1, 2, 3].map(() => node.call({ method: 'eth_chainId', params: [] }, 150))
   await Promise.all(calls.map((call) => t.rejects(call, UpstreamTimeout)))
   t.equal(ws.isOpen(), false, 'dropped after the third silent time-out')
   const viaHttp = node.counters.httpCalls
@@ -70,7 +70,7 @@ t.test('time-outs with nothing heard from the node drop the socket, which is ope
 
 t.test('a node whose socket never opens is served over HTTP', async (t) => {
   const httpOnly = nodeOn(t, anvil.url, { name: 'b', wsUrl: `ws://127.0.0.1:${await freePort()}` })
-  const reply = await httpOnly.call('eth_chainId', [], 3_000)
+  const reply = await httpOnly.call({ method: 'eth_chainId', params: [] }, 3_000)
   t.equal(JSON.parse(reply.text).result, '0x5')
   t.equal(httpOnly.counters.httpCalls, 1)
   t.equal(httpOnly.counters.wsCalls, 0)
