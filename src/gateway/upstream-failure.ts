@@ -9,10 +9,10 @@ import {
   UpstreamTimeout,
   UpstreamTransportError,
 } from '../upstream/errors.js'
-import { AnswerUnverified } from '../verified/first-passing.js'
-import { NodesLack } from '../verified/block-reads.js'
-import { LogsRangeTooWide } from '../verified/log-reads.js'
-import { ProofTooWide } from '../verified/state-reads.js'
+import { AnswerUnverified } from '../verified/errors.js'
+import { NodesLack } from '../verified/errors.js'
+import { LogsRangeTooWide } from '../verified/errors.js'
+import { ProofTooWide } from '../verified/errors.js'
 import { VerificationError } from '../verify/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 

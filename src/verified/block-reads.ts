@@ -10,9 +10,11 @@ import type { Hex, RpcBlock, RpcReceipt, RpcTransaction } from '../verify/rpc-sh
 import { verifyTransaction, verifyTransactionSender } from '../verify/transaction-encoding.js'
 import { EMPTY_TRIE_ROOT } from '../verify/trie-proof.js'
 import { type BlockRef, blockRefOf } from './block-ref.js'
-import { firstPassing, NodeErrorAnswer, PassOver } from './first-passing.js'
+import { firstPassing } from './first-passing.js'
+import { NodeErrorAnswer, PassOver } from './errors.js'
 import { nodesLackOf } from './nodes-lack.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
+import { NodesLack } from './errors.js'
 
 /** The block and receipt reads `verify: reads` proves (the state reads: state-reads.ts). */
 const BLOCK_READS: ReadonlySet<string> = new Set([
@@ -35,17 +37,6 @@ const BLOCK_HASH = /^0x[0-9a-fA-F]{64}$/
  */
 const MAX_RECEIPTS_ONE_BY_ONE = 1_000
 const RECEIPTS_AT_ONCE = 20
-
-/**
- * A verified read needs of the nodes what none of them serves (named in `what`): the client gets
- * VERIFY_NODES_LACK, which names it. No node is counted as failing a check for it.
- */
-export class NodesLack extends Error {
-  override name = 'NodesLack'
-  constructor(readonly what: string) {
-    super(what)
-  }
-}
 
 export function isVerifiedBlockRead(method: string): boolean {
   return BLOCK_READS.has(method)

@@ -1,18 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import type { RunOutcome, RunRequest } from './evm-run.js'
 import { runOnSnapshot } from './evm-run.js'
-
-/** A run of the gateway's EVM still going when its wall-clock budget (evm.timeoutMs) was spent: it was stopped. */
-export class EvmRunTimeout extends Error {
-  override name = 'EvmRunTimeout'
-  constructor(
-    readonly timeoutMs: number,
-    /** The gas the run was given: what it may have used when it was stopped. */
-    readonly gas: bigint,
-  ) {
-    super(`the EVM run did not end within ${timeoutMs} ms`)
-  }
-}
+import { EvmRunTimeout } from './errors.js'
 
 /** Where the gateway's EVM runs: a pool of worker threads, or inline (a bench's baseline). */
 export interface EvmRunner {

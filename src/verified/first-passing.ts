@@ -2,48 +2,7 @@ import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { type VerifyCheck, VerificationError } from '../verify/errors.js'
-
-/**
- * No node's answer passed the check: the client gets ANSWER_UNVERIFIED naming the last check that
- * failed (never an unchecked answer).
- */
-export class AnswerUnverified extends Error {
-  override name = 'AnswerUnverified'
-  /** In words, without node names: `3 node answers failed ACCOUNT_PROOF (0xab… balance)`. */
-  readonly what: string
-  constructor(what: string, options?: { cause?: unknown }) {
-    super(what, options)
-    this.what = what
-  }
-}
-
-/**
- * A node's answer that is no lie and yet nothing to check: an error (the node lacks the method,
- * the state or the block's form the check asked in), or an answer of another block than the one
- * asked (a node on another branch after a reorg, asked by number). The node is passed over for
- * this call and not counted: a node is a liar only against a proof.
- */
-export class PassOver extends Error {
-  override name = 'PassOver'
-  constructor(
-    readonly why: string,
-    /** The node's error answer, when that is why: the client's answer when every node gives one. */
-    readonly nodeError?: Answer,
-  ) {
-    super(why)
-  }
-}
-
-/**
- * Every node asked gave its error (PassOver with an answer) and none gave an answer to check: the
- * node's error is the client's answer, as an unverified network answers it (marked nowhere as verified).
- */
-export class NodeErrorAnswer extends Error {
-  override name = 'NodeErrorAnswer'
-  constructor(readonly answer: Answer) {
-    super('a node answered with an error')
-  }
-}
+import { AnswerUnverified, PassOver, NodeErrorAnswer } from './errors.js'
 
 /**
  * The calls a check asks for what it checks against (proofs, blocks, receipts, code): a node's

@@ -10,6 +10,7 @@ import type { VerifiedBlockReads } from './block-reads.js'
 import { blockRefOf } from './block-ref.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
+import { LogsRangeTooWide } from './errors.js'
 
 /** Bounds of a verified eth_getLogs (per part of a split range: src/get-logs/). */
 export interface LogProofLimits {
@@ -25,17 +26,6 @@ const HEADER_BATCHES_AT_ONCE = 4
 
 /** The defaults (docs/verified-answers.md). */
 export const LOG_PROOF_LIMITS: LogProofLimits = { maxBlocks: 2_000, maxCandidates: 100 }
-
-/**
- * A range a verified eth_getLogs will not prove: too many blocks or candidate blocks. The client
- * gets VERIFY_RANGE_TOO_WIDE, which says how to narrow it.
- */
-export class LogsRangeTooWide extends Error {
-  override name = 'LogsRangeTooWide'
-  constructor(readonly what: string) {
-    super(what)
-  }
-}
 
 /**
  * eth_getLogs proven complete (docs/verified-answers.md): the range's headers are linked by parent

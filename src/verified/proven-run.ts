@@ -10,11 +10,13 @@ import { type BlockRef, blockRefOf } from './block-ref.js'
 import { ProvenBlockHashes } from './block-hashes.js'
 import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import type { EvmRunner } from './evm-workers.js'
-import { EvmRunTimeout } from './evm-workers.js'
+import { EvmRunTimeout } from './errors.js'
 import type { ProvenSnapshot, RunBlock, RunJob, RunOutcome, RunTx, SnapshotAccount } from './evm-run.js'
-import { firstPassing, PassOver } from './first-passing.js'
+import { firstPassing } from './first-passing.js'
+import { PassOver } from './errors.js'
 import { nodesLackOf } from './nodes-lack.js'
 import type { TrustedHeader } from './trusted-headers.js'
+import { RunRefused } from './errors.js'
 
 /** Rounds of "prove what the run touched that was not proven yet, run again" before giving up. */
 const MAX_ROUNDS = 4
@@ -33,20 +35,6 @@ export interface EvmLimits {
   runner: EvmRunner
   /** evm.gasCap: the most gas one run is given, read at each run (a reload may change it). */
   gasCap(): bigint
-}
-
-/**
- * A verified call that needs more than this gateway proves or runs for one call: its own rule, not
- * a node's fault (no node is counted). `how` says what the client can do.
- */
-export class RunRefused extends Error {
-  override name = 'RunRefused'
-  constructor(
-    readonly why: 'state' | 'gas',
-    readonly what: string,
-  ) {
-    super(what)
-  }
 }
 
 /** A call object as eth_call and eth_estimateGas take it (the fields a run reads). */

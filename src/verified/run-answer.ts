@@ -3,9 +3,10 @@ import { errorResponseJson, type GatewayError } from '../errors/registry.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { Answer } from '../upstream/answer.js'
 import { VerificationError } from '../verify/errors.js'
-import { EvmRunTimeout } from './evm-workers.js'
-import { AnswerUnverified } from './first-passing.js'
-import { type ProvenRun, RunRefused, unitsOfGas } from './proven-run.js'
+import { EvmRunTimeout } from './errors.js'
+import { AnswerUnverified } from './errors.js'
+import { type ProvenRun, unitsOfGas } from './proven-run.js'
+import { RunRefused } from './errors.js'
 
 /** A verified call's answer, charged for the gas the gateway's EVM ran for it (Answer.extraUnits; docs/costs.md). */
 export function runAnswer(answer: Answer, run: ProvenRun | undefined): Answer {

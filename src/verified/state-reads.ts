@@ -7,8 +7,10 @@ import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } fr
 import { type ProvenAccount, slotKey, verifyStateProof } from '../verify/state-proof.js'
 import { blockRefOf } from './block-ref.js'
 import { askedByNumber, ofTrustedBlock } from './by-number.js'
-import { AnswerUnverified, firstPassing, harmlessOnly, PassOver } from './first-passing.js'
+import { firstPassing, harmlessOnly } from './first-passing.js'
+import { AnswerUnverified, PassOver } from './errors.js'
 import type { TrustedHeader, TrustedHeaders } from './trusted-headers.js'
+import { ProofTooWide } from './errors.js'
 
 /** Where each state read keeps its address, its storage slots and its block (params' indexes). */
 const STATE_READS: Readonly<Record<string, { slots?: number; slot?: number; block: number }>> = {
@@ -37,17 +39,6 @@ export const PROVEN_KEPT_BYTES = 16 * 1024 * 1024
  * about 0.75 MB, well inside PROVEN_KEPT_BYTES. More slots: several calls of fewer each.
  */
 export const MAX_PROOF_SLOTS = 256
-
-/**
- * A verified eth_getProof naming more storage slots than MAX_PROOF_SLOTS: the client gets
- * VERIFY_PROOF_TOO_WIDE, which says to split the slots into several calls. No node is asked.
- */
-export class ProofTooWide extends Error {
-  override name = 'ProofTooWide'
-  constructor(readonly what: string) {
-    super(what)
-  }
-}
 
 /** Whether `verify: reads` proves this method's answers (the rest go as they are). */
 export function isVerifiedStateRead(method: string): boolean {
