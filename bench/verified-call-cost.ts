@@ -11,14 +11,14 @@
 import { performance } from 'node:perf_hooks'
 import { encodeFunctionData, erc20Abi } from 'viem'
 import { receiptOf, startAnvil } from '../harness/anvil.js'
-import type { ProvenSnapshot, RunJob, SnapshotAccount } from '../src/verified/evm-run.js'
-import type { EvmRunner } from '../src/verified/evm-workers.js'
-import type { Hex } from '../src/verify/rpc-shapes.js'
+import type { ProvenSnapshot, RunJob, SnapshotAccount } from '../src/verified-reads/evm-run.js'
+import type { EvmRunner } from '../src/verified-reads/evm-workers.js'
+import type { Hex } from '../src/proofs/rpc-shapes.js'
 import { tokenInitCode } from '../test/helpers/contracts.js'
 
 const { EvmWorkers, INLINE_EVM } = (await import(
-  new URL('../dist-test/src/verified/evm-workers.js', import.meta.url).href
-)) as typeof import('../src/verified/evm-workers.js')
+  new URL('../dist-test/src/verified-reads/evm-workers.js', import.meta.url).href
+)) as typeof import('../src/verified-reads/evm-workers.js')
 const ROUNDS = Number(process.argv[2] ?? 10)
 const RUNS = Number(process.argv[3] ?? 300)
 

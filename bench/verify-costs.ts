@@ -1,12 +1,12 @@
-// CPU per verification check (src/verify), on answers of a real anvil: one block of about 130
+// CPU per verification check (src/proofs), on answers of a real anvil: one block of about 130
 // transactions (token transfers with a log each), eth_getProof of an account and of a contract
 // with two slots. Run: node --import tsx bench/verify-costs.ts. Prints one JSON line per check.
 import { startAnvil } from '../harness/anvil.js'
-import { verifyReceiptsRoot, verifyTransactionsRoot } from '../src/verify/block-body.js'
-import { verifyHeader } from '../src/verify/header.js'
-import { bloomMayMatch } from '../src/verify/log-bloom.js'
-import { verifyStateProof } from '../src/verify/state-proof.js'
-import { verifyTransaction, verifyTransactionSender } from '../src/verify/transaction-encoding.js'
+import { verifyReceiptsRoot, verifyTransactionsRoot } from '../src/proofs/block-body.js'
+import { verifyHeader } from '../src/proofs/header.js'
+import { bloomMayMatch } from '../src/proofs/log-bloom.js'
+import { verifyStateProof } from '../src/proofs/state-proof.js'
+import { verifyTransaction, verifyTransactionSender } from '../src/proofs/transaction-encoding.js'
 import { makeBusyChain } from '../test/helpers/busy-chain.js'
 
 const PER_BLOCK = 200

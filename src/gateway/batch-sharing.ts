@@ -1,6 +1,6 @@
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { isVerifiedRead } from '../verified/verified-reads.js'
+import { isVerifiedRead } from '../verified-reads/verified-reads.js'
 import type { GatewayCall } from './gateway-call.js'
 import { type InflightCalls, inflightKeyOf } from './inflight.js'
 

@@ -1,5 +1,5 @@
 import type { MethodSpec } from '../rpc/method-table.js'
-import { isVerifiedRead } from '../verified/verified-reads.js'
+import { isVerifiedRead } from '../verified-reads/verified-reads.js'
 
 /**
  * What the upstream caller does with a call, decided once per call from the method table, the call
@@ -12,7 +12,7 @@ import { isVerifiedRead } from '../verified/verified-reads.js'
  *   is never reported as failed, shared between clients.
  * - `logs`: eth_getLogs (`path: 'logs'`): tags resolved, a wide range split in parts.
  * - `verified`: a read the network proves (networks.<slug>.verify): through the cache and in-flight
- *   sharing, then checked against trusted headers (src/verified).
+ *   sharing, then checked against trusted headers (src/verified-reads).
  * - `table`: the method table's own fields: through the cache (when it has a rule) and in-flight
  *   sharing, then the pool, as a heavy call or as a read that may be hedged.
  */

@@ -8,7 +8,7 @@ import type { UpstreamCaller } from './upstream-caller.js'
 import type { HeavyCalls } from './heavy-calls.js'
 import type { FilterPins } from './filter-pins.js'
 import { paramsRefused } from '../rpc/params-objects.js'
-import { nodesLackOf } from '../verified/nodes-lack.js'
+import { nodesLackOf } from '../verified-reads/nodes-lack.js'
 
 type NodeLabel = 'network' | 'node' | 'kind'
 

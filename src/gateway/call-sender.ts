@@ -1,6 +1,6 @@
 import { METHODS } from '../rpc/method-table.js'
 import type { Answer } from '../upstream/answer.js'
-import type { VerifiedRegistry } from '../verified/verified-registry.js'
+import type { VerifiedRegistry } from '../verified-reads/verified-registry.js'
 import type { CallClass } from './call-class.js'
 import type { CallBudget, GatewayCall } from './gateway-call.js'
 

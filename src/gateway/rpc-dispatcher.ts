@@ -13,8 +13,8 @@ import { HEAVY_RETRY_AFTER_S, type HeavyCalls } from './heavy-calls.js'
 import { refuseByKeyRules } from './key-rules.js'
 import { newestBlockOf, route, type RouteContext } from './router.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
-import { verifiedLogsAdmission } from '../verified/log-range-admission.js'
-import { isVerifiedRead } from '../verified/verified-reads.js'
+import { verifiedLogsAdmission } from '../verified-reads/log-range-admission.js'
+import { isVerifiedRead } from '../verified-reads/verified-reads.js'
 
 export interface RpcDispatcherDeps extends CallForwarderDeps, CallPipelineDeps {
   /** maxBatch here, batchConcurrency in the pipeline, the filter caps in the forwarder: the limits in force (a reload's from its next request). */

@@ -8,9 +8,9 @@ import { GetLogs } from '../get-logs/get-logs.js'
 import { logsPath } from '../get-logs/logs-path.js'
 import type { GetLogsLimits } from '../get-logs/logs-range.js'
 import { TransactionSender } from '../upstream/send-transaction.js'
-import type { EvmLimits } from '../verified/proven-run.js'
-import { isVerifiedRead, type VerifiedReads } from '../verified/verified-reads.js'
-import { VerifiedRegistry } from '../verified/verified-registry.js'
+import type { EvmLimits } from '../verified-reads/proven-run.js'
+import { isVerifiedRead, type VerifiedReads } from '../verified-reads/verified-reads.js'
+import { VerifiedRegistry } from '../verified-reads/verified-registry.js'
 import { shareBatch, type BatchSharingDeps } from './batch-sharing.js'
 import { classify, type CallClass } from './call-class.js'
 import { CallSender } from './call-sender.js'
@@ -41,7 +41,7 @@ export interface UpstreamCallerOptions {
  * that can no longer change come from the LMDB cache (src/cache/cache-step.ts); identical calls in
  * flight are sent once (inflight.ts); wide eth_getLogs ranges are split (src/get-logs/logs-path.ts);
  * eth_sendRawTransaction is sent so that an accepted transaction is never reported as failed;
- * verified reads are proven (src/verified/verified-registry.ts); heavy calls get their own time-out
+ * verified reads are proven (src/verified-reads/verified-registry.ts); heavy calls get their own time-out
  * and reads may be hedged (call-sender.ts). The pool underneath fails over between nodes of the kind.
  * @example
  * const out = await caller.call(gatewayCall) // a GatewayCall of eth_getBlockByNumber ['0x10', false]

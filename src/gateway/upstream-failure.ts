@@ -9,11 +9,11 @@ import {
   UpstreamTimeout,
   UpstreamTransportError,
 } from '../upstream/errors.js'
-import { AnswerUnverified } from '../verified/errors.js'
-import { NodesLack } from '../verified/errors.js'
-import { LogsRangeTooWide } from '../verified/errors.js'
-import { ProofTooWide } from '../verified/errors.js'
-import { VerificationError } from '../verify/errors.js'
+import { AnswerUnverified } from '../verified-reads/errors.js'
+import { NodesLack } from '../verified-reads/errors.js'
+import { LogsRangeTooWide } from '../verified-reads/errors.js'
+import { ProofTooWide } from '../verified-reads/errors.js'
+import { VerificationError } from '../proofs/errors.js'
 import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
 
 /**

@@ -186,7 +186,7 @@ export class ConsensusCalls {
   }
 
   /**
-   * A node answered against an agreement, or failed a check (src/verified): counted; past the
+   * A node answered against an agreement, or failed a check (src/verified-reads): counted; past the
    * threshold it sits out. Without a consensus policy, the consensus defaults and an agreement of
    * one count (a node sits out only while another healthy node of its kind is left).
    */

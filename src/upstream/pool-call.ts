@@ -48,7 +48,7 @@ export interface PoolCallOptions {
   readonly hedge?: { minDelayMs: number; maxDelayMs: number }
   /** The newest block the call names: nodes whose head is below it are passed over while another reaches it. */
   readonly minBlock?: number
-  /** The caller checks the answer itself (src/verified: a proof against a trusted header): no consensus vote. */
+  /** The caller checks the answer itself (src/verified-reads: a proof against a trusted header): no consensus vote. */
   readonly checked?: boolean
 }
 

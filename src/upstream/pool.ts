@@ -48,11 +48,11 @@ export class UpstreamPool implements PoolView {
   readonly askedAgain: AskedAgainCounters = { behind: 0, methodMissing: 0 }
   /** The network's consensus settings, undefined when it asks for none (replaced at a reload). */
   consensus: ConsensusPolicy | undefined
-  /** The network's `verify` setting: `reads` proves reads against trusted headers, `calls` eth_call too (src/verified; replaced at a reload). */
+  /** The network's `verify` setting: `reads` proves reads against trusted headers, `calls` eth_call too (src/verified-reads; replaced at a reload). */
   verify: 'off' | 'reads' | 'calls'
   /** The network's chain id (the EVM that runs a verified eth_call needs it). */
   chainId: number
-  /** The network's `verifyCheckpoint`: trusted headers must link to it by parent hashes (src/verified/checkpoint-chain.ts; replaced at a reload). */
+  /** The network's `verifyCheckpoint`: trusted headers must link to it by parent hashes (src/verified-reads/checkpoint-chain.ts; replaced at a reload). */
   verifyCheckpoint: { number: number; hash: string } | undefined
   readonly #learning: MethodLearning
   readonly #voting: ConsensusCalls
@@ -121,7 +121,7 @@ export class UpstreamPool implements PoolView {
   }
 
   /**
-   * A node's answer failed a check of src/verify (a proof, a header's hash): counted per check, and
+   * A node's answer failed a check of src/proofs (a proof, a header's hash): counted per check, and
    * as a dispute of consensus (past the threshold the node sits out, see ConsensusCalls).
    */
   failedCheck(node: UpstreamNode, check: string): void {

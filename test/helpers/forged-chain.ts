@@ -1,6 +1,6 @@
 import type { Anvil } from '../../harness/anvil.js'
-import { headerHash } from '../../src/verify/header.js'
-import type { RpcHeader } from '../../src/verify/rpc-shapes.js'
+import { headerHash } from '../../src/proofs/header.js'
+import type { RpcHeader } from '../../src/proofs/rpc-shapes.js'
 import type { FaultProxy } from './fault-proxy.js'
 
 /** Blocks a liar serves in place of the chain's: each hashes to its own hash, and each links to the one below. */

@@ -9,7 +9,7 @@ import { connectWs } from '../helpers/ws-client.js'
 // case is asked of the node directly and through the gateway, and the two answers compared (ids
 // aside): ordinary calls, reverts, errors in Ganache's dialect (-32700 for "header not found" and
 // an unknown filter, with a stack), filters, subscriptions. Verified reads and calls against
-// Ganache: test/verified/ganache.test.ts.
+// Ganache: test/verified-reads/ganache.test.ts.
 
 const ganache = await startGanache()
 t.teardown(() => ganache.stop())

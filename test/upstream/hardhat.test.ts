@@ -10,7 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts'
 // 0.22), its own process. Every case is asked of the node directly and through the gateway, and
 // the two answers compared (ids aside): ordinary calls, reverts, errors in Hardhat's dialect (-32004
 // with `data` for a method it lacks, -32000 for a block ahead, `null` for an unknown filter),
-// filters, subscriptions, a batch. Verified reads and calls against Hardhat: test/verified/hardhat.test.ts.
+// filters, subscriptions, a batch. Verified reads and calls against Hardhat: test/verified-reads/hardhat.test.ts.
 
 const hardhat = await startHardhat()
 t.teardown(() => hardhat.stop())

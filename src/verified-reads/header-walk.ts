@@ -1,8 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { UpstreamPool } from '../upstream/pool.js'
-import { verifyHeader } from '../verify/header.js'
-import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
+import { verifyHeader } from '../proofs/header.js'
+import type { Hex, RpcHeader } from '../proofs/rpc-shapes.js'
 
 /** Headers asked of a node in one upstream batch while walking. */
 const WALK_BATCH = 100

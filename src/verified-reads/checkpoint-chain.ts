@@ -1,6 +1,6 @@
 import type { UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../verify/errors.js'
-import type { Hex, RpcHeader } from '../verify/rpc-shapes.js'
+import { VerificationError } from '../proofs/errors.js'
+import type { Hex, RpcHeader } from '../proofs/rpc-shapes.js'
 import { type HeaderSource, hashOf, headersAt, linkingFromAny, walkDown } from './header-walk.js'
 
 /** The furthest a header may be from the nearest one already linked: a longer walk is refused. */

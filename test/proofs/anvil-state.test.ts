@@ -1,9 +1,9 @@
 import t from 'tap'
 import type { Hex } from 'viem'
-import { verifyHeader } from '../../src/verify/header.js'
-import type { RpcAccountProof, RpcBlock } from '../../src/verify/rpc-shapes.js'
-import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../../src/verify/state-answers.js'
-import { verifyStateProof } from '../../src/verify/state-proof.js'
+import { verifyHeader } from '../../src/proofs/header.js'
+import type { RpcAccountProof, RpcBlock } from '../../src/proofs/rpc-shapes.js'
+import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../../src/proofs/state-answers.js'
+import { verifyStateProof } from '../../src/proofs/state-proof.js'
 import { busyAnvil } from '../helpers/busy-chain.js'
 import { altered, alterHex } from './altered.js'
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { type Hex, padHex } from 'viem'
 import { startAnvil } from '../../harness/anvil.js'
-import { PROVEN_KEPT_BYTES } from '../../src/verified/state-reads.js'
+import { PROVEN_KEPT_BYTES } from '../../src/verified-reads/state-reads.js'
 import { startFaultProxy } from '../helpers/fault-proxy.js'
 import { rpc, startTestGateway } from '../helpers/gateway.js'
 import { metric } from '../helpers/metrics.js'

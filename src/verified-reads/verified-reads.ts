@@ -1,6 +1,6 @@
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCall, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../verify/errors.js'
+import { VerificationError } from '../proofs/errors.js'
 import { isVerifiedBlockRead, VerifiedBlockReads } from './block-reads.js'
 import { NodesLack } from './errors.js'
 import { AnswerUnverified, NodeErrorAnswer } from './errors.js'

@@ -1,7 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { type VerifyCheck, VerificationError } from '../verify/errors.js'
+import { type VerifyCheck, VerificationError } from '../proofs/errors.js'
 import { AnswerUnverified, PassOver, NodeErrorAnswer } from './errors.js'
 
 /**

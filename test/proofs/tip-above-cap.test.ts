@@ -1,6 +1,6 @@
 import t from 'tap'
-import { verifyTransaction, verifyTransactionSender } from '../../src/verify/transaction-encoding.js'
-import type { RpcTransaction } from '../../src/verify/rpc-shapes.js'
+import { verifyTransaction, verifyTransactionSender } from '../../src/proofs/transaction-encoding.js'
+import type { RpcTransaction } from '../../src/proofs/rpc-shapes.js'
 
 // A 1559 transaction whose tip is above its fee cap, as Ganache 7.9.2 signs its own once the base
 // fee falls below its 1 gwei default tip (taken from a real Ganache, the second transaction of a

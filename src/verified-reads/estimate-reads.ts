@@ -1,7 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../verify/errors.js'
+import { VerificationError } from '../proofs/errors.js'
 import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
 import { callAt, type EvmLimits, ProvenRun } from './proven-run.js'

@@ -1,4 +1,4 @@
-import type { Hex } from '../verify/rpc-shapes.js'
+import type { Hex } from '../proofs/rpc-shapes.js'
 
 /** The block a state read names, as the trusted headers resolve it. */
 export type BlockRef =

@@ -6,7 +6,7 @@ import { createTx } from '@ethereumjs/tx'
 import { Account, type Address, createAddressFromString } from '@ethereumjs/util'
 import { createVM, runTx } from '@ethereumjs/vm'
 import { bytesToHex, hexToBytes, numberToHex } from 'viem'
-import type { Hex } from '../verify/rpc-shapes.js'
+import type { Hex } from '../proofs/rpc-shapes.js'
 
 /**
  * One run of the gateway's EVM on proven state, as plain data: what a worker thread is sent

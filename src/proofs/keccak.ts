@@ -2,7 +2,7 @@ import { createKeccak } from 'hash-wasm'
 import type { Hex } from './rpc-shapes.js'
 
 /**
- * keccak-256 for every check of src/verify: in WebAssembly (hash-wasm), 1.6 µs for a 532-byte
+ * keccak-256 for every check of src/proofs: in WebAssembly (hash-wasm), 1.6 µs for a 532-byte
  * trie node where the pure-JS keccak of viem and @ethereumjs (@noble/hashes) took 25.8 µs; a
  * proof's nodes, a header, each transaction and each receipts trie are hashed on the call path
  * (bench/README.md, "Verified reads"). One hasher, reused: JavaScript runs one call at a time and

@@ -1,7 +1,7 @@
 import type { EVMMockBlockchainInterface } from '@ethereumjs/evm'
-import { VerificationError } from '../verify/errors.js'
-import { hexBytes } from '../verify/hex-fields.js'
-import type { Hex } from '../verify/rpc-shapes.js'
+import { VerificationError } from '../proofs/errors.js'
+import { hexBytes } from '../proofs/hex-fields.js'
+import type { Hex } from '../proofs/rpc-shapes.js'
 import { type HeaderSource, walkDown } from './header-walk.js'
 import type { TrustedHeader } from './trusted-headers.js'
 

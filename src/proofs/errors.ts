@@ -1,7 +1,7 @@
 import { CodedError } from '../errors/coded-error.js'
 
 /**
- * The checks of src/verify, by name: what a refusal says failed, what metrics will count failures
+ * The checks of src/proofs, by name: what a refusal says failed, what metrics will count failures
  * by (per node and check), and what a gateway error will name when no node's answer passes.
  */
 export type VerifyCheck =

@@ -1,7 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../verify/errors.js'
+import { VerificationError } from '../proofs/errors.js'
 import { PassOver } from './errors.js'
 import { nodesLackOf, type VerifyNeed } from './nodes-lack.js'
 import type { TrustedHeader } from './trusted-headers.js'
