@@ -130,7 +130,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
           if (answer.refusal !== undefined) return fail(answer.refusal)
           deps.counters.answered(network, answer.status)
           // Bad JSON, invalid requests, methods not served, a batch over maxBatch: refused before a node.
-          if (answer.malformed) deps.admission.refusedCalls(ipOf, answer.malformed)
+          if (answer.invalid) deps.admission.refusedCalls(ipOf, answer.invalid)
           const headers = cors === undefined ? answer.headers : { ...cors, ...answer.headers }
           // The node's bytes when they were kept: nothing decoded or encoded again on the way out.
           const body = answer.body

@@ -8,7 +8,7 @@ export interface Refused {
   readonly refused: true
   readonly status: number
   readonly body: string
-  readonly malformed: boolean
+  readonly invalid: boolean
 }
 
 /** A call of the batch identical to an earlier one: answered with that one's answer and its own id. */
@@ -26,7 +26,7 @@ export interface BatchPlan {
   readonly routed: GatewayCall[]
   readonly copies: Copy[]
   /** Calls answered with a protocol error already (the WebSocket penalty counts them). */
-  readonly malformed: number
+  readonly invalid: number
   /** A single call (not a batch): answered by its Answer (PlanServed.answer), not as text in `parts`. */
   readonly single?: boolean
 }
@@ -35,7 +35,7 @@ const NO_COPIES: Copy[] = []
 
 /** A single call routed (not refused) as a plan of one: charged, forwarded and metered as a batch's calls are. */
 export function planOfOne(c: GatewayCall): BatchPlan {
-  return { parts: [], routed: [c], copies: NO_COPIES, malformed: 0, single: true }
+  return { parts: [], routed: [c], copies: NO_COPIES, invalid: 0, single: true }
 }
 
 /**
@@ -47,7 +47,7 @@ export function planOfOne(c: GatewayCall): BatchPlan {
  * @param route routes one call (the batch has one route context, so identical calls route alike)
  */
 export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, index: number) => GatewayCall | Refused): BatchPlan {
-  let malformed = 0
+  let invalid = 0
   const parts = new Array<string | undefined>(entries.length)
   const routed: GatewayCall[] = []
   const copies: Copy[] = []
@@ -56,13 +56,13 @@ export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, i
     const entry = entries[i]
     if (isInvalid(entry)) {
       parts[i] = errorResponseJson(entry.idJson, entry.rpc, entry.message)
-      malformed++
+      invalid++
       continue
     }
     const r = route(entry, i)
     if ('refused' in r) {
       parts[i] = entry.idJson === undefined ? undefined : r.body
-      if (r.malformed) malformed++
+      if (r.invalid) invalid++
       continue
     }
     if (!r.local && r.spec.filter === undefined && r.spec.path !== 'send') {
@@ -77,7 +77,7 @@ export function planBatch(entries: readonly RpcEntry[], route: (call: RpcCall, i
     }
     routed.push(r)
   }
-  return { parts, routed, copies, malformed }
+  return { parts, routed, copies, invalid }
 }
 
 /**

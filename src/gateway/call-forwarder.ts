@@ -16,7 +16,7 @@ export interface CallForwarderDeps {
   limits: () => LimitsConfig
   filters: FilterPins
   /** Cache, in-flight sharing, getLogs splitting, heavy time-outs, then the pool. */
-  calls: UpstreamCaller
+  caller: UpstreamCaller
   /** Each 5xx error the gateway answers a call with, with its cause (FaultLog.answered). */
   onServerError?: (e: GatewayError, at: ServerErrorContext) => void
   /** Each transport's charge: an archive retry is charged again (callPolicies). */
@@ -43,7 +43,7 @@ export class CallForwarder {
     // Filter calls keep their own books (FilterPins); an ordinary call pays this one check.
     if (c.spec.filter !== undefined) return this.#filterCall(ctx, c)
     try {
-      return await this.settle(ctx, c, await this.deps.calls.call(c))
+      return await this.settle(ctx, c, await this.deps.caller.call(c))
     } catch (err) {
       return failed(this.upstreamError(ctx, err, c.method), c)
     }
@@ -72,7 +72,7 @@ export class CallForwarder {
     const charged = this.deps.policies[ctx.transport].charge(ctx, { full: 0, archive: 1, fullUnits: 0, archiveUnits: c.spec.cost })
     if (charged.refusal !== undefined) return failed(charged.refusal, c)
     if (charged.delayMs > 0) await waitQueued(charged.delayMs)
-    return this.deps.calls.call({ ...c, kind: 'archive' })
+    return this.deps.caller.call({ ...c, kind: 'archive' })
   }
 
   /**
@@ -104,7 +104,7 @@ export class CallForwarder {
     let reply: Answer | undefined
     try {
       // Pinned to the node that holds the filter (or makes it): exactly that node, no failover.
-      reply = await this.deps.calls.call(pinned.node === undefined ? c : { ...c, node: pinned.node })
+      reply = await this.deps.caller.call(pinned.node === undefined ? c : { ...c, node: pinned.node })
       return reply
     } catch (err) {
       return failed(this.upstreamError(ctx, err, c.method), c)
@@ -122,7 +122,7 @@ export class CallForwarder {
     const params = [pin.filterId]
     const uninstall: GatewayCall = {
       ...c,
-      ...this.deps.calls.budgetOf('eth_uninstallFilter'),
+      ...this.deps.caller.budgetOf('eth_uninstallFilter'),
       kind: pin.kind,
       method: 'eth_uninstallFilter',
       params,
@@ -131,7 +131,7 @@ export class CallForwarder {
       node: pin.node,
       heavySlot: undefined,
     }
-    this.deps.calls.call(uninstall).catch(() => {
+    this.deps.caller.call(uninstall).catch(() => {
       // The node's own time-out removes it.
     })
   }
@@ -143,7 +143,7 @@ export class CallForwarder {
       if (out.subscribed !== undefined) subscribed?.push(out.subscribed)
       if (out.failure !== undefined && out.failure.http >= 500) this.deps.onServerError?.(out.failure, { network: ctx.network, method: c.method })
       const answer = Answer.ofText(out.body, out.isError, 'gateway', c.kind)
-      answer.malformed = out.malformed
+      answer.invalid = out.invalid
       return answer
     } catch (err) {
       const e = new GatewayError('INTERNAL_ERROR', undefined, { cause: err })

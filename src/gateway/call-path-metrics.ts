@@ -21,9 +21,9 @@ type NodeLabel = 'network' | 'node' | 'kind'
  */
 export function registerCallPathMetrics(
   registry: Registry,
-  parts: { upstreams: Upstreams; calls: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker; heavy?: HeavyCalls; filters?: FilterPins },
+  parts: { upstreams: Upstreams; caller: UpstreamCaller; cache?: ImmutableCache; finality?: FinalityTracker; heavy?: HeavyCalls; filters?: FilterPins },
 ): void {
-  const { upstreams, calls, cache, finality, heavy, filters } = parts
+  const { upstreams, caller, cache, finality, heavy, filters } = parts
   const counter = (name: string, help: string, value: () => number): void => scrapedValue(registry, 'counter', name, help, value)
   const perNode = (kind: 'counter' | 'gauge', name: string, help: string, value: (s: UpstreamNodeStats) => number | undefined): void => {
     const read = (emit: Emit<NodeLabel>): void => {
@@ -149,19 +149,19 @@ export function registerCallPathMetrics(
     read: (emit) => {
       for (const network of upstreams.networks()) {
         if (!verifying(network)) continue
-        for (const [method, byOutcome] of calls.verifiedReads(upstreams.pool(network)!).outcomes)
+        for (const [method, byOutcome] of caller.verifiedReads(upstreams.pool(network)!).outcomes)
           for (const [outcome, n] of byOutcome) emit({ network, method, outcome }, n)
       }
     },
   })
   perNetwork('counter', 'tollgate_verify_header_calls_total', 'Node calls made to agree on the headers reads are proven against', (n) =>
-    verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).headers.calls : undefined,
+    verifying(n) ? caller.verifiedReads(upstreams.pool(n)!).headers.calls : undefined,
   )
   perNetwork(
     'gauge',
     'tollgate_verify_kept_proof_bytes',
     'Bytes of checked eth_getProof answers kept to answer the same read of the same block again (at most 16 MiB a network)',
-    (n) => (verifying(n) ? calls.verifiedReads(upstreams.pool(n)!).state.keptBytes : undefined),
+    (n) => (verifying(n) ? caller.verifiedReads(upstreams.pool(n)!).state.keptBytes : undefined),
   )
   scraped(registry, 'gauge', {
     name: 'tollgate_verify_node_lacks',
@@ -202,10 +202,10 @@ export function registerCallPathMetrics(
     "Calls asked again of another node after a node's 'method not found'",
     (n) => upstreams.pool(n)!.askedAgain.methodMissing,
   )
-  counter('tollgate_inflight_shared_total', 'Calls answered by an identical call already in flight upstream', () => calls.inflight.shared)
-  counter('tollgate_getlogs_split_total', 'eth_getLogs calls split into chunks', () => calls.logs.counters.split)
-  counter('tollgate_getlogs_chunks_total', 'eth_getLogs chunks sent', () => calls.logs.counters.chunks)
-  counter('tollgate_getlogs_refused_total', 'eth_getLogs calls refused (range too wide, too many logs)', () => calls.logs.counters.refused)
+  counter('tollgate_inflight_shared_total', 'Calls answered by an identical call already in flight upstream', () => caller.inflight.shared)
+  counter('tollgate_getlogs_split_total', 'eth_getLogs calls split into chunks', () => caller.logs.counters.split)
+  counter('tollgate_getlogs_chunks_total', 'eth_getLogs chunks sent', () => caller.logs.counters.chunks)
+  counter('tollgate_getlogs_refused_total', 'eth_getLogs calls refused (range too wide, too many logs)', () => caller.logs.counters.refused)
   scraped(registry, 'counter', {
     name: 'tollgate_params_refused_total',
     help: 'Calls refused when parsed for their params, by error code (PARAMS_MEMBER_CASE: a member named like one the node reads in another case; CALL_DATA_AMBIGUOUS: data and input that differ; LOGS_BOUND_OBJECT: an object as fromBlock or toBlock)',
@@ -217,17 +217,17 @@ export function registerCallPathMetrics(
   counter(
     'tollgate_tx_already_known_total',
     'eth_sendRawTransaction answered with the hash where a node said already known',
-    () => calls.transactions.counters.alreadyKnown,
+    () => caller.transactions.counters.alreadyKnown,
   )
   counter(
     'tollgate_tx_broadcast_total',
     'eth_sendRawTransaction sent to every healthy node of the kind at once (networks.<slug>.broadcastTransactions)',
-    () => calls.transactions.counters.broadcast,
+    () => caller.transactions.counters.broadcast,
   )
   counter(
     'tollgate_tx_recovered_total',
     'eth_sendRawTransaction answered with the hash after the first node failed',
-    () => calls.transactions.counters.recovered,
+    () => caller.transactions.counters.recovered,
   )
 
   if (cache) {

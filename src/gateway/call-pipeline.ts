@@ -15,7 +15,7 @@ export interface CallPipelineDeps {
   /** `batchConcurrency` in force: how many of a batch's calls go one by one at once (read per batch, so a reload's holds from the next). */
   limits: () => LimitsConfig
   /** Cache, in-flight sharing, upstream batches, then the pool. */
-  calls: UpstreamCaller
+  caller: UpstreamCaller
   /** Each transport's method rules and charge (callPolicies). */
   policies: CallPolicies
 }
@@ -27,7 +27,7 @@ export interface PlanServed {
   /** The charge refused the message whole (a rate limit, a node kind the plan lacks). */
   readonly refusal?: GatewayError
   /** Calls answered with a protocol error, by the plan or the nodes (the WebSocket penalty counts them). */
-  readonly malformed: number
+  readonly invalid: number
   /** Subscriptions its local calls made (eth_subscribe over WebSocket). */
   readonly subscribed?: string[]
   /** A single call's answer (BatchPlan.single), as the node gave it: its bytes, its node, its cache hit. */
@@ -52,12 +52,12 @@ export class CallPipeline {
 
   async run(ctx: DispatchContext, plan: BatchPlan): Promise<PlanServed> {
     const { parts, routed, copies } = plan
-    const tally = new UsageTally(plan.malformed)
+    const tally = new UsageTally(plan.invalid)
     let subscribed: string[] | undefined
     let answer: Answer | undefined
     if (routed.length > 0) {
       const charged = chargeOf(ctx, this.deps.policies[ctx.transport].charge, routed, copies)
-      if (charged.refusal) return { refusal: charged.refusal, malformed: tally.malformed }
+      if (charged.refusal) return { refusal: charged.refusal, invalid: tally.invalid }
       if (charged.delayMs > 0) await waitQueued(charged.delayMs)
       // A copy's answer is its first call's with its own id: kept only when the batch has copies.
       const outcomes = copies.length > 0 ? new Array<Answer | undefined>(parts.length) : undefined
@@ -85,7 +85,7 @@ export class CallPipeline {
       }
       tally.report(this.deps.usage, ctx)
     }
-    return { malformed: tally.malformed, subscribed: subscribed !== undefined && subscribed.length > 0 ? subscribed : undefined, answer }
+    return { invalid: tally.invalid, subscribed: subscribed !== undefined && subscribed.length > 0 ? subscribed : undefined, answer }
   }
 
   /**
@@ -96,8 +96,8 @@ export class CallPipeline {
     let subscribed: string[] | undefined
     // The calls of each node kind go to one node as one upstream batch; what that leaves goes
     // call by call, with the calls the node's answer skipped.
-    const calls = this.deps.calls
-    const { groups, alone } = groupForUpstream(routed, (c) => calls.sentAsIs(c))
+    const caller = this.deps.caller
+    const { groups, alone } = groupForUpstream(routed, (c) => caller.sentAsIs(c))
     // Most batches use one node kind: one upstream batch awaited, no Promise.all around it.
     const sending: Promise<void>[] = []
     for (const kind of NODE_KINDS) if (groups[kind].length > 0) sending.push(this.#sendGroup(ctx, groups[kind], alone, record))
@@ -107,7 +107,7 @@ export class CallPipeline {
     if (alone.length > 0) {
       let kept = 0
       for (const r of alone) {
-        const hit = r.local ? undefined : calls.cachedNow(r)
+        const hit = r.local ? undefined : caller.cachedNow(r)
         if (hit === undefined) alone[kept++] = r
         else record(r, hit)
       }
@@ -134,7 +134,7 @@ export class CallPipeline {
    * node); a call the node's answer skipped joins `alone` to go by itself.
    */
   async #sendGroup(ctx: DispatchContext, group: readonly GatewayCall[], alone: GatewayCall[], record: (r: GatewayCall, out: Answer) => void): Promise<void> {
-    const replies = await this.deps.calls.batch(group)
+    const replies = await this.deps.caller.batch(group)
     // One failure of one upstream batch: one error (and one log line) for all its calls.
     const errors = new Map<Error, GatewayError>()
     let retried: Promise<void>[] | undefined
@@ -190,8 +190,8 @@ function chargeOf(ctx: DispatchContext, charge: CallCharge, routed: readonly Gat
 class UsageTally {
   readonly #byKind = { full: { calls: 0, errors: 0, bytes: 0, units: 0 }, archive: { calls: 0, errors: 0, bytes: 0, units: 0 } }
 
-  /** @param malformed calls the plan already answered with a protocol error */
-  constructor(public malformed: number) {}
+  /** @param invalid calls the plan already answered with a protocol error */
+  constructor(public invalid: number) {}
 
   /** One call answered with `out` (a copy: with its own id, `bytes` long), charged `units`. */
   add(out: Answer, units: number, bytes: number): void {
@@ -199,7 +199,7 @@ class UsageTally {
     s.calls++
     s.units += units
     if (out.isError) s.errors++
-    if (out.malformed) this.malformed++
+    if (out.invalid) this.invalid++
     s.bytes += bytes
   }
 

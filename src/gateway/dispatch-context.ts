@@ -75,7 +75,7 @@ export interface LocalAnswer {
   body: string
   isError: boolean
   /** A malformed or unsupported call (counts towards the WebSocket penalty). */
-  malformed: boolean
+  invalid: boolean
   /** The gateway error the body carries, when it is one (a 5xx is logged with its cause). */
   failure?: GatewayError
   /** The subscription id an eth_subscribe created (RpcAnswer.subscribed). */

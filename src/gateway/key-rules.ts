@@ -142,7 +142,7 @@ export function refuseByKeyRules(key: KeyContext, network: string, call: RpcCall
   if (refusal === undefined) return undefined
   sink.keyRuleRefused(key.account.accountId, key.record.keyId, network, refusal.rule, 1)
   const spec = ERRORS[refusal.code]
-  return { refused: true, status: spec.http, body: errorResponseJson(call.idJson ?? 'null', spec.rpc, refusal.message), malformed: false }
+  return { refused: true, status: spec.http, body: errorResponseJson(call.idJson ?? 'null', spec.rpc, refusal.message), invalid: false }
 }
 
 function methodMessage(c: CompiledRestrictions, method: string): string {

@@ -20,7 +20,7 @@ export interface RpcAnswer {
    * Calls answered with a protocol error (-32700, -32600, -32601, -32602), by the gateway or by
    * the node: malformed or unsupported messages, which the WebSocket penalty counts.
    */
-  malformed?: number
+  invalid?: number
   /**
    * Subscriptions the message's local calls created (eth_subscribe over WebSocket): the session
    * lets their notifications through once this answer is sent, and not before (the client must

@@ -64,12 +64,12 @@ export class RpcDispatcher {
   dispatch(ctx: DispatchContext, parsed: ParsedBody): Promise<RpcAnswer> {
     switch (parsed.kind) {
       case 'parse-error':
-        return Promise.resolve({ status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), malformed: 1 })
+        return Promise.resolve({ status: ERRORS.PARSE_ERROR.http, body: errorResponseJson('null', ERRORS.PARSE_ERROR.rpc, parsed.message), invalid: 1 })
       case 'empty-batch':
         return Promise.resolve({
           status: ERRORS.EMPTY_BATCH.http,
           body: errorResponseJson('null', ERRORS.EMPTY_BATCH.rpc, ERRORS.EMPTY_BATCH.message),
-          malformed: 1,
+          invalid: 1,
         })
       case 'single':
         return this.#single(ctx, parsed.entry)
@@ -79,26 +79,26 @@ export class RpcDispatcher {
   }
 
   async #single(ctx: DispatchContext, entry: RpcEntry): Promise<RpcAnswer> {
-    if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), malformed: 1 }
+    if (isInvalid(entry)) return { status: 200, body: errorResponseJson(entry.idJson, entry.rpc, entry.message), invalid: 1 }
     const routed = this.#route(ctx, entry, this.#routeContext(ctx), 0)
     if ('refused' in routed) {
-      const malformed = routed.malformed ? 1 : 0
-      if (entry.idJson === undefined) return { status: 204, body: null, malformed }
-      return { status: routed.status, body: routed.body, malformed }
+      const invalid = routed.invalid ? 1 : 0
+      if (entry.idJson === undefined) return { status: 204, body: null, invalid }
+      return { status: routed.status, body: routed.body, invalid }
     }
     const served = await this.#pipeline.run(ctx, planOfOne(routed))
     if (served.refusal) return refusedWhole(served.refusal)
     const out = served.answer!
-    const malformed = served.malformed
+    const invalid = served.invalid
     // An eth_subscribe that made a subscription: the WebSocket session takes its id from here.
     const made = served.subscribed
-    if (entry.idJson === undefined) return { status: 204, body: null, malformed, subscribed: made }
+    if (entry.idJson === undefined) return { status: 204, body: null, invalid, subscribed: made }
     let headers = this.deps.diagnosticHeaders === true ? diagnosticHeaders(out) : out.cache === undefined ? undefined : { 'X-Tollgate-Cache': out.cache }
     // No node could take the call now (none healthy, or all at capacity): a second is the usual wait.
     if (out.status === 503) headers = { ...headers, 'Retry-After': '1' }
     // Its key's heavy calls at once were all running (HEAVY_CALLS_BUSY).
     else if (out.status === 429) headers = { ...headers, ...HEAVY_RETRY }
-    return { status: out.status, body: out, headers, malformed, subscribed: made }
+    return { status: out.status, body: out, headers, invalid, subscribed: made }
   }
 
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
@@ -108,7 +108,7 @@ export class RpcDispatcher {
         'BATCH_TOO_LARGE',
         `Batch too large: ${entries.length} calls, at most ${maxBatch} are accepted in one batch; split it into several requests`,
       )
-      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), malformed: 1 }
+      return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), invalid: 1 }
     }
     // What routing reads of the key, the nodes and the head: once for the batch, not per call.
     const routeContext = this.#routeContext(ctx)
@@ -117,8 +117,8 @@ export class RpcDispatcher {
     if (served.refusal) return refusedWhole(served.refusal)
     const answered = plan.parts.filter((p): p is string => p !== undefined)
     // A batch of notifications only is answered with nothing (JSON-RPC 2.0, section 6).
-    if (answered.length === 0) return { status: 204, body: null, malformed: served.malformed, subscribed: served.subscribed }
-    return { status: 200, body: `[${answered.join(',')}]`, malformed: served.malformed, subscribed: served.subscribed }
+    if (answered.length === 0) return { status: 204, body: null, invalid: served.invalid, subscribed: served.subscribed }
+    return { status: 200, body: `[${answered.join(',')}]`, invalid: served.invalid, subscribed: served.subscribed }
   }
 
   /** What routing needs to know of the key, the network's nodes and its head, now. */
@@ -139,28 +139,28 @@ export class RpcDispatcher {
     const denied = refuseByKeyRules(ctx.key, ctx.network, call, this.deps.usage, ctx.token)
     if (denied !== undefined) return denied
     const rule = this.deps.policies[ctx.transport].methodRule(call.method, ctx.network)
-    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), malformed: true }
+    if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), invalid: true }
     const r = route(call.method, rule.spec, call.params, routeContext)
     if ('refuse' in r) {
       const spec = ERRORS[r.refuse]
-      return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), malformed: PROTOCOL_ERROR_CODES.has(spec.rpc) }
+      return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), invalid: PROTOCOL_ERROR_CODES.has(spec.rpc) }
     }
     const spec = rule.spec
     // A split eth_getLogs costs its method's units per chunk (each a node call); any other call its method's units.
-    let units = spec.path === 'logs' ? spec.cost * this.deps.calls.logs.chunksFor(call.params, routeContext.head) : spec.cost
+    let units = spec.path === 'logs' ? spec.cost * this.deps.caller.logs.chunksFor(call.params, routeContext.head) : spec.cost
     if (spec.path === 'logs' && isVerifiedRead(call.method, ctx.pool.verify) && Array.isArray(call.params) && call.params.length === 1) {
       // A verified one also its header calls, and is bounded over the whole call before any node is asked.
       const header = this.deps.policies[ctx.transport].methodRule('eth_getBlockByNumber', ctx.network)
       const admitted = verifiedLogsAdmission(call.params[0], routeContext.head, { logsUnits: units, headerUnits: header.ok ? header.spec.cost : 0 })
       if ('refuse' in admitted) {
-        this.deps.calls.verifiedReads(ctx.pool).refused(call.method)
+        this.deps.caller.verifiedReads(ctx.pool).refused(call.method)
         const err = ERRORS.VERIFY_RANGE_TOO_WIDE
-        return { refused: true, status: err.http, body: errorResponseJson(idJson, err.rpc, admitted.refuse), malformed: false }
+        return { refused: true, status: err.http, body: errorResponseJson(idJson, err.rpc, admitted.refuse), invalid: false }
       }
       units = admitted.units
     }
     const { method, params } = call
-    const budget = this.deps.calls.budgetOf(method)
+    const budget = this.deps.caller.budgetOf(method)
     // The same object literal for every call: one shape on the request path.
     return {
       network: ctx.network,

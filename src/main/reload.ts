@@ -176,7 +176,7 @@ export interface ReloadTargets {
   transactions: { broadcastOn(networks: Iterable<string>): void }
   methodRules: { apply(next: { forwardMethods: Readonly<Record<string, readonly string[] | undefined>> }): void }
   /** The upstream caller: time-outs, hedging, the EVM's bounds. */
-  calls: { apply(next: { timeoutMs: number; hedge: Config['hedge']; evm: { gasCap: number; timeoutMs: number } }): void }
+  caller: { apply(next: { timeoutMs: number; hedge: Config['hedge']; evm: { gasCap: number; timeoutMs: number } }): void }
   /**
    * The config in force, that the call path reads through getters at the point of use (the
    * dispatcher's maxBatch, the batch runner's batchConcurrency, the forwarder's filter caps, the
@@ -232,8 +232,8 @@ export function reloadParts(g: ReloadTargets): ReloadPart[] {
     { name: 'transactions', apply: (n) => g.transactions.broadcastOn(broadcastNetworks(n.config)) },
     { name: 'method rules', apply: (n) => g.methodRules.apply({ forwardMethods: forwardMethodsOf(n.config) }) },
     {
-      name: 'calls',
-      apply: (n) => g.calls.apply({ timeoutMs: n.config.limits.upstreamTimeoutMs, hedge: n.config.hedge, evm: n.config.evm }),
+      name: 'caller',
+      apply: (n) => g.caller.apply({ timeoutMs: n.config.limits.upstreamTimeoutMs, hedge: n.config.hedge, evm: n.config.evm }),
     },
     { name: 'limits', apply: (n) => g.inForce.apply({ config: n.config }) },
     { name: 'ip throttle', apply: (n) => g.ips.apply({ limits: n.config.limits.ipThrottle }) },

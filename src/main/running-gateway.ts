@@ -27,7 +27,7 @@ export interface RunningGateway {
   /** The upstream pools (node counters and health, for tests and tools). */
   readonly upstreams: Upstreams
   /** Cache, in-flight sharing, getLogs splitting (counters, for tests and tools). */
-  readonly calls: UpstreamCaller
+  readonly caller: UpstreamCaller
   /**
    * Apply a new config to the running gateway (SIGHUP, `tollgate reload`): the nodes, the plan
    * catalog, the limits, health and hedging change for the calls that come from now on; nothing

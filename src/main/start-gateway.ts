@@ -214,7 +214,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   wsDecisions.start()
 
   // The call path: admission, then the dispatcher that meters, routes and calls the nodes.
-  const calls = new UpstreamCaller({
+  const caller = new UpstreamCaller({
     timeoutMs: config.limits.upstreamTimeoutMs,
     heavy: config.heavy,
     evm: config.evm,
@@ -222,10 +222,10 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     cache,
     finalized: finality ? (network) => finality.finalized(network) : undefined,
   })
-  closers.defer('EVM workers', () => calls.evm.runner.close())
+  closers.defer('EVM workers', () => caller.evm.runner.close())
   // A network that verifies calls runs them in worker threads: loaded now, not by the first call.
-  if (Object.values(config.networks).some((n) => n.verify === 'calls')) calls.evm.runner.warm()
-  calls.transactions.broadcastOn(broadcastNetworks(config))
+  if (Object.values(config.networks).some((n) => n.verify === 'calls')) caller.evm.runner.warm()
+  caller.transactions.broadcastOn(broadcastNetworks(config))
   const admission = new Admission({ upstreams, ips, keys, pools, refusals: usage, tokens: { ...config.keys.jwt, now: () => clock.now() } })
   // Which methods are served, each with its cost (the method table's, or config.methodCosts), and
   // which unlisted ones each network forwards (networks.<slug>.forwardMethods; a reload sets them again).
@@ -244,7 +244,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     heads,
     filters,
     windowBlocks: config.routing.fullNodeWindowBlocks,
-    calls,
+    caller,
     onServerError: faults.answered,
     diagnosticHeaders: config.diagnostics.responseHeaders,
   })
@@ -253,7 +253,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const networkLabels = new NetworkLabels(Object.keys(config.networks))
   registerStateMetrics(registry, { log, outbox, store, keys, usage })
   if (fleet) registerFleetMetrics(registry, fleet)
-  registerCallPathMetrics(registry, { upstreams, calls, cache, finality, heavy: heavyCalls, filters })
+  registerCallPathMetrics(registry, { upstreams, caller, cache, finality, heavy: heavyCalls, filters })
 
   // The front end: HTTP and WebSocket on `listen`, the dashboard, the admin listener.
   const wsServer = new WsServer({
@@ -362,9 +362,9 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     nodeHeads,
     heads,
     networkLabels,
-    transactions: calls.transactions,
+    transactions: caller.transactions,
     methodRules,
-    calls,
+    caller,
     inForce: { apply: (next) => (live = next.config) },
     ips,
     keys,
@@ -408,7 +408,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     usage,
     projector,
     upstreams,
-    calls,
+    caller,
     cache,
     finality,
     close: () => (closing ??= close()),

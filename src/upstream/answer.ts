@@ -25,8 +25,8 @@ export class Answer {
   status = 200
   /** Answered from the finality-aware cache, or stored in it (the X-Tollgate-Cache header). */
   cache: 'hit' | 'miss' | undefined = undefined
-  /** The gateway refused the call as malformed or unsupported (-32700, -32600, -32601, -32602) before any node saw it: the WebSocket penalty counts it. A node's answer never sets it. */
-  malformed = false
+  /** Invalid: the gateway refused the call as malformed or unsupported (-32700, -32600, -32601, -32602) before any node saw it: the WebSocket penalty counts it. A node's answer never sets it. */
+  invalid = false
   /** Nodes this call was sent to, failovers, hedges and asks again included (the X-Tollgate-Attempts header). */
   attempts = 1
   /** The agreement consensus reached, `agreeing/participants` (`2/3`), when the network asks for it. */
@@ -66,10 +66,10 @@ export class Answer {
   }
 
   /** The gateway's error for a call (its id in `text`), with the HTTP status it is answered with alone. */
-  static gatewayError(text: string, status: number, kind: NodeKind, malformed = false): Answer {
+  static gatewayError(text: string, status: number, kind: NodeKind, invalid = false): Answer {
     const a = new Answer(text, undefined, true, 'gateway', kind)
     a.status = status
-    a.malformed = malformed
+    a.invalid = invalid
     return a
   }
 
@@ -98,7 +98,7 @@ export class Answer {
           )
     a.status = this.status
     a.cache = this.cache
-    a.malformed = this.malformed
+    a.invalid = this.invalid
     a.attempts = this.attempts
     a.consensus = this.consensus
     a.verifiedAt = this.verifiedAt

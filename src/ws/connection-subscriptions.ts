@@ -82,10 +82,10 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
     const held = this.#subs.size + this.#subscribing
     if (held >= max) {
       const message = `Too many subscriptions: this connection holds ${held}, at most ${max} are allowed per connection (ws.maxSubscriptionsPerConnection); unsubscribe some, or open another connection`
-      return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_SUBSCRIPTIONS.rpc, message), isError: true, malformed: false }
+      return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_SUBSCRIPTIONS.rpc, message), isError: true, invalid: false }
     }
     const check = parseSubscribe(call.params)
-    if (!check.ok) return { body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, check.message), isError: true, malformed: true }
+    if (!check.ok) return { body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, check.message), isError: true, invalid: true }
     this.#subscribing++
     let result: Awaited<ReturnType<SubscriptionHub['subscribe']>>
     try {
@@ -99,26 +99,26 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
         hub.unsubscribe(result.id, this)
       } else {
         this.#subs.set(result.id, { ready: false, held: [], heldKind: 'full' })
-        return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false, subscribed: result.id }
+        return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, invalid: false, subscribed: result.id }
       }
-      return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, malformed: false }
+      return { body: `{"jsonrpc":"2.0","id":${idJson},"result":"${result.id}"}`, isError: false, invalid: false }
     }
     // The node's refusal is its own: the gateway parsed the request (parseSubscribe) before sending it.
-    if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, malformed: false }
+    if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, invalid: false }
     if (result.failure === 'no-ws-upstream') {
       // No `failure`: not a fault of the gateway or a node, but the configuration (start warns of it).
       const message = `Subscriptions are not served on ${network}: none of its nodes is configured with a WebSocket (networks.${network}.upstreams[].ws); poll instead (eth_newBlockFilter, eth_getFilterChanges, eth_getLogs), or ask the operator to give a node its ws URL`
-      return { body: errorResponseJson(idJson, ERRORS.NO_WS_UPSTREAM.rpc, message), isError: true, malformed: false }
+      return { body: errorResponseJson(idJson, ERRORS.NO_WS_UPSTREAM.rpc, message), isError: true, invalid: false }
     }
     if (result.failure === 'logs-filters') {
       const message = logsFilterRefusal(network, result.limit, result.held, result.max)
-      return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_LOGS_FILTERS.rpc, message), isError: true, malformed: false }
+      return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_LOGS_FILTERS.rpc, message), isError: true, invalid: false }
     }
     const e =
       result.failure === 'no-node'
         ? new GatewayError('NO_HEALTHY_UPSTREAM', `No node with a WebSocket is reachable for ${network} subscriptions right now; retry with backoff`)
         : gatewayErrorFor(result.cause, network)
-    return { body: errorResponseJson(idJson, e.rpc, e.message), isError: true, malformed: false, failure: e }
+    return { body: errorResponseJson(idJson, e.rpc, e.message), isError: true, invalid: false, failure: e }
   }
 
   /** eth_unsubscribe: true when this connection had that subscription, false otherwise (as nodes answer). */
@@ -129,11 +129,11 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
       return {
         body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, 'Invalid params: eth_unsubscribe takes [subscriptionId]'),
         isError: true,
-        malformed: true,
+        invalid: true,
       }
     }
     const had = this.#subs.delete(id) && this.#deps.hub.unsubscribe(id, this)
-    return { body: `{"jsonrpc":"2.0","id":${idJson},"result":${had}}`, isError: false, malformed: false }
+    return { body: `{"jsonrpc":"2.0","id":${idJson},"result":${had}}`, isError: false, invalid: false }
   }
 
   /** A notification for client subscription `id` (called by the hub, `text` carries `id`). */

@@ -150,9 +150,9 @@ export class WsSession {
         if (body !== null) this.send(typeof body === 'string' ? body : body.text, true)
         // Only now does the client know these ids: notifications held for them may follow.
         if (answer.subscribed !== undefined) for (const id of answer.subscribed) this.#subs.arm(id)
-        if (answer.malformed) {
-          this.#noteBad(answer.malformed)
-          this.#deps.admission.refusedCalls(this.#ipOf, answer.malformed)
+        if (answer.invalid) {
+          this.#noteBad(answer.invalid)
+          this.#deps.admission.refusedCalls(this.#ipOf, answer.invalid)
         }
       },
       (err: unknown) => {

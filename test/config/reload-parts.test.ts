@@ -46,7 +46,7 @@ function recordingTargets(throwAt?: string): { targets: ReloadTargets; calls: [s
     networkLabels: { add: record('labels') },
     transactions: { broadcastOn: record('broadcastOn') },
     methodRules: { apply: record('methodRules') },
-    calls: { apply: record('calls') },
+    caller: { apply: record('caller') },
     inForce: { apply: record('inForce') },
     ips: { apply: record('ips') },
     keys: { apply: record('keys') },
@@ -71,7 +71,7 @@ t.test('the parts go in the order that never leaves a call without a node, each 
       'metric labels',
       'transactions',
       'method rules',
-      'calls',
+      'caller',
       'limits',
       'ip throttle',
       'plans',
@@ -91,7 +91,7 @@ t.test('the parts go in the order that never leaves a call without a node, each 
     ['labels', ['eth-1', 'bsc-1']],
     ['broadcastOn', ['eth-1']],
     ['methodRules', { forwardMethods: { 'eth-1': ['debug_x'], 'bsc-1': undefined } }],
-    ['calls', { timeoutMs: 7000, hedge: config.hedge, evm: config.evm }],
+    ['caller', { timeoutMs: 7000, hedge: config.hedge, evm: config.evm }],
     ['inForce', { config }],
     ['ips', { limits: config.limits.ipThrottle }],
     ['keys', { catalog }],
@@ -128,7 +128,7 @@ t.test('a part that throws stops the reload there, named, with what was applied 
   const f = failed as ReloadPartFailed
   t.equal(f.part, 'node heads')
   t.same(f.applied, ['nodes', 'subscriptions', 'account pools'])
-  t.same(f.notApplied, ['retired nodes', 'heads', 'metric labels', 'transactions', 'method rules', 'calls', 'limits', 'ip throttle', 'plans', 'dashboard'])
+  t.same(f.notApplied, ['retired nodes', 'heads', 'metric labels', 'transactions', 'method rules', 'caller', 'limits', 'ip throttle', 'plans', 'dashboard'])
   t.match(f.message, /node heads part failed: nodeHeads broke/)
   t.equal((f.cause as Error).message, 'nodeHeads broke', 'the cause kept')
   t.same(

@@ -15,7 +15,7 @@ const {
 // flight, which no public interface says, through the one test seam of the calls in flight.
 const nodeCalls = () => metricNow(tg.gateway.admin, 'tollgate_upstream_calls_total', { network: 'eth-1' })
 const sharedCalls = () => metricNow(tg.gateway.admin, 'tollgate_inflight_shared_total')
-const inflight = tg.gateway.calls.inflight
+const inflight = tg.gateway.caller.inflight
 
 t.test('ten identical concurrent calls make one upstream call', async (t) => {
   const before = await nodeCalls()
