@@ -10,6 +10,12 @@ export interface WsClient {
   send(body: unknown): void
   /** The next notification of subscription `id`, or undefined after `withinMs`. */
   nextNotification(id: string, withinMs?: number): Promise<any | undefined>
+  /**
+   * Notification `index` (0: the first) of subscription `id`, whether it came already or comes
+   * within `withinMs`: for a notification that an action may bring before the test awaits it
+   * (take `notifications(id).length` before the action as the index).
+   */
+  notificationAt(id: string, index: number, withinMs?: number): Promise<any | undefined>
   /** Notifications received so far for subscription `id`. */
   notifications(id: string): any[]
   /** The same, as the texts that came over the wire (what a notification's units are counted from). */
@@ -33,6 +39,8 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
     const subs = new Map<string, any[]>()
     const texts = new Map<string, string[]>()
     const waiters = new Map<string, Array<(v: any) => void>>()
+    // Told of every notification (notificationAt): each decides whether its index came.
+    const watchers = new Set<() => void>()
     let resolveClosed!: (v: { code: number; reason: string }) => void
     const closed = new Promise<{ code: number; reason: string }>((r) => (resolveClosed = r))
     const keyOf = (msg: any): string | undefined => {
@@ -59,6 +67,7 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
         texts.set(id, raw)
         const w = waiters.get(id)?.shift()
         if (w) w(msg)
+        for (const watch of [...watchers]) watch()
         return
       }
       const k = keyOf(msg)
@@ -118,6 +127,24 @@ export function connectWs(url: string, init: { headers?: Record<string, string> 
             const list = waiters.get(id) ?? []
             list.push(waiter)
             waiters.set(id, list)
+          })
+        },
+        notificationAt(id, index, withinMs = 10_000) {
+          const came = subs.get(id)?.[index]
+          if (came !== undefined) return Promise.resolve(came)
+          return new Promise((res) => {
+            const watch = (): void => {
+              const now = subs.get(id)?.[index]
+              if (now === undefined) return
+              clearTimeout(timer)
+              watchers.delete(watch)
+              res(now)
+            }
+            const timer = setTimeout(() => {
+              watchers.delete(watch)
+              res(undefined)
+            }, withinMs)
+            watchers.add(watch)
           })
         },
         async close() {
