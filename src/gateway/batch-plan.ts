@@ -27,19 +27,10 @@ export interface BatchPlan {
   readonly copies: Copy[]
   /** Calls answered with a protocol error already (the WebSocket penalty counts them). */
   readonly invalid: number
-  /** A single call (not a batch): answered by its Answer (PlanServed.answer), not as text in `parts`. */
-  readonly single?: boolean
-}
-
-const NO_COPIES: Copy[] = []
-
-/** A single call routed (not refused) as a plan of one: charged, forwarded and metered as a batch's calls are. */
-export function planOfOne(c: GatewayCall): BatchPlan {
-  return { parts: [], routed: [c], copies: NO_COPIES, invalid: 0, single: true }
 }
 
 /**
- * Route a message's entries (a single call is a plan of one) and merge its identical reads (same method and params; not local
+ * Route a batch's entries and merge its identical reads (same method and params; not local
  * calls, filter calls or transactions): those are routed, looked up and sent once; every copy
  * still counts (rate, usage) and is answered with its own id. Clients batch what their parts ask,
  * and parts ask alike (eth_chainId, eth_blockNumber, the same balance): a copy costs an id

@@ -3,7 +3,7 @@ import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { Answer } from '../upstream/answer.js'
-import { planBatch, planOfOne, type Refused } from './batch-plan.js'
+import { planBatch, type Refused } from './batch-plan.js'
 import { CallForwarder, type CallForwarderDeps } from './call-forwarder.js'
 import { CallPipeline, type CallPipelineDeps } from './call-pipeline.js'
 import type { DispatchContext } from './dispatch-context.js'
@@ -40,8 +40,8 @@ const HEAVY_RETRY: Readonly<Record<string, string>> = Object.freeze({ 'Retry-Aft
 /**
  * Handles the JSON-RPC calls of one authenticated request, whatever the transport: method policy
  * and routing, where each call becomes the GatewayCall it stays on its way to the node; then the
- * CallPipeline (charge, wait, forward, meter), the same for a single call (a plan of one) and a
- * batch (each call routed, copies merged: one bad call is one error entry). What differs is the
+ * CallPipeline (charge, wait, forward, meter), the same steps for a single call (`one`) and a
+ * batch (`run`: each call routed, copies merged; one bad call is one error entry). What differs is the
  * framing: a single call's status and headers are its answer's, a batch's answers are joined.
  */
 export class RpcDispatcher {
@@ -86,7 +86,7 @@ export class RpcDispatcher {
       if (entry.idJson === undefined) return { status: 204, body: null, invalid }
       return { status: routed.status, body: routed.body, invalid }
     }
-    const served = await this.#pipeline.run(ctx, planOfOne(routed))
+    const served = await this.#pipeline.one(ctx, routed)
     if (served.refusal) return refusedWhole(served.refusal)
     const out = served.answer!
     const invalid = served.invalid
