@@ -23,6 +23,16 @@ export interface Consumption {
   refused?: number
 }
 
+/** What one charge asks of the account's buckets. */
+export interface ChargeAsk {
+  /** Calls (a batch counts each; 0: units only, as a call's work known once answered). */
+  calls: number
+  /** Compute units they cost (0 when not given). */
+  units?: number
+  /** How long the call may wait for its tokens, ms (0 when not given: answered now or refused). */
+  queueMs?: number
+}
+
 /**
  * The actor of one account (every key of the account shares it, as they share the plan's limits):
  * holds its rate and connection state and applies the decider with the injected clock. The folder
@@ -36,7 +46,7 @@ export interface Consumption {
  *
  * @example
  * const actor = new AccountActor(initialRateState({ keyId, accountId, limits }, clock.now()), clock)
- * const d = actor.charge('full', 1)
+ * const d = actor.charge('full', { calls: 1 })
  * if (d.type === 'Rejected') reply429(d.retryAfterMs)
  */
 export class AccountActor {
@@ -57,11 +67,13 @@ export class AccountActor {
   }
 
   /**
-   * Charge `calls` calls (a batch counts each) to nodes of `kind`, costing `units` compute units,
-   * queueing up to `queueMs`.
+   * Charge `ask.calls` calls (a batch counts each) to nodes of `kind`, costing `ask.units` compute
+   * units (0 when not given), queueing up to `ask.queueMs` (0: answered now or refused).
    */
-  charge(kind: CallKind, calls: number, queueMs = 0, units = 0): ChargeDecision {
-    const { state, decision } = decide(this.#state, { type: 'Charge', kind, calls, queueMs, units }, this.#clock.now())
+  charge(kind: CallKind, ask: ChargeAsk): ChargeDecision {
+    const calls = ask.calls
+    const units = ask.units ?? 0
+    const { state, decision } = decide(this.#state, { type: 'Charge', kind, calls, queueMs: ask.queueMs ?? 0, units }, this.#clock.now())
     this.#state = state
     if (decision.type === 'Admitted') {
       if (decision.limit !== null) this.#consume(kind, calls)

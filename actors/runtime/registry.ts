@@ -28,7 +28,7 @@ interface Entry<A> {
  *
  * @example
  * const keys = new ActorRegistry({ create: (id) => new AccountActor(load(id), clock), clock, idleMs: 60_000 })
- * keys.get(keyId).charge('full', 1)
+ * keys.get(keyId).charge('full', { calls: 1 })
  */
 export class ActorRegistry<K, A> {
   readonly #entries = new Map<K, Entry<A>>()

@@ -148,7 +148,7 @@ class ActorKeys implements FleetKeys {
   /** This instance's own calls of one interval, through the actors' admission. */
   serve(): void {
     const before = process.cpuUsage()
-    for (const i of accountsThisInterval(ALL)) this.actors.get(ACCOUNT_IDS[i]!)!.charge('full', 1)
+    for (const i of accountsThisInterval(ALL)) this.actors.get(ACCOUNT_IDS[i]!)!.charge('full', { calls: 1 })
     const spent = process.cpuUsage(before)
     this.serveCpuUs += spent.user + spent.system
   }

@@ -35,7 +35,7 @@ export function chargePerCall(deps: PerCallChargeDeps): CallCharge {
 
 /** One node kind's calls (and units) against the key's buckets: admitted with a delay, or refused. */
 function chargeKind(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, kind: 'full' | 'archive', calls: number, units: number): Charged {
-  const d = ctx.key.actor.charge(kind, calls, deps.queueMs(), units)
+  const d = ctx.key.actor.charge(kind, { calls, queueMs: deps.queueMs(), units })
   if (d.type === 'Admitted') return d.delayMs === 0 ? FREE : { delayMs: d.delayMs }
   if (d.reason === 'no-access') {
     const e = new GatewayError(
@@ -74,7 +74,7 @@ function chargeUnits(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, by
   ] as const) {
     // A kind without a units limit has nothing to charge here (asking would read its calls bucket).
     if (calls === 0 || units === 0 || (kind === 'full' ? limits.fullUnits : limits.archiveUnits) == null) continue
-    const d = ctx.key.actor.charge(kind, 0, deps.queueMs(), units)
+    const d = ctx.key.actor.charge(kind, { calls: 0, queueMs: deps.queueMs(), units })
     if (d.type === 'Admitted') {
       delayMs = Math.max(delayMs, d.delayMs)
       continue
@@ -127,5 +127,5 @@ export function chargeWork(ctx: Parameters<CallCharge>[0], kind: 'full' | 'archi
   if (units <= 0) return
   const limits = ctx.key.actor.state.limits
   if ((kind === 'full' ? limits.fullUnits : limits.archiveUnits) == null) return
-  ctx.key.actor.charge(kind, 0, WORK_DEBT_MS, units)
+  ctx.key.actor.charge(kind, { calls: 0, queueMs: WORK_DEBT_MS, units })
 }

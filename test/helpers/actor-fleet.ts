@@ -141,7 +141,7 @@ export class ActorFleet {
   call(i: number, accountId: string, calls = 1): boolean {
     const x = this.instances[i]!
     if (!x.running) return false
-    const admitted = x.keys.actor(accountId).charge('full', calls).type === 'Admitted'
+    const admitted = x.keys.actor(accountId).charge('full', { calls }).type === 'Admitted'
     if (admitted) {
       let list = this.#admitted.get(accountId)
       if (list === undefined) this.#admitted.set(accountId, (list = []))

@@ -50,7 +50,7 @@ export function accountActor(limits: KeyLimits, opts: { ws?: Partial<WsKeyLimits
     clock,
     actor,
     /** `n` calls of `kind`, one at a time: each one's decision. */
-    admitMany: (kind: 'full' | 'archive', n: number): KeyDecision[] => Array.from({ length: n }, () => actor.charge(kind, 1)),
+    admitMany: (kind: 'full' | 'archive', n: number): KeyDecision[] => Array.from({ length: n }, () => actor.charge(kind, { calls: 1 })),
     /** The same WebSocket command `n` times: each one's decision. */
     wsMany: (n: number, command: WsCommand): WsDecision[] => Array.from({ length: n }, () => actor.ws(command)),
   }
