@@ -4,6 +4,16 @@ import { type ErrorCode, GatewayError } from './registry.js'
 const POLLED = 'every one polled within the last minute (an idle one would have been uninstalled to make room)'
 const FEWER_FILTERS = 'uninstall filters you no longer poll (eth_uninstallFilter), or use eth_subscribe over WebSocket'
 
+/** Where a refused request came from, as its Origin (else Referer) says. */
+const cameFrom = (f: { origin: string; referer: string }) => (f.origin || f.referer || 'no Origin or Referer header').slice(0, 100)
+
+/** A list for a message: the first few entries, and how many more. */
+const listed = (list: readonly string[]) => (list.length <= 5 ? list.join(', ') : `${list.slice(0, 5).join(', ')} and ${list.length - 5} more`)
+
+/** Whose rule refused (key-rules.ts): a key's lists are changed in the dashboard, a token's by its issuer. */
+type Whose = 'key' | 'token'
+const fixRule = (whose: Whose) => (whose === 'key' ? "change the key's restrictions in the dashboard" : 'issue a token that allows it')
+
 /** A template that needs no facts beyond its name. */
 type NoFacts = Record<never, never>
 
@@ -133,6 +143,113 @@ export const MESSAGES = {
     text: (f: { audience: string }) => `Invalid token: its aud is not this gateway's audience ${JSON.stringify(f.audience)}; issue it for that audience`,
   },
   TOKEN_CLAIM_INVALID: { code: 'TOKEN_CLAIMS_INVALID', text: (f: { what: string }) => `Invalid token: ${f.what}; fix the token issuer (docs/keys.md)` },
+  BATCH_OVER_LIMIT: {
+    code: 'BATCH_TOO_LARGE',
+    text: (f: { calls: number; max: number }) =>
+      `Batch too large: ${f.calls} calls, at most ${f.max} are accepted in one batch; split it into several requests`,
+  },
+  TOKEN_SUB_NOT_APIKEY: {
+    code: 'CONFLICTING_KEYS',
+    text: (_: NoFacts) => "Conflicting keys: the token's sub names another key than ?apikey=; send the token alone, or with its own key",
+  },
+
+  // Who the request is (key-directory.ts, admission.ts, ip-directory.ts) and what its plan lets it use.
+  UNKNOWN_NETWORK_NAMED: {
+    code: 'UNKNOWN_NETWORK',
+    text: (f: { network: string; served: readonly string[] }) =>
+      `Unknown network ${JSON.stringify(f.network.slice(0, 40))}: this gateway serves ${f.served.join(', ')}`,
+  },
+  KEY_MALFORMED: {
+    code: 'INVALID_KEY',
+    text: (_: NoFacts) => 'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error',
+  },
+  KEY_REVOKED: {
+    code: 'INVALID_KEY',
+    text: (_: NoFacts) => 'Invalid API key: this key was revoked or regenerated; use the current key from the dashboard (My Subscription)',
+  },
+  TOKEN_SUB_UNKNOWN: {
+    code: 'INVALID_KEY',
+    text: (_: NoFacts) => 'Invalid token: its sub names no key of this gateway; sub must be the key id (key_…) from the dashboard',
+  },
+  CONNECTION_TOKEN_EXPIRED: {
+    code: 'TOKEN_EXPIRED',
+    text: (_: NoFacts) => 'Token expired: the token this connection was opened with is past its exp; reconnect with a new token',
+  },
+  NO_ACTIVE_PLAN: {
+    code: 'PLAN_INACTIVE',
+    text: (_: NoFacts) => "Forbidden: the account has no active plan; choose one in the dashboard's Plans section",
+  },
+  // A free trial (all full nodes, no price) is not renewed: another plan is chosen.
+  TRIAL_ENDED: {
+    code: 'PLAN_INACTIVE',
+    text: (f: { plan: string; endedAt: number }) =>
+      `Forbidden: the ${f.plan} of this account ended at ${new Date(f.endedAt).toISOString()}; choose a plan in the dashboard's Plans section to go on`,
+  },
+  PLAN_ENDED: {
+    code: 'PLAN_INACTIVE',
+    text: (f: { plan: string; endedAt: number }) =>
+      `Forbidden: the ${f.plan} plan of this account ended at ${new Date(f.endedAt).toISOString()}; renew it (another payment) or choose another plan in the dashboard`,
+  },
+  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: { access: string }) => `Forbidden: ${f.access}` },
+  PLAN_LACKS_KIND: {
+    code: 'NODE_KIND_NOT_ALLOWED',
+    text: (f: { plan?: string; kind: string }) =>
+      `Forbidden: the ${f.plan ?? 'current'} plan has no ${f.kind}-node access; choose a plan that includes ${f.kind} nodes`,
+  },
+  ORIGIN_NOT_ON_KEY: {
+    code: 'ORIGIN_NOT_ALLOWED',
+    text: (f: { allowed: readonly string[]; origin: string; referer: string }) =>
+      `Forbidden: this key may only be used from ${f.allowed.join(', ')} (the request came from ${cameFrom(f)}); change the allowlist in the dashboard`,
+  },
+  ORIGIN_NOT_IN_TOKEN: {
+    code: 'ORIGIN_NOT_ALLOWED',
+    text: (f: { allowed: readonly string[]; origin: string; referer: string }) =>
+      `Forbidden by the token's origins: it may only be used from ${f.allowed.join(', ') || 'no origin'} (the request came from ${cameFrom(f)}); issue a token for this origin`,
+  },
+  IP_THROTTLED_UNTIL: {
+    code: 'IP_THROTTLED',
+    text: (f: { rejections: number; windowMs: number; until: number; retryAfterS: number }) =>
+      `Too many requests from this IP address: its calls kept exceeding rate limits (${f.rejections} rejected within ${f.windowMs / 1000} s), so it is throttled for every key until ${new Date(f.until).toISOString()}; retry after ${f.retryAfterS} s with exponential backoff`,
+  },
+
+  // A key's rules (key-rules.ts): which rule, what it lists, and who can change it.
+  KEY_METHOD_NOT_LISTED: {
+    code: 'KEY_METHOD_NOT_ALLOWED',
+    text: (f: { whose: Whose; method: string; allowed: readonly string[] }) =>
+      `Forbidden by the ${f.whose}'s method rule: ${JSON.stringify(f.method.slice(0, 64))} is not among the methods this ${f.whose} may call (${listed(f.allowed)}); ${fixRule(f.whose)}`,
+  },
+  KEY_METHOD_DENIED: {
+    code: 'KEY_METHOD_NOT_ALLOWED',
+    text: (f: { whose: Whose; method: string; denied: readonly string[] }) =>
+      `Forbidden by the ${f.whose}'s method rule: this ${f.whose} may not call ${JSON.stringify(f.method.slice(0, 64))} (denied: ${listed(f.denied)}); ${fixRule(f.whose)}`,
+  },
+  KEY_CONTRACT_NOT_LISTED: {
+    code: 'KEY_CONTRACT_NOT_ALLOWED',
+    text: (f: { whose: Whose; problem: string; allowed: readonly string[] }) =>
+      `Forbidden by the ${f.whose}'s contract rule: ${f.problem}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
+  },
+  KEY_IP_NOT_LISTED: {
+    code: 'KEY_IP_NOT_ALLOWED',
+    text: (f: { allowed: readonly string[]; ip: string }) =>
+      `Forbidden by the key's IP rule: this key may only be used from ${listed(f.allowed)} (the request came from ${f.ip.slice(0, 45) || 'an unknown address'}); ${fixRule('key')}`,
+  },
+  KEY_USER_AGENT_NOT_LISTED: {
+    code: 'KEY_USER_AGENT_NOT_ALLOWED',
+    text: (f: { allowed: readonly string[]; userAgent: string }) =>
+      `Forbidden by the key's user-agent rule: the User-Agent must contain one of ${listed(f.allowed.map((u) => JSON.stringify(u)))} (the request sent ${f.userAgent === '' ? 'no User-Agent header' : JSON.stringify(f.userAgent.slice(0, 100))}); ${fixRule('key')}`,
+  },
+
+  // Rate limits (call-charge.ts, ws/ws-session.ts): which limit, and when to come back.
+  KEY_UNITS_PER_SECOND: {
+    code: 'RATE_LIMITED',
+    text: (f: { limit: number; kind: string; units: number; retryAfterS: number }) =>
+      `Rate limit exceeded: this key may spend ${f.limit} compute units per second on ${f.kind} nodes, and these calls cost ${f.units} (docs/costs.md); retry after ${f.retryAfterS} s, with exponential backoff`,
+  },
+  KEY_CALLS_PER_SECOND: {
+    code: 'RATE_LIMITED',
+    text: (f: { limit: number; kind: string; retryAfterS: number }) =>
+      `Rate limit exceeded: this key may make ${f.limit} ${f.kind}-node calls per second; retry after ${f.retryAfterS} s, with exponential backoff`,
+  },
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
