@@ -143,10 +143,27 @@ export const MESSAGES = {
     text: (f: { audience: string }) => `Invalid token: its aud is not this gateway's audience ${JSON.stringify(f.audience)}; issue it for that audience`,
   },
   TOKEN_CLAIM_INVALID: { code: 'TOKEN_CLAIMS_INVALID', text: (f: { what: string }) => `Invalid token: ${f.what}; fix the token issuer (docs/keys.md)` },
+
+  // The request (front/, ws/ws-server.ts, rpc-dispatcher.ts): its body, its batch, its keys.
+  BODY_OVER_LIMIT: {
+    code: 'BODY_TOO_LARGE',
+    text: (f: { size?: number; max: number }) =>
+      `Request body too large: ${f.size === undefined ? 'more than' : `${f.size} bytes;`} at most ${f.max} bytes are accepted; split the batch or the call`,
+  },
+  BODY_LATE: {
+    code: 'BODY_TIMEOUT',
+    text: (f: { bodyBytes: number; declaredLength: number; timeoutMs: number }) =>
+      `Request body not received in time: ${f.declaredLength > 0 ? `${f.bodyBytes} of the ${f.declaredLength} bytes announced` : `${f.bodyBytes} bytes`} arrived within ${f.timeoutMs} ms (limits.bodyTimeoutMs); send the whole body right after the headers`,
+  },
   BATCH_OVER_LIMIT: {
     code: 'BATCH_TOO_LARGE',
     text: (f: { calls: number; max: number }) =>
       `Batch too large: ${f.calls} calls, at most ${f.max} are accepted in one batch; split it into several requests`,
+  },
+  KEY_NAMED_TWICE: {
+    code: 'CONFLICTING_KEYS',
+    text: (f: { twice: 'Authorization headers' | '?apikey=' }) =>
+      `Conflicting keys: the request names more than one key (two ${f.twice} name different keys); send one key, in one place, once`,
   },
   TOKEN_SUB_NOT_APIKEY: {
     code: 'CONFLICTING_KEYS',
@@ -200,6 +217,11 @@ export const MESSAGES = {
     code: 'ORIGIN_NOT_ALLOWED',
     text: (f: { allowed: readonly string[]; origin: string; referer: string }) =>
       `Forbidden: this key may only be used from ${f.allowed.join(', ')} (the request came from ${cameFrom(f)}); change the allowlist in the dashboard`,
+  },
+  // A CORS preflight names its origin; the browser stops there, before it sends the key.
+  PREFLIGHT_ORIGIN_NOT_ON_KEY: {
+    code: 'ORIGIN_NOT_ALLOWED',
+    text: (f: { allowed: readonly string[] }) => `Forbidden: this key may only be used from ${f.allowed.join(', ')}; change the allowlist in the dashboard`,
   },
   ORIGIN_NOT_IN_TOKEN: {
     code: 'ORIGIN_NOT_ALLOWED',
