@@ -272,6 +272,48 @@ export const MESSAGES = {
     text: (f: { limit: number; kind: string; retryAfterS: number }) =>
       `Rate limit exceeded: this key may make ${f.limit} ${f.kind}-node calls per second; retry after ${f.retryAfterS} s, with exponential backoff`,
   },
+  KEY_WS_MESSAGES_PER_SECOND: {
+    code: 'RATE_LIMITED',
+    text: (f: { limit: number; retryAfterMs: number }) =>
+      `Rate limit exceeded: this key may send ${f.limit} messages per second over WebSocket (each call of a batch counts); retry after ${f.retryAfterMs} ms, with exponential backoff`,
+  },
+  WS_MESSAGES_PENALIZED: {
+    code: 'WS_PENALIZED',
+    text: (f: { until: number; retryAfterMs: number }) =>
+      `Messages refused until ${new Date(f.until).toISOString()} (${Math.ceil(f.retryAfterMs / 1000)} s): this key sent repeated malformed or unsupported messages`,
+  },
+
+  // WebSocket connections and subscriptions (ws/): how many, and what else to do.
+  WS_CONNECTIONS_FULL: {
+    code: 'WS_TOO_MANY_CONNECTIONS',
+    text: (f: { limit: number }) =>
+      `Too many WebSocket connections: this key may hold ${f.limit} open at once; close one, or share one connection between your subscriptions`,
+  },
+  WS_CONNECTIONS_TOO_FAST: {
+    code: 'WS_CONNECTION_COOLDOWN',
+    text: (f: { connections: number; retryAfterS: number }) =>
+      `Too many new WebSocket connections: ${f.connections} within a second; new connections of this key are blocked for ${f.retryAfterS} s`,
+  },
+  WS_CONNECTIONS_COOLING: {
+    code: 'WS_CONNECTION_COOLDOWN',
+    text: (f: { retryAfterS: number }) =>
+      `New WebSocket connections of this key are blocked for ${f.retryAfterS} s more (cooldown after too many in one second)`,
+  },
+  WS_SUBSCRIPTIONS_FULL: {
+    code: 'WS_TOO_MANY_SUBSCRIPTIONS',
+    text: (f: { held: number; max: number }) =>
+      `Too many subscriptions: this connection holds ${f.held}, at most ${f.max} are allowed per connection (ws.maxSubscriptionsPerConnection); unsubscribe some, or open another connection`,
+  },
+  NO_WS_NODE_CONFIGURED: {
+    code: 'NO_WS_UPSTREAM',
+    text: (f: { network: string }) =>
+      `Subscriptions are not served on ${f.network}: none of its nodes is configured with a WebSocket (networks.${f.network}.upstreams[].ws); poll instead (eth_newBlockFilter, eth_getFilterChanges, eth_getLogs), or ask the operator to give a node its ws URL`,
+  },
+  NO_WS_NODE_REACHABLE: {
+    code: 'NO_HEALTHY_UPSTREAM',
+    text: (f: { network: string }) => `No node with a WebSocket is reachable for ${f.network} subscriptions right now; retry with backoff`,
+  },
+  UNSUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (_: NoFacts) => 'Invalid params: eth_unsubscribe takes [subscriptionId]' },
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
