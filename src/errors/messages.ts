@@ -3,6 +3,7 @@ import { type ErrorCode, GatewayError } from './registry.js'
 // What the filter messages share.
 const POLLED = 'every one polled within the last minute (an idle one would have been uninstalled to make room)'
 const FEWER_FILTERS = 'uninstall filters you no longer poll (eth_uninstallFilter), or use eth_subscribe over WebSocket'
+const FEWER_LOGS_FILTERS = 'put several addresses and topics in one filter, reuse a filter you hold, or unsubscribe some'
 
 /** Where a refused request came from, as its Origin (else Referer) says. */
 const cameFrom = (f: { origin: string; referer: string }) => (f.origin || f.referer || 'no Origin or Referer header').slice(0, 100)
@@ -314,6 +315,28 @@ export const MESSAGES = {
     text: (f: { network: string }) => `No node with a WebSocket is reachable for ${f.network} subscriptions right now; retry with backoff`,
   },
   UNSUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (_: NoFacts) => 'Invalid params: eth_unsubscribe takes [subscriptionId]' },
+  // Logs subscriptions (ws/logs-filter-refusal.ts): which cap of the hub was full, and its setting.
+  KEY_LOGS_FILTERS_FULL: {
+    code: 'WS_TOO_MANY_LOGS_FILTERS',
+    text: (f: { network: string; held: number; max: number }) =>
+      `Too many logs filters: this key holds ${f.held} distinct logs filters on ${f.network}, at most ${f.max} are allowed per key and network (ws.maxLogsFiltersPerKey); ${FEWER_LOGS_FILTERS}`,
+  },
+  ACCOUNT_LOGS_FILTERS_FULL: {
+    code: 'WS_TOO_MANY_LOGS_FILTERS',
+    text: (f: { network: string; held: number; max: number }) =>
+      `Too many logs filters: the keys of this account hold ${f.held} distinct logs filters on ${f.network}, at most ${f.max} are allowed per account and network (ws.maxLogsFiltersPerAccount); ${FEWER_LOGS_FILTERS}`,
+  },
+  NETWORK_LOGS_FILTERS_FULL: {
+    code: 'WS_TOO_MANY_LOGS_FILTERS',
+    text: (f: { network: string; held: number; max: number }) =>
+      `Too many logs filters on ${f.network}: the gateway holds ${f.held} distinct logs subscriptions on its nodes, at most ${f.max} (ws.maxLogsFiltersPerNetwork); subscribe to a filter already in use, or retry later`,
+  },
+  // The share: the network's free filters are kept for accounts holding fewer than this one.
+  SHARE_LOGS_FILTERS_FULL: {
+    code: 'WS_TOO_MANY_LOGS_FILTERS',
+    text: (f: { network: string; held: number; max: number }) =>
+      `Too many logs filters on ${f.network}: this account holds ${f.held} distinct logs filters and the network has ${f.max} free (ws.maxLogsFiltersPerNetwork), which are kept for accounts holding fewer; reuse a filter you hold, unsubscribe some, or retry later`,
+  },
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
