@@ -337,6 +337,20 @@ export const MESSAGES = {
     text: (f: { network: string; held: number; max: number }) =>
       `Too many logs filters on ${f.network}: this account holds ${f.held} distinct logs filters and the network has ${f.max} free (ws.maxLogsFiltersPerNetwork), which are kept for accounts holding fewer; reuse a filter you hold, unsubscribe some, or retry later`,
   },
+  // Routing (gateway/router.ts): which node kind a call needs that the network or the plan lacks.
+  NETWORK_HAS_NO_ARCHIVE: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { method: string }) => `Method not found: ${f.method} needs an archive node, and this network has none`,
+  },
+  PLAN_HAS_NO_ARCHIVE_FOR: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { namespace: string; plan: string }) => `Method not found: ${f.namespace}_* needs an archive node; the ${f.plan} plan has none on this network`,
+  },
+  STATE_OLDER_THAN_FULL_NODES_KEEP: {
+    code: 'ARCHIVE_REQUIRED',
+    text: (f: { block: number; windowBlocks: number; head: number; plan: string }) =>
+      `State at block ${f.block} is older than the ${f.windowBlocks} blocks full nodes keep (head ${f.head}); the ${f.plan} plan has no archive access on this network: query a recent block, or choose a plan with archive nodes`,
+  },
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
