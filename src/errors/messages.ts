@@ -11,6 +11,9 @@ const cameFrom = (f: { origin: string; referer: string }) => (f.origin || f.refe
 /** A list for a message: the first few entries, and how many more. */
 const listed = (list: readonly string[]) => (list.length <= 5 ? list.join(', ') : `${list.slice(0, 5).join(', ')} and ${list.length - 5} more`)
 
+/** A method name as a message shows it: quoted, cut after 64 characters (it is the client's, any length). */
+const shownMethod = (method: string) => JSON.stringify(method.length > 64 ? `${method.slice(0, 64)}…` : method)
+
 /** Whose rule refused (key-rules.ts): a key's lists are changed in the dashboard, a token's by its issuer. */
 type Whose = 'key' | 'token'
 const fixRule = (whose: Whose) => (whose === 'key' ? "change the key's restrictions in the dashboard" : 'issue a token that allows it')
@@ -350,6 +353,35 @@ export const MESSAGES = {
     code: 'ARCHIVE_REQUIRED',
     text: (f: { block: number; windowBlocks: number; head: number; plan: string }) =>
       `State at block ${f.block} is older than the ${f.windowBlocks} blocks full nodes keep (head ${f.head}); the ${f.plan} plan has no archive access on this network: query a recent block, or choose a plan with archive nodes`,
+  },
+  // Methods (rpc/method-policy.ts): why a method is not served, before any node is asked.
+  METHOD_NEEDS_WEBSOCKET: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { method: string }) => `Method not found: ${f.method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>`,
+  },
+  METHOD_NAME_MALFORMED: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { method: string }) =>
+      `Method not found: ${shownMethod(f.method)} is not a method name: <namespace>_<name>, letters, digits and _ only, at most 64 characters after the namespace`,
+  },
+  METHOD_NAMESPACE_UNKNOWN: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { method: string; served: readonly string[] }) =>
+      `Method not found: ${shownMethod(f.method)}; methods are <namespace>_<name> in ${f.served.join(', ')}`,
+  },
+  METHOD_NOT_FORWARDED: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { method: string }) =>
+      `Method not found: ${f.method} is not forwarded by this gateway (it is not in its method table, docs/costs.md); the operator may allow it on this network with forwardMethods`,
+  },
+  METHOD_REFUSED: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { method: string; reason: string }) => `Method not found: ${f.method} is not available through this gateway: it ${f.reason}`,
+  },
+  NAMESPACE_REFUSED: {
+    code: 'METHOD_NOT_FOUND',
+    text: (f: { namespace: string; reason: string }) =>
+      `Method not found: ${f.namespace}_* methods are not available through this gateway: the namespace ${f.reason}`,
   },
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
