@@ -383,6 +383,22 @@ export const MESSAGES = {
     text: (f: { namespace: string; reason: string }) =>
       `Method not found: ${f.namespace}_* methods are not available through this gateway: the namespace ${f.reason}`,
   },
+  // Params objects (rpc/params-objects.ts): a member the gateway would read otherwise than the node.
+  CALL_DATA_TWICE: {
+    code: 'CALL_DATA_AMBIGUOUS',
+    text: (f: { method: string }) =>
+      `Invalid params: ${f.method}'s transaction object has both "data" and "input", and they differ; nodes read one or the other (geth refuses it, reth and anvil run "input"): send the call data once, as "input"`,
+  },
+  LOGS_BOUND_IS_OBJECT: {
+    code: 'LOGS_BOUND_OBJECT',
+    text: (f: { method: string; bound: 'fromBlock' | 'toBlock'; value: unknown }) =>
+      `Invalid params: ${f.method}'s ${f.bound} is an object (${JSON.stringify(f.value).slice(0, 100)}); fromBlock and toBlock take a block number or a tag ("latest", "finalized"…). To read one block's logs by its hash, write "blockHash" in the filter itself, without fromBlock and toBlock`,
+  },
+  MEMBER_IN_OTHER_CASE: {
+    code: 'PARAMS_MEMBER_CASE',
+    text: (f: { method: string; what: string; name: string; canonical: string }) =>
+      `Invalid params: ${f.method}'s ${f.what} has a member ${JSON.stringify(f.name.slice(0, 64))}, which nodes written in Go (geth, Erigon) read as "${f.canonical}" since they ignore case, where this gateway reads names exactly; write "${f.canonical}", exactly and once`,
+  },
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
