@@ -1,9 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-
-/** A command-line mistake: printed with the usage line, exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError'
-}
+import { UsageError } from './errors.js'
 
 /** parseArgs with strict checking and an error message that names the command. */
 export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options']>>(command: string, args: string[], options: T) {

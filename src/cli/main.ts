@@ -1,4 +1,4 @@
-import { UsageError } from './args.js'
+import { UsageError } from './errors.js'
 import { nameProcess } from '../main/process-title.js'
 
 const USAGE = `Usage: tollgate <command>

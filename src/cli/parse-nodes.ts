@@ -1,5 +1,5 @@
 import type { Entitlement } from '../events/types.js'
-import { UsageError } from './args.js'
+import { UsageError } from './errors.js'
 
 /** `eth-1:full,eth-1:archive` → entitlements. */
 export function parseNodes(text: string): Entitlement[] {

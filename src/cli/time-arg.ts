@@ -1,4 +1,4 @@
-import { UsageError } from './args.js'
+import { UsageError } from './errors.js'
 
 const UNIT_MS: Readonly<Record<string, number>> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }
 const DURATION = /^(\d+)([mhdw])$/

@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { compileCheck, type CheckResult } from '../../schemas/check.js'
 import { configSchema } from '../../schemas/config.js'
-import { ConfigError, type ConfigProblem } from './config-error.js'
+import { ConfigError, type ConfigProblem } from './errors.js'
 import { deepFreeze } from './deep-freeze.js'
 import { MethodRules, methodRule, refusalOf } from '../rpc/method-policy.js'
 import type { Config } from './types.js'
-
-export { ConfigError, type ConfigProblem } from './config-error.js'
 
 /**
  * Read, check and freeze the configuration file at `path`. Throws ConfigError naming the

@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js'
 import { sendReply, type Reply } from './respond.js'
 import type { Exchanges, ResponseState } from './exchanges.js'
 import { drainThen } from './request-body.js'
+import { refusal } from '../errors/messages.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { parseRpcBytes } from '../rpc/parse.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
@@ -79,7 +80,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     if (declaredLength > deps.maxBodyBytes) {
       // Refuse before reading: the body is still on the wire, so the connection is closed after the answer.
       deps.admission.refusedCalls(ipOf, 1)
-      return fail(tooLarge(declaredLength, deps.maxBodyBytes), true)
+      return fail(refusal('BODY_OVER_LIMIT', { size: declaredLength, max: deps.maxBodyBytes }), true)
     }
     const checked = token === '' ? undefined : deps.admission.checkToken(token, ipOf)
     if (checked instanceof Promise) {
@@ -89,7 +90,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
       readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
         if (body === null) {
           deps.admission.refusedCalls(ipOf, 1)
-          return fail(tooLarge(undefined, deps.maxBodyBytes), true)
+          return fail(refusal('BODY_OVER_LIMIT', { max: deps.maxBodyBytes }), true)
         }
         const parsed = parseRpcBytes(body)
         checked.then(
@@ -114,7 +115,7 @@ export function registerHttpRpcRoute(app: TemplatedApp, deps: HttpRpcRouteDeps):
     readBody(res, state, deps.maxBodyBytes, (body, bytes) => {
       if (body === null) {
         deps.admission.refusedCalls(ipOf, 1)
-        return fail(tooLarge(undefined, deps.maxBodyBytes), true)
+        return fail(refusal('BODY_OVER_LIMIT', { max: deps.maxBodyBytes }), true)
       }
       // Parsed before this returns: `body` may be a view of uWS's buffer, which it reuses afterwards.
       dispatch(admitted, parseRpcBytes(body), bytes)
@@ -167,14 +168,7 @@ interface RequestState extends ResponseState, PendingBody {
  */
 function bodyLate(state: RequestState, timeoutMs: number): void {
   if (state.refusal !== undefined) return state.fail?.(state.refusal, true)
-  const got = state.declaredLength > 0 ? `${state.bodyBytes} of the ${state.declaredLength} bytes announced` : `${state.bodyBytes} bytes`
-  state.fail?.(
-    new GatewayError(
-      'BODY_TIMEOUT',
-      `Request body not received in time: ${got} arrived within ${timeoutMs} ms (limits.bodyTimeoutMs); send the whole body right after the headers`,
-    ),
-    true,
-  )
+  state.fail?.(refusal('BODY_LATE', { bodyBytes: state.bodyBytes, declaredLength: state.declaredLength, timeoutMs }), true)
 }
 
 /** Read and drop the body, then answer `e`: the connection stays usable for the client's next request. */
@@ -214,7 +208,7 @@ function forwardedIp(req: HttpRequest): string | undefined {
 export function credentialsFrom(req: HttpRequest, repeated: RepeatedHeader): { apiKey: string | GatewayError; token: string } {
   const q = queryKey(req)
   if (q instanceof GatewayError) return { apiKey: q, token: '' }
-  if (repeated === 'authorization') return { apiKey: conflictingKeys('two Authorization headers name different keys'), token: '' }
+  if (repeated === 'authorization') return { apiKey: refusal('KEY_NAMED_TWICE', { twice: 'Authorization headers' }), token: '' }
   const auth = req.getHeader('authorization')
   const bearer = auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ' ? auth.slice(7).trim() : ''
   if (looksLikeToken(bearer)) return { apiKey: q, token: bearer }
@@ -234,7 +228,7 @@ function queryKey(req: HttpRequest): string | GatewayError {
   if (first === -1) return ''
   // A second one is rare: only then is the query parsed whole (`xapikey=` is told apart there).
   if (query.indexOf('apikey=', first + 7) !== -1) {
-    if (new Set(new URLSearchParams(query).getAll('apikey')).size > 1) return conflictingKeys('two ?apikey= name different keys')
+    if (new Set(new URLSearchParams(query).getAll('apikey')).size > 1) return refusal('KEY_NAMED_TWICE', { twice: '?apikey=' })
     return req.getQuery('apikey') ?? ''
   }
   // `xapikey=` is another parameter.
@@ -242,15 +236,6 @@ function queryKey(req: HttpRequest): string | GatewayError {
   const end = query.indexOf('&', first + 7)
   const value = end === -1 ? query.slice(first + 7) : query.slice(first + 7, end)
   return value.includes('%') || value.includes('+') ? (req.getQuery('apikey') ?? '') : value
-}
-
-function conflictingKeys(what: string): GatewayError {
-  return new GatewayError('CONFLICTING_KEYS', `Conflicting keys: the request names more than one key (${what}); send one key, in one place, once`)
-}
-
-function tooLarge(size: number | undefined, max: number): GatewayError {
-  const what = size === undefined ? 'more than' : `${size} bytes;`
-  return new GatewayError('BODY_TOO_LARGE', `Request body too large: ${what} at most ${max} bytes are accepted; split the batch or the call`)
 }
 
 /**

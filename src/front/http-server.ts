@@ -2,6 +2,7 @@ import { uws, type HttpResponse, type TemplatedApp } from './uws.js'
 import { registerHttpRpcRoute, credentialsFrom, type HttpRpcRouteDeps } from './http-rpc-route.js'
 import { sendReply } from './respond.js'
 import { Exchanges, type ResponseState } from './exchanges.js'
+import { refusal } from '../errors/messages.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { CORS_HEADERS, CORS_PREFLIGHT_HEADERS } from './cors.js'
 import { originAllowed } from '../keys/domain-allowlist.js'
@@ -104,10 +105,7 @@ function preflight(res: HttpResponse, state: ResponseState, origin: string, apiK
     const key = deps.keys.resolve(apiKey)
     if (!(key instanceof GatewayError) && key.record.domains !== undefined && key.record.domains.length > 0) {
       if (!originAllowed(key.record.domains, origin, '')) {
-        const e = new GatewayError(
-          'ORIGIN_NOT_ALLOWED',
-          `Forbidden: this key may only be used from ${key.record.domains.join(', ')}; change the allowlist in the dashboard`,
-        )
+        const e = refusal('PREFLIGHT_ORIGIN_NOT_ON_KEY', { allowed: key.record.domains })
         return drainThen(res, state, MAX_REFUSED_BODY, (tooLarge) =>
           sendReply(res, state, { status: e.http, body: errorResponseJson('null', e.rpc, e.message), close: tooLarge }, false),
         )

@@ -1,3 +1,4 @@
+import { refusal } from '../errors/messages.js'
 import { GatewayError } from '../errors/registry.js'
 import { originAllowed } from '../keys/domain-allowlist.js'
 import { describeAccess, type Access } from '../plans/entitlements.js'
@@ -118,38 +119,18 @@ export class Admission {
     if (throttled) return throttled
     const shared = upstreams.pool(req.network)
     if (shared === undefined) {
-      return this.#refused(
-        req,
-        new GatewayError(
-          'UNKNOWN_NETWORK',
-          `Unknown network ${JSON.stringify(req.network.slice(0, 40))}: this gateway serves ${upstreams.networks().join(', ')}`,
-        ),
-      )
+      return this.#refused(req, refusal('UNKNOWN_NETWORK_NAMED', { network: req.network, served: upstreams.networks() }))
     }
     if (req.apiKey instanceof GatewayError) return this.#refused(req, req.apiKey)
     const key = this.#keyOf(req)
     if (key instanceof GatewayError) return this.#refused(req, key)
     const token = req.token === undefined ? undefined : (req.token as VerifiedToken<KeyContext>).claims
     if (!originAllowed(key.record.domains, req.origin, req.referer)) {
-      const from = req.origin || req.referer || 'no Origin or Referer header'
-      return this.#refused(
-        req,
-        new GatewayError(
-          'ORIGIN_NOT_ALLOWED',
-          `Forbidden: this key may only be used from ${key.record.domains!.join(', ')} (the request came from ${from.slice(0, 100)}); change the allowlist in the dashboard`,
-        ),
-      )
+      return this.#refused(req, refusal('ORIGIN_NOT_ON_KEY', { allowed: key.record.domains!, origin: req.origin, referer: req.referer }))
     }
     // The token's origins narrow the key's: both must let the request through (an empty list lets none).
     if (token?.origins !== undefined && (token.origins.length === 0 || !originAllowed(token.origins, req.origin, req.referer))) {
-      const from = req.origin || req.referer || 'no Origin or Referer header'
-      return this.#refused(
-        req,
-        new GatewayError(
-          'ORIGIN_NOT_ALLOWED',
-          `Forbidden by the token's origins: it may only be used from ${token.origins.join(', ') || 'no origin'} (the request came from ${from.slice(0, 100)}); issue a token for this origin`,
-        ),
-      )
+      return this.#refused(req, refusal('ORIGIN_NOT_IN_TOKEN', { allowed: token.origins, origin: req.origin, referer: req.referer }))
     }
     const restricted = key.record.restrictions === undefined ? undefined : requestRefusal(key.record.restrictions, req)
     if (restricted !== undefined) {
@@ -158,7 +139,7 @@ export class Admission {
     }
     const access = keys.accessOn(key, req.network)
     if (!access.full && !access.archive) {
-      return this.#refused(req, new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(key.plan, key.account.nodes, req.network)}`))
+      return this.#refused(req, refusal('PLAN_DOES_NOT_COVER', { access: describeAccess(key.plan, key.account.nodes, req.network) }))
     }
     return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared, token }
   }
@@ -181,10 +162,7 @@ export class Admission {
       const named = keys.resolve(apiKey)
       if (named instanceof GatewayError) return named
       if (named !== key) {
-        return new GatewayError(
-          'CONFLICTING_KEYS',
-          "Conflicting keys: the token's sub names another key than ?apikey=; send the token alone, or with its own key",
-        )
+        return refusal('TOKEN_SUB_NOT_APIKEY', {})
       }
     }
     // A verification is cached until exp: a key revoked or a plan ended since is refused here.
@@ -219,11 +197,11 @@ export class Admission {
     if (invalid) return invalid
     // A connection opened with a token lives as long as the token: past its exp it is closed (1008).
     if (admitted.token !== undefined && this.#now() > admitted.token.expiresAt + this.#skewMs) {
-      return new GatewayError('TOKEN_EXPIRED', 'Token expired: the token this connection was opened with is past its exp; reconnect with a new token')
+      return refusal('CONNECTION_TOKEN_EXPIRED', {})
     }
     admitted.access = keys.accessOn(admitted.key, admitted.network)
     if (!admitted.access.full && !admitted.access.archive) {
-      return new GatewayError('NODE_KIND_NOT_ALLOWED', `Forbidden: ${describeAccess(admitted.key.plan, admitted.key.account.nodes, admitted.network)}`)
+      return refusal('PLAN_DOES_NOT_COVER', { access: describeAccess(admitted.key.plan, admitted.key.account.nodes, admitted.network) })
     }
     return undefined
   }

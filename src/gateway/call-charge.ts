@@ -1,4 +1,5 @@
-import { GatewayError } from '../errors/registry.js'
+import { refusal } from '../errors/messages.js'
+import type { GatewayError } from '../errors/registry.js'
 import type { CallCharge, CallsByKind, Charged, UsageSink } from './dispatch-context.js'
 
 export interface PerCallChargeDeps {
@@ -38,11 +39,7 @@ function chargeKind(ctx: Parameters<CallCharge>[0], deps: PerCallChargeDeps, kin
   const d = ctx.key.actor.charge(kind, { calls, queueMs: deps.queueMs(), units })
   if (d.type === 'Admitted') return d.delayMs === 0 ? FREE : { delayMs: d.delayMs }
   if (d.reason === 'no-access') {
-    const e = new GatewayError(
-      'NODE_KIND_NOT_ALLOWED',
-      `Forbidden: the ${ctx.key.plan?.name ?? 'current'} plan has no ${kind}-node access; choose a plan that includes ${kind} nodes`,
-    )
-    return { refusal: e }
+    return { refusal: refusal('PLAN_LACKS_KIND', { plan: ctx.key.plan?.name, kind }) }
   }
   deps.usage.rateLimited(ctx.key.account.accountId, ctx.key.record.keyId, ctx.network, kind, calls)
   deps.onRejected?.(ctx.ip(), calls)
@@ -95,18 +92,17 @@ function rateLimited(
   units: number,
 ): GatewayError {
   const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-  const what =
-    d.reason === 'http-units'
-      ? `this key may spend ${d.limit} compute units per second on ${kind} nodes, and these calls cost ${units} (docs/costs.md)`
-      : `this key may make ${d.limit} ${kind}-node calls per second`
-  return new GatewayError('RATE_LIMITED', `Rate limit exceeded: ${what}; retry after ${retryAfterS} s, with exponential backoff`, {
+  const options = {
     headers: {
       'Retry-After': String(retryAfterS),
       'RateLimit-Limit': String(d.limit),
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(Math.max(1, Math.ceil(d.resetMs / 1000))),
     },
-  })
+  }
+  return d.reason === 'http-units'
+    ? refusal('KEY_UNITS_PER_SECOND', { limit: d.limit, kind, units, retryAfterS }, options)
+    : refusal('KEY_CALLS_PER_SECOND', { limit: d.limit, kind, retryAfterS }, options)
 }
 
 /**

@@ -1,17 +1,5 @@
 import type { KeyContext } from './key-directory.js'
-
-/** A heavy call refused because its key already had its heavy calls at once running, and none finished in time. */
-export class HeavyCallsBusy extends Error {
-  override name = 'HeavyCallsBusy'
-  constructor(
-    /** How many heavy calls the key may have running at once. */
-    readonly max: number,
-    /** How long the call waited for one of them to finish. */
-    readonly waitedMs: number,
-  ) {
-    super(`${max} heavy calls of this key were running and none finished within ${waitedMs} ms`)
-  }
-}
+import { HeavyCallsBusy } from './errors.js'
 
 /** What a refused heavy call is told to wait before trying again, in seconds (the Retry-After header). */
 export const HEAVY_RETRY_AFTER_S = 1

@@ -1,7 +1,8 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import { initialIpState, isIdle, recordRejected, throttledFor, type IpState, type IpThrottleLimits } from '../../actors/ip/ip-throttle.js'
 import type { StateStore } from '../store/state-store.js'
-import { GatewayError } from '../errors/registry.js'
+import { refusal } from '../errors/messages.js'
+import type { GatewayError } from '../errors/registry.js'
 
 /** What the host does with a throttle decision: emit IpThrottled (through the outbox). */
 export type IpThrottledHook = (ip: string, until: number, rejections: number) => void
@@ -50,9 +51,9 @@ export class IpDirectory {
       return undefined
     }
     const retryAfterS = Math.ceil(waitMs / 1000)
-    return new GatewayError(
-      'IP_THROTTLED',
-      `Too many requests from this IP address: its calls kept exceeding rate limits (${this.limits.rejections} rejected within ${this.limits.windowMs / 1000} s), so it is throttled for every key until ${new Date(now + waitMs).toISOString()}; retry after ${retryAfterS} s with exponential backoff`,
+    return refusal(
+      'IP_THROTTLED_UNTIL',
+      { rejections: this.limits.rejections, windowMs: this.limits.windowMs, until: now + waitMs, retryAfterS },
       { headers: { 'Retry-After': String(retryAfterS) } },
     )
   }

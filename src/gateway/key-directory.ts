@@ -10,6 +10,7 @@ import type { WsConfig } from '../config/types.js'
 import { hashApiKey, isWellFormedApiKey, sameHash } from '../keys/api-key.js'
 import type { StateStore, AccountRecord, KeyRecord } from '../store/state-store.js'
 import type { Plan, PlanCatalog } from '../plans/catalog.js'
+import { refusal } from '../errors/messages.js'
 import { GatewayError } from '../errors/registry.js'
 import { accessOn, type Access } from '../plans/entitlements.js'
 
@@ -81,11 +82,7 @@ export class KeyDirectory {
    */
   resolve(apiKey: string): KeyContext | GatewayError {
     if (apiKey === '') return new GatewayError('MISSING_KEY')
-    if (!isWellFormedApiKey(apiKey))
-      return new GatewayError(
-        'INVALID_KEY',
-        'Invalid API key: it is not in the format this gateway issues (tg_ followed by 38 letters and digits); check for a copy/paste error',
-      )
+    if (!isWellFormedApiKey(apiKey)) return refusal('KEY_MALFORMED', {})
     const hash = hashApiKey(apiKey)
     const ctx = this.#contextOf(hash)
     if (ctx instanceof GatewayError) return ctx
@@ -108,8 +105,7 @@ export class KeyDirectory {
    */
   resolveById(keyId: string): KeyContext | GatewayError {
     const hash = this.#store.keyHashById(keyId)
-    if (hash === undefined)
-      return new GatewayError('INVALID_KEY', 'Invalid token: its sub names no key of this gateway; sub must be the key id (key_…) from the dashboard')
+    if (hash === undefined) return refusal('TOKEN_SUB_UNKNOWN', {})
     const ctx = this.#contextOf(hash)
     return ctx instanceof GatewayError ? ctx : (this.refusalNow(ctx) ?? ctx)
   }
@@ -127,21 +123,17 @@ export class KeyDirectory {
   refusalNow(ctx: KeyContext): GatewayError | undefined {
     const now = this.#clock.now()
     if (ctx.record.revokedAt !== null && ctx.record.revokedAt <= now) {
-      return new GatewayError('INVALID_KEY', 'Invalid API key: this key was revoked or regenerated; use the current key from the dashboard (My Subscription)')
+      return refusal('KEY_REVOKED', {})
     }
     const plan = ctx.account.plan
-    if (!plan || !ctx.plan) return new GatewayError('PLAN_INACTIVE', "Forbidden: the account has no active plan; choose one in the dashboard's Plans section")
+    if (!plan || !ctx.plan) return refusal('NO_ACTIVE_PLAN', {})
     if (plan.endsAt !== null && plan.endsAt <= now) {
       if (!ctx.endReported) {
         ctx.endReported = true
         this.#onPlanEnded?.(ctx.account, plan.planId, plan.startsAt, plan.endsAt)
       }
-      const ended = new Date(plan.endsAt).toISOString()
-      const detail =
-        ctx.plan.nodes.rule === 'all-full' && ctx.plan.priceUsdPerMonth === null
-          ? `Forbidden: the ${ctx.plan.name} of this account ended at ${ended}; choose a plan in the dashboard's Plans section to go on`
-          : `Forbidden: the ${ctx.plan.name} plan of this account ended at ${ended}; renew it (another payment) or choose another plan in the dashboard`
-      return new GatewayError('PLAN_INACTIVE', detail)
+      const trial = ctx.plan.nodes.rule === 'all-full' && ctx.plan.priceUsdPerMonth === null
+      return refusal(trial ? 'TRIAL_ENDED' : 'PLAN_ENDED', { plan: ctx.plan.name, endedAt: plan.endsAt })
     }
     return undefined
   }

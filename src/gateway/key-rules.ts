@@ -1,6 +1,7 @@
 import { parseTransaction, type Hex } from 'viem'
+import { MESSAGES } from '../errors/messages.js'
 import { ERRORS, errorResponseJson, type ErrorCode } from '../errors/registry.js'
-import { compiledOf, ipAllowed, methodAllowed, userAgentAllowed, type CompiledRestrictions, type KeyRestrictions } from '../keys/key-restrictions.js'
+import { compiledOf, ipAllowed, methodAllowed, userAgentAllowed, type KeyRestrictions } from '../keys/key-restrictions.js'
 import { METHODS } from '../rpc/method-table.js'
 import type { RpcCall } from '../rpc/parse.js'
 import type { Refused } from './batch-plan.js'
@@ -81,22 +82,17 @@ export function keyCallRefusal(
   const c = compiledOf(restrictions)
   // eth_unsubscribe only ends what the key itself made: a method rule never keeps a client from it.
   if (!methodAllowed(c, call.method) && call.method !== 'eth_unsubscribe') {
-    const message = methodMessage(c, call.method)
-    return { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message: whose === 'key' ? message : asToken(message) }
+    const message =
+      c.source.methods !== undefined
+        ? MESSAGES.KEY_METHOD_NOT_LISTED.text({ whose, method: call.method, allowed: c.source.methods })
+        : MESSAGES.KEY_METHOD_DENIED.text({ whose, method: call.method, denied: c.source.deniedMethods! })
+    return { rule: 'method', code: 'KEY_METHOD_NOT_ALLOWED', message }
   }
   if (c.contracts === undefined) return undefined
   const problem = contractProblem(c.contracts, call.method, call.params)
   if (problem === undefined) return undefined
-  const message = `Forbidden by the key's contract rule: ${problem}; this key may only name ${listed(c.source.contracts!)} (docs/keys.md says what each method is matched on)`
-  return { rule: 'contract', code: 'KEY_CONTRACT_NOT_ALLOWED', message: whose === 'key' ? message : asToken(message) }
-}
-
-/** A refusal's message as the token's: its lists are the token issuer's to change, not the dashboard's. */
-function asToken(message: string): string {
-  return message
-    .replace("Forbidden by the key's", "Forbidden by the token's")
-    .replace('this key may', 'this token may')
-    .replace("; change the key's restrictions in the dashboard", '; issue a token that allows it')
+  const message = MESSAGES.KEY_CONTRACT_NOT_LISTED.text({ whose, problem, allowed: c.source.contracts! })
+  return { rule: 'contract', code: 'KEY_CONTRACT_NOT_ALLOWED', message }
 }
 
 /**
@@ -113,17 +109,16 @@ export function requestRefusal(restrictions: KeyRestrictions, req: { userAgent: 
       return {
         rule: 'ip',
         code: 'KEY_IP_NOT_ALLOWED',
-        message: `Forbidden by the key's IP rule: this key may only be used from ${listed(c.source.ips!)} (the request came from ${ip.slice(0, 45) || 'an unknown address'}); change the key's restrictions in the dashboard`,
+        message: MESSAGES.KEY_IP_NOT_LISTED.text({ allowed: c.source.ips!, ip }),
       }
     }
   }
   const userAgent = c.userAgents === undefined ? '' : req.userAgent()
   if (!userAgentAllowed(c, userAgent)) {
-    const ua = userAgent === '' ? 'no User-Agent header' : JSON.stringify(userAgent.slice(0, 100))
     return {
       rule: 'user-agent',
       code: 'KEY_USER_AGENT_NOT_ALLOWED',
-      message: `Forbidden by the key's user-agent rule: the User-Agent must contain one of ${listed(c.source.userAgents!.map((u) => JSON.stringify(u)))} (the request sent ${ua}); change the key's restrictions in the dashboard`,
+      message: MESSAGES.KEY_USER_AGENT_NOT_LISTED.text({ allowed: c.source.userAgents!, userAgent }),
     }
   }
   return undefined
@@ -143,19 +138,6 @@ export function refuseByKeyRules(key: KeyContext, network: string, call: RpcCall
   sink.keyRuleRefused(key.account.accountId, key.record.keyId, network, refusal.rule, 1)
   const spec = ERRORS[refusal.code]
   return { refused: true, status: spec.http, body: errorResponseJson(call.idJson ?? 'null', spec.rpc, refusal.message), invalid: false }
-}
-
-function methodMessage(c: CompiledRestrictions, method: string): string {
-  const shown = JSON.stringify(method.slice(0, 64))
-  if (c.source.methods !== undefined) {
-    return `Forbidden by the key's method rule: ${shown} is not among the methods this key may call (${listed(c.source.methods)}); change the key's restrictions in the dashboard`
-  }
-  return `Forbidden by the key's method rule: this key may not call ${shown} (denied: ${listed(c.source.deniedMethods!)}); change the key's restrictions in the dashboard`
-}
-
-/** A list for a message: the first few entries, and how many more. */
-function listed(list: readonly string[]): string {
-  return list.length <= 5 ? list.join(', ') : `${list.slice(0, 5).join(', ')} and ${list.length - 5} more`
 }
 
 /** Why the call does not meet the contract rule, or undefined when it does (or names no address). */

@@ -1,4 +1,5 @@
 import type { NodeKind } from '../core/node-kind.js'
+import { MESSAGES } from '../errors/messages.js'
 import type { MethodSpec } from '../rpc/method-table.js'
 
 /** Which node kinds the key may use on the network, and which the network has healthy now. */
@@ -33,11 +34,11 @@ const TO_ARCHIVE: Route = Object.freeze({ kind: 'archive' })
 export function route(method: string, spec: MethodSpec, params: unknown, ctx: RouteContext): Route {
   if (spec.needs === 'archive') {
     if (ctx.access.archive && !ctx.hasArchive) {
-      return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${method} needs an archive node, and this network has none` }
+      return { refuse: 'METHOD_NOT_FOUND', message: MESSAGES.NETWORK_HAS_NO_ARCHIVE.text({ method }) }
     }
     if (ctx.access.archive) return TO_ARCHIVE
     const ns = method.slice(0, method.indexOf('_'))
-    return { refuse: 'METHOD_NOT_FOUND', message: `Method not found: ${ns}_* needs an archive node; the ${ctx.planName} plan has none on this network` }
+    return { refuse: 'METHOD_NOT_FOUND', message: MESSAGES.PLAN_HAS_NO_ARCHIVE_FOR.text({ namespace: ns, plan: ctx.planName }) }
   }
   const block = spec.block ? oldestBlockOf(spec, params) : undefined
   // A network without archive nodes: its full nodes are all there is (they may keep more than the window).
@@ -45,7 +46,7 @@ export function route(method: string, spec: MethodSpec, params: unknown, ctx: Ro
     if (ctx.access.archive) return TO_ARCHIVE
     return {
       refuse: 'ARCHIVE_REQUIRED',
-      message: `State at block ${block} is older than the ${ctx.windowBlocks} blocks full nodes keep (head ${ctx.head}); the ${ctx.planName} plan has no archive access on this network: query a recent block, or choose a plan with archive nodes`,
+      message: MESSAGES.STATE_OLDER_THAN_FULL_NODES_KEEP.text({ block, windowBlocks: ctx.windowBlocks, head: ctx.head, plan: ctx.planName }),
     }
   }
   if (ctx.access.full && (ctx.healthy.full || !ctx.access.archive || !ctx.healthy.archive)) return TO_FULL

@@ -1,5 +1,6 @@
 import type { LimitsConfig } from '../config/types.js'
-import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
+import { refusal } from '../errors/messages.js'
+import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import { paramsJson, rememberParamsJson } from '../rpc/params-json.js'
 import { isInvalid, type ParsedBody, type RpcCall, type RpcEntry } from '../rpc/parse.js'
 import type { Answer } from '../upstream/answer.js'
@@ -104,10 +105,7 @@ export class RpcDispatcher {
   async #batch(ctx: DispatchContext, entries: RpcEntry[]): Promise<RpcAnswer> {
     const { maxBatch } = this.deps.limits()
     if (entries.length > maxBatch) {
-      const e = new GatewayError(
-        'BATCH_TOO_LARGE',
-        `Batch too large: ${entries.length} calls, at most ${maxBatch} are accepted in one batch; split it into several requests`,
-      )
+      const e = refusal('BATCH_OVER_LIMIT', { calls: entries.length, max: maxBatch })
       return { status: e.http, body: errorResponseJson('null', e.rpc, e.message), invalid: 1 }
     }
     // What routing reads of the key, the nodes and the head: once for the batch, not per call.

@@ -14,7 +14,8 @@ import { NodesLack } from '../verified-reads/errors.js'
 import { LogsRangeTooWide } from '../verified-reads/errors.js'
 import { ProofTooWide } from '../verified-reads/errors.js'
 import { VerificationError } from '../proofs/errors.js'
-import { HEAVY_RETRY_AFTER_S, HeavyCallsBusy } from './heavy-calls.js'
+import { HeavyCallsBusy } from './errors.js'
+import { HEAVY_RETRY_AFTER_S } from './heavy-calls.js'
 
 /**
  * The gateway error a client gets when the upstream could not serve its call: the registry code

@@ -1,6 +1,6 @@
 import { formatUnits, parseUnits } from 'viem'
 import type { ChainRpc } from '../chain/chain-rpc.js'
-import { ChainRpcError } from '../chain/chain-rpc.js'
+import { ChainRpcError } from '../chain/errors.js'
 import { PaymentError } from '../accounts/errors.js'
 
 /** keccak256("Transfer(address,address,uint256)"): topic 0 of an ERC-20 (and ERC-721) Transfer. */

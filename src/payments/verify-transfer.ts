@@ -1,5 +1,5 @@
 import type { ChainRpc } from '../chain/chain-rpc.js'
-import { ChainRpcError } from '../chain/chain-rpc.js'
+import { ChainRpcError } from '../chain/errors.js'
 import { PaymentError } from '../accounts/errors.js'
 import { TRANSFER_TOPIC, usdOf } from './token.js'
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type { Static } from '@sinclair/typebox'
 import { compileCheck, type CheckResult } from '../../schemas/check.js'
 import { planCatalogSchema, type planNodesSchema, type planSchema } from '../../schemas/plans.js'
-import { ConfigError } from '../config/config-error.js'
+import { ConfigError } from '../config/errors.js'
 import { deepFreeze } from '../config/deep-freeze.js'
 
 /** Which nodes a plan gives (schemas/plans.ts describes each rule). */

@@ -1,3 +1,4 @@
+import { MESSAGES } from '../errors/messages.js'
 import { METHODS, SERVED_NAMESPACES, UNLISTED, UNLISTED_TRACE, type MethodSpec } from './method-table.js'
 import { NODE_OPERATING_METHODS, REFUSED_NAMESPACES, REFUSED_PREFIXES } from './node-operating-methods.js'
 import { ForwardMethods } from './forward-methods.js'
@@ -96,12 +97,11 @@ export function methodRule(method: string, transport: Transport = 'http'): Metho
 }
 
 function decideRule(method: string, transport: Transport): MethodRule {
-  const shown = JSON.stringify(method.length > 64 ? `${method.slice(0, 64)}…` : method)
   // Own keys only: `constructor` or `__proto__` must not find Object's.
   const spec = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined
   if (spec !== undefined) {
     if (transport === 'http' && spec.local !== undefined) {
-      return { ok: false, message: `Method not found: ${method} needs a WebSocket connection; connect to /ws/<network>?apikey=<API_KEY>` }
+      return { ok: false, message: MESSAGES.METHOD_NEEDS_WEBSOCKET.text({ method }) }
     }
     if (spec.local !== undefined) return { ok: true, spec, local: true }
     return { ok: true, spec }
@@ -112,17 +112,14 @@ function decideRule(method: string, transport: Transport): MethodRule {
     // A name with spaces, quotes or control characters is no node's method.
     const sep = method.indexOf('_')
     if (sep > 0 && SERVED_NAMESPACES.includes(method.slice(0, sep))) {
-      return {
-        ok: false,
-        message: `Method not found: ${shown} is not a method name: <namespace>_<name>, letters, digits and _ only, at most 64 characters after the namespace`,
-      }
+      return { ok: false, message: MESSAGES.METHOD_NAME_MALFORMED.text({ method }) }
     }
-    return { ok: false, message: `Method not found: ${shown}; methods are <namespace>_<name> in ${SERVED_NAMESPACES.join(', ')}` }
+    return { ok: false, message: MESSAGES.METHOD_NAMESPACE_UNKNOWN.text({ method, served: SERVED_NAMESPACES }) }
   }
   return {
     ok: false,
     forwardable: true,
-    message: `Method not found: ${method} is not forwarded by this gateway (it is not in its method table, docs/costs.md); the operator may allow it on this network with forwardMethods`,
+    message: MESSAGES.METHOD_NOT_FORWARDED.text({ method }),
   }
 }
 
@@ -133,11 +130,11 @@ function decideRule(method: string, transport: Transport): MethodRule {
 export function refusalOf(method: string): string | undefined {
   const known = Object.hasOwn(NODE_OPERATING_METHODS, method) ? NODE_OPERATING_METHODS[method].reason : undefined
   const refused = known ?? REFUSED_PREFIXES.find(([prefix]) => method.startsWith(prefix))?.[1]
-  if (refused !== undefined) return `Method not found: ${method} is not available through this gateway: it ${refused}`
+  if (refused !== undefined) return MESSAGES.METHOD_REFUSED.text({ method, reason: refused })
   const sep = method.indexOf('_')
   const ns = sep > 0 ? method.slice(0, sep) : ''
   const refusedNs = Object.hasOwn(REFUSED_NAMESPACES, ns) ? REFUSED_NAMESPACES[ns] : undefined
-  if (refusedNs !== undefined) return `Method not found: ${ns}_* methods are not available through this gateway: the namespace ${refusedNs}`
+  if (refusedNs !== undefined) return MESSAGES.NAMESPACE_REFUSED.text({ namespace: ns, reason: refusedNs })
   return undefined
 }
 

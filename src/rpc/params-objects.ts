@@ -1,3 +1,4 @@
+import { MESSAGES } from '../errors/messages.js'
 import { ERRORS } from '../errors/registry.js'
 import { knownMembers, strayMember, type KnownMembers } from './member-names.js'
 import { METHODS } from './method-table.js'
@@ -127,7 +128,7 @@ function callDataRefusal(method: string, tx: { data?: unknown; input?: unknown }
   return {
     code: 'CALL_DATA_AMBIGUOUS',
     rpc: ERRORS.CALL_DATA_AMBIGUOUS.rpc,
-    message: `Invalid params: ${method}'s transaction object has both "data" and "input", and they differ; nodes read one or the other (geth refuses it, reth and anvil run "input"): send the call data once, as "input"`,
+    message: MESSAGES.CALL_DATA_TWICE.text({ method }),
   }
 }
 
@@ -137,11 +138,10 @@ function filterRefusal(method: string, filter: object): ParamsRefusal | undefine
   for (const bound of ['fromBlock', 'toBlock'] as const) {
     const value = (filter as Record<string, unknown>)[bound]
     if (isObject(value)) {
-      const shown = JSON.stringify(value).slice(0, 100)
       return {
         code: 'LOGS_BOUND_OBJECT',
         rpc: ERRORS.LOGS_BOUND_OBJECT.rpc,
-        message: `Invalid params: ${method}'s ${bound} is an object (${shown}); fromBlock and toBlock take a block number or a tag ("latest", "finalized"…). To read one block's logs by its hash, write "blockHash" in the filter itself, without fromBlock and toBlock`,
+        message: MESSAGES.LOGS_BOUND_IS_OBJECT.text({ method, bound, value }),
       }
     }
   }
@@ -151,11 +151,10 @@ function filterRefusal(method: string, filter: object): ParamsRefusal | undefine
 function membersRefusal(method: string, object: object, known: KnownMembers): ParamsRefusal | undefined {
   const stray = strayMember(object, known)
   if (stray === undefined) return undefined
-  const name = JSON.stringify(stray.name.slice(0, 64))
   return {
     code: 'PARAMS_MEMBER_CASE',
     rpc: ERRORS.PARAMS_MEMBER_CASE.rpc,
-    message: `Invalid params: ${method}'s ${known.what} has a member ${name}, which nodes written in Go (geth, Erigon) read as "${stray.canonical}" since they ignore case, where this gateway reads names exactly; write "${stray.canonical}", exactly and once`,
+    message: MESSAGES.MEMBER_IN_OTHER_CASE.text({ method, what: known.what, name: stray.name, canonical: stray.canonical }),
   }
 }
 

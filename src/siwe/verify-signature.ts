@@ -11,7 +11,8 @@ import {
   recoverMessageAddress,
   type Hex,
 } from 'viem'
-import { ChainRpcError, type ChainRpc } from '../chain/chain-rpc.js'
+import type { ChainRpc } from '../chain/chain-rpc.js'
+import { ChainRpcError } from '../chain/errors.js'
 import { SiweError } from '../accounts/errors.js'
 import type { SignerKind } from '../accounts/wallet.js'
 

@@ -3,6 +3,7 @@ import { open, TransactionFlags, type Database, type RootDatabase } from 'lmdb'
 import type { AccountRecord, ClaimRecord, InvoiceRecord, KeyRecord, PenaltyRecord, PrivateNodeRecord, SessionRecord, WsBlocks } from './records.js'
 import { USAGE_NEWEST, usageEventKey, wsCooldownKey, wsPenaltyKey } from './records.js'
 import { LAYOUT_VERSION, StateWriter, type StateDbs } from './state-writer.js'
+import { StateStoreClosed } from './errors.js'
 
 const ABORTABLE_COMMIT_NO_FLUSH: TransactionFlags = TransactionFlags.ABORTABLE | TransactionFlags.SYNCHRONOUS_COMMIT | TransactionFlags.NO_SYNC_FLUSH
 
@@ -52,14 +53,6 @@ const REPLAYING = 'replaying'
 export type { AccountRecord, KeyRecord, PenaltyRecord, PlanState, UsageFilter, UsageRow, UsageTotals, WsBlocks } from './records.js'
 export { isKeyActive, usageKey } from './records.js'
 export type { StateWriter } from './state-writer.js'
-
-/** The store is closed (or could not be opened). */
-export class StateStoreClosed extends Error {
-  override name = 'StateStoreClosed'
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
 
 /**
  * The projected state in one LMDB environment (a folder holding data.mdb and lock.mdb), msgpack

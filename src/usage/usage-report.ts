@@ -1,6 +1,7 @@
 import { addKeyUsage, DAY_MS, HOUR_MS, KEY_USAGE_HOURS_KEPT, type KeyUsage } from '../store/records.js'
 import { STATE_VERSION, type StateStore } from '../store/state-store.js'
 import { keyUsageFolded, keyUsageFoldedBefore, keyUsageHours } from './usage-queries.js'
+import { UsageReportError } from './errors.js'
 
 export type UsagePeriod = 'hour' | 'day'
 
@@ -30,11 +31,6 @@ export interface UsageReport {
   rows: UsageReportRow[]
   /** What the caller should tell the user beside the rows (periods that cannot be shown). */
   notes: string[]
-}
-
-/** The store cannot answer the query exactly: it says why and what to do instead. */
-export class UsageReportError extends Error {
-  override name = 'UsageReportError'
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
-import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
+import { MESSAGES, refusal } from '../errors/messages.js'
+import { ERRORS, errorResponseJson } from '../errors/registry.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { LocalAnswer, LocalCalls } from '../gateway/dispatch-context.js'
 import { gatewayErrorFor } from '../gateway/upstream-failure.js'
@@ -81,7 +82,7 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
     // not get them all because none had been answered when the next was checked.
     const held = this.#subs.size + this.#subscribing
     if (held >= max) {
-      const message = `Too many subscriptions: this connection holds ${held}, at most ${max} are allowed per connection (ws.maxSubscriptionsPerConnection); unsubscribe some, or open another connection`
+      const message = MESSAGES.WS_SUBSCRIPTIONS_FULL.text({ held, max })
       return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_SUBSCRIPTIONS.rpc, message), isError: true, invalid: false }
     }
     const check = parseSubscribe(call.params)
@@ -107,17 +108,14 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
     if ('nodeAnswer' in result) return { body: spliceId(result.nodeAnswer, idJson), isError: true, invalid: false }
     if (result.failure === 'no-ws-upstream') {
       // No `failure`: not a fault of the gateway or a node, but the configuration (start warns of it).
-      const message = `Subscriptions are not served on ${network}: none of its nodes is configured with a WebSocket (networks.${network}.upstreams[].ws); poll instead (eth_newBlockFilter, eth_getFilterChanges, eth_getLogs), or ask the operator to give a node its ws URL`
+      const message = MESSAGES.NO_WS_NODE_CONFIGURED.text({ network })
       return { body: errorResponseJson(idJson, ERRORS.NO_WS_UPSTREAM.rpc, message), isError: true, invalid: false }
     }
     if (result.failure === 'logs-filters') {
       const message = logsFilterRefusal(network, result.limit, result.held, result.max)
       return { body: errorResponseJson(idJson, ERRORS.WS_TOO_MANY_LOGS_FILTERS.rpc, message), isError: true, invalid: false }
     }
-    const e =
-      result.failure === 'no-node'
-        ? new GatewayError('NO_HEALTHY_UPSTREAM', `No node with a WebSocket is reachable for ${network} subscriptions right now; retry with backoff`)
-        : gatewayErrorFor(result.cause, network)
+    const e = result.failure === 'no-node' ? refusal('NO_WS_NODE_REACHABLE', { network }) : gatewayErrorFor(result.cause, network)
     return { body: errorResponseJson(idJson, e.rpc, e.message), isError: true, invalid: false, failure: e }
   }
 
@@ -127,7 +125,7 @@ export class ConnectionSubscriptions implements LocalCalls, SubscriptionSink {
     const id = Array.isArray(params) && params.length === 1 ? params[0] : undefined
     if (typeof id !== 'string') {
       return {
-        body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, 'Invalid params: eth_unsubscribe takes [subscriptionId]'),
+        body: errorResponseJson(idJson, ERRORS.INVALID_PARAMS.rpc, MESSAGES.UNSUBSCRIBE_PARAMS.text({})),
         isError: true,
         invalid: true,
       }

@@ -1,5 +1,6 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsConfig } from '../config/types.js'
+import { refusal } from '../errors/messages.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { clientIp, credentialsFrom } from '../front/http-rpc-route.js'
 import type { VerifiedToken } from '../gateway/token-verifier.js'
@@ -205,31 +206,17 @@ export class WsServer {
       const scope = { accountId: key.account.accountId, keyId: key.record.keyId, network }
       if (d.reason === 'ws-connections') {
         deps.decisions.limited(scope, 'ws-connections', 1)
-        return refuse(
-          res,
-          exchanges,
-          network,
-          deps.counters,
-          new GatewayError(
-            'WS_TOO_MANY_CONNECTIONS',
-            `Too many WebSocket connections: this key may hold ${d.limit} open at once; close one, or share one connection between your subscriptions`,
-          ),
-        )
+        return refuse(res, exchanges, network, deps.counters, refusal('WS_CONNECTIONS_FULL', { limit: d.limit }))
       }
       if (d.reason === 'ws-connection-rate') deps.decisions.cooldownStarted(scope, d)
       deps.decisions.limited(scope, 'ws-cooldown', 1)
       const retryAfterS = Math.max(1, Math.ceil(d.retryAfterMs / 1000))
-      const detail =
+      const options = { headers: { 'Retry-After': String(retryAfterS) } }
+      const e =
         d.reason === 'ws-connection-rate'
-          ? `Too many new WebSocket connections: ${d.connections} within a second; new connections of this key are blocked for ${retryAfterS} s`
-          : `New WebSocket connections of this key are blocked for ${retryAfterS} s more (cooldown after too many in one second)`
-      return refuse(
-        res,
-        exchanges,
-        network,
-        deps.counters,
-        new GatewayError('WS_CONNECTION_COOLDOWN', detail, { headers: { 'Retry-After': String(retryAfterS) } }),
-      )
+          ? refusal('WS_CONNECTIONS_TOO_FAST', { connections: d.connections, retryAfterS }, options)
+          : refusal('WS_CONNECTIONS_COOLING', { retryAfterS }, options)
+      return refuse(res, exchanges, network, deps.counters, e)
     }
     const session = new WsSession(admitted, hub, ip, {
       admission: deps.admission,

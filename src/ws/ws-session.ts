@@ -2,6 +2,7 @@ import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsDecision } from '../../actors/account/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
+import { MESSAGES } from '../errors/messages.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import type { DispatchContext } from '../gateway/dispatch-context.js'
 import type { RpcDispatcher } from '../gateway/rpc-dispatcher.js'
@@ -234,11 +235,11 @@ export class WsSession {
       // A client IP that keeps exceeding its limits is throttled, whatever the transport.
       this.#deps.ips.rejected(this.#ip, calls)
       code = ERRORS.RATE_LIMITED.rpc
-      message = `Rate limit exceeded: this key may send ${d.limit} messages per second over WebSocket (each call of a batch counts); retry after ${d.retryAfterMs} ms, with exponential backoff`
+      message = MESSAGES.KEY_WS_MESSAGES_PER_SECOND.text({ limit: d.limit, retryAfterMs: d.retryAfterMs })
     } else {
       this.#deps.counters.message(this.network, 'penalized')
       code = ERRORS.WS_PENALIZED.rpc
-      message = `Messages refused until ${new Date(d.until).toISOString()} (${Math.ceil(d.retryAfterMs / 1000)} s): this key sent repeated malformed or unsupported messages`
+      message = MESSAGES.WS_MESSAGES_PENALIZED.text({ until: d.until, retryAfterMs: d.retryAfterMs })
     }
     const data = { retryAfterMs: d.retryAfterMs }
     const body = errorsFor(parsed, code, message, data)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { UsageError } from '../../src/cli/args.js'
+import { UsageError } from '../../src/cli/errors.js'
 import { parseTimeArg } from '../../src/cli/time-arg.js'
 
 // --since and --until of `tollgate usage`: UTC whatever the machine's time zone, or a duration ago.

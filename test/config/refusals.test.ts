@@ -2,7 +2,8 @@ import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig, parseConfig } from '../../src/config/load.js'
+import { ConfigError } from '../../src/config/errors.js'
+import { loadConfig, parseConfig } from '../../src/config/load.js'
 
 const upstream = { url: 'http://127.0.0.1:8545', kind: 'full' }
 const valid = { networks: { 'eth-1': { chainId: 1, upstreams: [upstream] } } }

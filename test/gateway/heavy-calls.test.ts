@@ -1,5 +1,6 @@
 import t from 'tap'
-import { HeavyCalls, HeavyCallsBusy } from '../../src/gateway/heavy-calls.js'
+import { HeavyCallsBusy } from '../../src/gateway/errors.js'
+import { HeavyCalls } from '../../src/gateway/heavy-calls.js'
 import type { KeyContext } from '../../src/gateway/key-directory.js'
 
 // The bound itself: slots per account, handed to the oldest waiting call, refused after the wait.

@@ -1,4 +1,5 @@
-import { parseCommandArgs, required, UsageError } from '../args.js'
+import { parseCommandArgs, required } from '../args.js'
+import { UsageError } from '../errors.js'
 import { loadConfig } from '../../config/load.js'
 import { openEventLog } from '../../events/open-log.js'
 

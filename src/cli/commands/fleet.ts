@@ -1,5 +1,6 @@
 import { unpack } from 'msgpackr'
-import { parseCommandArgs, required, UsageError } from '../args.js'
+import { parseCommandArgs, required } from '../args.js'
+import { UsageError } from '../errors.js'
 import { loadConfig } from '../../config/load.js'
 import { FleetBus, fleetSubjectRoot } from '../../fleet/fleet-bus.js'
 import type { Member } from '../../fleet/membership.js'

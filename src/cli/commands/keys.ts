@@ -1,4 +1,5 @@
-import { parseCommandArgs, required, UsageError } from '../args.js'
+import { parseCommandArgs, required } from '../args.js'
+import { UsageError } from '../errors.js'
 import { openCommandContext } from '../context.js'
 import { regenerateKey } from '../../accounts/commands.js'
 import { readFileSync } from 'node:fs'

@@ -1,13 +1,9 @@
 import { join } from 'node:path'
-import { parseCommandArgs, required, UsageError } from '../args.js'
+import { parseCommandArgs, required } from '../args.js'
+import { ReplayInterrupted, UsageError } from '../errors.js'
 import { loadConfig } from '../../config/load.js'
 import { startReaderThread } from '../../events/open-log.js'
 import type { Progress } from '../progress.js'
-
-/** A replay stopped by SIGINT or SIGTERM after its last committed transaction. */
-class ReplayInterrupted extends Error {
-  override name = 'ReplayInterrupted'
-}
 
 /**
  * `tollgate replay --config FILE [--restart] [--batch N]`: rebuild the LMDB projections from the

@@ -1,16 +1,6 @@
 /** The dashboard's JSON API (same origin, session cookie). */
 
-export class ApiFailure extends Error {
-  override name = 'ApiFailure'
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details: Record<string, string | number> = {},
-  ) {
-    super(message)
-  }
-}
+import { ApiFailure } from './errors'
 
 export interface ApiResult<T> {
   status: number

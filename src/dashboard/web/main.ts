@@ -1,11 +1,12 @@
-import { api, ApiFailure, type Invoice, type Me, type PublicConfig, type Usage } from './api'
+import { api, type Invoice, type Me, type PublicConfig, type Usage } from './api'
 import { h } from './dom'
 import { renderEndpoints } from './endpoints'
 import { renderPlans } from './plans'
 import { newState, say, type Actions } from './state'
 import { renderSubscription } from './subscription'
 import { renderUsage } from './usage-chart'
-import { connectWallet, ensureChain, hasWallet, onWalletChange, sendTokenTransfer, signMessage, siweMessage, walletChainId, WalletFailure } from './wallet'
+import { connectWallet, ensureChain, hasWallet, onWalletChange, sendTokenTransfer, signMessage, siweMessage, walletChainId } from './wallet'
+import { ApiFailure, WalletFailure } from './errors'
 
 const state = newState()
 /** How often a payment that waits for the chain is checked again. */

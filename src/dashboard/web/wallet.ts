@@ -1,5 +1,6 @@
 import { createSiweMessage } from 'viem/siwe'
 import { encodeFunctionData, erc20Abi, getAddress, toHex } from 'viem'
+import { WalletFailure } from './errors'
 
 /** An EIP-1193 provider, as browser wallets inject it. */
 interface Eip1193 {
@@ -11,11 +12,6 @@ declare global {
   interface Window {
     ethereum?: Eip1193
   }
-}
-
-/** A wallet failure in words a user understands. */
-export class WalletFailure extends Error {
-  override name = 'WalletFailure'
 }
 
 export function hasWallet(): boolean {
