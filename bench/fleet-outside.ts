@@ -21,7 +21,7 @@
  * Build first: `npm run build` (this runs `node bin/tollgate.js start --config …` of dist/ and
  * builds nothing). Then:
  *   npm run bench:fleet-outside -- [--rate 3500] [--rounds 3] [--warmup 5] [--duration 15] [--idle 10] [--results NAME]
- *   npm run bench:fleet-outside -- --profile [--rounds 1]   # instance 2 under --cpu-prof; its top costs during `one serves`
+ *   npm run bench:fleet-outside -- --profile [--rounds 1]   # `one serves` alone, instances 1 and 2 under --cpu-prof: their top costs
  * Writes bench/results/<NAME>.json (default fleet-outside; with --profile, fleet-outside-profile).
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -241,18 +241,19 @@ try {
   const fleetConfigs = Array.from({ length: N }, (_, i) => writeConfig(`fleet-${i + 1}`, natsUrl, 'FLEET', 'fleet', stubHttp, stubWs))
   const fleetKeys = await createAccounts(fleetConfigs[0])
   log(`${fleetKeys.length} accounts on stream FLEET`)
-  const soloConfigs = Array.from({ length: N }, (_, i) => writeConfig(`solo-${i + 1}`, natsUrl, `SOLO${i + 1}`, `solo${i + 1}`, stubHttp, stubWs))
+  // A profile is of `one serves` alone: the fleets of one are not started.
+  const soloConfigs = Array.from({ length: PROFILE ? 0 : N }, (_, i) => writeConfig(`solo-${i + 1}`, natsUrl, `SOLO${i + 1}`, `solo${i + 1}`, stubHttp, stubWs))
   const soloKeys: string[][] = []
   for (const c of soloConfigs) soloKeys.push(await createAccounts(c))
   log(`${ACCOUNTS} accounts on each of streams SOLO1–SOLO${N}`)
   // One at a time: each loads the compiled tree and catches up; together they would fight for the cores.
   const fleet: Gateway[] = []
   for (let i = 0; i < N; i++) {
-    const flags = PROFILE && i === 1 ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []
+    const flags = PROFILE && i < 2 ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, String(i + 1))] : []
     fleet.push({ ...(await startGateway(`fleet-${i + 1}`, fleetConfigs[i], flags)), apiKeys: fleetKeys })
   }
   const solo: Gateway[] = []
-  for (let i = 0; i < N; i++) solo.push({ ...(await startGateway(`solo-${i + 1}`, soloConfigs[i])), apiKeys: soloKeys[i] })
+  for (let i = 0; i < soloConfigs.length; i++) solo.push({ ...(await startGateway(`solo-${i + 1}`, soloConfigs[i])), apiKeys: soloKeys[i] })
 
   // Each member hears the others within a heartbeat or two; the check is what /metrics says.
   const deadline = Date.now() + 30_000
@@ -279,7 +280,7 @@ try {
     const both = await idleWindow([...fleet, ...solo])
     idle.push({ round, load1: at, fleetMsPerS: both.slice(0, N).map(r2), soloMsPerS: both.slice(N).map(r2) })
     log(`round ${round} idle (load ${at}): ms of CPU a second, fleet ${both.slice(0, N).map(r2).join(' ')}; fleets of one ${both.slice(N).map(r2).join(' ')}`)
-    for (const name of orders[(round - 1) % 2]) {
+    for (const name of PROFILE ? (['one serves'] as const) : orders[(round - 1) % 2]) {
       const r =
         name === 'one serves'
           ? await scene(name, round, fleet, 'one', natsPid)
@@ -333,7 +334,7 @@ try {
     spreadOverFleetsOfOne: { median: median(ratios), range: range(ratios), perRound: ratios, check: 'at most 1.2x', met: Math.max(...ratios) <= 1.2 },
     idle,
     scenes: results,
-    profile: undefined as string | undefined,
+    profiles: [] as string[],
   }
   log(
     `one serves: instances 2-${N} ${summary.oneServes.othersUsPerCall.median} us per call (${summary.oneServes.othersUsPerCall.range.join('–')}; ` +
@@ -347,12 +348,13 @@ try {
   )
 
   await Promise.all(started.splice(0).map((p) => p.stop()))
-  if (PROFILE) {
-    const file = readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'))
-    if (file === undefined) log('no profile was written')
+  for (const instance of PROFILE ? [1, 2] : []) {
+    const dir = join(profileDir, String(instance))
+    const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) : undefined
+    if (file === undefined) log(`instance ${instance}: no profile was written`)
     else {
-      const text = formatProfile(summariseProfile(join(profileDir, file), 30, profileWindows))
-      summary.profile = text
+      const text = `instance ${instance}, during one serves:\n${formatProfile(summariseProfile(join(dir, file), 30, profileWindows))}`
+      summary.profiles.push(text)
       process.stdout.write(`${text}\n`)
     }
   }
