@@ -21,7 +21,7 @@
  * Build first: `npm run build` (this runs `node bin/tollgate.js start --config …` of dist/ and
  * builds nothing). Then:
  *   npm run bench:fleet-outside -- [--rate 3500] [--rounds 3] [--warmup 5] [--duration 15] [--idle 10] [--results NAME]
- *   npm run bench:fleet-outside -- --profile [--rounds 1]   # `one serves` alone, instances 1 and 2 under --cpu-prof: their top costs
+ *   npm run bench:fleet-outside -- --profile [--profile-scene 'one serves'|spread] [--rounds 1]   # that scene alone, instances 1 and 2 under --cpu-prof: their top costs
  * Writes bench/results/<NAME>.json (default fleet-outside; with --profile, fleet-outside-profile).
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -46,6 +46,7 @@ const { values } = parseArgs({
     instances: { type: 'string', default: '6' },
     accounts: { type: 'string', default: '200' },
     profile: { type: 'boolean', default: false },
+    'profile-scene': { type: 'string', default: 'one serves' },
     results: { type: 'string' },
   },
 })
@@ -57,6 +58,11 @@ const IDLE_S = Number(values.idle)
 const N = Number(values.instances)
 const ACCOUNTS = Number(values.accounts)
 const PROFILE = values.profile
+const PROFILED_SCENE = values['profile-scene'] as 'one serves' | 'spread'
+if (!['one serves', 'spread'].includes(PROFILED_SCENE)) {
+  process.stderr.write("--profile-scene is 'one serves' or 'spread'\n")
+  process.exit(2)
+}
 
 const ROOT = join(import.meta.dirname, '..')
 const BENCH = join(ROOT, 'bench')
@@ -190,7 +196,7 @@ async function scene(name: string, round: number, gateways: Gateway[], schedule:
   const at = load1()
   const from = hrUs()
   const r = await runLoad({ ...base, durationMs: DURATION_S * 1000 })
-  if (name === 'one serves') profileWindows.push([from, hrUs()])
+  if (name === PROFILED_SCENE) profileWindows.push([from, hrUs()])
   const cpu = gateways.map((g, i) => cpuMs(g.pid) - cpu0[i])
   const natsCpuMs = cpuMs(natsPid) - nats0
   const metrics = deltas(m0, await metricsOf(gateways))
@@ -241,7 +247,7 @@ try {
   const fleetConfigs = Array.from({ length: N }, (_, i) => writeConfig(`fleet-${i + 1}`, natsUrl, 'FLEET', 'fleet', stubHttp, stubWs))
   const fleetKeys = await createAccounts(fleetConfigs[0])
   log(`${fleetKeys.length} accounts on stream FLEET`)
-  // A profile is of `one serves` alone: the fleets of one are not started.
+  // A profile is of one scene of the fleet alone: the fleets of one are not started.
   const soloConfigs = Array.from({ length: PROFILE ? 0 : N }, (_, i) => writeConfig(`solo-${i + 1}`, natsUrl, `SOLO${i + 1}`, `solo${i + 1}`, stubHttp, stubWs))
   const soloKeys: string[][] = []
   for (const c of soloConfigs) soloKeys.push(await createAccounts(c))
@@ -280,7 +286,7 @@ try {
     const both = await idleWindow([...fleet, ...solo])
     idle.push({ round, load1: at, fleetMsPerS: both.slice(0, N).map(r2), soloMsPerS: both.slice(N).map(r2) })
     log(`round ${round} idle (load ${at}): ms of CPU a second, fleet ${both.slice(0, N).map(r2).join(' ')}; fleets of one ${both.slice(N).map(r2).join(' ')}`)
-    for (const name of PROFILE ? (['one serves'] as const) : orders[(round - 1) % 2]) {
+    for (const name of PROFILE ? [PROFILED_SCENE] : orders[(round - 1) % 2]) {
       const r =
         name === 'one serves'
           ? await scene(name, round, fleet, 'one', natsPid)
@@ -311,7 +317,10 @@ try {
   const servingUs = one.map((r) => us(r.cpuMs[0], r.calls))
   const spread = byScene('spread')
   const solos = byScene('fleets of one')
-  const ratios = spread.map((s) => r2(fleetUs(s) / fleetUs(solos.find((x) => x.round === s.round)!)))
+  const ratios = spread.flatMap((s) => {
+    const alone = solos.find((x) => x.round === s.round)
+    return alone === undefined ? [] : [r2(fleetUs(s) / fleetUs(alone))]
+  })
   const summary = {
     rate: RATE,
     instances: N,
@@ -353,7 +362,7 @@ try {
     const file = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) : undefined
     if (file === undefined) log(`instance ${instance}: no profile was written`)
     else {
-      const text = `instance ${instance}, during one serves:\n${formatProfile(summariseProfile(join(dir, file), 30, profileWindows))}`
+      const text = `instance ${instance}, during ${PROFILED_SCENE}:\n${formatProfile(summariseProfile(join(dir, file), 30, profileWindows))}`
       summary.profiles.push(text)
       process.stdout.write(`${text}\n`)
     }
