@@ -69,7 +69,7 @@ const CONTENT_LENGTH_LOWER = Buffer.from('\r\ncontent-length:')
 const EMPTY = Buffer.alloc(0)
 
 /** One keep-alive connection: due times of requests in flight, in order (HTTP/1.1 answers in order). */
-class Conn {
+export class Conn {
   readonly due: number[] = []
   readonly sentAt: number[] = []
   /** The target ended or reset it: nothing more is sent on it. */
