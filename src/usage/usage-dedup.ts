@@ -84,8 +84,6 @@ export class UsageDedup {
   #isUnwritten = new Uint8Array(0)
   /** Where this transaction's last fold ended (LMDB's ids before it are removed); undefined: no fold yet. */
   #foldedTo: string | undefined
-  /** The same as an intervalStart: ids of intervals before it are folded (-Infinity: no fold yet). */
-  #foldedToTime = Number.NEGATIVE_INFINITY
   constructor(tables: UsageDedupTables) {
     this.#t = tables
   }
@@ -118,7 +116,6 @@ export class UsageDedup {
     this.#producersByKey.clear()
     this.#added.clear()
     this.#foldedTo = undefined
-    this.#foldedToTime = Number.NEGATIVE_INFINITY
   }
 
   /** Marks the event counted; false when it already was, or may have been (then it is not counted again). */
@@ -208,20 +205,11 @@ export class UsageDedup {
     }
     const end = usageEventKey(horizon, '')
     const gone: string[] = []
-    // LMDB holds no id of an interval after the newest one it had seen (fresh ids are written at
-    // the flush, the others put pending): once a fold reached past that interval, what is left of
-    // LMDB's ids is before where it ended, and removed. A week of history folds at nearly every
-    // interval, and each asked LMDB for a range that held nothing (12,000 ranges in 1,000,000
-    // events). Without a newest interval in LMDB (a store of an older layout), it is asked always.
-    const committedNewest = (this.#committedNewest ??= this.#t.meta.getCommitted(NEWEST) ?? -Infinity)
-    if (committedNewest === -Infinity || this.#foldedToTime <= committedNewest) {
-      for (const { key, value } of this.#t.usageEvents.committed({ start: this.#foldedTo ?? '', end })) {
-        gone.push(key)
-        mark(Number(key.slice(0, 15)), value)
-      }
+    for (const { key, value } of this.#t.usageEvents.committed({ start: this.#foldedTo ?? '', end })) {
+      gone.push(key)
+      mark(Number(key.slice(0, 15)), value)
     }
     this.#foldedTo = end
-    this.#foldedToTime = horizon
     for (const [minute, keys] of this.#added) {
       if (minute >= horizon) continue
       for (const key of keys) {
@@ -262,11 +250,7 @@ export class UsageDedup {
       // Kept by number: a producer moves at nearly every fold, and its watermark was looked up
       // by name in a map of marks and in the table's pending writes each time.
       let watermark = watermarks[producer]!
-      // Only this transaction's writes can hold a watermark at or after a fresh id: what LMDB
-      // held is at most the newest interval it had seen, which every fresh id is after. Asked of
-      // LMDB, these lookups were a fifth of the folds' time (once per producer and transaction:
-      // 103,000 in a replay of 1,000,000 events of a week).
-      if (Number.isNaN(watermark)) watermark = this.#t.usageProducers.getPending(this.#producers[producer]!) ?? -1
+      if (Number.isNaN(watermark)) watermark = this.#t.usageProducers.get(this.#producers[producer]!) ?? -1
       if (start > watermark) {
         watermark = start
         if (this.#isUnwritten[producer] === 0) {

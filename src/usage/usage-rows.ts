@@ -60,19 +60,9 @@ interface Sums {
   network: string
   kind: NodeKind
   hour: number
-  /** The key's totals on this network and node kind for the whole transaction (Totals.totals, shared by its hours). */
   totals: UsageTotals
   key: KeyUsage | undefined
   account: HourlyUsage | undefined
-}
-
-/** One key's totals on one network and node kind, summed over a transaction's events (all its hours). */
-interface Totals {
-  accountId: string
-  keyId: string
-  network: string
-  kind: NodeKind
-  totals: UsageTotals
 }
 
 /** One key's refusals by rule in one hour, summed over a transaction's KeyRuleRefused. */
@@ -101,15 +91,6 @@ export class UsageRows {
   readonly #sums: Sums[] = []
   /** The same by key id. */
   readonly #byKey = new Map<string, Sums[]>()
-  /**
-   * This transaction's totals per key, network and node kind, in the order they began, added to
-   * `usage` once at the end of the transaction rather than at each hour: no window reads `usage`,
-   * and a history spread over many hours added every key's totals to its row at every hour (a
-   * key built and looked up twice, 270,000 times in a replay of 1,000,000 events of a week).
-   */
-  readonly #totals: Totals[] = []
-  /** The same by key id. */
-  readonly #totalsByKey = new Map<string, Totals[]>()
   /** This transaction's refusals, by `accountId|keyId|hour` (see addRefused). */
   readonly #refusals = new Map<string, Refusals>()
   /** The newest hour of usage LMDB held when this transaction began (see #hourIsNew). */
@@ -223,29 +204,16 @@ export class UsageRows {
       if (sums.hour === hour && sums.network === network && sums.kind === kind && sums.accountId === accountId) return sums
     }
     // The fields, not the scope: an event is not kept until the flush.
-    const sums: Sums = { accountId, keyId, network, kind, hour, totals: this.#totalsOf(accountId, keyId, network, kind), key: undefined, account: undefined }
+    const sums: Sums = { accountId, keyId, network, kind, hour, totals: emptyUsage(), key: undefined, account: undefined }
     list.push(sums)
     this.#sums.push(sums)
     return sums
   }
 
-  /** A key's totals on a network and node kind for this transaction (see #totals), found as #sumsOf finds sums. */
-  #totalsOf(accountId: string, keyId: string, network: string, kind: NodeKind): UsageTotals {
-    let list = this.#totalsByKey.get(keyId)
-    if (list === undefined) this.#totalsByKey.set(keyId, (list = []))
-    for (const t of list) {
-      if (t.network === network && t.kind === kind && t.accountId === accountId) return t.totals
-    }
-    const t: Totals = { accountId, keyId, network, kind, totals: emptyUsage() }
-    list.push(t)
-    this.#totals.push(t)
-    return t.totals
-  }
-
-  /** Add the sums and the totals to the tables (before they are flushed into the transaction). */
+  /** Add the sums to the tables (before they are flushed into the transaction). */
   flush(): void {
-    this.#flushHours()
-    for (const { accountId, keyId, network, kind, totals } of this.#totals) {
+    const foldedBefore = this.#t.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0
+    for (const { accountId, keyId, network, kind, hour, totals, key, account } of this.#sums) {
       const usage = usageKey(accountId, keyId, network, kind)
       // Changed in place: the row is this transaction's own copy (BufferedTable).
       const row = this.#t.usage.get(usage) ?? emptyUsage()
@@ -259,15 +227,6 @@ export class UsageRows {
       // Rows written before notifications were counted have no such field.
       row.notifications = (row.notifications ?? 0) + totals.notifications!
       this.#t.usage.put(usage, row)
-    }
-    this.#totals.length = 0
-    this.#totalsByKey.clear()
-  }
-
-  /** Add the sums by hour to the tables (before a window moves, and at the flush); the totals stay. */
-  #flushHours(): void {
-    const foldedBefore = this.#t.meta.get(KEY_USAGE_FOLDED_BEFORE) ?? 0
-    for (const { accountId, keyId, network, kind, hour, key, account } of this.#sums) {
       if (account !== undefined) {
         const hourly = hourlyUsageKey(accountId, hour, network, kind)
         const before = this.#hourIsNew(hour) ? this.#t.usageHourly.getPending(hourly) : this.#t.usageHourly.get(hourly)
@@ -308,8 +267,6 @@ export class UsageRows {
   reset(): void {
     this.#sums.length = 0
     this.#byKey.clear()
-    this.#totals.length = 0
-    this.#totalsByKey.clear()
     this.#refusals.clear()
     this.#committedNewestHour = undefined
     this.#writtenOutNewestHour = -Infinity
@@ -328,7 +285,7 @@ export class UsageRows {
     const newest = this.#t.meta.get(HOURLY_NEWEST_DAY)
     this.#newestDay = newest ?? Number.NEGATIVE_INFINITY
     if (newest !== undefined && day <= newest) return
-    this.#flushHours()
+    this.flush()
     this.#t.meta.put(HOURLY_NEWEST_DAY, day)
     this.#newestDay = day
     if (newest !== undefined && this.#mayHoldAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)) this.#dropAccountHoursBefore(day - USAGE_HOURLY_KEPT_MS)
@@ -360,7 +317,7 @@ export class UsageRows {
     const newest = this.#t.meta.get(KEY_USAGE_NEWEST_HOUR)
     this.#newestHour = newest ?? Number.NEGATIVE_INFINITY
     if (newest !== undefined && hour <= newest) return
-    this.#flushHours()
+    this.flush()
     if (newest !== undefined) {
       // The hours done so far leave memory for the transaction: a transaction of a history
       // spread over many hours holds a row per key and hour, 20 MB more of heap at its end
