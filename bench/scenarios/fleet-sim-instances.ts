@@ -33,7 +33,7 @@ import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/account/account-actor.js'
 import { initialRateState } from '../../actors/account/decide.js'
 import { systemClock } from '../../actors/runtime/clock.js'
-import { score } from '../../actors/fleet/owners.js'
+import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
 
 export interface FleetSimInstancesOptions {
   nats: string
@@ -71,21 +71,13 @@ const now = (): number => performance.timeOrigin + performance.now()
 const ACCOUNT_IDS = Array.from({ length: opts.accounts }, (_, i) => `acc_${i.toString(16).padStart(16, '0')}`)
 const PROBE = '~'
 
-/** The accounts the observer owns (one of two), with the whole fleet's membership: all the peers serve. */
-const OBSERVED = opts.role === 'peers' ? ACCOUNT_IDS.map((_, i) => i).filter((i) => ownedByObserver(ACCOUNT_IDS[i]!)) : []
-
 /**
- * Whether the observer is one of the account's two owners (as ownersOf over the whole fleet says),
- * stopping at the second member that scores higher: ownersOf sorts all N members, which for
- * 100,000 accounts × 300 instances kept a peers' process from starting within 30 s. Ties rank by
- * id, and the observer's id is the lowest, so a tie never beats it.
+ * The accounts the observer owns (one of two), with the whole fleet's membership: all the peers
+ * serve. One OwnerPicker for the fleet: ownersOf hashed and sorted all N members for each account,
+ * which for 100,000 accounts × 300 instances kept a peers' process from starting within 30 s.
  */
-function ownedByObserver(accountId: string): boolean {
-  const own = score(accountId, OBSERVER)
-  let higher = 0
-  for (let i = 1; i < opts.fleetSize; i++) if (score(accountId, idOf(i)) > own && ++higher === 2) return false
-  return true
-}
+const FLEET_PICKER = new OwnerPicker(Array.from({ length: opts.fleetSize }, (_, i) => idOf(i)))
+const OBSERVED = opts.role === 'peers' ? ACCOUNT_IDS.map((_, i) => i).filter((i) => FLEET_PICKER.owns(ACCOUNT_IDS[i]!, OBSERVER)) : []
 const ALL = ACCOUNT_IDS.map((_, i) => i)
 
 /**

@@ -2,7 +2,7 @@ import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
 import { shareWhenCutOff } from '../../actors/fleet/shares.js'
 import { OwnedAccounts, type RateLimits } from '../../actors/fleet/hot-accounts.js'
-import { ownersOf } from '../../actors/fleet/owners.js'
+import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
 import type { Consumption } from '../../actors/account/account-actor.js'
 import { ColdReports } from './cold-reports.js'
 import { ConnectionShares } from './connection-shares.js'
@@ -62,7 +62,8 @@ export const MAX_ENTRIES_PER_MESSAGE = 4_096
  * admits for each key so that a key's limits hold across instances.
  *
  * Decisions stay local and in memory; the hot path never waits on the network. Each account has
- * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts). Every
+ * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts, looked up
+ * through an OwnerPicker built once per membership). Every
  * `coldReportMs` an instance sends what it admitted and refused per *cold* account since its last
  * report to that account's owners only, one message per owner (ColdReports), and decides cold
  * accounts from its own buckets, at the whole plan. An
@@ -92,7 +93,8 @@ export class Fleet {
   readonly #cold: ColdReports
   /** Each account's owners in the membership as it is now (cleared when it changes). */
   readonly #owners = new Map<string, string[]>()
-  #memberIds: string[] | undefined
+  /** The live owning members, as owners are chosen among them (built again when the membership changes). */
+  #picker: OwnerPicker | undefined
   readonly #traffic: FleetTraffic = { messagesIn: 0, entriesIn: 0, messagesOut: 0, entriesOut: 0 }
   #timers: NodeJS.Timeout[] = []
   #share = 1
@@ -175,7 +177,7 @@ export class Fleet {
       // Bounded by the accounts seen between two membership changes; a long-lived fleet with
       // millions of accounts starts over rather than keep them all.
       if (this.#owners.size >= 200_000) this.#owners.clear()
-      owners = ownersOf(accountId, this.#ids())
+      owners = this.#ownerPicker().ownersOf(accountId)
       this.#owners.set(accountId, owners)
     }
     return owners
@@ -249,7 +251,7 @@ export class Fleet {
     const consumed = this.#opts.keys.takeConsumed()
     const report = this.#cold.due() || opts.report === true
     // Alone, everything goes to everyone as it always did: an instance about to join hears it all.
-    const shared = this.#ids().length > 1
+    const shared = this.#ownerPicker().size > 1
     const broadcast: Entry[] = []
     const toOwners = new Map<string, Entry[]>()
     const touched: string[] = []
@@ -372,7 +374,7 @@ export class Fleet {
     this.#traffic.entriesIn += message.entries.length
     const now = this.#opts.clock.now()
     const self = this.#opts.self.id
-    const shared = this.#ids().length > 1
+    const shared = this.#ownerPicker().size > 1
     const touched: string[] = []
     for (const entry of message.entries) {
       const accountId = entry[0]
@@ -420,17 +422,19 @@ export class Fleet {
   }
 
   #membershipChanged(): void {
-    this.#memberIds = undefined
+    this.#picker = undefined
     this.#owners.clear()
   }
 
-  /** The live members' ids, as owners are chosen among them. */
-  #ids(): string[] {
-    this.#memberIds ??= this.#membership
-      .live()
-      .filter((m) => m.owns === true)
-      .map((m) => m.id)
-    return this.#memberIds
+  /** The owners' picker over the live members that own (instances of an older version never do). */
+  #ownerPicker(): OwnerPicker {
+    this.#picker ??= new OwnerPicker(
+      this.#membership
+        .live()
+        .filter((m) => m.owns === true)
+        .map((m) => m.id),
+    )
+    return this.#picker
   }
 
   /** Once a heartbeat: forget what is older than the window, and the accounts this instance no longer owns. */
