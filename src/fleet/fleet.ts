@@ -2,6 +2,7 @@ import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
 import { shareWhenCutOff } from '../../actors/fleet/shares.js'
 import { OwnedAccounts, type RateLimits } from '../../actors/fleet/hot-accounts.js'
+import { coldIntervalMs } from '../../actors/fleet/cold-interval.js'
 import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
 import type { Consumption } from '../../actors/account/account-actor.js'
 import { ColdReports } from './cold-reports.js'
@@ -33,6 +34,11 @@ export interface FleetOptions {
    * absent: every sync). The owners judge heat up to this late: see ColdReports.
    */
   coldReportMs?: number
+  /**
+   * At most this many cold reports a second into an owner (M; absent: MAX_REPORTS_PER_SECOND):
+   * with N instances the reports go every max(coldReportMs, (N − 1)/M s) (actors/fleet/cold-interval.ts).
+   */
+  maxReportsPerSecond?: number
   /** How often it announces itself; silent for `silentMs`, an instance is dropped. */
   heartbeatMs: number
   silentMs: number
@@ -64,7 +70,8 @@ export const MAX_ENTRIES_PER_MESSAGE = 4_096
  * Decisions stay local and in memory; the hot path never waits on the network. Each account has
  * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts, looked up
  * through an OwnerPicker built once per membership). Every
- * `coldReportMs` an instance sends what it admitted and refused per *cold* account since its last
+ * `coldReportMs` (stretched to (N − 1)/`maxReportsPerSecond` in a large fleet: cold-interval.ts) an
+ * instance sends what it admitted and refused per *cold* account since its last
  * report to that account's owners only, one message per owner (ColdReports), and decides cold
  * accounts from its own buckets, at the whole plan. An
  * owner sums the last second of what every instance reported and marks the account *hot* past
@@ -112,7 +119,7 @@ export class Fleet {
     this.#membership = new Membership({ ...opts.self, share: 1, owns: true }, opts.clock, opts.silentMs)
     this.#selfHeardAt = opts.clock.now()
     this.#owned = new OwnedAccounts((accountId) => opts.keys.limitsOf?.(accountId))
-    this.#cold = new ColdReports(opts.syncMs, opts.coldReportMs ?? opts.syncMs)
+    this.#cold = new ColdReports(opts.syncMs, this.#coldIntervalMs())
   }
 
   /** Join: subscribe, announce this instance, and run the timers (`timers: false`: a test drives sync and heartbeat by hand). */
@@ -181,6 +188,11 @@ export class Fleet {
       this.#owners.set(accountId, owners)
     }
     return owners
+  }
+
+  /** How often cold reports go to their owners now: C_eff in whole syncs (see ColdReports). */
+  get coldReportMs(): number {
+    return this.#cold.intervalMs
   }
 
   /** What this instance received and sent of the limits since it started. */
@@ -424,6 +436,13 @@ export class Fleet {
   #membershipChanged(): void {
     this.#picker = undefined
     this.#owners.clear()
+    this.#cold.reportEvery(this.#coldIntervalMs())
+  }
+
+  /** C_eff for the instances that report to owners now (a newcomer's first reports come at the old interval's end). */
+  #coldIntervalMs(): number {
+    const { coldReportMs, syncMs, maxReportsPerSecond } = this.#opts
+    return coldIntervalMs({ coldReportMs: coldReportMs ?? syncMs, instances: this.#ownerPicker().size, maxReportsPerSecond })
   }
 
   /** The owners' picker over the live members that own (instances of an older version never do). */
