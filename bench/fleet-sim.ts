@@ -17,8 +17,12 @@
  * is measured at a rate it keeps up with. The figures at real time are the measured ones × k
  * (rates and the sharing's CPU), reported beside them.
  *
+ * Cold reports go every C_eff = max(coldReportMs, (N − 1)/M s), M = `--max-reports`
+ * (fleet.maxReportsPerSecond, 100; scaled with time as the intervals are: M/k a second).
+ *
  * Options: --quick (shorter windows, 10 and 30 instances), --instances 10,30,100,300,
  * --accounts 1000,10000,100000, --workloads spread,all, --sync-ms 50, --cold-report-ms 250,
+ * --max-reports 100,
  * --rate 9 (calls a second per account, spread workload), --peer-procs 2, --time-scale auto|k,
  * --duration S (real seconds measured), --warmup S, --no-usage (no usage-stream rows),
  * --results NAME (bench/results/NAME.json and .md; default fleet-sim).
@@ -32,6 +36,7 @@ import { runNodeJson, startNodeScript, type Started } from './lib/processes.js'
 import { machine } from './lib/machine.js'
 import type { FleetSimInstancesOptions } from './scenarios/fleet-sim-instances.js'
 import { MAX_ENTRIES_PER_MESSAGE } from '../src/fleet/fleet.js'
+import { coldIntervalMs, MAX_REPORTS_PER_SECOND } from '../actors/fleet/cold-interval.js'
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +46,7 @@ const { values } = parseArgs({
     workloads: { type: 'string', default: 'spread,all' },
     'sync-ms': { type: 'string', default: '50' },
     'cold-report-ms': { type: 'string', default: '250' },
+    'max-reports': { type: 'string', default: String(MAX_REPORTS_PER_SECOND) },
     rate: { type: 'string', default: '9' },
     'peer-procs': { type: 'string', default: '2' },
     'time-scale': { type: 'string', default: 'auto' },
@@ -55,6 +61,7 @@ const quick = values.quick
 const instances = list(values.instances ?? (quick ? '10,30' : '10,30,100,300'))
 const accounts = list(values.accounts)
 const coldReportMs = Number(values['cold-report-ms'])
+const maxReportsPerSecond = Number(values['max-reports'])
 const peerProcs = Number(values['peer-procs'])
 const workloads = values.workloads.split(',') as FleetSimInstancesOptions['workload'][]
 const syncMs = Number(values['sync-ms'])
@@ -62,6 +69,11 @@ const rate = Number(values.rate)
 const durationS = Number(values.duration ?? (quick ? 3 : 8))
 const warmupS = Number(values.warmup ?? (quick ? 2 : 3))
 const producers = values['no-usage'] ? [] : quick ? [1, 2] : [1, 2, 4]
+
+/** C_eff at real time for a fleet of n, in whole syncs, as the instances apply it (src/fleet/cold-reports.ts). */
+function coldMsAt(n: number): number {
+  return Math.max(1, Math.round(coldIntervalMs({ coldReportMs, instances: n, maxReportsPerSecond }) / syncMs)) * syncMs
+}
 
 /**
  * The time scale for a row: enough that the peers' processes (about 1 µs an entry they take and
@@ -75,11 +87,12 @@ const BUDGET = 0.1
 function timeScaleFor(n: number, a: number, workload: FleetSimInstancesOptions['workload']): number {
   if (values['time-scale'] !== 'auto') return Number(values['time-scale'])
   const owned = (2 * a) / n
+  const coldMs = coldMsAt(n)
   const pSync = workload === 'all' ? 1 : 1 - Math.exp(-(rate * syncMs) / 1000 / n)
-  const pCold = workload === 'all' ? 1 : 1 - Math.exp(-(rate * coldReportMs) / 1000 / n)
+  const pCold = workload === 'all' ? 1 : 1 - Math.exp(-(rate * coldMs) / 1000 / n)
   const peerEntries = (n - 1) * owned * pSync * (1000 / syncMs)
-  const peerMsgs = ((n - 1) * (1 + Math.min(n - 2, owned * pCold))) / (coldReportMs / 1000)
-  const observerEntries = ((n - 1) * owned * pCold) / (coldReportMs / 1000)
+  const peerMsgs = ((n - 1) * (1 + Math.min(n - 2, owned * pCold))) / (coldMs / 1000)
+  const observerEntries = ((n - 1) * owned * pCold) / (coldMs / 1000)
   // Every virtual instance hears every heartbeat: N² a second over the peers' processes.
   const heartbeats = n * n
   const cpu = Math.max((peerEntries * 1 + (peerMsgs + heartbeats) * 40) / peerProcs, observerEntries * 3) / 1e6
@@ -99,6 +112,8 @@ interface SharingRow {
   workload: string
   /** The time scale it ran at (k: intervals k times longer, accounts k times slower). */
   timeScale: number
+  /** C_eff at real time: how often cold reports went (coldReportMs, or (N − 1)/M past M). */
+  coldMs: number
   /** What the peers were to send the observer's subject a second (scaled): one report each per C, in messages of at most MAX_ENTRIES_PER_MESSAGE. */
   peersTargetMsgsPerS: number
   peers: Figures
@@ -109,7 +124,16 @@ interface SharingRow {
 
 async function sharing(nats: string, n: number, a: number, workload: FleetSimInstancesOptions['workload'], run: number): Promise<SharingRow> {
   const k = timeScaleFor(n, a, workload)
-  const scaled = { syncMs: syncMs * k, coldReportMs: coldReportMs * k, heartbeatMs: 1_000 * k, silentMs: 3_000 * k }
+  const coldMs = coldMsAt(n)
+  // M is a rate: k times slower time holds 1/k of it, so C_eff scales by k as C does.
+  const scaled = {
+    syncMs: syncMs * k,
+    coldReportMs: coldReportMs * k,
+    maxReportsPerSecond: maxReportsPerSecond / k,
+    heartbeatMs: 1_000 * k,
+    silentMs: 3_000 * k,
+  }
+  const scaledColdMs = coldMs * k
   const base = { nats, subjectRoot: `sim_fleet.R${run}`, fleetSize: n, accounts: a, workload, rate: rate / k, ...scaled }
   const started: Started[] = []
   try {
@@ -127,21 +151,22 @@ async function sharing(nats: string, n: number, a: number, workload: FleetSimIns
     }
     // Everyone beats once more now that all are up, and the warm-up lets the first reports go round.
     await Promise.all(started.map((s) => s.ask!('beat')))
-    await sleep(Math.max(warmupS * 1000, 2 * scaled.coldReportMs + 1_000))
+    await sleep(Math.max(warmupS * 1000, 2 * scaledColdMs + 1_000))
     await Promise.all(started.map((s) => s.ask!('mark')))
-    await sleep(Math.max(durationS * 1000, 4 * scaled.coldReportMs))
+    await sleep(Math.max(durationS * 1000, 4 * scaledColdMs))
     const [o, ...ps] = await Promise.all(started.map((s) => s.ask!('report')))
     const p: Figures = {}
     for (const key of ['msgsOutPerS', 'entriesOutPerS', 'bytesOutPerS', 'cpuPct']) p[key] = ps.reduce((sum, x) => sum + (x![key] ?? 0), 0)
     p.members = Math.min(...ps.map((x) => x!.members ?? 0))
-    // Reports to the observer: one per peer per C that has news for it (at most one message: its owned accounts are few).
-    const perReport = workload === 'all' ? (2 * a) / n : ((2 * a) / n) * (1 - Math.exp(-(rate * coldReportMs) / 1000 / n))
-    const target = ((n - 1) * 1000 * Math.min(1, perReport) * Math.max(1, Math.ceil(perReport / MAX_ENTRIES_PER_MESSAGE))) / scaled.coldReportMs
+    // Reports to the observer: one per peer per C_eff that has news for it (at most one message: its owned accounts are few).
+    const perReport = workload === 'all' ? (2 * a) / n : ((2 * a) / n) * (1 - Math.exp(-(rate * coldMs) / 1000 / n))
+    const target = ((n - 1) * 1000 * Math.min(1, perReport) * Math.max(1, Math.ceil(perReport / MAX_ENTRIES_PER_MESSAGE))) / scaledColdMs
     return {
       instances: n,
       accounts: a,
       workload,
       timeScale: k,
+      coldMs,
       peersTargetMsgsPerS: Math.round(target * 10) / 10,
       peers: p,
       observer: o!,
@@ -174,10 +199,10 @@ const fmt = (x: number | undefined): string => (x === undefined || Number.isNaN(
 
 function markdown(rows: SharingRow[], usage: Awaited<ReturnType<typeof usageStream>>[], info: Record<string, unknown>): string {
   const out = [
-    `Fleet simulation, ${info.date}: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)} at start, ${JSON.stringify(info.loadavgAtEnd)} at the end; commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}; syncMs ${syncMs}, coldReportMs ${coldReportMs}, spread rate ${rate} calls/s per account, peers in ${peerProcs} processes, ${durationS} s windows after ${warmupS} s. Rates and the sharing's CPU "at real time" are the measured ones × k.`,
+    `Fleet simulation, ${info.date}: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)} at start, ${JSON.stringify(info.loadavgAtEnd)} at the end; commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}; syncMs ${syncMs}, coldReportMs ${coldReportMs}, maxReportsPerSecond ${maxReportsPerSecond}, spread rate ${rate} calls/s per account, peers in ${peerProcs} processes, ${durationS} s windows after ${warmupS} s. Rates and the sharing's CPU "at real time" are the measured ones × k.`,
     '',
-    '| instances | accounts | workload | k | sharing CPU % of a core, at real time (measured) | own calls CPU % (measured) | reports in/s at real time (target) | limits msgs in/s at real time | entries in/s at real time | µs per report in | µs per entry in | delivery lag p50 / p99 / max ms | event-loop delay p99 ms | members heard | peers CPU % | load |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| instances | accounts | workload | k | C_eff ms | sharing CPU % of a core, at real time (measured) | own calls CPU % (measured) | reports in/s at real time (target) | limits msgs in/s at real time | entries in/s at real time | µs per report in | µs per entry in | delivery lag p50 / p99 / max ms | event-loop delay p99 ms | members heard | peers CPU % | load |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     const o = r.observer
@@ -187,7 +212,7 @@ function markdown(rows: SharingRow[], usage: Awaited<ReturnType<typeof usageStre
     const perReport = o.reportsInPerS > 0 ? sharingUs / o.reportsInPerS : Number.NaN
     const f1 = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(1))
     out.push(
-      `| ${r.instances} | ${fmt(r.accounts)} | ${r.workload} | ${k} | ${f1(o.sharingCpuPct * k)} (${o.sharingCpuPct}) | ${o.serveCpuPct} | ${fmt(o.reportsInPerS * k)} (${fmt(Math.round(r.peersTargetMsgsPerS * k))}) | ${fmt(o.msgsInPerS * k)} | ${fmt(o.entriesInPerS * k)} | ${f1(perReport)} | ${f1(perEntry)} | ${o.lagP50Ms} / ${o.lagP99Ms} / ${o.lagMaxMs} | ${o.eldP99Ms} | ${o.members} | ${r.peers.cpuPct} | ${r.loadavg} |`,
+      `| ${r.instances} | ${fmt(r.accounts)} | ${r.workload} | ${k} | ${r.coldMs} | ${f1(o.sharingCpuPct * k)} (${o.sharingCpuPct}) | ${o.serveCpuPct} | ${fmt(o.reportsInPerS * k)} (${fmt(Math.round(r.peersTargetMsgsPerS * k))}) | ${fmt(o.msgsInPerS * k)} | ${fmt(o.entriesInPerS * k)} | ${f1(perReport)} | ${f1(perEntry)} | ${o.lagP50Ms} / ${o.lagP99Ms} / ${o.lagMaxMs} | ${o.eldP99Ms} | ${o.members} | ${r.peers.cpuPct} | ${r.loadavg} |`,
     )
   }
   out.push('', '| producers into one stream | UsageRecorded events/s acknowledged (batches of 100) | append p50 / p99 ms per producer |', '|---|---|---|')
@@ -237,7 +262,20 @@ try {
 }
 const result = {
   machine: { ...info, loadavgAtEnd: loadavg().map((x) => Math.round(x * 100) / 100) },
-  options: { instances, accounts, workloads, syncMs, coldReportMs, rate, peerProcs, timeScale: values['time-scale'], durationS, warmupS, producers },
+  options: {
+    instances,
+    accounts,
+    workloads,
+    syncMs,
+    coldReportMs,
+    maxReportsPerSecond,
+    rate,
+    peerProcs,
+    timeScale: values['time-scale'],
+    durationS,
+    warmupS,
+    producers,
+  },
   elapsedS: Math.round((Date.now() - started) / 1000),
   sharing: rows,
   usage,

@@ -487,6 +487,13 @@ export const configSchema = withDefaultsOptional(
               'whole syncMs: messages between instances fall with it, and a key spread over n instances may take up to n − 1 bursts ' +
               'and this much more of refill on each before it is shared as hot (docs/fleet.md, "The overshoot bound").',
           }),
+          maxReportsPerSecond: PositiveInteger({
+            default: 100,
+            description:
+              'At most this many cold reports a second into each instance from the others: with N instances, cold reports go every ' +
+              'max(coldReportMs, (N − 1)/maxReportsPerSecond seconds), so what an instance receives stops growing with the fleet, ' +
+              'and the overshoot bound uses that longer interval (docs/fleet.md, "The overshoot bound").',
+          }),
           heartbeatMs: PositiveInteger({ default: 1000, description: 'How often an instance announces itself.' }),
           silentMs: PositiveInteger({
             default: 3000,

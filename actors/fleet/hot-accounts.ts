@@ -14,6 +14,8 @@
  * Plain values and time as an argument: nothing here reads a clock or does I/O.
  */
 
+import { coldIntervalMs } from './cold-interval.js'
+
 /** What an instance admitted (and refused) for an account in one report. */
 export interface Usage {
   full: number
@@ -282,6 +284,13 @@ export interface BoundSettings {
   lagMs: number
   /** The instances serving the key (n). */
   instances: number
+  /**
+   * The fleet's live instances (N; absent: n) and fleet.maxReportsPerSecond (M; absent: its
+   * default): cold reports go every C_eff = max(C, (N − 1)/M s) (cold-interval.ts), and C_eff is
+   * the C of B.
+   */
+  fleetSize?: number
+  maxReportsPerSecond?: number
 }
 
 /**
@@ -290,19 +299,26 @@ export interface BoundSettings {
  * around its turning hot, with
  * - ε = (n − 1)(S + L) / 1 s: once hot, each other instance admits at most its refill in the time
  *   its news is on the way;
- * - B = (n − 1)(b + r(C + S + 3L) / 1 s): before every bucket holds the fleet's last second, each
- *   other instance spends at most its own bucket and its refill meanwhile (a cold report waits up
- *   to C and travels L to an owner, the mark L back, the catch-up up to S and L more).
+ * - B = (n − 1)(b + r(C_eff + S + 3L) / 1 s): before every bucket holds the fleet's last second,
+ *   each other instance spends at most its own bucket and its refill meanwhile (a cold report
+ *   waits up to C_eff and travels L to an owner, the mark L back, the catch-up up to S and L more).
+ *   C_eff is C until the fleet's N − 1 others would send more than M reports a second, then (N − 1)/M.
  * @example
- * overshootBound({ limit: 60, burst: 60, syncMs: 50, coldReportMs: 250, lagMs: 5, instances: 5 }) // { epsilon: 0.22, extra: 315.6, hot: 133.2, turning: 448.8, settleMs: 315 }
+ * overshootBound({ limit: 60, burst: 60, syncMs: 50, coldReportMs: 250, lagMs: 5, instances: 5 }) // { epsilon: 0.22, extra: 315.6, hot: 133.2, turning: 448.8, settleMs: 315, coldMs: 250 }
+ * overshootBound({ limit: 60, burst: 60, syncMs: 50, coldReportMs: 250, lagMs: 5, instances: 5, fleetSize: 301 }) // C_eff 3 s: { extra: 975.6, turning: 1108.8, settleMs: 3065, coldMs: 3000, … }
  */
-export function overshootBound(s: BoundSettings): { epsilon: number; extra: number; hot: number; turning: number; settleMs: number } {
+export function overshootBound(s: BoundSettings): { epsilon: number; extra: number; hot: number; turning: number; settleMs: number; coldMs: number } {
   const others = Math.max(0, s.instances - 1)
   const epsilon = (others * (s.syncMs + s.lagMs)) / 1_000
-  // A report goes with a sync, so it waits whole syncs: C as ColdReports rounds it.
-  const coldMs = Math.max(1, Math.round((s.coldReportMs ?? s.syncMs) / s.syncMs)) * s.syncMs
+  const effective = coldIntervalMs({
+    coldReportMs: s.coldReportMs ?? s.syncMs,
+    instances: s.fleetSize ?? s.instances,
+    maxReportsPerSecond: s.maxReportsPerSecond,
+  })
+  // A report goes with a sync, so it waits whole syncs: C_eff as ColdReports rounds it.
+  const coldMs = Math.max(1, Math.round(effective / s.syncMs)) * s.syncMs
   const settleMs = coldMs + s.syncMs + 3 * s.lagMs
   const extra = others * (s.burst + (s.limit * settleMs) / 1_000)
   const hot = s.limit * (1 + epsilon) + s.burst
-  return { epsilon, extra, hot, turning: hot + extra, settleMs }
+  return { epsilon, extra, hot, turning: hot + extra, settleMs, coldMs }
 }

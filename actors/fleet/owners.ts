@@ -6,8 +6,9 @@
  * accounts on which it scores highest, and one that leaves gives up only those it owned: every
  * other account keeps its owners, with no table to agree on and no hand-over (each instance
  * computes the same owners from the same membership). Consistent hashing on a ring does as much
- * but needs virtual nodes to spread evenly; with a hundred members, scoring each is cheap enough
- * and the callers cache the answer per account until the membership changes.
+ * but needs virtual nodes to spread evenly; with a few hundred members, scoring each is cheap
+ * enough once the members' part of the score is computed once per membership (OwnerPicker), and the
+ * callers cache the answer per account until the membership changes.
  */
 
 /**
@@ -41,23 +42,35 @@ function mix(h: number): number {
 
 /** A member's score for an account: the higher, the likelier it owns it. */
 export function score(accountId: string, memberId: string): number {
-  return scoreOf(fnv1a(accountId), memberId)
+  return scoreWith(accountHash(accountId), memberSeed(memberId))
 }
 
-function scoreOf(accountHash: number, memberId: string): number {
-  return mix(accountHash ^ mix(fnv1a(memberId) + 0x9e3779b9))
+/** An account's hash, the one thing a lookup computes per account (OwnerPicker hashes it once). */
+export function accountHash(accountId: string): number {
+  return fnv1a(accountId)
+}
+
+/** What a member brings to every score: it depends on the member alone, so OwnerPicker computes it once per membership. */
+export function memberSeed(memberId: string): number {
+  return mix(fnv1a(memberId) + 0x9e3779b9)
+}
+
+/** An account's score with one member, from the account's hash and the member's seed. */
+export function scoreWith(accountHash: number, seed: number): number {
+  return mix(accountHash ^ seed)
 }
 
 /**
  * The `count` owners of an account among `members` (ids), the highest score first; ties (equal
- * 32-bit scores) by id, so that every instance picks the same.
+ * 32-bit scores) by id, so that every instance picks the same. It hashes every member for each
+ * account: to look up many accounts in one membership, build an OwnerPicker (owner-picker.ts) once.
  * @example
  * ownersOf('acc_1', ['i0', 'i1', 'i2', 'i3']) // e.g. ['i2', 'i0']
  */
 export function ownersOf(accountId: string, members: readonly string[], count = OWNERS_PER_ACCOUNT): string[] {
-  const a = fnv1a(accountId)
+  const a = accountHash(accountId)
   const scored: { id: string; s: number }[] = []
-  for (const id of members) scored.push({ id, s: scoreOf(a, id) })
+  for (const id of members) scored.push({ id, s: scoreWith(a, memberSeed(id)) })
   scored.sort((x, y) => y.s - x.s || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
   return scored.slice(0, count).map((x) => x.id)
 }

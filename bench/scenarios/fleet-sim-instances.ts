@@ -33,7 +33,7 @@ import { Fleet, type FleetKeys } from '../../src/fleet/fleet.js'
 import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/account/account-actor.js'
 import { initialRateState } from '../../actors/account/decide.js'
 import { systemClock } from '../../actors/runtime/clock.js'
-import { score } from '../../actors/fleet/owners.js'
+import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
 
 export interface FleetSimInstancesOptions {
   nats: string
@@ -50,6 +50,8 @@ export interface FleetSimInstancesOptions {
   syncMs: number
   /** fleet.coldReportMs (C), and the heartbeat and silence (scaled with time, as syncMs is). */
   coldReportMs: number
+  /** fleet.maxReportsPerSecond (M), divided by the time scale as every rate is. */
+  maxReportsPerSecond: number
   heartbeatMs: number
   silentMs: number
   /**
@@ -71,21 +73,13 @@ const now = (): number => performance.timeOrigin + performance.now()
 const ACCOUNT_IDS = Array.from({ length: opts.accounts }, (_, i) => `acc_${i.toString(16).padStart(16, '0')}`)
 const PROBE = '~'
 
-/** The accounts the observer owns (one of two), with the whole fleet's membership: all the peers serve. */
-const OBSERVED = opts.role === 'peers' ? ACCOUNT_IDS.map((_, i) => i).filter((i) => ownedByObserver(ACCOUNT_IDS[i]!)) : []
-
 /**
- * Whether the observer is one of the account's two owners (as ownersOf over the whole fleet says),
- * stopping at the second member that scores higher: ownersOf sorts all N members, which for
- * 100,000 accounts × 300 instances kept a peers' process from starting within 30 s. Ties rank by
- * id, and the observer's id is the lowest, so a tie never beats it.
+ * The accounts the observer owns (one of two), with the whole fleet's membership: all the peers
+ * serve. One OwnerPicker for the fleet: ownersOf hashed and sorted all N members for each account,
+ * which for 100,000 accounts × 300 instances kept a peers' process from starting within 30 s.
  */
-function ownedByObserver(accountId: string): boolean {
-  const own = score(accountId, OBSERVER)
-  let higher = 0
-  for (let i = 1; i < opts.fleetSize; i++) if (score(accountId, idOf(i)) > own && ++higher === 2) return false
-  return true
-}
+const FLEET_PICKER = new OwnerPicker(Array.from({ length: opts.fleetSize }, (_, i) => idOf(i)))
+const OBSERVED = opts.role === 'peers' ? ACCOUNT_IDS.map((_, i) => i).filter((i) => FLEET_PICKER.owns(ACCOUNT_IDS[i]!, OBSERVER)) : []
 const ALL = ACCOUNT_IDS.map((_, i) => i)
 
 /**
@@ -225,6 +219,7 @@ for (let i = opts.first; i < opts.first + opts.count; i++) {
     clock: systemClock,
     syncMs: opts.syncMs,
     coldReportMs: opts.coldReportMs,
+    maxReportsPerSecond: opts.maxReportsPerSecond,
     heartbeatMs: opts.heartbeatMs,
     silentMs: opts.silentMs,
   })
@@ -236,7 +231,12 @@ for (const { fleet } of instances) fleet.start()
 // The observer's own calls, one interval's worth every syncMs (its Fleet publishes them).
 const serving = keys && setInterval(() => keys.serve(), opts.syncMs)
 
-const eld = monitorEventLoopDelay({ resolution: 1 })
+// Sampled every 20 ms, not every 1: a timer firing every millisecond in each process was part of
+// the floor the observer spends doing almost nothing (docs/fleet.md), and what the delay is read
+// for, stalls of tens of milliseconds that hold heartbeats and reports back, still shows at 20.
+// The histogram holds the time between two samples, the interval included: the delay is what is past it.
+const ELD_RESOLUTION_MS = 20
+const eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS })
 eld.enable()
 let mark = { at: performance.now(), cpu: process.cpuUsage() }
 let entriesInAtMark = 0
@@ -285,7 +285,7 @@ lines.on('line', (line) => {
         lagP50Ms: pct(50),
         lagP99Ms: pct(99),
         lagMaxMs: Math.round((lags[lags.length - 1] ?? Number.NaN) * 10) / 10,
-        eldP99Ms: Math.round(eld.percentile(99) / 1e5) / 10,
+        eldP99Ms: Math.round(Math.max(0, eld.percentile(99) / 1e6 - ELD_RESOLUTION_MS) * 10) / 10,
         members: instances[0]?.fleet.members().length ?? 0,
         rssMiB: Math.round(process.memoryUsage().rss / 1048576),
       }) + '\n',

@@ -2,7 +2,9 @@ import type { Consumption } from '../../actors/account/account-actor.js'
 
 /**
  * What this instance admitted of cold accounts since it last reported them to their owners: one
- * sum per account, sent every `fleet.coldReportMs` (C) in one message per owner.
+ * sum per account, sent every C_eff in one message per owner, where C_eff is `fleet.coldReportMs`
+ * (C) in a small fleet and (N − 1)/`fleet.maxReportsPerSecond` in a large one
+ * (actors/fleet/cold-interval.ts): the fleet sets it again when its membership changes.
  *
  * Why held and not sent every sync: every instance has news for nearly every owner in every
  * interval once accounts are many, so reports every `syncMs` were N − 1 messages per S out of each
@@ -13,12 +15,27 @@ import type { Consumption } from '../../actors/account/account-actor.js'
  */
 export class ColdReports {
   #held = new Map<string, { c: Consumption; open: number }>()
-  /** Syncs between two reports: C rounded to whole syncs, at least one. */
-  readonly #every: number
+  readonly #syncMs: number
+  /** Syncs between two reports: the interval rounded to whole syncs, at least one. */
+  #every: number
   #syncs = 0
 
-  constructor(syncMs: number, coldReportMs: number) {
-    this.#every = Math.max(1, Math.round(coldReportMs / syncMs))
+  constructor(syncMs: number, intervalMs: number) {
+    this.#syncMs = syncMs
+    this.#every = syncsIn(intervalMs, syncMs)
+  }
+
+  /**
+   * Report every `intervalMs` from now on (the fleet grew or shrank). The syncs already counted
+   * still count: a fleet that shrank past them reports at its next sync, not an interval later.
+   */
+  reportEvery(intervalMs: number): void {
+    this.#every = syncsIn(intervalMs, this.#syncMs)
+  }
+
+  /** The interval as it is applied: whole syncs. */
+  get intervalMs(): number {
+    return this.#every * this.#syncMs
   }
 
   /** Hold what an account consumed this sync (`open`: its open connections now). */
@@ -65,4 +82,9 @@ export class ColdReports {
   get size(): number {
     return this.#held.size
   }
+}
+
+/** An interval in whole syncs, at least one. */
+function syncsIn(intervalMs: number, syncMs: number): number {
+  return Math.max(1, Math.round(intervalMs / syncMs))
 }

@@ -2,7 +2,8 @@ import { pack, unpack } from 'msgpackr'
 import type { Clock } from '../../actors/runtime/clock.js'
 import { shareWhenCutOff } from '../../actors/fleet/shares.js'
 import { OwnedAccounts, type RateLimits } from '../../actors/fleet/hot-accounts.js'
-import { ownersOf } from '../../actors/fleet/owners.js'
+import { coldIntervalMs } from '../../actors/fleet/cold-interval.js'
+import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
 import type { Consumption } from '../../actors/account/account-actor.js'
 import { ColdReports } from './cold-reports.js'
 import { ConnectionShares } from './connection-shares.js'
@@ -33,6 +34,11 @@ export interface FleetOptions {
    * absent: every sync). The owners judge heat up to this late: see ColdReports.
    */
   coldReportMs?: number
+  /**
+   * At most this many cold reports a second into an owner (M; absent: MAX_REPORTS_PER_SECOND):
+   * with N instances the reports go every max(coldReportMs, (N − 1)/M s) (actors/fleet/cold-interval.ts).
+   */
+  maxReportsPerSecond?: number
   /** How often it announces itself; silent for `silentMs`, an instance is dropped. */
   heartbeatMs: number
   silentMs: number
@@ -62,8 +68,10 @@ export const MAX_ENTRIES_PER_MESSAGE = 4_096
  * admits for each key so that a key's limits hold across instances.
  *
  * Decisions stay local and in memory; the hot path never waits on the network. Each account has
- * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts). Every
- * `coldReportMs` an instance sends what it admitted and refused per *cold* account since its last
+ * two owners among the live instances (rendezvous hashing, actors/fleet/owners.ts, looked up
+ * through an OwnerPicker built once per membership). Every
+ * `coldReportMs` (stretched to (N − 1)/`maxReportsPerSecond` in a large fleet: cold-interval.ts) an
+ * instance sends what it admitted and refused per *cold* account since its last
  * report to that account's owners only, one message per owner (ColdReports), and decides cold
  * accounts from its own buckets, at the whole plan. An
  * owner sums the last second of what every instance reported and marks the account *hot* past
@@ -92,7 +100,8 @@ export class Fleet {
   readonly #cold: ColdReports
   /** Each account's owners in the membership as it is now (cleared when it changes). */
   readonly #owners = new Map<string, string[]>()
-  #memberIds: string[] | undefined
+  /** The live owning members, as owners are chosen among them (built again when the membership changes). */
+  #picker: OwnerPicker | undefined
   readonly #traffic: FleetTraffic = { messagesIn: 0, entriesIn: 0, messagesOut: 0, entriesOut: 0 }
   #timers: NodeJS.Timeout[] = []
   #share = 1
@@ -110,7 +119,7 @@ export class Fleet {
     this.#membership = new Membership({ ...opts.self, share: 1, owns: true }, opts.clock, opts.silentMs)
     this.#selfHeardAt = opts.clock.now()
     this.#owned = new OwnedAccounts((accountId) => opts.keys.limitsOf?.(accountId))
-    this.#cold = new ColdReports(opts.syncMs, opts.coldReportMs ?? opts.syncMs)
+    this.#cold = new ColdReports(opts.syncMs, this.#coldIntervalMs())
   }
 
   /** Join: subscribe, announce this instance, and run the timers (`timers: false`: a test drives sync and heartbeat by hand). */
@@ -175,10 +184,15 @@ export class Fleet {
       // Bounded by the accounts seen between two membership changes; a long-lived fleet with
       // millions of accounts starts over rather than keep them all.
       if (this.#owners.size >= 200_000) this.#owners.clear()
-      owners = ownersOf(accountId, this.#ids())
+      owners = this.#ownerPicker().ownersOf(accountId)
       this.#owners.set(accountId, owners)
     }
     return owners
+  }
+
+  /** How often cold reports go to their owners now: C_eff in whole syncs (see ColdReports). */
+  get coldReportMs(): number {
+    return this.#cold.intervalMs
   }
 
   /** What this instance received and sent of the limits since it started. */
@@ -249,7 +263,7 @@ export class Fleet {
     const consumed = this.#opts.keys.takeConsumed()
     const report = this.#cold.due() || opts.report === true
     // Alone, everything goes to everyone as it always did: an instance about to join hears it all.
-    const shared = this.#ids().length > 1
+    const shared = this.#ownerPicker().size > 1
     const broadcast: Entry[] = []
     const toOwners = new Map<string, Entry[]>()
     const touched: string[] = []
@@ -372,7 +386,7 @@ export class Fleet {
     this.#traffic.entriesIn += message.entries.length
     const now = this.#opts.clock.now()
     const self = this.#opts.self.id
-    const shared = this.#ids().length > 1
+    const shared = this.#ownerPicker().size > 1
     const touched: string[] = []
     for (const entry of message.entries) {
       const accountId = entry[0]
@@ -420,17 +434,26 @@ export class Fleet {
   }
 
   #membershipChanged(): void {
-    this.#memberIds = undefined
+    this.#picker = undefined
     this.#owners.clear()
+    this.#cold.reportEvery(this.#coldIntervalMs())
   }
 
-  /** The live members' ids, as owners are chosen among them. */
-  #ids(): string[] {
-    this.#memberIds ??= this.#membership
-      .live()
-      .filter((m) => m.owns === true)
-      .map((m) => m.id)
-    return this.#memberIds
+  /** C_eff for the instances that report to owners now (a newcomer's first reports come at the old interval's end). */
+  #coldIntervalMs(): number {
+    const { coldReportMs, syncMs, maxReportsPerSecond } = this.#opts
+    return coldIntervalMs({ coldReportMs: coldReportMs ?? syncMs, instances: this.#ownerPicker().size, maxReportsPerSecond })
+  }
+
+  /** The owners' picker over the live members that own (instances of an older version never do). */
+  #ownerPicker(): OwnerPicker {
+    this.#picker ??= new OwnerPicker(
+      this.#membership
+        .live()
+        .filter((m) => m.owns === true)
+        .map((m) => m.id),
+    )
+    return this.#picker
   }
 
   /** Once a heartbeat: forget what is older than the window, and the accounts this instance no longer owns. */

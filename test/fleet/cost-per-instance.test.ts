@@ -10,6 +10,9 @@ import { ActorFleet } from '../helpers/actor-fleet.js'
 // messages: with the reports held for fleet.coldReportMs (C) and sent in one message per owner, an
 // instance takes in at most one message from each other instance per C, so that C = 250 ms takes
 // in a fifth of the messages of C = syncMs = 50 ms (each other instance has news for it every time).
+// The C = 50 ms run lifts fleet.maxReportsPerSecond (M) to 1,000: at the default 100, nine others
+// would send 180 a second, so they report every (10 − 1)/100 s = 90 ms, two syncs, as the third
+// run checks: at most M messages a second into each instance.
 
 const N = 10
 const ACCOUNTS = 1_000
@@ -33,8 +36,8 @@ interface Taken {
   entries: number[]
 }
 
-function costAt(t: Test, coldReportMs: number): Taken {
-  const fleet = new ActorFleet({ instances: N, limits: { full: 60, archive: 0 }, syncMs: SYNC, coldReportMs })
+function costAt(t: Test, coldReportMs: number, maxReportsPerSecond?: number): Taken {
+  const fleet = new ActorFleet({ instances: N, limits: { full: 60, archive: 0 }, syncMs: SYNC, coldReportMs, maxReportsPerSecond })
   const rand = random(7)
   const served = new Array<number>(N).fill(0)
   const perTick = (ACCOUNTS * CALLS_PER_S * fleet.tickMs) / 1_000
@@ -55,7 +58,7 @@ function costAt(t: Test, coldReportMs: number): Taken {
   const hot = fleet.instances.map((x) => x.fleet.hotAccounts?.() ?? 0)
   t.same(hot, new Array(N).fill(0), 'no account is hot')
   // One report from each other instance per C (the first reports come C in), and nothing else: no account is hot.
-  const reports = (N - 1) * Math.floor((SECONDS * 1_000) / (Math.round(coldReportMs / SYNC) * SYNC))
+  const reports = (N - 1) * Math.floor((SECONDS * 1_000) / fleet.instances[0]!.fleet.coldReportMs)
   for (let i = 0; i < N; i++) {
     const r = received[i]!
     // Two owners an account: 2/N of the fleet's entries, with room for the hashing's unevenness.
@@ -72,8 +75,9 @@ function costAt(t: Test, coldReportMs: number): Taken {
 t.test(
   `${N} instances, ${ACCOUNTS} cold accounts spread thin: an instance takes in its owned share, not the fleet's calls, in one message per C from each other`,
   async (t) => {
-    const everySync = costAt(t, SYNC)
+    const everySync = costAt(t, SYNC, 1_000)
     const held = costAt(t, 250)
+    const capped = costAt(t, SYNC)
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
     t.comment(
       `messages taken in by the ${N}: ${sum(everySync.messages)} at C = ${SYNC} ms, ${sum(held.messages)} at C = 250 ms; entries ${sum(everySync.entries)} and ${sum(held.entries)}`,
@@ -86,5 +90,8 @@ t.test(
       sum(held.entries) <= sum(everySync.entries),
       `C = 250 ms: ${sum(held.entries)} entries taken in, no more than at C = ${SYNC} ms (${sum(everySync.entries)}): an account reported once per C`,
     )
+    const most = Math.max(...capped.messages) / SECONDS
+    t.comment(`C = ${SYNC} ms at the default M: ${sum(capped.messages)} messages taken in, at most ${most} a second by one instance`)
+    t.ok(most <= 100, `C = ${SYNC} ms at M = 100: at most ${most} messages a second into an instance`)
   },
 )

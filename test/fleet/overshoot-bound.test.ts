@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { overshootBound } from '../../actors/fleet/hot-accounts.js'
+import { HOT_FRACTION, overshootBound } from '../../actors/fleet/hot-accounts.js'
 import { ActorFleet } from '../helpers/actor-fleet.js'
 
 // Five instances in one process, each with real key actors, on an in-memory bus under a fake clock
@@ -10,7 +10,8 @@ import { ActorFleet } from '../helpers/actor-fleet.js'
 // C = 1 s, where the wait for the owners' view shows in the turning second. Over every one-second window the fleet admits at most the bound docs/fleet.md derives
 // (overshootBound: the turning bound in the seconds the key turns hot, the hot bound after), and at
 // least the plan less ε·limit once the key's first second is past (after the burst: once the debt
-// the burst left is paid back, (n - 1)·burst / limit seconds).
+// the burst left is paid back, (n - 1)·burst / limit seconds). And a fleet past
+// fleet.maxReportsPerSecond, where reports go every C_eff and B must use it.
 
 const N = 5
 const RATE = 60
@@ -21,8 +22,8 @@ const END = 10_000
 
 type Bound = ReturnType<typeof overshootBound>
 
-function fleetOf(cold: number): ActorFleet {
-  return new ActorFleet({ instances: N, limits: { full: RATE, archive: 0 }, syncMs: SYNC, coldReportMs: cold, tickMs: TICK })
+function fleetOf(cold: number, maxReportsPerSecond?: number): ActorFleet {
+  return new ActorFleet({ instances: N, limits: { full: RATE, archive: 0 }, syncMs: SYNC, coldReportMs: cold, maxReportsPerSecond, tickMs: TICK })
 }
 
 /** `perSecond` calls a second from `from`, the k-th to instance pick(k). */
@@ -96,3 +97,46 @@ for (const cold of [SYNC, 250, 1_000]) {
     t.ok(Math.abs(total - plan) <= bound.epsilon * RATE, `${total} admitted from the burst on, the plan ${plan} within ε·limit`)
   })
 }
+
+// A large fleet: its N − 1 others would send an owner more than fleet.maxReportsPerSecond (M) cold
+// reports a second at C, so reports go every C_eff = (N − 1)/M s and the owners hear of a cold key
+// that much later; B must use C_eff. Five instances with M = 2 report as 2 × 4 + 1 = 9 with M = 4,
+// or 201 with the default M = 100 would: every (5 − 1)/2 = 2 s.
+t.test('a large fleet: the bound uses C_eff = max(C, (N − 1)/M)', async (t) => {
+  const settings = { limit: RATE, burst: RATE, syncMs: SYNC, coldReportMs: 250, lagMs: TICK, instances: N }
+  const small = overshootBound(settings)
+  const large = overshootBound({ ...settings, fleetSize: 301 })
+  t.equal(small.coldMs, 250, 'five instances at the default M: C itself')
+  t.equal(large.coldMs, 3_000, '301 instances at the default M = 100: C_eff = 300/100 s')
+  t.equal(large.extra, (N - 1) * (RATE + (RATE * (3_000 + SYNC + 3 * TICK)) / 1_000), 'B with C_eff in place of C')
+  t.equal(overshootBound({ ...settings, fleetSize: 301, maxReportsPerSecond: 1_200 }).coldMs, 250, 'an M the fleet stays under: C')
+
+  const M = 2
+  const bound = overshootBound({ ...settings, maxReportsPerSecond: M })
+  t.comment(`bound at M = ${M}: ${JSON.stringify(bound)}; without C_eff: ${JSON.stringify(small)}`)
+  t.equal(bound.coldMs, 2_000, 'C_eff = (5 − 1)/2 s')
+  const fleet = fleetOf(250, M)
+  t.same(
+    fleet.instances.map((x) => x.fleet.coldReportMs),
+    Array(N).fill(2_000),
+    'every instance reports every C_eff',
+  )
+  // The key called on the three instances that do not own it, each under θ of its limit, the
+  // fleet over it: only the cold reports can tell the owners, so it turns hot within C_eff, not C.
+  const owners = fleet.instances[0]!.fleet.ownersOf(ACCOUNT)
+  const others = fleet.instances.flatMap((x, i) => (owners.includes(x.id) ? [] : [i]))
+  const from = 1_000
+  const perSecond = 3 * 25
+  // t₀ of the bound: the fleet's last second reaches θ·r (HOT_FRACTION of 60: 30 calls) 400 ms in.
+  const t0 = from + (HOT_FRACTION * RATE * 1_000) / perSecond
+  const calls = steady(fleet, perSecond, (k) => others[k % others.length]!, from)
+  let hotAt = -1
+  fleet.run(END, (now) => {
+    calls(now)
+    if (hotAt < 0 && now >= from && fleet.instances.some((x) => x.fleet.isHot(ACCOUNT))) hotAt = now
+  })
+  t.comment(`called at ${perSecond}/s on ${others.length} non-owners from ${from} ms, at θ·r from ${t0} ms: hot at ${hotAt} ms, ${hotAt - t0} ms after t₀`)
+  t.ok(hotAt - t0 > small.settleMs, `hot ${hotAt - t0} ms after t₀: later than C allows (${small.settleMs} ms), so B needs C_eff`)
+  t.ok(hotAt - t0 <= bound.settleMs, `hot within C_eff + S + 3L of t₀ (${bound.settleMs} ms)`)
+  check(t, fleet, bound, 'C_eff', { from: 0, most: bound.turning, hotFrom: from + bound.settleMs, settled: from + bound.settleMs + 1_000 })
+})

@@ -62,6 +62,8 @@ export interface ActorFleetOptions {
   syncMs?: number
   /** fleet.coldReportMs (absent: every sync, as before it was a setting). */
   coldReportMs?: number
+  /** fleet.maxReportsPerSecond (absent: its default, which a fleet of a few never reaches). */
+  maxReportsPerSecond?: number
   heartbeatMs?: number
   silentMs?: number
   /** The driver's step; messages published in a step arrive at its end (the delivery lag, at most this). */
@@ -84,6 +86,7 @@ export class ActorFleet {
   readonly instances: SimInstance[] = []
   readonly syncMs: number
   readonly coldReportMs: number
+  readonly maxReportsPerSecond: number | undefined
   readonly heartbeatMs: number
   readonly silentMs: number
   readonly tickMs: number
@@ -95,6 +98,7 @@ export class ActorFleet {
   constructor(opts: ActorFleetOptions) {
     this.syncMs = opts.syncMs ?? 50
     this.coldReportMs = opts.coldReportMs ?? this.syncMs
+    this.maxReportsPerSecond = opts.maxReportsPerSecond
     this.heartbeatMs = opts.heartbeatMs ?? 1_000
     this.silentMs = opts.silentMs ?? 3_000
     this.tickMs = opts.tickMs ?? 5
@@ -116,6 +120,7 @@ export class ActorFleet {
       clock: this.clock,
       syncMs: this.syncMs,
       coldReportMs: this.coldReportMs,
+      maxReportsPerSecond: this.maxReportsPerSecond,
       heartbeatMs: this.heartbeatMs,
       silentMs: this.silentMs,
     })
