@@ -13,6 +13,8 @@ export interface NatsServer {
   storeDir: string
   /** The monitoring endpoint (`http://127.0.0.1:<port>`), when started with `monitor: true`. */
   monitorUrl?: string
+  /** The running server's process id (a benchmark reads its CPU time); undefined while it is stopped. */
+  readonly pid: number | undefined
   /** Graceful stop (SIGTERM); removes the store directory if startNats created it. */
   stop(): Promise<void>
   /** SIGKILL, like a crash; keeps the store so that restart() finds the streams again. */
@@ -57,6 +59,9 @@ export async function startNats(opts: StartNatsOptions = {}): Promise<NatsServer
     port,
     storeDir,
     ...(monitorPort === undefined ? {} : { monitorUrl: `http://127.0.0.1:${monitorPort}` }),
+    get pid() {
+      return child?.pid
+    },
     async stop() {
       await terminate('SIGTERM')
       if (ownStore) await rm(storeDir, { recursive: true, force: true })

@@ -22,7 +22,7 @@ export interface FollowLoopOptions {
  * passes (appends by others). A rejected batch, or a failed read, is retried with backoff, so
  * a projection that fails to commit never skips events.
  */
-export class FollowLoop {
+export class FollowLoop implements Follower {
   readonly #opts: FollowLoopOptions
   #next: number
   #stopped = false
@@ -95,12 +95,20 @@ export class FollowLoop {
   }
 }
 
+/** What a log's followers have in common: the read loop here, the JetStream log's StreamFollower. */
+export interface Follower {
+  start(): void
+  /** New events may be there that the follower was not told of: look now. */
+  wake(): void
+  stop(): Promise<void>
+}
+
 /** The running followers of one log: started, woken together, and stopped with it. */
 export class FollowerSet {
-  readonly #loops = new Set<FollowLoop>()
+  readonly #loops = new Set<Follower>()
 
   /** Start `loop` and hand back the LogFollower that stops it. */
-  start(loop: FollowLoop): { stop(): Promise<void> } {
+  start(loop: Follower): { stop(): Promise<void> } {
     this.#loops.add(loop)
     loop.start()
     return {

@@ -1,10 +1,10 @@
-import type { Subscription } from '@nats-io/transport-node'
 import type { EventBatch } from './event-batch.js'
-import { FollowLoop, FollowerSet } from './follow-loop.js'
+import { FollowerSet } from './follow-loop.js'
 import { appendEvents, appendToAccountSubject } from './jetstream/append.js'
 import { NatsLink, type JetStreamConnection } from './jetstream/connection.js'
 import { FETCH_MAX, readAllInBatches } from './jetstream/read-all.js'
 import { readRange, readSubject } from './jetstream/reads.js'
+import { StreamFollower } from './jetstream/stream-follower.js'
 import { withTimeout } from './jetstream/timed.js'
 import { READ_ALL_DEFAULTS, type AccountStream, type EventLog, type LogFollower, type ReadAllOptions } from './log.js'
 import { EventLogUnavailable } from './errors.js'
@@ -49,10 +49,10 @@ const DEFAULT_TIMEOUT_MS = 5_000
 /** Most events handed to one follow batch. */
 const FOLLOW_BATCH = 1000
 /**
- * A follower is woken by a core subscription on the stream's subjects as soon as anyone
- * publishes; this slower poll only covers publishes missed while the connection was down.
+ * How long a follower's fetch waits on a quiet stream before it asks again (its heartbeats are
+ * checked at half of it): events come as they are appended whatever this is.
  */
-const FOLLOW_POLL_MS = 1_000
+const FOLLOW_FETCH_EXPIRES_MS = 10_000
 /**
  * readAll of at least this many events runs the NATS client in a worker thread (read-in-thread.ts),
  * beside the projector: a replay of 1,000,000 events spent half its time in the client. Below,
@@ -81,7 +81,6 @@ export class JetStreamLog implements EventLog {
   readonly partitions: readonly JetStreamLog[]
   readonly #followers = new FollowerSet()
   readonly #link: NatsLink
-  #wakeSub: Subscription | undefined
   /** Whether the stream has account events under the old subjects (looked up once). */
   #legacy: Promise<boolean> | undefined
 
@@ -108,10 +107,7 @@ export class JetStreamLog implements EventLog {
               }),
           )
     this.#link = new NatsLink(this.#opts, {
-      attached: () => {
-        if (this.#followers.size > 0) this.#ensureWakeSubscription()
-      },
-      missedPublishes: () => this.#followers.wakeAll(),
+      reconnected: () => this.#followers.wakeAll(),
       onError: this.#opts.onError,
     })
   }
@@ -234,15 +230,16 @@ export class JetStreamLog implements EventLog {
 
   follow(from: number, onBatch: (batch: StoredEvent[]) => Promise<void>): LogFollower {
     this.#link.assertOpen()
-    const loop = new FollowLoop({
+    const follower = new StreamFollower({
+      stream: this.#opts.stream,
       from,
+      batch: FOLLOW_BATCH,
+      fetchExpiresMs: FOLLOW_FETCH_EXPIRES_MS,
+      connection: () => this.#link.reachable(),
       onBatch,
-      read: (next) => this.read(next, FOLLOW_BATCH),
-      idleWaitMs: FOLLOW_POLL_MS,
       onError: this.#opts.onError,
     })
-    this.#ensureWakeSubscription()
-    return this.#followers.start(loop)
+    return this.#followers.start(follower)
   }
 
   async close(): Promise<void> {
@@ -252,16 +249,5 @@ export class JetStreamLog implements EventLog {
       await this.#followers.stopAll()
     })
     await Promise.all(this.partitions.map((partition) => partition.close()))
-  }
-
-  /** One core subscription on the stream's subjects wakes every follower the moment anyone appends. */
-  #ensureWakeSubscription(): void {
-    const conn = this.#link.current
-    if (this.#wakeSub || conn === undefined) return
-    this.#wakeSub = conn.nc.subscribe(`${this.#opts.subjectPrefix}.>`, {
-      callback: () => {
-        this.#followers.wakeAll()
-      },
-    })
   }
 }

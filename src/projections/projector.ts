@@ -32,6 +32,8 @@ const PROJECTIONS_OF: ReadonlyMap<string, readonly Projection[]> = new Map(
 )
 const NONE: readonly Projection[] = []
 
+const isUsage = ({ event }: StoredEvent): boolean => categoryOf(event.type) === 'usage'
+
 /** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
 export interface ProjectorChanges {
   keyHashes: string[]
@@ -43,13 +45,30 @@ export interface ProjectorChanges {
 export interface ProjectorOptions {
   /** Most events per LMDB transaction (default 256). */
   batch?: number
+  /**
+   * While following, a batch of usage alone is committed at least this long after the last
+   * commit of its log (default 500 ms): see USAGE_COMMIT_MS.
+   */
+  usageCommitMs?: number
   /** Called after each committed batch that touched keys or accounts. */
   onApplied?: (changes: ProjectorChanges) => void
   /** Called when a batch fails (the log delivers it again) or onApplied throws. */
   onError?: (error: Error) => void
 }
 
-const PROJECTOR_DEFAULTS = Object.freeze({ batch: 256 })
+/**
+ * Every instance projects the usage of every instance: one UsageRecorded per key, instance and
+ * `usage.intervalMs`, arriving as each instance's outbox flushes. Committed as it came, that was a
+ * transaction for every flush of every instance (a fixed cost each: the commit writes every page
+ * the batch dirtied, and an account's rows were written again for each instance's report of the
+ * same second); held for half a second, the reports of one interval go in one or two. Usage is
+ * read by people (the dashboard, `tollgate usage`), not by the request path, so half a second
+ * later changes nothing anyone sees; a batch with anything else in it (a key, a plan, a
+ * penalty) is committed at once, and so is everything that came while a usage batch waited.
+ */
+const USAGE_COMMIT_MS = 500
+
+const PROJECTOR_DEFAULTS = Object.freeze({ batch: 256, usageCommitMs: USAGE_COMMIT_MS })
 
 export interface CatchUpOptions {
   /** Told after each committed transaction: the checkpoint, and the seq this catch-up reads up to. */
@@ -73,6 +92,11 @@ export class Projector {
   readonly #batch: number
   readonly #onApplied?: (changes: ProjectorChanges) => void
   readonly #onError?: (error: Error) => void
+  readonly #usageCommitMs: number
+  /** Events of usage batches waiting for their commit (usageCommitMs). */
+  #holding = 0
+  /** Ends the waits of usage batches at once: the projector is stopping. */
+  #stopping = new AbortController()
   /** The log, then its usage partitions (EventLog.partitions): each read from its own checkpoint. */
   readonly #sources: readonly Source[]
   readonly #main: Source
@@ -83,6 +107,7 @@ export class Projector {
     if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`Projector option batch must be a positive integer, got ${batch}`)
     this.#store = store
     this.#batch = batch
+    this.#usageCommitMs = opts.usageCommitMs ?? PROJECTOR_DEFAULTS.usageCommitMs
     this.#onApplied = opts.onApplied
     this.#onError = opts.onError
     this.#main = new Source(log, undefined)
@@ -92,10 +117,19 @@ export class Projector {
   /** Follow the log (and each usage partition) from its checkpoint + 1, now and as events are appended, until stop(). */
   start(): void {
     if (this.#followers.length > 0) return
+    this.#stopping = new AbortController()
     for (const source of this.#sources) {
       this.#followers.push(
         source.log.follow(source.stored(this.#store) + 1, async (batch) => {
           try {
+            if (batch.every(isUsage)) {
+              this.#holding += batch.length
+              try {
+                await source.spaced(this.#usageCommitMs, this.#stopping.signal)
+              } finally {
+                this.#holding -= batch.length
+              }
+            }
             await this.#applyEvents(source, batch)
           } catch (error) {
             this.#onError?.(error as Error)
@@ -109,6 +143,11 @@ export class Projector {
         (error: Error) => this.#onError?.(error),
       )
     }
+  }
+
+  /** Events of usage batches that wait for their commit now (usageCommitMs): none once stopped. */
+  holding(): number {
+    return this.#holding
   }
 
   /** Events applied, over the log and its partitions (the sum of their checkpoints). */
@@ -191,6 +230,7 @@ export class Projector {
   async stop(): Promise<void> {
     const followers = this.#followers
     this.#followers = []
+    this.#stopping.abort()
     await Promise.all(followers.map((follower) => follower.stop()))
   }
 
@@ -251,6 +291,7 @@ export class Projector {
       source.set(writer, checkpoint)
       return { checkpoint, changes: touched.changes() }
     })
+    source.committedAt = performance.now()
     if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0 || changes.penaltyKeys.length > 0)) {
       try {
         this.#onApplied(changes)
@@ -281,6 +322,8 @@ class Source {
   readonly #key: string | undefined
   /** Its last seq as last seen; caughtUp() compares the checkpoint with it. */
   target: number | undefined
+  /** When its last transaction was committed (performance.now()); -Infinity before the first. */
+  committedAt = Number.NEGATIVE_INFINITY
 
   constructor(
     readonly log: EventLog,
@@ -301,6 +344,21 @@ class Source {
   set(writer: StateWriter, seq: number): void {
     if (this.#key === undefined) writer.setCheckpoint(seq)
     else writer.part(openPartitionCheckpoints).meta.put(this.#key, seq)
+  }
+
+  /** Resolves `ms` after its last commit (at once when that has passed, or when `signal` aborts). */
+  spaced(ms: number, signal: AbortSignal): Promise<void> {
+    const wait = this.committedAt + ms - performance.now()
+    if (wait <= 0 || signal.aborted) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, wait)
+      signal.addEventListener('abort', done, { once: true })
+    })
   }
 
   raiseTarget(seq: number): void {

@@ -154,6 +154,45 @@ t.test('jetstream: NATS gone in the middle of a readAll in a worker thread: Even
   t.ok(delivered.length < 3, `not every batch was delivered (${delivered.length})`)
 })
 
+// Every instance follows the log: what following costs the server per append is paid N times.
+t.test('jetstream: a follower asks the server nothing per append: the events come on one consumer', async (t) => {
+  const names = freshNames()
+  const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+  const writer = await JetStreamLog.connect({ servers: nats.url, replicas: 1, ...names })
+  const nc = await connect({ servers: nats.url })
+  t.teardown(async () => {
+    await log.close()
+    await writer.close()
+    await nc.close()
+  })
+  const jsm = await jetstreamManager(nc)
+  const apiRequests = async (): Promise<number> => (await jsm.getAccountInfo()).api.total
+  const got: StoredEvent[] = []
+  const follower = log.follow(1, async (batch) => {
+    got.push(...batch)
+  })
+  t.teardown(() => follower.stop())
+  await writer.append(usageEvents(1))
+  await waitFor(() => got.length >= 1, 'the first event')
+
+  const before = await apiRequests()
+  const APPENDS = 40
+  // One at a time, each after the follower has the one before: a wake-up per append, as an
+  // outbox's flushes on other instances are.
+  for (let i = 1; i <= APPENDS; i++) {
+    await writer.append(usageEvents(1, i))
+    await waitFor(() => got.length >= i + 1, `event ${i + 1}`)
+  }
+  // Its own reading of the account info is one request; the follower may renew its fetch once or twice.
+  const asked = (await apiRequests()) - before - 1
+  t.ok(asked <= 3, `the server had ${asked} JetStream API requests for ${APPENDS} appends followed (a read per append asks at least 3 each)`)
+  t.same(
+    got.map((s) => s.seq),
+    Array.from({ length: APPENDS + 1 }, (_, i) => i + 1),
+    'every event once, in order',
+  )
+})
+
 // Last: it kills and restarts the shared server.
 t.test('jetstream: while NATS is down appends are refused, never left hanging; after its restart they work and followers resume', async (t) => {
   const log = await JetStreamLog.connect({ servers: nats.url, replicas: 1, timeoutMs: 2000, ...freshNames() })

@@ -51,10 +51,8 @@ export async function dial(opts: DialOptions): Promise<JetStreamConnection> {
 
 /** What the log is told of its connection's life. */
 export interface ConnectionWatcher {
-  /** A connection was made, at once or later: what needs one (a subscription) is made now. */
-  attached(conn: JetStreamConnection): void
-  /** Publishes may have been missed: the connection came back, or was made late. */
-  missedPublishes(): void
+  /** The connection came back, or was made late: what it carried (a follower's fetch) starts over. */
+  reconnected(): void
   /** A failure retried in the background (a late dial that found the stream mismatched). */
   onError?: (err: unknown) => void
 }
@@ -110,11 +108,6 @@ export class NatsLink {
     return this.#closed
   }
 
-  /** The connection when one was made (up or not): for what lives as long as it does. */
-  get current(): JetStreamConnection | undefined {
-    return this.#conn
-  }
-
   /** The connection, for a call: rejects at once when the log is closed, not connected yet, or disconnected. */
   reachable(): JetStreamConnection {
     this.assertOpen()
@@ -143,7 +136,7 @@ export class NatsLink {
         (conn) => {
           if (this.#closed) return void conn.nc.close().catch(() => undefined)
           this.#attach(conn)
-          this.watcher.missedPublishes()
+          this.watcher.reconnected()
         },
         (err: unknown) => {
           if (this.#closed) return
@@ -158,7 +151,6 @@ export class NatsLink {
     this.#conn = conn
     this.#connected = true
     void this.#watchStatus(conn.nc)
-    this.watcher.attached(conn)
   }
 
   async #watchStatus(nc: NatsConnection): Promise<void> {
@@ -167,8 +159,8 @@ export class NatsLink {
       else if (status.type === 'reconnect') {
         this.#connected = true
         this.#reconnects++
-        // Publishes made while we were away were not seen by the wake subscription.
-        this.watcher.missedPublishes()
+        // The followers' fetches may have been on a server that restarted and lost their consumers.
+        this.watcher.reconnected()
       }
     }
   }
