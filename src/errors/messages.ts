@@ -18,6 +18,118 @@ const shownMethod = (method: string) => JSON.stringify(method.length > 64 ? `${m
 type Whose = 'key' | 'token'
 const fixRule = (whose: Whose) => (whose === 'key' ? "change the key's restrictions in the dashboard" : 'issue a token that allows it')
 
+/**
+ * What a plan lacks on a network (plans/entitlements.ts coverageGap): the facts PLAN_DOES_NOT_COVER
+ * says. `chosen`: the account's selected nodes on every network, so the client sees where it may go.
+ */
+export type CoverageGap =
+  | { gap: 'no-plan' }
+  | { gap: 'other-nodes'; plan: string; chosen: readonly { network: string; kind: string }[] }
+  | { gap: 'none-chosen'; plan: string }
+  | { gap: 'network'; plan: string }
+
+const uncovered = (f: CoverageGap & { network: string }) => {
+  switch (f.gap) {
+    case 'no-plan':
+      return 'the account has no active plan'
+    case 'other-nodes':
+      return `the ${f.plan} plan of this account covers ${f.chosen.map((n) => `${n.network} ${n.kind}`).join(', ')}, not ${f.network}`
+    case 'none-chosen':
+      return `the ${f.plan} plan has no nodes chosen yet; choose them in the dashboard's Plans section`
+    case 'network':
+      return `the ${f.plan} plan does not cover ${f.network}`
+  }
+}
+
+/** Where a contract rule looks (key-rules.ts): in a method's params, or in a logs subscription's filter. */
+export type RuleReads = { method: string } | { logsSubscription: true }
+const reads = (r: RuleReads) => ('method' in r ? r.method : 'a logs subscription')
+const member = (r: RuleReads, m: 'address' | 'to') => `${reads(r)}'s ${m === 'to' ? '`to`' : 'address'}`
+
+/** Why a call does not meet a key's contract rule (key-rules.ts contractProblem): the facts KEY_CONTRACT_NOT_LISTED says. */
+export type ContractProblem =
+  | { problem: 'method-not-in-table'; method: string }
+  | { problem: 'names-unchecked'; method: string }
+  | { problem: 'no-transaction-object'; method: string }
+  | { problem: 'creation-without-to'; method: string }
+  | { problem: 'no-signed-transaction'; method: string }
+  | { problem: 'transaction-undecodable'; method: string }
+  | { problem: 'signed-creation'; method: string }
+  | { problem: 'filter-without-address'; in: RuleReads }
+  | { problem: 'address-missing'; in: RuleReads; member: 'address' | 'to' }
+  | { problem: 'address-not-listed'; in: RuleReads; member: 'address' | 'to'; address: string }
+
+const contractProblem = (p: ContractProblem) => {
+  switch (p.problem) {
+    case 'method-not-in-table':
+      return `${JSON.stringify(p.method.slice(0, 64))} is not in the method table, so what it names cannot be checked`
+    case 'names-unchecked':
+      return `${p.method} names addresses a contract rule cannot check (several calls, a sender, a range)`
+    case 'no-transaction-object':
+      return `${p.method} has no transaction object`
+    case 'creation-without-to':
+      return `${p.method} without \`to\` (a contract creation) reaches no listed contract`
+    case 'no-signed-transaction':
+      return `${p.method} has no signed transaction`
+    case 'transaction-undecodable':
+      return `${p.method}'s transaction could not be decoded, so its \`to\` cannot be checked`
+    case 'signed-creation':
+      return `${p.method}'s transaction creates a contract (no \`to\`)`
+    case 'filter-without-address':
+      return `${reads(p.in)} without \`address\` reads every contract's logs`
+    case 'address-missing':
+      return `${member(p.in, p.member)} is missing`
+    case 'address-not-listed':
+      return `${member(p.in, p.member)} ${JSON.stringify(p.address.slice(0, 66))} is not listed`
+  }
+}
+
+/** Why eth_subscribe's params are refused (ws/subscription-request.ts): the facts SUBSCRIBE_PARAMS says. */
+export type SubscribeProblem =
+  | { problem: 'no-kind' }
+  | { problem: 'unsupported-kind'; kind: string }
+  | { problem: 'new-heads-options' }
+  | { problem: 'pending-options' }
+  | { problem: 'logs-filters-many' }
+  | { problem: 'logs-filter-not-object' }
+  | { problem: 'logs-past-blocks' }
+  | { problem: 'logs-field-unknown'; field: string }
+  | { problem: 'address-invalid'; value: unknown }
+  | { problem: 'topics-not-array' }
+  | { problem: 'topics-too-many' }
+  | { problem: 'topic-invalid'; value: unknown }
+
+const SUBSCRIPTION_KINDS = 'newHeads (also newBlockHeaders), logs or newPendingTransactions'
+
+const subscribeProblem = (p: SubscribeProblem) => {
+  switch (p.problem) {
+    case 'no-kind':
+      return `eth_subscribe takes [kind, options?] where kind is ${SUBSCRIPTION_KINDS}`
+    case 'unsupported-kind':
+      return `unsupported subscription kind ${JSON.stringify(p.kind.slice(0, 40))}; use ${SUBSCRIPTION_KINDS}`
+    case 'new-heads-options':
+      return 'newHeads takes no options (or one options object)'
+    case 'pending-options':
+      return 'newPendingTransactions takes no options, or true for whole transactions'
+    case 'logs-filters-many':
+      return 'logs takes one filter object: { address?, topics? }'
+    case 'logs-filter-not-object':
+      return 'the logs filter must be an object: { address?, topics? }'
+    case 'logs-past-blocks':
+      return 'a logs subscription delivers logs from new blocks only (fromBlock "latest"); use eth_getLogs for past blocks'
+    case 'logs-field-unknown':
+      return `unknown logs filter field ${JSON.stringify(p.field.slice(0, 40))}; use address and topics`
+    case 'address-invalid':
+      return `invalid address ${JSON.stringify(p.value)} in the logs filter`
+    case 'topics-not-array':
+      return 'topics must be an array'
+    case 'topics-too-many':
+      return 'topics has at most 4 positions'
+    case 'topic-invalid':
+      return `invalid topic ${JSON.stringify(p.value)} in the logs filter`
+  }
+}
+
 /** A template that needs no facts beyond its name. */
 type NoFacts = Record<never, never>
 
@@ -211,7 +323,7 @@ export const MESSAGES = {
     text: (f: { plan: string; endedAt: number }) =>
       `Forbidden: the ${f.plan} plan of this account ended at ${new Date(f.endedAt).toISOString()}; renew it (another payment) or choose another plan in the dashboard`,
   },
-  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: { access: string }) => `Forbidden: ${f.access}` },
+  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: CoverageGap & { network: string }) => `Forbidden: ${uncovered(f)}` },
   PLAN_LACKS_KIND: {
     code: 'NODE_KIND_NOT_ALLOWED',
     text: (f: { plan?: string; kind: string }) =>
@@ -251,8 +363,8 @@ export const MESSAGES = {
   },
   KEY_CONTRACT_NOT_LISTED: {
     code: 'KEY_CONTRACT_NOT_ALLOWED',
-    text: (f: { whose: Whose; problem: string; allowed: readonly string[] }) =>
-      `Forbidden by the ${f.whose}'s contract rule: ${f.problem}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
+    text: (f: { whose: Whose; problem: ContractProblem; allowed: readonly string[] }) =>
+      `Forbidden by the ${f.whose}'s contract rule: ${contractProblem(f.problem)}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
   },
   KEY_IP_NOT_LISTED: {
     code: 'KEY_IP_NOT_ALLOWED',
@@ -317,6 +429,7 @@ export const MESSAGES = {
     code: 'NO_HEALTHY_UPSTREAM',
     text: (f: { network: string }) => `No node with a WebSocket is reachable for ${f.network} subscriptions right now; retry with backoff`,
   },
+  SUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (f: SubscribeProblem) => `Invalid params: ${subscribeProblem(f)}` },
   UNSUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (_: NoFacts) => 'Invalid params: eth_unsubscribe takes [subscriptionId]' },
   // Logs subscriptions (ws/logs-filter-refusal.ts): which cap of the hub was full, and its setting.
   KEY_LOGS_FILTERS_FULL: {
