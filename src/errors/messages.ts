@@ -543,7 +543,7 @@ export const MESSAGES = {
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
-type FactsOf<M extends MessageName> = Parameters<(typeof MESSAGES)[M]['text']>[0]
+export type FactsOf<M extends MessageName> = Parameters<(typeof MESSAGES)[M]['text']>[0]
 
 /**
  * The gateway error for a situation of MESSAGES: its code's status and JSON-RPC code, its
