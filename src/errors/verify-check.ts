@@ -1,7 +1,7 @@
 /**
  * The checks of src/proofs and src/verified-reads, by name: what a refusal says failed, what
  * metrics will count failures by (per node and check), and what a gateway error will name when no
- * node's answer passes. Here, beside the words of FAILED_CHECKS (messages.ts), which name them.
+ * node's answer passes. Here, beside the words of FAILED_CHECKS (failed-checks.ts), which name them.
  */
 export type VerifyCheck =
   | 'HEADER_AGREEMENT'
@@ -22,7 +22,7 @@ export type VerifyCheck =
   | 'CALL_RESULT'
   | 'GAS_ESTIMATE'
 
-/** What a failed check says (FAILED_CHECKS in messages.ts): a VerificationError's four facts. */
+/** What a failed check says (FAILED_CHECKS in failed-checks.ts): a VerificationError's four facts. */
 export interface CheckSaid {
   readonly check: VerifyCheck
   readonly subject: string

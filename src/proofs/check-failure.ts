@@ -1,4 +1,4 @@
-import { FAILED_CHECKS, type FactsOfCheck, type FailedCheckName } from '../errors/messages.js'
+import { FAILED_CHECKS, type FactsOfCheck, type FailedCheckName } from '../errors/failed-checks.js'
 import type { CheckSaid } from '../errors/verify-check.js'
 import { ProofError, VerificationError } from './errors.js'
 

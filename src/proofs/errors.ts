@@ -1,5 +1,5 @@
 import { CodedError } from '../errors/coded-error.js'
-import { failedCheckText } from '../errors/messages.js'
+import { failedCheckText } from '../errors/failed-checks.js'
 import type { VerifyCheck } from '../errors/verify-check.js'
 
 export type { VerifyCheck }

@@ -1,6 +1,6 @@
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
-import { closing, type Closing } from '../errors/messages.js'
+import { closing, type Closing } from '../errors/close-reasons.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import { notificationUnits, type NotificationBudgets } from './notification-budget.js'

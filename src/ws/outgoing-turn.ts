@@ -2,7 +2,7 @@ import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { WebSocket } from '../front/uws.js'
 import type { NotificationCharge } from './notification-charge.js'
-import { closing, type Closing } from '../errors/messages.js'
+import { closing, type Closing } from '../errors/close-reasons.js'
 
 /** What of a uWS socket the turn writes through. */
 export type OutgoingSocket = Pick<WebSocket<unknown>, 'cork' | 'send' | 'getBufferedAmount'>

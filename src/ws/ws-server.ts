@@ -1,6 +1,7 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsConfig } from '../config/types.js'
-import { closing, refusal } from '../errors/messages.js'
+import { closing } from '../errors/close-reasons.js'
+import { refusal } from '../errors/messages.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { clientIp, credentialsFrom } from '../front/http-rpc-route.js'
 import type { VerifiedToken } from '../gateway/token-verifier.js'

@@ -1,26 +1,16 @@
 import t, { type Test } from 'tap'
-import {
-  CLOSE_CODES,
-  CLOSE_REASONS,
-  type CloseReasonName,
-  closing,
-  FAILED_CHECKS,
-  type FactsOf,
-  type FactsOfCheck,
-  type FailedCheckName,
-  MESSAGES,
-  type MessageName,
-  refusal,
-  UNVERIFIED_BECAUSE,
-} from '../../src/errors/messages.js'
+import { CLOSE_CODES, CLOSE_REASONS, type CloseReasonName, closing } from '../../src/errors/close-reasons.js'
+import { FAILED_CHECKS, type FactsOfCheck, type FailedCheckName } from '../../src/errors/failed-checks.js'
+import { type FactsOf, MESSAGES, type MessageName, refusal, UNVERIFIED_BECAUSE } from '../../src/errors/messages.js'
 import { ERRORS, GatewayError } from '../../src/errors/registry.js'
 import type { CheckSaid } from '../../src/errors/verify-check.js'
 import { checkFailure } from '../../src/proofs/check-failure.js'
 import { ProofError, VerificationError } from '../../src/proofs/errors.js'
 
-// The templates of src/errors/messages.ts, each filled with sample facts: what a client or an
-// operator would read. A new entry needs its row here (the tables are typed over every name, and
-// the counts are checked), so that no template reaches a client unread.
+// The templates of src/errors (messages.ts, failed-checks.ts, close-reasons.ts), each filled with
+// sample facts: what a client or an operator would read. A new entry needs its row here (the
+// tables are typed over every name, and the keys are compared), so that no template reaches a
+// client unread.
 
 const NETWORK = 'eth-1'
 const ADDRESS = '0x' + 'ab'.repeat(20)
