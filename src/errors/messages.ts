@@ -29,7 +29,7 @@ export type CoverageGap =
   | { gap: 'none-chosen'; plan: string }
   | { gap: 'network'; plan: string }
 
-const uncovered = (f: CoverageGap & { network: string }) => {
+const coverageGapWords = (f: CoverageGap & { network: string }) => {
   switch (f.gap) {
     case 'no-plan':
       return 'the account has no active plan'
@@ -60,7 +60,7 @@ export type ContractProblem =
   | { problem: 'address-missing'; in: RuleReads; member: 'address' | 'to' }
   | { problem: 'address-not-listed'; in: RuleReads; member: 'address' | 'to'; address: string }
 
-const contractProblem = (p: ContractProblem) => {
+const contractProblemWords = (p: ContractProblem) => {
   switch (p.problem) {
     case 'method-not-in-table':
       return `${JSON.stringify(p.method.slice(0, 64))} is not in the method table, so what it names cannot be checked`
@@ -102,7 +102,7 @@ export type SubscribeProblem =
 
 const SUBSCRIPTION_KINDS = 'newHeads (also newBlockHeaders), logs or newPendingTransactions'
 
-const subscribeProblem = (p: SubscribeProblem) => {
+const subscribeProblemWords = (p: SubscribeProblem) => {
   switch (p.problem) {
     case 'no-kind':
       return `eth_subscribe takes [kind, options?] where kind is ${SUBSCRIPTION_KINDS}`
@@ -346,7 +346,7 @@ export const MESSAGES = {
     text: (f: { plan: string; endedAt: number }) =>
       `Forbidden: the ${f.plan} plan of this account ended at ${new Date(f.endedAt).toISOString()}; renew it (another payment) or choose another plan in the dashboard`,
   },
-  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: CoverageGap & { network: string }) => `Forbidden: ${uncovered(f)}` },
+  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: CoverageGap & { network: string }) => `Forbidden: ${coverageGapWords(f)}` },
   PLAN_LACKS_KIND: {
     code: 'NODE_KIND_NOT_ALLOWED',
     text: (f: { plan?: string; kind: string }) =>
@@ -387,7 +387,7 @@ export const MESSAGES = {
   KEY_CONTRACT_NOT_LISTED: {
     code: 'KEY_CONTRACT_NOT_ALLOWED',
     text: (f: { whose: Whose; problem: ContractProblem; allowed: readonly string[] }) =>
-      `Forbidden by the ${f.whose}'s contract rule: ${contractProblem(f.problem)}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
+      `Forbidden by the ${f.whose}'s contract rule: ${contractProblemWords(f.problem)}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
   },
   KEY_IP_NOT_LISTED: {
     code: 'KEY_IP_NOT_ALLOWED',
@@ -452,7 +452,7 @@ export const MESSAGES = {
     code: 'NO_HEALTHY_UPSTREAM',
     text: (f: { network: string }) => `No node with a WebSocket is reachable for ${f.network} subscriptions right now; retry with backoff`,
   },
-  SUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (f: SubscribeProblem) => `Invalid params: ${subscribeProblem(f)}` },
+  SUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (f: SubscribeProblem) => `Invalid params: ${subscribeProblemWords(f)}` },
   UNSUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (_: NoFacts) => 'Invalid params: eth_unsubscribe takes [subscriptionId]' },
   // Logs subscriptions (ws/logs-filter-refusal.ts): which cap of the hub was full, and its setting.
   KEY_LOGS_FILTERS_FULL: {
