@@ -1,4 +1,5 @@
 import { type ErrorCode, GatewayError } from './registry.js'
+import type { CheckSaid, VerifyCheck } from './verify-check.js'
 
 // What the filter messages share.
 const POLLED = 'every one polled within the last minute (an idle one would have been uninstalled to make room)'
@@ -18,15 +19,144 @@ const shownMethod = (method: string) => JSON.stringify(method.length > 64 ? `${m
 type Whose = 'key' | 'token'
 const fixRule = (whose: Whose) => (whose === 'key' ? "change the key's restrictions in the dashboard" : 'issue a token that allows it')
 
+/**
+ * What a plan lacks on a network (plans/entitlements.ts coverageGap): the facts PLAN_DOES_NOT_COVER
+ * says. `chosen`: the account's selected nodes on every network, so the client sees where it may go.
+ */
+export type CoverageGap =
+  | { gap: 'no-plan' }
+  | { gap: 'other-nodes'; plan: string; chosen: readonly { network: string; kind: string }[] }
+  | { gap: 'none-chosen'; plan: string }
+  | { gap: 'network'; plan: string }
+
+const coverageGapWords = (f: CoverageGap & { network: string }) => {
+  switch (f.gap) {
+    case 'no-plan':
+      return 'the account has no active plan'
+    case 'other-nodes':
+      return `the ${f.plan} plan of this account covers ${f.chosen.map((n) => `${n.network} ${n.kind}`).join(', ')}, not ${f.network}`
+    case 'none-chosen':
+      return `the ${f.plan} plan has no nodes chosen yet; choose them in the dashboard's Plans section`
+    case 'network':
+      return `the ${f.plan} plan does not cover ${f.network}`
+  }
+}
+
+/** Where a contract rule looks (key-rules.ts): in a method's params, or in a logs subscription's filter. */
+export type RuleReads = { method: string } | { logsSubscription: true }
+const reads = (r: RuleReads) => ('method' in r ? r.method : 'a logs subscription')
+const member = (r: RuleReads, m: 'address' | 'to') => `${reads(r)}'s ${m === 'to' ? '`to`' : 'address'}`
+
+/** Why a call does not meet a key's contract rule (key-rules.ts contractProblem): the facts KEY_CONTRACT_NOT_LISTED says. */
+export type ContractProblem =
+  | { problem: 'method-not-in-table'; method: string }
+  | { problem: 'names-unchecked'; method: string }
+  | { problem: 'no-transaction-object'; method: string }
+  | { problem: 'creation-without-to'; method: string }
+  | { problem: 'no-signed-transaction'; method: string }
+  | { problem: 'transaction-undecodable'; method: string }
+  | { problem: 'signed-creation'; method: string }
+  | { problem: 'filter-without-address'; in: RuleReads }
+  | { problem: 'address-missing'; in: RuleReads; member: 'address' | 'to' }
+  | { problem: 'address-not-listed'; in: RuleReads; member: 'address' | 'to'; address: string }
+
+const contractProblemWords = (p: ContractProblem) => {
+  switch (p.problem) {
+    case 'method-not-in-table':
+      return `${JSON.stringify(p.method.slice(0, 64))} is not in the method table, so what it names cannot be checked`
+    case 'names-unchecked':
+      return `${p.method} names addresses a contract rule cannot check (several calls, a sender, a range)`
+    case 'no-transaction-object':
+      return `${p.method} has no transaction object`
+    case 'creation-without-to':
+      return `${p.method} without \`to\` (a contract creation) reaches no listed contract`
+    case 'no-signed-transaction':
+      return `${p.method} has no signed transaction`
+    case 'transaction-undecodable':
+      return `${p.method}'s transaction could not be decoded, so its \`to\` cannot be checked`
+    case 'signed-creation':
+      return `${p.method}'s transaction creates a contract (no \`to\`)`
+    case 'filter-without-address':
+      return `${reads(p.in)} without \`address\` reads every contract's logs`
+    case 'address-missing':
+      return `${member(p.in, p.member)} is missing`
+    case 'address-not-listed':
+      return `${member(p.in, p.member)} ${JSON.stringify(p.address.slice(0, 66))} is not listed`
+  }
+}
+
+/** Why eth_subscribe's params are refused (ws/subscription-request.ts): the facts SUBSCRIBE_PARAMS says. */
+export type SubscribeProblem =
+  | { problem: 'no-kind' }
+  | { problem: 'unsupported-kind'; kind: string }
+  | { problem: 'new-heads-options' }
+  | { problem: 'pending-options' }
+  | { problem: 'logs-filters-many' }
+  | { problem: 'logs-filter-not-object' }
+  | { problem: 'logs-past-blocks' }
+  | { problem: 'logs-field-unknown'; field: string }
+  | { problem: 'address-invalid'; value: unknown }
+  | { problem: 'topics-not-array' }
+  | { problem: 'topics-too-many' }
+  | { problem: 'topic-invalid'; value: unknown }
+
+const SUBSCRIPTION_KINDS = 'newHeads (also newBlockHeaders), logs or newPendingTransactions'
+
+const subscribeProblemWords = (p: SubscribeProblem) => {
+  switch (p.problem) {
+    case 'no-kind':
+      return `eth_subscribe takes [kind, options?] where kind is ${SUBSCRIPTION_KINDS}`
+    case 'unsupported-kind':
+      return `unsupported subscription kind ${JSON.stringify(p.kind.slice(0, 40))}; use ${SUBSCRIPTION_KINDS}`
+    case 'new-heads-options':
+      return 'newHeads takes no options (or one options object)'
+    case 'pending-options':
+      return 'newPendingTransactions takes no options, or true for whole transactions'
+    case 'logs-filters-many':
+      return 'logs takes one filter object: { address?, topics? }'
+    case 'logs-filter-not-object':
+      return 'the logs filter must be an object: { address?, topics? }'
+    case 'logs-past-blocks':
+      return 'a logs subscription delivers logs from new blocks only (fromBlock "latest"); use eth_getLogs for past blocks'
+    case 'logs-field-unknown':
+      return `unknown logs filter field ${JSON.stringify(p.field.slice(0, 40))}; use address and topics`
+    case 'address-invalid':
+      return `invalid address ${JSON.stringify(p.value)} in the logs filter`
+    case 'topics-not-array':
+      return 'topics must be an array'
+    case 'topics-too-many':
+      return 'topics has at most 4 positions'
+    case 'topic-invalid':
+      return `invalid topic ${JSON.stringify(p.value)} in the logs filter`
+  }
+}
+
+/** Why no node's answer passed, as ANSWER_UNVERIFIED says it: `what` names the check, never a node. */
+const unverified = (what: string) => `No node's answer passed this gateway's check (${what}); retry (a node may be catching up), and report it if it persists`
+
+/**
+ * Why a verified read refused every answer (verified-reads/, AnswerUnverified's `what`): the words
+ * ANSWER_UNVERIFIED puts in its parentheses, without node names.
+ */
+export const UNVERIFIED_BECAUSE = {
+  ANSWERS_FAILED: (f: { failures: number; check: VerifyCheck; subject: string }) =>
+    `${f.failures} node answer${f.failures === 1 ? '' : 's'} failed ${f.check} (${f.subject})`,
+  RUN_FAILED: (f: { check: VerifyCheck; subject: string }) => `the run on proven state: ${f.check} (${f.subject})`,
+  NO_ANSWER_OF_THE_BLOCK: (f: { why: string }) => `no node's answer was of the block asked (${f.why})`,
+  BLOCK_NOT_CHECKABLE: (f: { method: string }) =>
+    `a node answered ${f.method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`,
+} as const
+
 /** A template that needs no facts beyond its name. */
 type NoFacts = Record<never, never>
 
 /**
  * The messages that carry a call's own facts (which network, how long it waited, what the node
  * did), each under a name of its own with the registry code it answers, so that every word a
- * client reads is written here or in ERRORS, and a call site says what happened, not how to say
- * it. A code's plain message (ERRORS) is what it says when there are no facts to give; a code
- * may have several messages here, one per situation.
+ * client reads is written here or in ERRORS (a WebSocket close's in close-reasons.ts, a failed
+ * check's in failed-checks.ts), and a call site says what happened, not how to say it. A code's
+ * plain message (ERRORS) is what it says when there are no facts to give; a code may have
+ * several messages here, one per situation.
  * @example refusal('NO_HEALTHY_NODE', { kind: 'full', network: 'eth-1' }).message // 'No healthy full node for eth-1 right now; retry with backoff'
  */
 export const MESSAGES = {
@@ -70,7 +200,12 @@ export const MESSAGES = {
   // Verified answers: what the gateway proves in one call, and a check no node passed.
   ANSWER_UNVERIFIED: {
     code: 'ANSWER_UNVERIFIED',
-    text: (f: { what: string }) => `No node's answer passed this gateway's check (${f.what}); retry (a node may be catching up), and report it if it persists`,
+    text: (f: { what: string }) => unverified(f.what),
+  },
+  // A check failed outside a read's own retries (a header's walk to the checkpoint): the check's facts.
+  ANSWER_FAILED_CHECK: {
+    code: 'ANSWER_UNVERIFIED',
+    text: (f: CheckSaid) => unverified(`${f.check}: ${f.subject}: ${f.expected}, got ${f.got}`),
   },
   PROOF_TOO_WIDE: {
     code: 'VERIFY_PROOF_TOO_WIDE',
@@ -211,7 +346,7 @@ export const MESSAGES = {
     text: (f: { plan: string; endedAt: number }) =>
       `Forbidden: the ${f.plan} plan of this account ended at ${new Date(f.endedAt).toISOString()}; renew it (another payment) or choose another plan in the dashboard`,
   },
-  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: { access: string }) => `Forbidden: ${f.access}` },
+  PLAN_DOES_NOT_COVER: { code: 'NODE_KIND_NOT_ALLOWED', text: (f: CoverageGap & { network: string }) => `Forbidden: ${coverageGapWords(f)}` },
   PLAN_LACKS_KIND: {
     code: 'NODE_KIND_NOT_ALLOWED',
     text: (f: { plan?: string; kind: string }) =>
@@ -251,8 +386,8 @@ export const MESSAGES = {
   },
   KEY_CONTRACT_NOT_LISTED: {
     code: 'KEY_CONTRACT_NOT_ALLOWED',
-    text: (f: { whose: Whose; problem: string; allowed: readonly string[] }) =>
-      `Forbidden by the ${f.whose}'s contract rule: ${f.problem}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
+    text: (f: { whose: Whose; problem: ContractProblem; allowed: readonly string[] }) =>
+      `Forbidden by the ${f.whose}'s contract rule: ${contractProblemWords(f.problem)}; this ${f.whose} may only name ${listed(f.allowed)} (docs/keys.md says what each method is matched on)`,
   },
   KEY_IP_NOT_LISTED: {
     code: 'KEY_IP_NOT_ALLOWED',
@@ -317,6 +452,7 @@ export const MESSAGES = {
     code: 'NO_HEALTHY_UPSTREAM',
     text: (f: { network: string }) => `No node with a WebSocket is reachable for ${f.network} subscriptions right now; retry with backoff`,
   },
+  SUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (f: SubscribeProblem) => `Invalid params: ${subscribeProblemWords(f)}` },
   UNSUBSCRIBE_PARAMS: { code: 'INVALID_PARAMS', text: (_: NoFacts) => 'Invalid params: eth_unsubscribe takes [subscriptionId]' },
   // Logs subscriptions (ws/logs-filter-refusal.ts): which cap of the hub was full, and its setting.
   KEY_LOGS_FILTERS_FULL: {
@@ -402,7 +538,7 @@ export const MESSAGES = {
 } as const satisfies Record<string, { code: ErrorCode; text: (facts: never) => string }>
 
 export type MessageName = keyof typeof MESSAGES
-type FactsOf<M extends MessageName> = Parameters<(typeof MESSAGES)[M]['text']>[0]
+export type FactsOf<M extends MessageName> = Parameters<(typeof MESSAGES)[M]['text']>[0]
 
 /**
  * The gateway error for a situation of MESSAGES: its code's status and JSON-RPC code, its

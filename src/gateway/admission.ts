@@ -1,7 +1,7 @@
 import { refusal } from '../errors/messages.js'
 import { GatewayError } from '../errors/registry.js'
 import { originAllowed } from '../keys/domain-allowlist.js'
-import { describeAccess, type Access } from '../plans/entitlements.js'
+import { coverageGap, type Access } from '../plans/entitlements.js'
 import type { UpstreamPool } from '../upstream/pool.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import type { IpDirectory } from './ip-directory.js'
@@ -139,7 +139,7 @@ export class Admission {
     }
     const access = keys.accessOn(key, req.network)
     if (!access.full && !access.archive) {
-      return this.#refused(req, refusal('PLAN_DOES_NOT_COVER', { access: describeAccess(key.plan, key.account.nodes, req.network) }))
+      return this.#refused(req, refusal('PLAN_DOES_NOT_COVER', { ...coverageGap(key.plan, key.account.nodes), network: req.network }))
     }
     return { key, network: req.network, access, pool: pools.poolFor(key, req.network) ?? shared, token }
   }
@@ -201,7 +201,7 @@ export class Admission {
     }
     admitted.access = keys.accessOn(admitted.key, admitted.network)
     if (!admitted.access.full && !admitted.access.archive) {
-      return refusal('PLAN_DOES_NOT_COVER', { access: describeAccess(admitted.key.plan, admitted.key.account.nodes, admitted.network) })
+      return refusal('PLAN_DOES_NOT_COVER', { ...coverageGap(admitted.key.plan, admitted.key.account.nodes), network: admitted.network })
     }
     return undefined
   }

@@ -1,5 +1,5 @@
 import { parseTransaction, type Hex } from 'viem'
-import { MESSAGES } from '../errors/messages.js'
+import { type ContractProblem, MESSAGES, type RuleReads } from '../errors/messages.js'
 import { ERRORS, errorResponseJson, type ErrorCode } from '../errors/registry.js'
 import { compiledOf, ipAllowed, methodAllowed, userAgentAllowed, type KeyRestrictions } from '../keys/key-restrictions.js'
 import { METHODS } from '../rpc/method-table.js'
@@ -141,62 +141,62 @@ export function refuseByKeyRules(key: KeyContext, network: string, call: RpcCall
 }
 
 /** Why the call does not meet the contract rule, or undefined when it does (or names no address). */
-function contractProblem(allowed: ReadonlySet<string>, method: string, params: unknown): string | undefined {
+function contractProblem(allowed: ReadonlySet<string>, method: string, params: unknown): ContractProblem | undefined {
   // Own properties only: a method named `constructor` or `toString` is not in either table.
   const target = Object.hasOwn(CONTRACT_TARGETS, method) ? CONTRACT_TARGETS[method]! : undefined
   if (target === undefined) {
     // A method outside the table (a network's forwardMethods) may name anything: not let through blind.
-    return Object.hasOwn(METHODS, method) ? undefined : `${JSON.stringify(method.slice(0, 64))} is not in the method table, so what it names cannot be checked`
+    return Object.hasOwn(METHODS, method) ? undefined : { problem: 'method-not-in-table', method }
   }
   const list = Array.isArray(params) ? params : undefined
   switch (target) {
     case 'unchecked':
-      return `${method} names addresses a contract rule cannot check (several calls, a sender, a range)`
+      return { problem: 'names-unchecked', method }
     case 'account':
-      return addressProblem(allowed, list?.[0], `${method}'s address`)
+      return addressProblem(allowed, list?.[0], { method }, 'address')
     case 'tx-to': {
       const tx = list?.[0]
-      if (tx === null || typeof tx !== 'object') return `${method} has no transaction object`
+      if (tx === null || typeof tx !== 'object') return { problem: 'no-transaction-object', method }
       const to = (tx as { to?: unknown }).to
-      if (to === undefined || to === null) return `${method} without \`to\` (a contract creation) reaches no listed contract`
-      return addressProblem(allowed, to, `${method}'s \`to\``)
+      if (to === undefined || to === null) return { problem: 'creation-without-to', method }
+      return addressProblem(allowed, to, { method }, 'to')
     }
     case 'filter':
-      return filterProblem(allowed, list?.[0], method)
+      return filterProblem(allowed, list?.[0], { method })
     case 'raw-tx':
       return rawTxProblem(allowed, list?.[0], method)
     case 'subscribe':
       // Only a logs subscription names addresses; newHeads and pending transactions name none.
-      return list?.[0] === 'logs' ? filterProblem(allowed, list[1], 'a logs subscription') : undefined
+      return list?.[0] === 'logs' ? filterProblem(allowed, list[1], { logsSubscription: true }) : undefined
   }
 }
 
-function addressProblem(allowed: ReadonlySet<string>, value: unknown, what: string): string | undefined {
-  if (typeof value !== 'string') return `${what} is missing`
-  return allowed.has(value.toLowerCase()) ? undefined : `${what} ${JSON.stringify(value.slice(0, 66))} is not listed`
+function addressProblem(allowed: ReadonlySet<string>, value: unknown, where: RuleReads, member: 'address' | 'to'): ContractProblem | undefined {
+  if (typeof value !== 'string') return { problem: 'address-missing', in: where, member }
+  return allowed.has(value.toLowerCase()) ? undefined : { problem: 'address-not-listed', in: where, member, address: value }
 }
 
 /** A logs filter must name its addresses, and each of them must be listed (a filter of any address reads every contract's logs). */
-function filterProblem(allowed: ReadonlySet<string>, filter: unknown, what: string): string | undefined {
+function filterProblem(allowed: ReadonlySet<string>, filter: unknown, where: RuleReads): ContractProblem | undefined {
   const address = filter !== null && typeof filter === 'object' ? (filter as { address?: unknown }).address : undefined
   const addresses = typeof address === 'string' ? [address] : Array.isArray(address) ? address : []
-  if (addresses.length === 0) return `${what} without \`address\` reads every contract's logs`
+  if (addresses.length === 0) return { problem: 'filter-without-address', in: where }
   for (const a of addresses) {
-    const p = addressProblem(allowed, a, `${what}'s address`)
+    const p = addressProblem(allowed, a, where, 'address')
     if (p !== undefined) return p
   }
   return undefined
 }
 
 /** The `to` of a signed transaction, decoded (legacy, EIP-2930, 1559, 4844, 7702). */
-function rawTxProblem(allowed: ReadonlySet<string>, raw: unknown, method: string): string | undefined {
-  if (typeof raw !== 'string' || !raw.startsWith('0x')) return `${method} has no signed transaction`
+function rawTxProblem(allowed: ReadonlySet<string>, raw: unknown, method: string): ContractProblem | undefined {
+  if (typeof raw !== 'string' || !raw.startsWith('0x')) return { problem: 'no-signed-transaction', method }
   let to: string | null | undefined
   try {
     to = parseTransaction(raw as Hex).to
   } catch {
-    return `${method}'s transaction could not be decoded, so its \`to\` cannot be checked`
+    return { problem: 'transaction-undecodable', method }
   }
-  if (to === undefined || to === null) return `${method}'s transaction creates a contract (no \`to\`)`
-  return addressProblem(allowed, to, `${method}'s \`to\``)
+  if (to === undefined || to === null) return { problem: 'signed-creation', method }
+  return addressProblem(allowed, to, { method }, 'to')
 }

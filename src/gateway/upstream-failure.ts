@@ -33,9 +33,9 @@ export function gatewayErrorFor(err: unknown, network: string): GatewayError {
   if (err instanceof ProofTooWide) return refusal('PROOF_TOO_WIDE', { what: err.what }, cause)
   if (err instanceof NodesLack) return refusal('NODES_LACK', { what: err.what }, cause)
   if (err instanceof LogsRangeTooWide) return refusal('LOGS_RANGE_TOO_WIDE', { what: err.what }, cause)
-  if (err instanceof AnswerUnverified || err instanceof VerificationError) {
-    const what = err instanceof AnswerUnverified ? err.what : `${err.code}: ${err.subject}: ${err.expected}, got ${err.got}`
-    return refusal('ANSWER_UNVERIFIED', { what }, cause)
+  if (err instanceof AnswerUnverified) return refusal('ANSWER_UNVERIFIED', { what: err.what }, cause)
+  if (err instanceof VerificationError) {
+    return refusal('ANSWER_FAILED_CHECK', { check: err.code, subject: err.subject, expected: err.expected, got: err.got }, cause)
   }
   if (err instanceof UpstreamTimeout) return refusal('NODE_TIMED_OUT', { what: err.what }, cause)
   if (err instanceof UpstreamAnswerTooLarge) return refusal('NODE_ANSWER_TOO_LARGE', { what: err.what }, cause)

@@ -1,6 +1,7 @@
 import type { Entitlement } from '../events/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Plan } from './catalog.js'
+import type { CoverageGap } from '../errors/messages.js'
 
 /** The node kinds a key may use on one network. */
 export interface Access {
@@ -50,14 +51,14 @@ export function selectionProblem(plan: Plan, nodes: readonly Entitlement[], netw
   return undefined
 }
 
-/** Words for "what this key may use on this network", for 403 messages. */
-export function describeAccess(plan: Plan | undefined, nodes: readonly Entitlement[], network: string): string {
-  if (!plan) return 'the account has no active plan'
+/**
+ * What the plan lacks for `network`, when accessOn gives no node kind there: the facts of the 403
+ * (PLAN_DOES_NOT_COVER in src/errors/messages.ts says them).
+ */
+export function coverageGap(plan: Plan | undefined, nodes: readonly Entitlement[]): CoverageGap {
+  if (!plan) return { gap: 'no-plan' }
   if (plan.nodes.rule === 'choose' || nodes.length > 0) {
-    const mine = nodes.map((n) => `${n.network} ${n.kind}`).join(', ')
-    return mine
-      ? `the ${plan.name} plan of this account covers ${mine}, not ${network}`
-      : `the ${plan.name} plan has no nodes chosen yet; choose them in the dashboard's Plans section`
+    return nodes.length > 0 ? { gap: 'other-nodes', plan: plan.name, chosen: nodes } : { gap: 'none-chosen', plan: plan.name }
   }
-  return `the ${plan.name} plan does not cover ${network}`
+  return { gap: 'network', plan: plan.name }
 }

@@ -1,6 +1,6 @@
 import { RLP } from '@ethereumjs/rlp'
 import { createWithdrawal } from '@ethereumjs/util'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { data } from './hex-fields.js'
 import { orderedTrieRoot } from './ordered-trie.js'
 import { encodeReceipt } from './receipt-encoding.js'
@@ -15,7 +15,7 @@ import { verifyTransaction } from './transaction-encoding.js'
 
 function compareRoot(check: 'TRANSACTIONS_ROOT' | 'WITHDRAWALS_ROOT' | 'RECEIPTS_ROOT', header: RpcHeader, claimed: Hex | undefined, computed: Hex): void {
   const expected = String(claimed).toLowerCase()
-  if (computed !== expected) throw new VerificationError(check, `block ${header.number}`, `${expected} (the header's)`, `${computed} from the answer`)
+  if (computed !== expected) throw checkFailure('ROOT_FROM_ANSWER', { check, block: header.number, root: expected, computed })
 }
 
 /**
@@ -38,8 +38,7 @@ export async function verifyTransactionsRoot(header: RpcHeader, transactions: re
  */
 export async function verifyWithdrawalsRoot(header: RpcHeader, withdrawals: readonly RpcWithdrawal[]): Promise<void> {
   if (header.withdrawalsRoot === undefined) {
-    if (withdrawals.length > 0)
-      throw new VerificationError('WITHDRAWALS_ROOT', `block ${header.number}`, 'no withdrawals (no withdrawalsRoot)', `${withdrawals.length}`)
+    if (withdrawals.length > 0) throw checkFailure('WITHDRAWALS_WITHOUT_ROOT', { block: header.number, withdrawals: withdrawals.length })
     return
   }
   const encodings = withdrawals.map((w, i) => {
@@ -47,7 +46,7 @@ export async function verifyWithdrawalsRoot(header: RpcHeader, withdrawals: read
       const raw = createWithdrawal({ index: w.index, validatorIndex: w.validatorIndex, address: w.address, amount: w.amount }).raw()
       return RLP.encode(raw)
     } catch (cause) {
-      throw new VerificationError('WITHDRAWALS_ROOT', `withdrawal ${i}`, 'index, validatorIndex, address, amount as hex', JSON.stringify(w), { cause })
+      throw checkFailure('WITHDRAWAL_FIELDS', { index: i, withdrawal: w }, { cause })
     }
   })
   compareRoot('WITHDRAWALS_ROOT', header, header.withdrawalsRoot, await orderedTrieRoot(encodings))

@@ -1,5 +1,5 @@
 import { getContractAddress } from 'viem'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { quantity } from './hex-fields.js'
 import type { Hex, RpcHeader, RpcReceipt, RpcTransaction } from './rpc-shapes.js'
 
@@ -24,7 +24,7 @@ function place(check: 'TRANSACTION_PLACE' | 'RECEIPT_PLACE', subject: string, fi
       : typeof expected === 'bigint'
         ? quantity(got, check, `${subject} ${field}`) === expected
         : sameHex(got, expected)
-  if (!same) throw new VerificationError(check, `${subject} ${field}`, String(expected), String(got))
+  if (!same) throw checkFailure('PLACE_DIFFERS', { check, field: `${subject} ${field}`, expected, got })
 }
 
 const num = (hex: Hex): bigint => BigInt(hex)
@@ -65,7 +65,7 @@ function effectiveGasPrice(header: RpcHeader, tx: RpcTransaction): bigint {
  */
 export function verifyReceiptPlaces(header: RpcHeader, receipts: readonly RpcReceipt[], transactions?: readonly RpcTransaction[]): void {
   if (transactions && transactions.length !== receipts.length) {
-    throw new VerificationError('RECEIPT_PLACE', `block ${header.number} receipts`, `${transactions.length} (one per transaction)`, `${receipts.length}`)
+    throw checkFailure('RECEIPTS_NOT_ONE_PER_TRANSACTION', { block: header.number, transactions: transactions.length, receipts: receipts.length })
   }
   let previousCumulative = 0n
   let logIndex = 0
@@ -87,7 +87,7 @@ export function verifyReceiptPlaces(header: RpcHeader, receipts: readonly RpcRec
       place('RECEIPT_PLACE', at, 'transactionIndex', log.transactionIndex, index)
       if (receipt.transactionHash) place('RECEIPT_PLACE', at, 'transactionHash', log.transactionHash, receipt.transactionHash)
       place('RECEIPT_PLACE', at, 'logIndex', log.logIndex, BigInt(logIndex++))
-      if (log.removed === true) throw new VerificationError('RECEIPT_PLACE', `${at} removed`, 'false (a log of a canonical block)', 'true')
+      if (log.removed === true) throw checkFailure('LOG_REMOVED', { log: at })
     }
   })
 }

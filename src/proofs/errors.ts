@@ -1,27 +1,8 @@
 import { CodedError } from '../errors/coded-error.js'
+import { failedCheckText } from '../errors/failed-checks.js'
+import type { VerifyCheck } from '../errors/verify-check.js'
 
-/**
- * The checks of src/proofs, by name: what a refusal says failed, what metrics will count failures
- * by (per node and check), and what a gateway error will name when no node's answer passes.
- */
-export type VerifyCheck =
-  | 'HEADER_AGREEMENT'
-  | 'HEADER_FIELDS'
-  | 'HEADER_HASH'
-  | 'ACCOUNT_PROOF'
-  | 'STORAGE_PROOF'
-  | 'CODE_HASH'
-  | 'TRANSACTION_ENCODING'
-  | 'TRANSACTION_HASH'
-  | 'TRANSACTION_SENDER'
-  | 'TRANSACTION_PLACE'
-  | 'TRANSACTIONS_ROOT'
-  | 'WITHDRAWALS_ROOT'
-  | 'RECEIPTS_ROOT'
-  | 'RECEIPT_PLACE'
-  | 'LOGS_COMPLETE'
-  | 'CALL_RESULT'
-  | 'GAS_ESTIMATE'
+export type { VerifyCheck }
 
 /**
  * An answer that failed a check: `code` names the check, `subject` the field, root or proof that
@@ -38,17 +19,14 @@ export class VerificationError extends CodedError<VerifyCheck> {
   readonly expected: string
   readonly got: string
   constructor(check: VerifyCheck, subject: string, expected: string, got: string, options?: { cause?: unknown }) {
-    super(check, `${check}: ${subject}: expected ${expected}, got ${got}`, options)
+    super(check, failedCheckText({ check, subject, expected, got }), options)
     this.subject = subject
     this.expected = expected
     this.got = got
   }
 }
 
-/** A trie proof whose nodes do not lead from the root to the key (a node altered, missing or of another trie). */
+/** A trie proof whose nodes do not lead from the root to the key (a node altered, missing or of another trie): checkFailure('PROOF_NOT_LINKED'). */
 export class ProofError extends VerificationError {
   override readonly name: string = 'ProofError'
-  constructor(check: 'ACCOUNT_PROOF' | 'STORAGE_PROOF', subject: string, root: string, options?: { cause?: unknown }) {
-    super(check, subject, `proof nodes linked from root ${root}`, 'nodes that do not lead to the key from that root', options)
-  }
 }

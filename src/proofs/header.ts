@@ -1,5 +1,5 @@
 import { RLP } from '@ethereumjs/rlp'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { data, quantity } from './hex-fields.js'
 import { keccak256Hex } from './keccak.js'
 import type { Hex, RpcHeader } from './rpc-shapes.js'
@@ -65,12 +65,7 @@ export function headerForkFields(header: RpcHeader): readonly ForkField[] {
   const stray = present.findIndex((has, i) => has && i > count)
   if (stray !== -1) {
     const missing = FORK_FIELDS[count]!.field
-    throw new VerificationError(
-      'HEADER_FIELDS',
-      FORK_FIELDS[stray]!.field,
-      `${missing} present before it (fields of earlier forks first)`,
-      `${missing} missing`,
-    )
+    throw checkFailure('FORK_FIELD_WITHOUT_EARLIER', { field: FORK_FIELDS[stray]!.field, missing })
   }
   return FORK_FIELDS.slice(0, count)
 }
@@ -118,6 +113,6 @@ export function headerHash(header: RpcHeader): Hex {
 export function verifyHeader(header: RpcHeader): Hex {
   const computed = headerHash(header)
   const claimed = typeof header.hash === 'string' ? header.hash.toLowerCase() : String(header.hash)
-  if (computed !== claimed) throw new VerificationError('HEADER_HASH', `block ${header.number}`, claimed, `${computed} from its fields`)
+  if (computed !== claimed) throw checkFailure('HEADER_HASH_FROM_FIELDS', { block: header.number, claimed, computed })
   return computed
 }

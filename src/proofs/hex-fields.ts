@@ -1,4 +1,5 @@
-import { VerificationError, type VerifyCheck } from './errors.js'
+import type { VerifyCheck } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import type { Hex } from './rpc-shapes.js'
 
 /**
@@ -15,7 +16,7 @@ const QUANTITY = /^0x(0|[0-9a-fA-F]+)$/
  * @example quantity('0x1a', 'HEADER_HASH', 'number') // 26n
  */
 export function quantity(value: unknown, check: VerifyCheck, field: string): bigint {
-  if (typeof value !== 'string' || !QUANTITY.test(value)) throw new VerificationError(check, field, 'a hex quantity', JSON.stringify(value))
+  if (typeof value !== 'string' || !QUANTITY.test(value)) throw checkFailure('NOT_A_QUANTITY', { check, field, value })
   return BigInt(value)
 }
 
@@ -25,8 +26,8 @@ export function quantity(value: unknown, check: VerifyCheck, field: string): big
  */
 export function data(value: unknown, check: VerifyCheck, field: string, length?: number): Uint8Array {
   const bytes = typeof value === 'string' ? hexBytes(value) : undefined
-  if (bytes === undefined) throw new VerificationError(check, field, 'hex data', JSON.stringify(value))
-  if (length !== undefined && bytes.length !== length) throw new VerificationError(check, field, `${length} bytes`, `${bytes.length} bytes`)
+  if (bytes === undefined) throw checkFailure('NOT_HEX_DATA', { check, field, value })
+  if (length !== undefined && bytes.length !== length) throw checkFailure('DATA_LENGTH', { check, field, length, bytes: bytes.length })
   return bytes
 }
 
@@ -39,9 +40,9 @@ const HEX_DATA = /^0x(?:[0-9a-fA-F]{2})*$/
  * @example hexData(proof.codeHash, 'ACCOUNT_PROOF', 'codeHash', 32) // '0xc5d2…a470'
  */
 export function hexData(value: unknown, check: VerifyCheck, field: string, length?: number): Hex {
-  if (typeof value !== 'string' || !HEX_DATA.test(value)) throw new VerificationError(check, field, 'hex data', JSON.stringify(value))
+  if (typeof value !== 'string' || !HEX_DATA.test(value)) throw checkFailure('NOT_HEX_DATA', { check, field, value })
   const bytes = (value.length - 2) / 2
-  if (length !== undefined && bytes !== length) throw new VerificationError(check, field, `${length} bytes`, `${bytes} bytes`)
+  if (length !== undefined && bytes !== length) throw checkFailure('DATA_LENGTH', { check, field, length, bytes })
   return value.toLowerCase() as Hex
 }
 

@@ -1,6 +1,6 @@
 import { RLP } from '@ethereumjs/rlp'
 import { concatBytes } from 'viem'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { data, quantity } from './hex-fields.js'
 import type { RpcReceipt } from './rpc-shapes.js'
 
@@ -34,6 +34,6 @@ export function encodeReceipt(receipt: RpcReceipt): Uint8Array {
   ])
   const type = receipt.type === undefined ? 0n : quantity(receipt.type, 'RECEIPTS_ROOT', `${at} type`)
   if (type === 0n) return body
-  if (type > 0x7fn) throw new VerificationError('RECEIPTS_ROOT', `${at} type`, 'a transaction type below 0x80', receipt.type!)
+  if (type > 0x7fn) throw checkFailure('RECEIPT_TYPE_TOO_HIGH', { field: `${at} type`, type: receipt.type! })
   return concatBytes([Uint8Array.of(Number(type)), body])
 }

@@ -1,5 +1,5 @@
 import { bytesToHex, numberToHex } from 'viem'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { data } from './hex-fields.js'
 import { keccak256Hex } from './keccak.js'
 import type { Hex } from './rpc-shapes.js'
@@ -49,6 +49,6 @@ export function storageAtAnswer(account: ProvenAccount, slot: Hex): Hex {
 export function codeAnswer(code: Hex, account: ProvenAccount): Hex {
   const bytes = data(code, 'CODE_HASH', `${account.address} code`)
   const hash = keccak256Hex(bytes)
-  if (hash !== account.codeHash) throw new VerificationError('CODE_HASH', `${account.address} code`, account.codeHash, `${hash} (keccak of the code)`)
+  if (hash !== account.codeHash) throw checkFailure('CODE_HASH_DIFFERS', { address: account.address, codeHash: account.codeHash, hash })
   return bytesToHex(bytes)
 }

@@ -1,7 +1,7 @@
 import { RLP } from '@ethereumjs/rlp'
 import { createAccountFromRLP, KECCAK256_NULL } from '@ethereumjs/util'
 import { bytesToBigInt, bytesToHex, numberToHex } from 'viem'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { hexData, quantity } from './hex-fields.js'
 import type { Hex, RpcAccountProof } from './rpc-shapes.js'
 import { EMPTY_TRIE_ROOT, provenTrieValue } from './trie-proof.js'
@@ -53,7 +53,8 @@ export function slotKey(slot: Hex): Hex {
  */
 export async function verifyStateProof(answer: RpcAccountProof, stateRoot: Hex, request?: ProofRequest): Promise<ProvenAccount> {
   const address = hexData(answer.address, 'ACCOUNT_PROOF', 'address', 20)
-  if (request && request.address.toLowerCase() !== address) throw new VerificationError('ACCOUNT_PROOF', 'address', request.address.toLowerCase(), address)
+  if (request && request.address.toLowerCase() !== address)
+    throw checkFailure('PROOF_OF_ANOTHER_ADDRESS', { asked: request.address.toLowerCase(), proven: address })
   const claimed = {
     nonce: quantity(answer.nonce, 'ACCOUNT_PROOF', 'nonce'),
     balance: quantity(answer.balance, 'ACCOUNT_PROOF', 'balance'),
@@ -73,17 +74,18 @@ export async function verifyStateProof(answer: RpcAccountProof, stateRoot: Hex, 
     try {
       account = createAccountFromRLP(leaf)
     } catch (cause) {
-      throw new VerificationError('ACCOUNT_PROOF', `${address} leaf`, 'an account [nonce, balance, storageRoot, codeHash]', bytesToHex(leaf), { cause })
+      throw checkFailure('ACCOUNT_LEAF_NOT_ACCOUNT', { address, leaf: bytesToHex(leaf) }, { cause })
     }
     proven = { nonce: account.nonce, balance: account.balance, storageHash: bytesToHex(account.storageRoot), codeHash: bytesToHex(account.codeHash) }
   }
   for (const field of ['nonce', 'balance', 'storageHash', 'codeHash'] as const) {
-    if (proven[field] !== claimed[field]) throw new VerificationError('ACCOUNT_PROOF', `${address} ${field}`, String(proven[field]), String(claimed[field]))
+    if (proven[field] !== claimed[field])
+      throw checkFailure('ACCOUNT_FIELD_DIFFERS', { address, field, proven: String(proven[field]), claimed: String(claimed[field]) })
   }
 
   const answered = answer.storageProof ?? []
   if (request && (request.storageKeys.length !== answered.length || request.storageKeys.some((k, i) => slotKey(k) !== slotKey(answered[i]!.key)))) {
-    throw new VerificationError('STORAGE_PROOF', `${address} storage keys`, request.storageKeys.join(','), answered.map((p) => p.key).join(','))
+    throw checkFailure('STORAGE_KEYS_DIFFER', { address, asked: request.storageKeys, answered: answered.map((p) => p.key) })
   }
   const storage = new Map<Hex, bigint>()
   for (const entry of answered) {
@@ -93,7 +95,7 @@ export async function verifyStateProof(answer: RpcAccountProof, stateRoot: Hex, 
     // The slot is proven against the storage root the account proof just proved, never the answer's word alone.
     const stored = await provenTrieValue(proven.storageHash, slot, entry.proof, { check: 'STORAGE_PROOF', subject })
     const provenValue = stored === null ? 0n : storedValue(stored, subject)
-    if (provenValue !== value) throw new VerificationError('STORAGE_PROOF', subject, numberToHex(provenValue), numberToHex(value))
+    if (provenValue !== value) throw checkFailure('STORAGE_VALUE_DIFFERS', { slot: subject, proven: numberToHex(provenValue), claimed: numberToHex(value) })
     storage.set(slot, provenValue)
   }
   return { stateRoot: stateRoot.toLowerCase() as Hex, address, exists: leaf !== null, ...proven, storage }
@@ -102,6 +104,6 @@ export async function verifyStateProof(answer: RpcAccountProof, stateRoot: Hex, 
 /** A storage leaf is rlp(value as minimal big-endian bytes). */
 function storedValue(leaf: Uint8Array, subject: string): bigint {
   const decoded = RLP.decode(leaf)
-  if (!(decoded instanceof Uint8Array)) throw new VerificationError('STORAGE_PROOF', `${subject} leaf`, 'rlp of a byte string', bytesToHex(leaf))
+  if (!(decoded instanceof Uint8Array)) throw checkFailure('STORAGE_LEAF_NOT_BYTES', { slot: subject, leaf: bytesToHex(leaf) })
   return decoded.length === 0 ? 0n : bytesToBigInt(decoded)
 }

@@ -11,7 +11,7 @@ import {
   type TransactionSerializableEIP1559,
   toRlp,
 } from 'viem'
-import { VerificationError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { data, quantity } from './hex-fields.js'
 import { keccak256Hex } from './keccak.js'
 import type { Hex, RpcTransaction } from './rpc-shapes.js'
@@ -33,8 +33,7 @@ const q = (tx: RpcTransaction, field: keyof RpcTransaction): bigint => quantity(
 /** A quantity viem takes as a number (chain ids, nonces): past 2^53 it would be rounded into another encoding. */
 function safeNumber(value: unknown, subject: string): number {
   const n = quantity(value, 'TRANSACTION_ENCODING', subject)
-  if (n > BigInt(Number.MAX_SAFE_INTEGER))
-    throw new VerificationError('TRANSACTION_ENCODING', subject, 'at most 2^53-1 (the encoder takes a number)', String(n))
+  if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw checkFailure('NUMBER_TOO_LARGE', { field: subject, value: n })
   return Number(n)
 }
 const small = (tx: RpcTransaction, field: keyof RpcTransaction): number => safeNumber(tx[field], `transaction ${tx.hash} ${field}`)
@@ -43,8 +42,7 @@ function typeOf(tx: RpcTransaction): TransactionTypeHex {
   const type = (
     tx.type === undefined ? '0x0' : `0x${quantity(tx.type, 'TRANSACTION_ENCODING', `transaction ${tx.hash} type`).toString(16)}`
   ) as TransactionTypeHex
-  if (!(type in TRANSACTION_TYPES))
-    throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} type`, Object.keys(TRANSACTION_TYPES).join(' or '), String(tx.type))
+  if (!(type in TRANSACTION_TYPES)) throw checkFailure('TRANSACTION_TYPE_UNKNOWN', { hash: tx.hash, known: Object.keys(TRANSACTION_TYPES), type: tx.type })
   return type
 }
 
@@ -71,15 +69,15 @@ function serializable(tx: RpcTransaction): { fields: TransactionSerializable; si
     const v = q(tx, 'v')
     // Its chainId field is not encoded beside v, so it must be v's (EIP-155: v = 35 + 2 chainId + parity).
     if (v >= 35n && tx.chainId !== undefined && q(tx, 'chainId') !== (v - 35n) / 2n) {
-      throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} chainId`, `${(v - 35n) / 2n} (its v's)`, String(tx.chainId))
+      throw checkFailure('CHAIN_ID_NOT_V_S', { hash: tx.hash, ofV: (v - 35n) / 2n, chainId: tx.chainId })
     }
     return { fields: { type: 'legacy', ...common, gasPrice: q(tx, 'gasPrice') }, signature: { ...rs, v } }
   }
   const yParity = tx.yParity !== undefined ? Number(q(tx, 'yParity')) : Number(q(tx, 'v'))
-  if (yParity !== 0 && yParity !== 1) throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} yParity`, '0 or 1', String(yParity))
+  if (yParity !== 0 && yParity !== 1) throw checkFailure('Y_PARITY_NOT_A_BIT', { hash: tx.hash, yParity })
   // Nodes send a typed transaction's parity twice (v and yParity); only one is hashed, so the other must agree.
   if (tx.yParity !== undefined && tx.v !== undefined && Number(q(tx, 'v')) !== yParity) {
-    throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash} v`, `${yParity} (its yParity)`, String(tx.v))
+    throw checkFailure('V_NOT_Y_PARITY', { hash: tx.hash, yParity, v: tx.v })
   }
   const signature = { ...rs, yParity }
   const accessList = (tx.accessList ?? []).map((e) => ({ address: e.address, storageKeys: e.storageKeys }))
@@ -136,9 +134,7 @@ export function encodeTransaction(tx: RpcTransaction): Uint8Array {
     encoded = serializeTransaction(fields, signature)
   } catch (cause) {
     // viem refuses what no valid chain holds (a tip above the fee cap, a zero chain id): so do we.
-    throw new VerificationError('TRANSACTION_ENCODING', `transaction ${tx.hash}`, 'fields a valid transaction has', (cause as Error).message.split('\n')[0]!, {
-      cause,
-    })
+    throw checkFailure('TRANSACTION_NOT_ENCODABLE', { hash: tx.hash, why: (cause as Error).message.split('\n')[0]! }, { cause })
   }
   return hexToBytes(encoded)
 }
@@ -153,7 +149,7 @@ export function verifyTransaction(tx: RpcTransaction): Uint8Array {
   const encoded = encodeTransaction(tx)
   const computed = keccak256Hex(encoded)
   const claimed = String(tx.hash).toLowerCase()
-  if (computed !== claimed) throw new VerificationError('TRANSACTION_HASH', `transaction ${tx.hash}`, claimed, `${computed} from its fields`)
+  if (computed !== claimed) throw checkFailure('TRANSACTION_HASH_FROM_FIELDS', { hash: tx.hash, claimed, computed })
   return encoded
 }
 
@@ -176,10 +172,9 @@ export async function verifyTransactionSender(tx: RpcTransaction, encoded: Uint8
         : await recoverTransactionAddress({ serializedTransaction: bytesToHex(encoded) as never })
     ).toLowerCase()
   } catch (cause) {
-    throw new VerificationError('TRANSACTION_SENDER', `transaction ${tx.hash} signature`, 'a signature that recovers to a sender', 'none', { cause })
+    throw checkFailure('SIGNATURE_RECOVERS_NOBODY', { hash: tx.hash }, { cause })
   }
-  if (signer !== String(tx.from).toLowerCase())
-    throw new VerificationError('TRANSACTION_SENDER', `transaction ${tx.hash} from`, `${signer} (its signer)`, String(tx.from))
+  if (signer !== String(tx.from).toLowerCase()) throw checkFailure('SENDER_NOT_SIGNER', { hash: tx.hash, signer, from: tx.from })
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createMPT, type MerklePatriciaTrie, updateMPTFromMerkleProof } from '@ethereumjs/mpt'
 import { KECCAK256_RLP, MapDB, ValueEncoding } from '@ethereumjs/util'
 import { bytesToHex } from 'viem'
-import { ProofError } from './errors.js'
+import { checkFailure } from './check-failure.js'
 import { hexBytes } from './hex-fields.js'
 import { keccak256Bytes } from './keccak.js'
 import type { Hex } from './rpc-shapes.js'
@@ -58,13 +58,13 @@ export async function provenTrieValue(root: Hex, key: Hex, proof: readonly Hex[]
   for (const node of proof) {
     const bytes = typeof node === 'string' ? hexBytes(node) : undefined
     if (bytes === undefined)
-      throw new ProofError(what.check, what.subject, root, { cause: new Error(`a proof node is not hex: ${JSON.stringify(node)?.slice(0, 80)}`) })
+      throw checkFailure('PROOF_NOT_LINKED', { ...what, root }, { cause: new Error(`a proof node is not hex: ${JSON.stringify(node)?.slice(0, 80)}`) })
     nodes.push(bytes)
   }
   const rootBytes = hexBytes(root)
   const keyBytes = hexBytes(key)
   if (rootBytes === undefined || keyBytes === undefined)
-    throw new ProofError(what.check, what.subject, root, { cause: new Error('the root or the key is not hex') })
+    throw checkFailure('PROOF_NOT_LINKED', { ...what, root }, { cause: new Error('the root or the key is not hex') })
   const scratch = await scratchTrie()
   try {
     scratch.nodes.clear()
@@ -74,7 +74,7 @@ export async function provenTrieValue(root: Hex, key: Hex, proof: readonly Hex[]
     // The key is hashed here, not by the trie (useKeyHashing is off), so that what is looked up is visible.
     return await scratch.trie.get(keccak256Bytes(keyBytes), true)
   } catch (cause) {
-    throw new ProofError(what.check, what.subject, root, { cause })
+    throw checkFailure('PROOF_NOT_LINKED', { ...what, root }, { cause })
   } finally {
     scratch.nodes.clear()
     if (idle.length < IDLE_KEPT) idle.push(scratch)

@@ -1,5 +1,6 @@
 import type { UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../proofs/errors.js'
+import { checkFailure } from '../proofs/check-failure.js'
+import type { VerificationError } from '../proofs/errors.js'
 import type { Hex, RpcHeader } from '../proofs/rpc-shapes.js'
 import { type HeaderSource, hashOf, headersAt, linkingFromAny, walkDown } from './header-walk.js'
 
@@ -116,12 +117,7 @@ export class CheckpointChain {
     })
     const outcome = await Promise.race([walk.done.then((err) => ({ err })), waited]).finally(() => clearTimeout(timer))
     if (outcome === 'waiting') {
-      throw new VerificationError(
-        'HEADER_AGREEMENT',
-        `block ${header.number}`,
-        `a header linked to the configured checkpoint (block ${this.checkpoint.number})`,
-        `not yet: the gateway is linking ${blocks} blocks to it in the background; retry in a few seconds`,
-      )
+      throw checkFailure('NOT_YET_LINKED', { block: header.number, checkpoint: this.checkpoint.number, blocks })
     }
     if (walk.hash === header.hash && outcome.err !== undefined) throw outcome.err
   }
@@ -165,12 +161,7 @@ export class CheckpointChain {
 
   #tooFar(blocks: number): void {
     if (blocks <= this.#maxLinkBlocks) return
-    throw new VerificationError(
-      'HEADER_AGREEMENT',
-      'the block asked for',
-      `a header at most ${this.#maxLinkBlocks} blocks from one linked to the configured checkpoint (block ${this.checkpoint.number})`,
-      `${blocks} blocks away: configure a newer verifyCheckpoint`,
-    )
+    throw checkFailure('TOO_FAR_FROM_CHECKPOINT', { maxBlocks: this.#maxLinkBlocks, checkpoint: this.checkpoint.number, blocks })
   }
 
   /** A linked header's parent hash (the checkpoint's is fetched once: its header must hash to the checkpoint). */
@@ -180,7 +171,7 @@ export class CheckpointChain {
     let [header] = await headersAt(this.#source, [number])
     // One node's header is not the checkpoint's (or none came): another node's may be.
     if (hashOf(header) !== link.hash) header = await linkingFromAny(this.#source, number, link.hash)
-    if (header === undefined) throw this.#offChain(number, link.hash, 'no node has a header that links')
+    if (header === undefined) throw this.#offChain(number, link.hash, undefined)
     link.parentHash = header.parentHash.toLowerCase() as Hex
     return link.parentHash
   }
@@ -188,7 +179,7 @@ export class CheckpointChain {
   /** Walk from `top` down to `bottom` (walkDown), each link put in `into`; the parent hash of the header at `bottom`. */
   async #walkDown(parentHash: Hex, top: number, bottom: number, into: Map<number, Link>): Promise<Hex> {
     const reached = await walkDown(this.#source, parentHash, top, bottom, (n, hash, parent) => into.set(n, { hash, parentHash: parent }))
-    if (typeof reached !== 'string') throw this.#offChain(reached.unlinked, reached.expected, 'no node has a header that links')
+    if (typeof reached !== 'string') throw this.#offChain(reached.unlinked, reached.expected, undefined)
     return reached
   }
 
@@ -199,7 +190,8 @@ export class CheckpointChain {
     for (const n of drop.slice(0, this.#links.size - MAX_LINKS)) this.#links.delete(n)
   }
 
-  #offChain(number: number, expected: string, got: string): VerificationError {
-    return new VerificationError('HEADER_AGREEMENT', `block ${number}`, `${expected} (linked to the configured checkpoint)`, got)
+  /** `got` undefined: no node has a header that links. */
+  #offChain(number: number, linked: string, got: string | undefined): VerificationError {
+    return checkFailure('OFF_THE_CHECKPOINT_CHAIN', { block: number, linked, got })
   }
 }

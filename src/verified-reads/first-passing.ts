@@ -1,6 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { UNVERIFIED_BECAUSE } from '../errors/messages.js'
 import { type VerifyCheck, VerificationError } from '../proofs/errors.js'
 import { AnswerUnverified, PassOver, NodeErrorAnswer } from './errors.js'
 
@@ -70,7 +71,7 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
     } catch (err) {
       if (failed !== undefined) throw unverified(failures, failed)
       if (passed?.nodeError !== undefined) throw new NodeErrorAnswer(passed.nodeError)
-      if (passed !== undefined) throw new AnswerUnverified(`no node's answer was of the block asked (${passed.why})`, { cause: err })
+      if (passed !== undefined) throw new AnswerUnverified(UNVERIFIED_BECAUSE.NO_ANSWER_OF_THE_BLOCK({ why: passed.why }), { cause: err })
       throw err
     }
     attempts += answer.attempts
@@ -96,7 +97,7 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
 }
 
 function unverified(failures: number, last: VerificationError): AnswerUnverified {
-  return new AnswerUnverified(`${failures} node answer${failures === 1 ? '' : 's'} failed ${last.code} (${last.subject})`, { cause: last })
+  return new AnswerUnverified(UNVERIFIED_BECAUSE.ANSWERS_FAILED({ failures, check: last.code, subject: last.subject }), { cause: last })
 }
 
 /**

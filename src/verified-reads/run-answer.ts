@@ -1,4 +1,4 @@
-import { refusal } from '../errors/messages.js'
+import { refusal, UNVERIFIED_BECAUSE } from '../errors/messages.js'
 import { errorResponseJson, type GatewayError } from '../errors/registry.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { Answer } from '../upstream/answer.js'
@@ -36,6 +36,8 @@ export function refusedRun(err: unknown, idJson: string, kind: NodeKind, run: Pr
  */
 export function shielded<T>(running: Promise<T>): Promise<T> {
   return running.catch((err: unknown) => {
-    throw err instanceof VerificationError ? new AnswerUnverified(`the run on proven state: ${err.code} (${err.subject})`, { cause: err }) : err
+    throw err instanceof VerificationError
+      ? new AnswerUnverified(UNVERIFIED_BECAUSE.RUN_FAILED({ check: err.code, subject: err.subject }), { cause: err })
+      : err
   })
 }

@@ -1,4 +1,5 @@
 import type { NodeKind } from '../core/node-kind.js'
+import { UNVERIFIED_BECAUSE } from '../errors/messages.js'
 import { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { VerificationError } from '../proofs/errors.js'
@@ -188,12 +189,11 @@ export class VerifiedStateReads {
 
   /** The call as the client sent it, where only a node's error may be handed on (no block to check a value against). */
   #errorOnly(call: { kind: NodeKind; method: string; params: unknown; idJson: string; opts: PoolCallOptions }): Promise<Answer> {
-    const what = `a node answered ${call.method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`
     return harmlessOnly(
       this.pool,
       call,
       () => false,
-      () => new AnswerUnverified(what),
+      () => new AnswerUnverified(UNVERIFIED_BECAUSE.BLOCK_NOT_CHECKABLE({ method: call.method })),
     )
   }
 }

@@ -1,5 +1,6 @@
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
+import { closing, type Closing } from '../errors/close-reasons.js'
 import type { KeyContext } from '../gateway/key-directory.js'
 import type { UsageMeter } from '../usage/usage-meter.js'
 import { notificationUnits, type NotificationBudgets } from './notification-budget.js'
@@ -45,7 +46,7 @@ export class NotificationCharge {
    * Count one notification copy of `kind`, or say why the connection must close instead (past
    * either budget the connection is closed with 1008, docs/websocket.md).
    */
-  take(text: string, kind: NodeKind): string | undefined {
+  take(text: string, kind: NodeKind): Closing | undefined {
     // A turn's copies are settled under one node kind: they are charged as that kind.
     if (kind !== this.#kind) {
       this.settle()
@@ -54,14 +55,16 @@ export class NotificationCharge {
     const units = notificationUnits(text.length)
     const key = this.#key
     if (!this.#deps.notifications.spend(key.record.accountId, units)) {
-      const perSecond = this.#deps.config.notificationUnitsPerSecond
-      return `Notification budget: over ${perSecond} units/s (1 per 25 bytes); subscribe once per filter`
+      // Set: without a budget (null) spend never refuses.
+      const perSecond = this.#deps.config.notificationUnitsPerSecond!
+      return closing('ACCOUNT_NOTIFICATIONS_SPENT', { perSecond })
     }
     // This turn's copies are taken from the plan's units when settled: they count already.
     if (key.actor.unitsLeft(kind) - this.#units < units) {
       const limits = key.actor.state.limits
-      const perSecond = kind === 'full' ? limits.fullUnits : limits.archiveUnits
-      return `Notification budget: the plan's ${perSecond} units/s on ${kind} nodes are spent; subscribe once per filter`
+      // Set: a plan without a units limit has no end to its units left.
+      const perSecond = (kind === 'full' ? limits.fullUnits : limits.archiveUnits)!
+      return closing('PLAN_UNITS_SPENT_ON_NOTIFICATIONS', { perSecond, kind })
     }
     this.#count++
     this.#bytes += text.length

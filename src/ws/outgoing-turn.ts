@@ -2,7 +2,7 @@ import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { WebSocket } from '../front/uws.js'
 import type { NotificationCharge } from './notification-charge.js'
-import type { WsCloseCause } from './ws-counters.js'
+import { closing, type Closing } from '../errors/close-reasons.js'
 
 /** What of a uWS socket the turn writes through. */
 export type OutgoingSocket = Pick<WebSocket<unknown>, 'cork' | 'send' | 'getBufferedAmount'>
@@ -13,7 +13,7 @@ export interface OutgoingTurnDeps {
   /** This connection's notifications of the turn, charged before they are written. */
   charge: NotificationCharge
   /** Close the connection as a policy violation (1008) with `reason`: a slow consumer, or a budget spent. */
-  violated(reason: string, cause: WsCloseCause): void
+  violated(close: Closing): void
 }
 
 /** What uWS's `send` returns: sent, queued under backpressure (still sent), or dropped past its ceiling. */
@@ -72,7 +72,7 @@ export class OutgoingTurn {
   notify(text: string, kind: NodeKind): void {
     if (this.#closed) return
     const refused = this.#deps.charge.take(text, kind)
-    if (refused !== undefined) return this.#deps.violated(refused, 'notification-budget')
+    if (refused !== undefined) return this.#deps.violated(refused)
     this.send(text, true)
     // What waits for the end of the turn is held in memory: past the slow-consumer bound's worth,
     // it is written now, so that the bound applies within a turn too (a turn may carry many of
@@ -112,12 +112,12 @@ export class OutgoingTurn {
       }
     })
     if (status === OVER_OUR_BOUND) {
-      this.#deps.violated(`Slow consumer: over ${max} bytes unread; read faster`, 'slow-consumer')
+      this.#deps.violated(closing('SLOW_CONSUMER_UNREAD', { maxBytes: max }))
       return false
     }
     // Dropped by uWS's own backpressure ceiling (set far above ours; a safety net).
     if (status === SEND.DROPPED) {
-      this.#deps.violated('Slow consumer: message dropped; read faster', 'slow-consumer')
+      this.#deps.violated(closing('SLOW_CONSUMER_DROPPED', {}))
       return false
     }
     return true

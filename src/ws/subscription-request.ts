@@ -1,3 +1,5 @@
+import { MESSAGES, type SubscribeProblem } from '../errors/messages.js'
+
 /**
  * What an `eth_subscribe` asks for, checked and put in a canonical form: two clients asking for
  * the same thing (newHeads and newBlockHeaders, or the same logs filter written differently)
@@ -16,7 +18,6 @@ export interface SubscriptionRequest {
 
 export type SubscribeCheck = { ok: true; request: SubscriptionRequest } | { ok: false; message: string }
 
-const KINDS_TEXT = 'newHeads (also newBlockHeaders), logs or newPendingTransactions'
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/
 const TOPIC = /^0x[0-9a-fA-F]{64}$/
 
@@ -27,43 +28,43 @@ const TOPIC = /^0x[0-9a-fA-F]{64}$/
  */
 export function parseSubscribe(params: unknown): SubscribeCheck {
   if (!Array.isArray(params) || typeof params[0] !== 'string') {
-    return invalid(`eth_subscribe takes [kind, options?] where kind is ${KINDS_TEXT}`)
+    return invalid({ problem: 'no-kind' })
   }
   const [name, ...rest] = params as [string, ...unknown[]]
   switch (name) {
     case 'newHeads':
     case 'newBlockHeaders':
       // newBlockHeaders is web3.js's name for the same thing; nodes only know newHeads.
-      if (rest.length > 1 || (rest.length === 1 && !isPlainObject(rest[0]))) return invalid('newHeads takes no options (or one options object)')
+      if (rest.length > 1 || (rest.length === 1 && !isPlainObject(rest[0]))) return invalid({ problem: 'new-heads-options' })
       return ok('newHeads', ['newHeads', ...rest], `newHeads${rest.length ? JSON.stringify(canonical(rest)) : ''}`)
     case 'newPendingTransactions':
       if (rest.length > 1 || (rest.length === 1 && typeof rest[0] !== 'boolean')) {
-        return invalid('newPendingTransactions takes no options, or true for whole transactions')
+        return invalid({ problem: 'pending-options' })
       }
       return ok('newPendingTransactions', ['newPendingTransactions', ...rest], `newPendingTransactions${rest[0] === true ? ':full' : ''}`)
     case 'logs':
       return logs(rest)
     default:
-      return invalid(`unsupported subscription kind ${JSON.stringify(name.slice(0, 40))}; use ${KINDS_TEXT}`)
+      return invalid({ problem: 'unsupported-kind', kind: name })
   }
 }
 
 function logs(rest: unknown[]): SubscribeCheck {
-  if (rest.length > 1) return invalid('logs takes one filter object: { address?, topics? }')
+  if (rest.length > 1) return invalid({ problem: 'logs-filters-many' })
   const filter = rest.length === 0 || rest[0] === null ? {} : rest[0]
-  if (!isPlainObject(filter)) return invalid('the logs filter must be an object: { address?, topics? }')
+  if (!isPlainObject(filter)) return invalid({ problem: 'logs-filter-not-object' })
   for (const name of Object.keys(filter)) {
     if (name === 'address' || name === 'topics') continue
     if ((name === 'fromBlock' || name === 'toBlock') && (filter[name] === 'latest' || filter[name] === undefined)) continue
     if (name === 'fromBlock' || name === 'toBlock' || name === 'blockHash') {
-      return invalid(`a logs subscription delivers logs from new blocks only (fromBlock "latest"); use eth_getLogs for past blocks`)
+      return invalid({ problem: 'logs-past-blocks' })
     }
-    return invalid(`unknown logs filter field ${JSON.stringify(name.slice(0, 40))}; use address and topics`)
+    return invalid({ problem: 'logs-field-unknown', field: name })
   }
   const address = addresses(filter.address)
-  if (typeof address === 'string') return invalid(address)
+  if (!Array.isArray(address)) return invalid(address)
   const topics = topicList(filter.topics)
-  if (typeof topics === 'string') return invalid(topics)
+  if (!Array.isArray(topics)) return invalid(topics)
   const upstream: Record<string, unknown> = {}
   if (address.length > 0) upstream.address = address.length === 1 ? address[0] : address
   if (topics.length > 0) upstream.topics = topics.map((p) => (p === null ? null : p.length === 1 ? p[0] : p))
@@ -71,18 +72,18 @@ function logs(rest: unknown[]): SubscribeCheck {
 }
 
 /** Lower-case, sorted, unique: an OR of addresses does not depend on order or case. */
-function addresses(value: unknown): string[] | string {
+function addresses(value: unknown): string[] | SubscribeProblem {
   if (value === undefined || value === null) return []
   const list = Array.isArray(value) ? value : [value]
-  for (const a of list) if (typeof a !== 'string' || !ADDRESS.test(a)) return `invalid address ${JSON.stringify(a)} in the logs filter`
+  for (const a of list) if (typeof a !== 'string' || !ADDRESS.test(a)) return { problem: 'address-invalid', value: a }
   return unique(list as string[])
 }
 
 /** Each position null (any) or a sorted set of topics; trailing "any" positions dropped. */
-function topicList(value: unknown): Array<string[] | null> | string {
+function topicList(value: unknown): Array<string[] | null> | SubscribeProblem {
   if (value === undefined || value === null) return []
-  if (!Array.isArray(value)) return 'topics must be an array'
-  if (value.length > 4) return 'topics has at most 4 positions'
+  if (!Array.isArray(value)) return { problem: 'topics-not-array' }
+  if (value.length > 4) return { problem: 'topics-too-many' }
   const out: Array<string[] | null> = []
   for (const position of value) {
     if (position === null || (Array.isArray(position) && position.length === 0)) {
@@ -90,7 +91,7 @@ function topicList(value: unknown): Array<string[] | null> | string {
       continue
     }
     const list = Array.isArray(position) ? position : [position]
-    for (const topic of list) if (typeof topic !== 'string' || !TOPIC.test(topic)) return `invalid topic ${JSON.stringify(topic)} in the logs filter`
+    for (const topic of list) if (typeof topic !== 'string' || !TOPIC.test(topic)) return { problem: 'topic-invalid', value: topic }
     out.push(unique(list as string[]))
   }
   while (out.length > 0 && out[out.length - 1] === null) out.pop()
@@ -120,6 +121,6 @@ function ok(kind: SubscriptionKind, upstreamParams: unknown[], key: string): Sub
   return { ok: true, request: { kind, upstreamParams, key } }
 }
 
-function invalid(message: string): SubscribeCheck {
-  return { ok: false, message: `Invalid params: ${message}` }
+function invalid(problem: SubscribeProblem): SubscribeCheck {
+  return { ok: false, message: MESSAGES.SUBSCRIBE_PARAMS.text(problem) }
 }

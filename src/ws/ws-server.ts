@@ -1,5 +1,6 @@
 import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsConfig } from '../config/types.js'
+import { closing } from '../errors/close-reasons.js'
 import { refusal } from '../errors/messages.js'
 import { GatewayError, errorResponseJson } from '../errors/registry.js'
 import { clientIp, credentialsFrom } from '../front/http-rpc-route.js'
@@ -18,7 +19,7 @@ import type { Subscriptions } from './subscriptions.js'
 import type { WsCloseCause, WsCounters } from './ws-counters.js'
 import { NotificationBudgets } from './notification-budget.js'
 import type { WsDecisions } from './ws-decisions.js'
-import { CLOSE, WsSession, type WsUserData } from './ws-session.js'
+import { WsSession, type WsUserData } from './ws-session.js'
 
 export interface WsServerDeps {
   /** The same admission as HTTP: network, IP throttle, key, origin, plan access, the key's pool. */
@@ -132,7 +133,7 @@ export class WsServer {
   /** Close every connection with 1001 (the gateway is shutting down). */
   close(): void {
     clearInterval(this.#timer)
-    for (const session of [...this.#sessions]) session.end(CLOSE.GOING_AWAY, 'The gateway is shutting down; reconnect', 'shutdown')
+    for (const session of [...this.#sessions]) session.end(closing('SHUTTING_DOWN', {}))
   }
 
   #upgrade(res: HttpResponse, req: HttpRequest, context: unknown, exchanges: Exchanges): void {

@@ -2,6 +2,7 @@ import type { Clock } from '../../actors/runtime/clock.js'
 import type { WsDecision } from '../../actors/account/ws-limits.js'
 import type { WsConfig } from '../config/types.js'
 import type { NodeKind } from '../core/node-kind.js'
+import { closing, type Closing } from '../errors/close-reasons.js'
 import { MESSAGES } from '../errors/messages.js'
 import { ERRORS, GatewayError, errorResponseJson } from '../errors/registry.js'
 import type { DispatchContext } from '../gateway/dispatch-context.js'
@@ -38,14 +39,6 @@ export interface WsSessionDeps {
   notifications: NotificationBudgets
   onError: (err: unknown) => void
 }
-
-/** Close codes the gateway uses (docs/websocket.md). */
-export const CLOSE = Object.freeze({
-  /** Policy violation: a slow consumer, or a key that stopped being valid. */
-  POLICY: 1008,
-  /** The gateway is shutting down. */
-  GOING_AWAY: 1001,
-})
 
 /**
  * One client's WebSocket connection: every message is admitted by the key's actor (the
@@ -107,7 +100,7 @@ export class WsSession {
     this.#turn = new OutgoingTurn(socket, {
       config: this.#deps.config,
       charge,
-      violated: (reason, cause) => this.end(CLOSE.POLICY, reason, cause),
+      violated: (close) => this.end(close),
     })
     this.#deps.counters.opened(this.network)
     this.#deps.notifications.open(this.account)
@@ -179,8 +172,8 @@ export class WsSession {
     this.#turn.notify(text, kind)
   }
 
-  /** Close with a code and a reason (uWS then calls closed() at once). */
-  end(code: number, reason: string, cause: WsCloseCause): void {
+  /** Close with a code and a reason of CLOSE_REASONS (uWS then calls closed() at once). */
+  end({ code, reason, cause }: Closing): void {
     if (this.#closed || this.#socket === undefined) return
     // Answers already decided go first (a shutdown's 1001 follows the answers of the calls it waited for).
     if (cause !== 'slow-consumer') this.#turn?.flush()
@@ -215,7 +208,7 @@ export class WsSession {
   recheck(): boolean {
     const refused = this.#deps.admission.recheck(this.#admitted)
     if (refused === undefined) return true
-    this.end(CLOSE.POLICY, refused.message, 'key-invalid')
+    this.end(closing('ACCESS_WITHDRAWN', { refusal: refused }))
     return false
   }
 
