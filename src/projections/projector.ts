@@ -10,6 +10,7 @@ import type { Projection } from '../store/projection.js'
 import { usageProjection } from '../usage/usage-projection.js'
 import { penaltyProjection } from './penalty-projection.js'
 import { ProjectionGap, ProjectionAheadOfLog } from './errors.js'
+import { UsageHold } from './usage-hold.js'
 
 /** Every projection, applied in this order to each event. */
 export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection, billingProjection])
@@ -46,27 +47,21 @@ export interface ProjectorOptions {
   /** Most events per LMDB transaction (default 256). */
   batch?: number
   /**
-   * While following, a batch of usage alone is committed at least this long after the last
-   * commit of its log (default 500 ms): see USAGE_COMMIT_MS.
+   * While following, batches of usage alone are held until this long after the last commit of
+   * their log (default USAGE_COMMIT_MS), and committed together: see UsageHold.
    */
   usageCommitMs?: number
   /** Called after each committed batch that touched keys or accounts. */
   onApplied?: (changes: ProjectorChanges) => void
-  /** Called when a batch fails (the log delivers it again) or onApplied throws. */
+  /** Called when a batch fails (the log delivers it again; held usage is tried again) or onApplied throws. */
   onError?: (error: Error) => void
 }
 
 /**
- * Every instance projects the usage of every instance: one UsageRecorded per key, instance and
- * `usage.intervalMs`, arriving as each instance's outbox flushes. Committed as it came, that was a
- * transaction for every flush of every instance (a fixed cost each: the commit writes every page
- * the batch dirtied, and an account's rows were written again for each instance's report of the
- * same second); held for half a second, the reports of one interval go in one or two. Usage is
- * read by people (the dashboard, `tollgate usage`), not by the request path, so half a second
- * later changes nothing anyone sees; a batch with anything else in it (a key, a plan, a
- * penalty) is committed at once, and so is everything that came while a usage batch waited.
+ * How long after a log's last commit its held usage is committed: the default `usage.intervalMs`,
+ * so that each instance's report of an interval is in one transaction with the others' (UsageHold).
  */
-const USAGE_COMMIT_MS = 500
+export const USAGE_COMMIT_MS = 1_000
 
 const PROJECTOR_DEFAULTS = Object.freeze({ batch: 256, usageCommitMs: USAGE_COMMIT_MS })
 
@@ -93,10 +88,6 @@ export class Projector {
   readonly #onApplied?: (changes: ProjectorChanges) => void
   readonly #onError?: (error: Error) => void
   readonly #usageCommitMs: number
-  /** Events of usage batches waiting for their commit (usageCommitMs). */
-  #holding = 0
-  /** Ends the waits of usage batches at once: the projector is stopping. */
-  #stopping = new AbortController()
   /** The log, then its usage partitions (EventLog.partitions): each read from its own checkpoint. */
   readonly #sources: readonly Source[]
   readonly #main: Source
@@ -110,27 +101,25 @@ export class Projector {
     this.#usageCommitMs = opts.usageCommitMs ?? PROJECTOR_DEFAULTS.usageCommitMs
     this.#onApplied = opts.onApplied
     this.#onError = opts.onError
-    this.#main = new Source(log, undefined)
-    this.#sources = [this.#main, ...log.partitions.map((partition, p) => new Source(partition, p))]
+    // Held usage (UsageHold): at most 8 transactions' worth, so that a stop or a key commits it in a few.
+    const holdLimit = 8 * batch
+    const sourceOf = (partition: EventLog, p: number | undefined): Source =>
+      new Source(partition, p, (self) => new UsageHold((events) => this.#commitHeld(self, events), holdLimit))
+    this.#main = sourceOf(log, undefined)
+    this.#sources = [this.#main, ...log.partitions.map((partition, p) => sourceOf(partition, p))]
   }
 
   /** Follow the log (and each usage partition) from its checkpoint + 1, now and as events are appended, until stop(). */
   start(): void {
     if (this.#followers.length > 0) return
-    this.#stopping = new AbortController()
     for (const source of this.#sources) {
       this.#followers.push(
         source.log.follow(source.stored(this.#store) + 1, async (batch) => {
+          const wait = source.committedAt + this.#usageCommitMs - performance.now()
+          if (batch.every(isUsage) && source.hold.hold(batch, Math.max(0, wait))) return
           try {
-            if (batch.every(isUsage)) {
-              this.#holding += batch.length
-              try {
-                await source.spaced(this.#usageCommitMs, this.#stopping.signal)
-              } finally {
-                this.#holding -= batch.length
-              }
-            }
-            await this.#applyEvents(source, batch)
+            // What is held comes before the batch in the log: both in order, in one go.
+            await this.#applyEvents(source, source.hold.size > 0 ? source.hold.take().concat(batch) : batch)
           } catch (error) {
             this.#onError?.(error as Error)
             throw error // the log delivers the batch again
@@ -145,9 +134,11 @@ export class Projector {
     }
   }
 
-  /** Events of usage batches that wait for their commit now (usageCommitMs): none once stopped. */
+  /** Events of usage held for their commit now (UsageHold): none once stopped. */
   holding(): number {
-    return this.#holding
+    let sum = 0
+    for (const source of this.#sources) sum += source.hold.size
+    return sum
   }
 
   /** Events applied, over the log and its partitions (the sum of their checkpoints). */
@@ -230,8 +221,10 @@ export class Projector {
   async stop(): Promise<void> {
     const followers = this.#followers
     this.#followers = []
-    this.#stopping.abort()
+    for (const source of this.#sources) source.hold.stop()
     await Promise.all(followers.map((follower) => follower.stop()))
+    // What is held is committed now; should that fail, the checkpoint has not passed it and the next start reads it again.
+    for (const source of this.#sources) await this.#commitHeld(source, source.hold.take()).catch(() => undefined)
   }
 
   /**
@@ -241,6 +234,17 @@ export class Projector {
    */
   async apply(events: readonly StoredEvent[]): Promise<number> {
     return this.#applyEvents(this.#main, events)
+  }
+
+  /** Held usage (UsageHold), committed: a failure is reported, and rejects so that the hold keeps it. */
+  async #commitHeld(source: Source, events: readonly StoredEvent[]): Promise<void> {
+    if (events.length === 0) return
+    try {
+      await this.#applyEvents(source, events)
+    } catch (error) {
+      this.#onError?.(error as Error)
+      throw error
+    }
   }
 
   async #applyEvents(source: Source, events: readonly StoredEvent[]): Promise<number> {
@@ -324,12 +328,16 @@ class Source {
   target: number | undefined
   /** When its last transaction was committed (performance.now()); -Infinity before the first. */
   committedAt = Number.NEGATIVE_INFINITY
+  /** Its usage held while following. */
+  readonly hold: UsageHold
 
   constructor(
     readonly log: EventLog,
     readonly partition: number | undefined,
+    hold: (self: Source) => UsageHold,
   ) {
     this.#key = partition === undefined ? undefined : `${PARTITION_CHECKPOINT_PREFIX}${partition}`
+    this.hold = hold(this)
   }
 
   /** Its checkpoint as the store has it (outside a transaction). */
@@ -344,21 +352,6 @@ class Source {
   set(writer: StateWriter, seq: number): void {
     if (this.#key === undefined) writer.setCheckpoint(seq)
     else writer.part(openPartitionCheckpoints).meta.put(this.#key, seq)
-  }
-
-  /** Resolves `ms` after its last commit (at once when that has passed, or when `signal` aborts). */
-  spaced(ms: number, signal: AbortSignal): Promise<void> {
-    const wait = this.committedAt + ms - performance.now()
-    if (wait <= 0 || signal.aborted) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer)
-        signal.removeEventListener('abort', done)
-        resolve()
-      }
-      const timer = setTimeout(done, wait)
-      signal.addEventListener('abort', done, { once: true })
-    })
   }
 
   raiseTarget(seq: number): void {
