@@ -1,15 +1,17 @@
 import type { EventBatch } from '../events/event-batch.js'
 import type { EventLog, LogFollower } from '../events/log.js'
-import { categoryOf, EVENT_TYPES, type EventType, type StoredEvent, type TollgateEvent } from '../events/types.js'
+import { categoryOf, EVENT_TYPES, type EventType, type StoredEvent } from '../events/types.js'
 import type { StateStore } from '../store/state-store.js'
-import type { StateTables, StateWriter, WriterPart } from '../store/state-writer.js'
 import { accountProjection } from './account-projection.js'
 import { billingProjection } from './billing-projection.js'
 import { keyProjection } from './key-projection.js'
 import type { Projection } from '../store/projection.js'
 import { usageProjection } from '../usage/usage-projection.js'
 import { penaltyProjection } from './penalty-projection.js'
+import { BatchMerge } from './batch-merge.js'
 import { ProjectionGap, ProjectionAheadOfLog } from './errors.js'
+import { LogSource } from './log-source.js'
+import { type ProjectorChanges, Touched } from './touched.js'
 import { UsageHold } from './usage-hold.js'
 
 /** Every projection, applied in this order to each event. */
@@ -34,14 +36,6 @@ const PROJECTIONS_OF: ReadonlyMap<string, readonly Projection[]> = new Map(
 const NONE: readonly Projection[] = []
 
 const isUsage = ({ event }: StoredEvent): boolean => categoryOf(event.type) === 'usage'
-
-/** What a batch touched: the gateway refreshes the actors of these keys and accounts. */
-export interface ProjectorChanges {
-  keyHashes: string[]
-  accountIds: string[]
-  /** Penalty keys (`ip:<address>`…) whose decisions the batch carried. */
-  penaltyKeys: string[]
-}
 
 export interface ProjectorOptions {
   /** Most events per LMDB transaction (default 256). */
@@ -89,8 +83,8 @@ export class Projector {
   readonly #onError?: (error: Error) => void
   readonly #usageCommitMs: number
   /** The log, then its usage partitions (EventLog.partitions): each read from its own checkpoint. */
-  readonly #sources: readonly Source[]
-  readonly #main: Source
+  readonly #sources: readonly LogSource[]
+  readonly #main: LogSource
   #followers: LogFollower[] = []
 
   constructor(store: StateStore, log: EventLog, opts: ProjectorOptions = {}) {
@@ -103,8 +97,8 @@ export class Projector {
     this.#onError = opts.onError
     // Held usage (UsageHold): at most 8 transactions' worth, so that a stop or a key commits it in a few.
     const holdLimit = 8 * batch
-    const sourceOf = (partition: EventLog, p: number | undefined): Source =>
-      new Source(partition, p, (self) => new UsageHold((events) => this.#commitHeld(self, events), holdLimit))
+    const sourceOf = (partition: EventLog, p: number | undefined): LogSource =>
+      new LogSource(partition, p, (self) => new UsageHold((events) => this.#commitHeld(self, events), holdLimit))
     this.#main = sourceOf(log, undefined)
     this.#sources = [this.#main, ...log.partitions.map((partition, p) => sourceOf(partition, p))]
   }
@@ -237,7 +231,7 @@ export class Projector {
   }
 
   /** Held usage (UsageHold), committed: a failure is reported, and rejects so that the hold keeps it. */
-  async #commitHeld(source: Source, events: readonly StoredEvent[]): Promise<void> {
+  async #commitHeld(source: LogSource, events: readonly StoredEvent[]): Promise<void> {
     if (events.length === 0) return
     try {
       await this.#applyEvents(source, events)
@@ -247,7 +241,7 @@ export class Projector {
     }
   }
 
-  async #applyEvents(source: Source, events: readonly StoredEvent[]): Promise<number> {
+  async #applyEvents(source: LogSource, events: readonly StoredEvent[]): Promise<number> {
     let checkpoint = source.stored(this.#store)
     for (let i = 0; i < events.length; i += this.#batch) {
       const chunk = events.slice(i, i + this.#batch)
@@ -258,7 +252,7 @@ export class Projector {
   }
 
   /** One transaction of events from seq `first` on, after those missing before it; returns the new checkpoint. */
-  async #applyChunk(source: Source, chunk: Iterable<StoredEvent>, first: number): Promise<number> {
+  async #applyChunk(source: LogSource, chunk: Iterable<StoredEvent>, first: number): Promise<number> {
     let checkpoint = source.stored(this.#store)
     // A batch that starts past checkpoint + 1 (the store was wiped under a running follower,
     // or another log's follower) would otherwise skip the events in between forever.
@@ -269,7 +263,7 @@ export class Projector {
   }
 
   /** Read events from..upTo (at most one batch) from the log and apply them; returns the new checkpoint. */
-  async #readAndApply(source: Source, from: number, upTo: number): Promise<number> {
+  async #readAndApply(source: LogSource, from: number, upTo: number): Promise<number> {
     const events = await source.log.read(from, Math.min(this.#batch, upTo - from + 1))
     if (events.length === 0 || events[0]!.seq !== from) {
       throw new ProjectionGap(`${source.name(this.#main.log)} has no event at seq ${from} (state store at ${this.#store.path})`)
@@ -278,7 +272,7 @@ export class Projector {
   }
 
   /** One transaction: skip what is applied, apply the rest in order, move the checkpoint. */
-  #commit(source: Source, chunk: Iterable<StoredEvent>): number {
+  #commit(source: LogSource, chunk: Iterable<StoredEvent>): number {
     const { checkpoint, changes } = this.#store.write((writer) => {
       let checkpoint = source.get(writer)
       const touched = new Touched()
@@ -305,176 +299,5 @@ export class Projector {
       }
     }
     return checkpoint
-  }
-}
-
-/** meta: the checkpoint of usage partition p is `checkpoint.usage.<p>` (the log's own is `checkpoint`). */
-export const PARTITION_CHECKPOINT_PREFIX = 'checkpoint.usage.'
-
-/** The meta table inside a write transaction, for the partitions' checkpoints (the writer keeps the log's). */
-class PartitionCheckpoints implements WriterPart {
-  constructor(readonly meta: StateTables['meta']) {}
-  flush(): void {}
-  reset(): void {}
-}
-function openPartitionCheckpoints(tables: StateTables): PartitionCheckpoints {
-  return new PartitionCheckpoints(tables.meta)
-}
-
-/** One log the projector reads, with its own checkpoint in the store: the event log, or one usage partition. */
-class Source {
-  readonly #key: string | undefined
-  /** Its last seq as last seen; caughtUp() compares the checkpoint with it. */
-  target: number | undefined
-  /** When its last transaction was committed (performance.now()); -Infinity before the first. */
-  committedAt = Number.NEGATIVE_INFINITY
-  /** Its usage held while following. */
-  readonly hold: UsageHold
-
-  constructor(
-    readonly log: EventLog,
-    readonly partition: number | undefined,
-    hold: (self: Source) => UsageHold,
-  ) {
-    this.#key = partition === undefined ? undefined : `${PARTITION_CHECKPOINT_PREFIX}${partition}`
-    this.hold = hold(this)
-  }
-
-  /** Its checkpoint as the store has it (outside a transaction). */
-  stored(store: StateStore): number {
-    return this.#key === undefined ? store.checkpoint() : ((store.table('meta').get(this.#key) as number | undefined) ?? 0)
-  }
-
-  get(writer: StateWriter): number {
-    return this.#key === undefined ? writer.checkpoint() : (writer.part(openPartitionCheckpoints).meta.get(this.#key) ?? 0)
-  }
-
-  set(writer: StateWriter, seq: number): void {
-    if (this.#key === undefined) writer.setCheckpoint(seq)
-    else writer.part(openPartitionCheckpoints).meta.put(this.#key, seq)
-  }
-
-  raiseTarget(seq: number): void {
-    if (this.target === undefined || seq > this.target) this.target = seq
-  }
-
-  /** For errors: "the jetstream log", "usage partition 2 of the jetstream log". */
-  name(main: EventLog): string {
-    return this.partition === undefined ? `the ${main.kind} log` : `usage partition ${this.partition} of the ${main.kind} log`
-  }
-}
-
-/**
- * Batches of several logs read in parallel, applied one at a time in step: once every log still
- * read has a batch waiting, the batch whose first event is the oldest is applied, and its log reads
- * on. The usage read models keep windows that move with the newest event time seen over all logs
- * (ids for a minute, hours for weeks): applied log after log, a partition read late would find its
- * hours already dropped. In step, the logs are at most one batch's span of event time apart.
- * Within one log, events are applied in its order, so an account's usage (in one partition) is.
- */
-class BatchMerge {
-  readonly #waiting: ({ time: number; apply: () => Promise<void>; settle: (err?: unknown) => void } | undefined)[]
-  readonly #done: boolean[]
-  #failure: { err: unknown } | undefined
-  #running = false
-
-  constructor(logs: number) {
-    this.#waiting = new Array(logs).fill(undefined)
-    this.#done = new Array(logs).fill(false)
-  }
-
-  /** Log `k` has `batch`: resolves once `apply` ran for it (rejects with its error, or another log's). */
-  offer(k: number, batch: EventBatch, apply: () => Promise<void>): Promise<void> {
-    if (this.#failure !== undefined) return Promise.reject(this.#failure.err)
-    let time = Number.POSITIVE_INFINITY
-    for (const { event } of batch) {
-      time = event.time
-      break
-    }
-    return new Promise((resolve, reject) => {
-      this.#waiting[k] = { time, apply, settle: (err) => (err === undefined ? resolve() : reject(err)) }
-      this.#next()
-    })
-  }
-
-  /** Log `k` has nothing more. */
-  done(k: number): void {
-    this.#done[k] = true
-    this.#next()
-  }
-
-  /** A log's read failed: every batch waiting is refused with its error (the reads end). */
-  fail(err: unknown): void {
-    this.#failure ??= { err }
-    for (let k = 0; k < this.#waiting.length; k++) {
-      const waiting = this.#waiting[k]
-      this.#waiting[k] = undefined
-      waiting?.settle(this.#failure.err)
-    }
-  }
-
-  throwIfFailed(): void {
-    if (this.#failure !== undefined) throw this.#failure.err
-  }
-
-  #next(): void {
-    if (this.#running || this.#failure !== undefined) return
-    let pick = -1
-    for (let k = 0; k < this.#waiting.length; k++) {
-      const waiting = this.#waiting[k]
-      if (waiting === undefined) {
-        if (!this.#done[k]) return // its next batch may be older than every one waiting
-        continue
-      }
-      if (pick === -1 || waiting.time < this.#waiting[pick]!.time) pick = k
-    }
-    if (pick === -1) return
-    const waiting = this.#waiting[pick]!
-    this.#waiting[pick] = undefined
-    this.#running = true
-    waiting.apply().then(
-      () => {
-        this.#running = false
-        waiting.settle()
-        this.#next()
-      },
-      (err: unknown) => {
-        this.#running = false
-        waiting.settle(err)
-        this.fail(err)
-      },
-    )
-  }
-}
-
-/**
- * The keys and accounts that the account events of a chunk concern, skipped ones included: when
- * the CLI applied a KeyRevoked to a store the gateway shares, the gateway's projector skips it,
- * and its actors must still hear that the key changed.
- */
-class Touched {
-  readonly #keyHashes = new Set<string>()
-  readonly #accountIds = new Set<string>()
-  readonly #penaltyKeys = new Set<string>()
-
-  add(event: TollgateEvent, writer: StateWriter): void {
-    if (event.type === 'IpThrottled') this.#penaltyKeys.add(`ip:${event.ip}`)
-    if (event.type === 'WsCooldownStarted' || event.type === 'WsPenaltyImposed') {
-      // A block decided by another instance (or before a restart) must reach this key's actor.
-      const hash = writer.keyHashOf(event.keyId)
-      if (hash !== undefined) this.#keyHashes.add(hash)
-      return
-    }
-    if (categoryOf(event.type) !== 'accounts' || !('accountId' in event)) return
-    this.#accountIds.add(event.accountId)
-    if (event.type === 'KeyIssued') this.#keyHashes.add(event.keyHash)
-    if (event.type === 'KeyRevoked' || event.type === 'DomainsRestricted' || event.type === 'KeyRestricted' || event.type === 'KeyTokenRequired') {
-      const hash = writer.keyHashOf(event.keyId)
-      if (hash !== undefined) this.#keyHashes.add(hash)
-    }
-  }
-
-  changes(): ProjectorChanges {
-    return { keyHashes: [...this.#keyHashes], accountIds: [...this.#accountIds], penaltyKeys: [...this.#penaltyKeys] }
   }
 }

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import type { Database } from 'lmdb'
 import type { EventLog } from '../events/log.js'
 import { STATE_DB_NAMES, StateStore } from '../store/state-store.js'
-import { PARTITION_CHECKPOINT_PREFIX, Projector } from './projector.js'
+import { PARTITION_CHECKPOINT_PREFIX } from './log-source.js'
+import { Projector } from './projector.js'
 
 /** What a replay did: how many events the store now reflects, and the digest of the result. */
 export interface ReplayResult {
