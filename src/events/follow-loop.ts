@@ -4,6 +4,11 @@ import type { StoredEvent } from './types.js'
 const RETRY_FIRST_MS = 100
 const RETRY_MAX_MS = 5_000
 
+/** The pause after `failures` failures in a row (1, 2, …): doubling from RETRY_FIRST_MS up to RETRY_MAX_MS, so a failing projection never spins. */
+export function retryPauseMs(failures: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1))
+}
+
 export interface FollowLoopOptions {
   /** First seq to deliver. */
   from: number
@@ -71,7 +76,7 @@ export class FollowLoop implements Follower {
         this.#opts.onError?.(err)
         failures += 1
         // Not cut short by appends: a failing projection must not spin at the append rate.
-        await this.#sleep(Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1)), false)
+        await this.#sleep(retryPauseMs(failures), false)
       }
     }
   }

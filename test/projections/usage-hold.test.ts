@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { EmbeddedLog } from '../../src/events/embedded-log.js'
 import { Projector } from '../../src/projections/projector.js'
 import { StateStore } from '../../src/store/state-store.js'
@@ -14,11 +14,12 @@ import { accountWithKey, T0, tempDir, usageEvent } from './fixtures.js'
 const HOLD_MS = 120_000
 const BOUND_MS = 15_000
 
-t.test('usage is held; a key that follows it is applied at once, with it; a stop commits what is held', async (t) => {
+/** A projector following an embedded log that holds one account with a key, applied. */
+async function following(t: Test, opts: { batch?: number } = {}) {
   const dir = tempDir(t, 'hold')
   const log = EmbeddedLog.open(join(dir, 'log'))
   const store = StateStore.open(join(dir, 'state'))
-  const projector = new Projector(store, log, { usageCommitMs: HOLD_MS })
+  const projector = new Projector(store, log, { usageCommitMs: HOLD_MS, ...opts })
   t.teardown(async () => {
     await projector.stop()
     store.close()
@@ -28,6 +29,11 @@ t.test('usage is held; a key that follows it is applied at once, with it; a stop
   const first = accountWithKey('acc_1', `0x${'1'.repeat(40)}`)
   await log.append(first.events)
   await waitFor(() => projector.applied() === first.events.length, 'the account and its key')
+  return { log, store, projector, first }
+}
+
+t.test('usage is held; a key that follows it is applied at once, with it; a stop commits what is held', async (t) => {
+  const { log, store, projector, first } = await following(t)
 
   // Usage right after a commit: held, not applied.
   const usage = (requests: number) => usageEvent({ accountId: 'acc_1', keyId: first.key.keyId, intervalStart: T0 + requests * 1000, requests })
@@ -58,20 +64,8 @@ t.test('usage is held; a key that follows it is applied at once, with it; a stop
 })
 
 t.test('usage past the hold limit is applied at once', async (t) => {
-  const dir = tempDir(t, 'limit')
-  const log = EmbeddedLog.open(join(dir, 'log'))
-  const store = StateStore.open(join(dir, 'state'))
   // A batch of 2 events a transaction: the hold takes 8 transactions' worth, 16 events.
-  const projector = new Projector(store, log, { usageCommitMs: HOLD_MS, batch: 2 })
-  t.teardown(async () => {
-    await projector.stop()
-    store.close()
-    await log.close()
-  })
-  projector.start()
-  const first = accountWithKey('acc_1', `0x${'1'.repeat(40)}`)
-  await log.append(first.events)
-  await waitFor(() => projector.applied() === first.events.length, 'the account and its key')
+  const { log, projector, first } = await following(t, { batch: 2 })
   const events = Array.from({ length: 20 }, (_, i) => usageEvent({ accountId: 'acc_1', keyId: first.key.keyId, intervalStart: T0 + i * 1000, requests: i + 1 }))
   await log.append(events)
   const appliedIn = await within(BOUND_MS, () => projector.applied() === first.events.length + 20)

@@ -1,12 +1,8 @@
 import type { Consumer, ConsumerMessages } from '@nats-io/jetstream'
 import { decodeEvent } from '../codec.js'
-import type { Follower } from '../follow-loop.js'
+import { type Follower, retryPauseMs } from '../follow-loop.js'
 import type { StoredEvent } from '../types.js'
 import type { JetStreamConnection } from './connection.js'
-
-/** First and longest pause before handing a rejected batch over again, or making the consumer again. */
-const RETRY_FIRST_MS = 100
-const RETRY_MAX_MS = 5_000
 
 export interface StreamFollowerOptions {
   stream: string
@@ -144,7 +140,7 @@ export class StreamFollower implements Follower {
 
   #pause(failures: number): Promise<void> {
     if (this.#stopped) return Promise.resolve()
-    const ms = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (failures - 1))
+    const ms = retryPauseMs(failures)
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms)
       function done(): void {
