@@ -1,5 +1,8 @@
 import type { CheckSaid, VerifyCheck } from './verify-check.js'
 
+/** A check that needs no facts beyond its name. */
+type NoFacts = Record<never, never>
+
 /** A failed check's words: the place in the answer, what was required, what came. */
 const said = (check: VerifyCheck, subject: string, expected: string, got: string): CheckSaid => ({ check, subject, expected, got })
 
@@ -131,6 +134,114 @@ export const FAILED_CHECKS = {
   OFF_THE_CHECKPOINT_CHAIN: {
     says: (f: { block: number; linked: string; got: string | undefined }) =>
       said('HEADER_AGREEMENT', `block ${f.block}`, `${f.linked} (linked to the configured checkpoint)`, f.got ?? 'no node has a header that links'),
+  },
+
+  // Headers (verified-reads/trusted-headers.ts, block-hashes.ts, log-reads.ts): agreement of the nodes, links between headers.
+  NO_HEADER_REPORTED: { says: (f: { tag: string }) => said('HEADER_AGREEMENT', `the ${f.tag} block`, 'a header that nodes report', 'none') },
+  NO_QUORUM: {
+    says: (f: { block: string; quorum: number; configured: number; healthy: number }) =>
+      said('HEADER_AGREEMENT', `block ${f.block}`, `${f.quorum} of the ${f.configured} configured nodes reporting one header (${f.healthy} healthy)`, 'fewer'),
+  },
+  HEADER_NOT_THE_NAMED: { says: (f: { named: string; hash: string }) => said('HEADER_HASH', 'block hash', f.named, f.hash) },
+  NAMED_BLOCK_NOT_AGREED: {
+    says: (f: { hash: string; number: number; agreed: string | null }) =>
+      said(
+        'HEADER_AGREEMENT',
+        `block ${f.hash} (named by hash)`,
+        f.agreed === null
+          ? `a block the nodes agree on at its number (${f.number}): they agree there is none yet`
+          : `the block the nodes agree on at its number (${f.number}): ${f.agreed}`,
+        'another block, not on the chain the nodes agree on',
+      ),
+  },
+  NOT_LINKED_TO_TRUSTED_BLOCK: {
+    says: (f: { block: number; expected: string; trusted: string }) =>
+      said('HEADER_AGREEMENT', `block ${f.block}`, `${f.expected} (linked to the trusted block ${f.trusted})`, 'no node has a header that links'),
+  },
+  // `none`: the node gave no header, or no answer to the batch; log-reads.ts counts a node only for a header that does not link.
+  LINKED_HEADER_MISSING: {
+    says: (f: { block: number; expected: string; none: 'no header' | 'no answer' }) => said('HEADER_HASH', `block ${f.block}`, f.expected, f.none),
+  },
+  PARENT_HASH_DIFFERS: {
+    says: (f: { block: number; expected: string; hash: string }) => said('HEADER_HASH', `block ${f.block} (parent of ${f.block + 1})`, f.expected, f.hash),
+  },
+
+  // Block reads (verified-reads/block-reads.ts): a block, its receipts, a transaction or receipt in it.
+  NO_RESULT: {
+    says: (f: { check: 'HEADER_HASH' | 'RECEIPTS_ROOT'; subject: string; answered: 'an error' | 'null' }) => said(f.check, f.subject, 'a result', f.answered),
+  },
+  BLOCK_NOT_THE_TRUSTED: { says: (f: { trusted: string; hash: string }) => said('HEADER_HASH', 'block', f.trusted, f.hash) },
+  TRANSACTIONS_NOT_OBJECTS: { says: (_: NoFacts) => said('TRANSACTIONS_ROOT', 'transactions', 'full objects', 'hashes') },
+  RECEIPTS_NOT_A_LIST: { says: (f: { block: string; type: string }) => said('RECEIPTS_ROOT', `receipts of ${f.block}`, 'a list', f.type) },
+  RECEIPT_BLOCK_HASH_INVALID: { says: (f: { blockHash: unknown }) => said('RECEIPT_PLACE', 'receipt blockHash', 'a block hash', String(f.blockHash)) },
+  BLOCK_NOT_CANONICAL: {
+    says: (f: { of: 'receipt' | 'transaction'; blockHash: unknown }) =>
+      said(f.of === 'receipt' ? 'RECEIPT_PLACE' : 'TRANSACTION_PLACE', `${f.of} blockHash`, 'a canonical block', String(f.blockHash)),
+  },
+  NOT_IN_ITS_BLOCK: {
+    says: (f: { of: 'receipt' | 'transaction'; hash: unknown; block: string }) =>
+      f.of === 'receipt'
+        ? said('RECEIPTS_ROOT', `receipt of ${String(f.hash)}`, `in block ${f.block}`, 'absent')
+        : said('TRANSACTIONS_ROOT', `transaction ${String(f.hash)}`, `in block ${f.block}`, 'absent'),
+  },
+  NO_PROOF: { says: (f: { address: string }) => said('ACCOUNT_PROOF', f.address, 'an eth_getProof result', 'none') },
+  // first-passing.ts: an answer that does not parse fails the check the call is for.
+  NOT_JSON: { says: (f: { check: VerifyCheck; method: string }) => said(f.check, f.method, 'JSON', 'not JSON') },
+
+  // Logs (verified-reads/log-reads.ts): the node's logs against those of the proven receipts.
+  LOGS_NOT_A_LIST: { says: (f: { type: string }) => said('LOGS_COMPLETE', 'eth_getLogs', 'a list of logs', f.type) },
+  LOG_NOT_PROVEN: {
+    says: (f: { index: number; proven: string | undefined; log: string }) =>
+      said('LOGS_COMPLETE', `log ${f.index}`, f.proven ?? 'no further log (from proven receipts)', f.log),
+  },
+  LOGS_LEFT_OUT: {
+    says: (f: { everyClient: number; missing: number }) =>
+      said('LOGS_COMPLETE', 'eth_getLogs', `${f.everyClient} logs every client's rule matches (from proven receipts)`, `${f.missing} of them left out`),
+  },
+  LOGS_NOT_CHECKABLE: {
+    says: (_: NoFacts) =>
+      said(
+        'LOGS_COMPLETE',
+        'eth_getLogs',
+        'logs of blocks the nodes agree on',
+        'logs of a range this gateway cannot check (pending, or blocks no node agreed on)',
+      ),
+  },
+
+  // Calls and estimates (verified-reads/call-reads.ts, estimate-reads.ts): the node's answer against a run on proven state.
+  CALL_RESULT_DIFFERS: {
+    says: (f: { ran: { end: 'returned' | 'reverted' | 'failed'; returned: string; error?: string }; answered: { error: unknown } | { result: unknown } }) =>
+      said(
+        'CALL_RESULT',
+        'eth_call',
+        f.ran.end === 'failed'
+          ? `an error (${f.ran.error}, run on proven state)`
+          : `${f.ran.end === 'reverted' ? 'a revert with' : 'the return data'} ${f.ran.returned} (run on proven state)`,
+        'error' in f.answered ? `an error with ${String(f.answered.error)}` : String(f.answered.result),
+      ),
+  },
+  CALL_NOT_CHECKABLE: {
+    says: (_: NoFacts) => said('CALL_RESULT', 'eth_call', 'a call at a block the nodes agree on', 'pending, or a block no node agreed on'),
+  },
+  ESTIMATE_NOT_A_QUANTITY: { says: (f: { result: unknown }) => said('GAS_ESTIMATE', 'eth_estimateGas', 'a quantity', String(f.result)) },
+  ESTIMATE_ABOVE_CAP: { says: (f: { cap: bigint; estimate: string }) => said('GAS_ESTIMATE', 'eth_estimateGas', `at most the gas cap ${f.cap}`, f.estimate) },
+  ESTIMATE_TOO_LOW: {
+    says: (f: { estimate: bigint }) =>
+      said('GAS_ESTIMATE', 'eth_estimateGas', 'enough gas for the call (run on proven state)', `${f.estimate}, with which it fails`),
+  },
+  // 2%: estimate-reads.ts's SLACK_DIVISOR (50).
+  ESTIMATE_TOO_HIGH: {
+    says: (f: { estimate: bigint; works: bigint }) =>
+      said('GAS_ESTIMATE', 'eth_estimateGas', 'at most 2% above the least gas that works (run on proven state)', `${f.estimate}, where ${f.works} works`),
+  },
+  ESTIMATE_NOT_CHECKABLE: {
+    says: (_: NoFacts) =>
+      said(
+        'GAS_ESTIMATE',
+        'eth_estimateGas',
+        'an estimate at a block the nodes agree on',
+        'pending, a block no node agreed on, or blob or authorization lists',
+      ),
   },
 } as const satisfies Record<string, { says: (facts: never) => CheckSaid }>
 

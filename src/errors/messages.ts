@@ -147,6 +147,53 @@ export const UNVERIFIED_BECAUSE = {
     `a node answered ${f.method} for a block the nodes agree does not exist, or with a block parameter this gateway cannot check`,
 } as const
 
+/**
+ * Why a node's answer was passed over for a read, neither checked nor counted (verified-reads/
+ * PassOver's `why`): when no node is left, the last one is NO_ANSWER_OF_THE_BLOCK's `why`.
+ */
+export const PASSED_OVER_BECAUSE = {
+  // With the node's error answer: every node's error is then the client's answer, and this the log's.
+  NODE_ERRED: (f: { method: string }) => `${f.method}: an error`,
+  NO_RECEIPT: (f: { transaction: string }) => `no receipt of ${f.transaction}`,
+  // Asked by number (by-number.ts ofTrustedBlock), the node answered for its own block there.
+  OTHER_BLOCK: (f: { node: string; number: number; hash: string | undefined; trusted: string }) =>
+    `${f.node}'s block ${f.number} is ${f.hash ?? 'none'}, not ${f.trusted}`,
+} as const
+
+/**
+ * Why a verified read is refused by this gateway's own bounds, or for a method no node serves
+ * (verified-reads/: ProofTooWide, LogsRangeTooWide, NodesLack, RunRefused's `what`): the words after
+ * the colon of the MESSAGES entry each group is named for, one per situation, so that a call site
+ * names its situation and its facts.
+ * @example new ProofTooWide(REFUSED_BECAUSE.PROOF_TOO_WIDE.SLOTS({ slots: 300, max: 256 }))
+ */
+export const REFUSED_BECAUSE = {
+  PROOF_TOO_WIDE: {
+    SLOTS: (f: { slots: number; max: number }) => `${f.slots} storage slots; at most ${f.max} are proven per call: ask for the slots in several calls`,
+  },
+  LOGS_RANGE_TOO_WIDE: {
+    BLOCKS: (f: { blocks: number; max: number }) => `${f.blocks} blocks; at most ${f.max} are proven per call: ask for a narrower block range`,
+    // The blocks whose logsBloom may match the filter: each is a receipts proof.
+    CANDIDATES: (f: { candidates: number; max: number }) =>
+      `${f.candidates} blocks of the range may hold matching logs; at most ${f.max} are proven per call: ask for a narrower block range, or a narrower filter (addresses, topics)`,
+  },
+  NODES_LACK: {
+    BLOCK_RECEIPTS: (f: { transactions: number; oneByOne: number }) =>
+      `eth_getBlockReceipts, which proving the receipts of a block of ${f.transactions} transactions needs (at most ${f.oneByOne} are proven one by one)`,
+  },
+  RUN_GAS_CAPPED: {
+    OUT_OF_GAS: (f: { gas: bigint }) => `it ran out of gas with ${f.gas} gas`,
+    ESTIMATE_ABOVE_RUN: (f: { estimate: bigint; gas: bigint }) => `the estimate ${f.estimate} is above the ${f.gas} gas a run here is given (evm.gasCap)`,
+  },
+  RUN_READS_TOO_MUCH: {
+    ACCESS_LIST: (f: { wanted: number; max: number }) =>
+      `its access list names ${f.wanted} accounts and storage keys with the sender, recipient and block's miner, and at most ${f.max} are proven for one call; send a shorter access list (or none: the gateway finds what the call reads)`,
+    ROUNDS: (f: { rounds: number }) => `it read state beyond ${f.rounds} rounds of proofs; send an access list of what it reads (eth_createAccessList)`,
+    READS: (f: { wanted: number; max: number }) =>
+      `it reads ${f.wanted} accounts and storage slots, and at most ${f.max} are proven for one call; split it into smaller calls`,
+  },
+} as const satisfies { readonly [M in MessageName]?: Record<string, (facts: never) => string> }
+
 /** A template that needs no facts beyond its name. */
 type NoFacts = Record<never, never>
 
@@ -218,6 +265,12 @@ export const MESSAGES = {
   LOGS_RANGE_TOO_WIDE: {
     code: 'VERIFY_RANGE_TOO_WIDE',
     text: (f: { what: string }) => `This eth_getLogs range is wider than this gateway proves in one call: ${f.what}`,
+  },
+  // Refused at admission (verified-reads/log-range-admission.ts), before any node is asked: the range a call may have instead.
+  LOGS_RANGE_TOO_WIDE_TO_PROVE: {
+    code: 'VERIFY_RANGE_TOO_WIDE',
+    text: (f: { blocks: number; from: number; to: number; max: number }) =>
+      `eth_getLogs block range too wide to prove: ${f.blocks} blocks (0x${f.from.toString(16)} to 0x${f.to.toString(16)}), at most ${f.max} are proven in one call: ask for a narrower block range, such as [0x${f.from.toString(16)}, 0x${(f.from + f.max - 1).toString(16)}].`,
   },
   RUN_GAS_CAPPED: {
     code: 'VERIFY_GAS_CAPPED',

@@ -152,8 +152,8 @@ export class RpcDispatcher {
       const admitted = verifiedLogsAdmission(call.params[0], routeContext.head, { logsUnits: units, headerUnits: header.ok ? header.spec.cost : 0 })
       if ('refuse' in admitted) {
         this.deps.caller.verifiedReads(ctx.pool).refused(call.method)
-        const err = ERRORS.VERIFY_RANGE_TOO_WIDE
-        return { refused: true, status: err.http, body: errorResponseJson(idJson, err.rpc, admitted.refuse), invalid: false }
+        const err = admitted.refuse
+        return { refused: true, status: err.http, body: errorResponseJson(idJson, err.rpc, err.message), invalid: false }
       }
       units = admitted.units
     }

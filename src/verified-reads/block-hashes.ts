@@ -1,5 +1,5 @@
 import type { EVMMockBlockchainInterface } from '@ethereumjs/evm'
-import { VerificationError } from '../proofs/errors.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import { hexBytes } from '../proofs/hex-fields.js'
 import type { Hex } from '../proofs/rpc-shapes.js'
 import { type HeaderSource, walkDown } from './header-walk.js'
@@ -35,12 +35,7 @@ export class ProvenBlockHashes implements EVMMockBlockchainInterface {
     if (number < this.#lowest.number) {
       const reached = await walkDown(this.source, this.#lowest.parentHash, this.#lowest.number - 1, number, (n, hash) => this.#hashes.set(n, hash))
       if (typeof reached !== 'string') {
-        throw new VerificationError(
-          'HEADER_AGREEMENT',
-          `block ${reached.unlinked}`,
-          `${reached.expected} (linked to the trusted block ${this.trusted.hash})`,
-          'no node has a header that links',
-        )
+        throw checkFailure('NOT_LINKED_TO_TRUSTED_BLOCK', { block: reached.unlinked, expected: reached.expected, trusted: this.trusted.hash })
       }
       this.#lowest = { number, parentHash: reached }
     }

@@ -4,7 +4,8 @@ import { MethodServedByNoNode } from '../upstream/errors.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { verifyReceiptsRoot, verifyTransactionsRoot, verifyWithdrawalsRoot } from '../proofs/block-body.js'
 import { verifyReceiptPlaces, verifyTransactionPlaces } from '../proofs/block-places.js'
-import { VerificationError } from '../proofs/errors.js'
+import { PASSED_OVER_BECAUSE, REFUSED_BECAUSE } from '../errors/messages.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import { verifyHeader } from '../proofs/header.js'
 import type { Hex, RpcBlock, RpcReceipt, RpcTransaction } from '../proofs/rpc-shapes.js'
 import { verifyTransaction, verifyTransactionSender } from '../proofs/transaction-encoding.js'
@@ -100,9 +101,9 @@ export class VerifiedBlockReads {
     return firstPassing(this.pool, call, async (reply) => {
       const block = resultOf<RpcBlock>(reply, 'HEADER_HASH', `block ${header.hash}`)
       const hash = verifyHeader(block)
-      if (hash !== header.hash) throw new VerificationError('HEADER_HASH', 'block', header.hash, hash)
+      if (hash !== header.hash) throw checkFailure('BLOCK_NOT_THE_TRUSTED', { trusted: header.hash, hash })
       const transactions = block.transactions as RpcTransaction[]
-      if (transactions.some((tx) => typeof tx !== 'object')) throw new VerificationError('TRANSACTIONS_ROOT', 'transactions', 'full objects', 'hashes')
+      if (transactions.some((tx) => typeof tx !== 'object')) throw checkFailure('TRANSACTIONS_NOT_OBJECTS', {})
       await verifyTransactionsRoot(block, transactions)
       verifyTransactionPlaces(block, transactions)
       await verifyWithdrawalsRoot(block, block.withdrawals ?? [])
@@ -144,7 +145,7 @@ export class VerifiedBlockReads {
     try {
       return await firstPassing(this.pool, call, async (reply) => {
         const receipts = resultOf<RpcReceipt[]>(reply, 'RECEIPTS_ROOT', `receipts of ${header.hash}`)
-        if (!Array.isArray(receipts)) throw new VerificationError('RECEIPTS_ROOT', `receipts of ${header.hash}`, 'a list', typeof receipts)
+        if (!Array.isArray(receipts)) throw checkFailure('RECEIPTS_NOT_A_LIST', { block: header.hash, type: typeof receipts })
         await verifyReceiptsRoot(header.header, receipts)
         verifyReceiptPlaces({ ...header.header, hash: header.hash }, receipts, proven)
         return { text: JSON.stringify(receipts), receipts, transactions, node: reply.node }
@@ -183,9 +184,7 @@ export class VerifiedBlockReads {
       return { text: '[]', receipts: [], transactions, node: 'gateway' }
     }
     if (transactions.length > MAX_RECEIPTS_ONE_BY_ONE) {
-      throw new NodesLack(
-        `eth_getBlockReceipts, which proving the receipts of a block of ${transactions.length} transactions needs (at most ${MAX_RECEIPTS_ONE_BY_ONE} are proven one by one)`,
-      )
+      throw new NodesLack(REFUSED_BECAUSE.NODES_LACK.BLOCK_RECEIPTS({ transactions: transactions.length, oneByOne: MAX_RECEIPTS_ONE_BY_ONE }))
     }
     const [first, ...rest] = transactions
     const call = { kind, method: 'eth_getTransactionReceipt', params: [first!.hash], minBlock: header.number, opts, notJson: 'RECEIPTS_ROOT' as const }
@@ -200,9 +199,9 @@ export class VerifiedBlockReads {
       }
       const receipts = answers.map((a, i) => {
         // An error or a receipt the node does not have yet contradicts no root: the node is passed over.
-        if (a.isError) throw new PassOver('eth_getTransactionReceipt: an error', a)
+        if (a.isError) throw new PassOver(PASSED_OVER_BECAUSE.NODE_ERRED({ method: 'eth_getTransactionReceipt' }), a)
         const receipt = (JSON.parse(a.text) as { result?: RpcReceipt | null }).result
-        if (receipt === null || receipt === undefined) throw new PassOver(`no receipt of ${transactions[i]!.hash}`)
+        if (receipt === null || receipt === undefined) throw new PassOver(PASSED_OVER_BECAUSE.NO_RECEIPT({ transaction: transactions[i]!.hash }))
         return receipt
       })
       await verifyReceiptsRoot(header.header, receipts)
@@ -222,14 +221,14 @@ export class VerifiedBlockReads {
     const claimed = (JSON.parse(first.text) as { result?: RpcReceipt | null }).result
     if (claimed === null || claimed === undefined) return first.withId(idJson)
     const ref: BlockRef | undefined = blockRefOf({ blockHash: claimed.blockHash, requireCanonical: true })
-    if (ref === undefined) throw new VerificationError('RECEIPT_PLACE', 'receipt blockHash', 'a block hash', String(claimed.blockHash))
+    if (ref === undefined) throw checkFailure('RECEIPT_BLOCK_HASH_INVALID', { blockHash: claimed.blockHash })
     const header = await this.headers.at(ref)
-    if (header === null) throw new VerificationError('RECEIPT_PLACE', 'receipt blockHash', 'a canonical block', String(claimed.blockHash))
+    if (header === null) throw checkFailure('BLOCK_NOT_CANONICAL', { of: 'receipt', blockHash: claimed.blockHash })
     // One recovery (not one per transaction of the block): this receipt's sender, and with it a creation's contract address, proven.
     const { receipts, transactions = [], node } = await this.receipts(kind, header, opts, { senderOf: String(hash) })
     // By the proven transactions, not the receipts' own hashes: the receipt at that transaction's index.
     const mine = receipts[transactions.findIndex((tx) => sameHash(tx.hash, String(hash)))]
-    if (mine === undefined) throw new VerificationError('RECEIPTS_ROOT', `receipt of ${String(hash)}`, `in block ${header.hash}`, 'absent')
+    if (mine === undefined) throw checkFailure('NOT_IN_ITS_BLOCK', { of: 'receipt', hash, block: header.hash })
     return verified(answer(idJson, JSON.stringify(mine), node, kind), header)
   }
 
@@ -245,10 +244,10 @@ export class VerifiedBlockReads {
     if (claimed === null || claimed === undefined || claimed.blockHash === null || claimed.blockHash === undefined) return first.withId(idJson)
     const ref = blockRefOf({ blockHash: claimed.blockHash, requireCanonical: true })
     const header = ref === undefined ? null : await this.headers.at(ref)
-    if (header === null) throw new VerificationError('TRANSACTION_PLACE', 'transaction blockHash', 'a canonical block', String(claimed.blockHash))
+    if (header === null) throw checkFailure('BLOCK_NOT_CANONICAL', { of: 'transaction', blockHash: claimed.blockHash })
     const { block, node } = await this.#block(kind, header, opts, String(hash))
     const mine = (block.transactions as RpcTransaction[]).find((tx) => sameHash(tx.hash, String(hash)))
-    if (mine === undefined) throw new VerificationError('TRANSACTIONS_ROOT', `transaction ${String(hash)}`, `in block ${header.hash}`, 'absent')
+    if (mine === undefined) throw checkFailure('NOT_IN_ITS_BLOCK', { of: 'transaction', hash, block: header.hash })
     return verified(answer(idJson, JSON.stringify(mine), node, kind), header)
   }
 
@@ -260,9 +259,9 @@ export class VerifiedBlockReads {
 const sameHash = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
 
 function resultOf<T>(reply: Answer, check: 'HEADER_HASH' | 'RECEIPTS_ROOT', subject: string): T {
-  if (reply.isError) throw new VerificationError(check, subject, 'a result', 'an error')
+  if (reply.isError) throw checkFailure('NO_RESULT', { check, subject, answered: 'an error' })
   const result = (JSON.parse(reply.text) as { result?: T | null }).result
-  if (result === null || result === undefined) throw new VerificationError(check, subject, 'a result', 'null')
+  if (result === null || result === undefined) throw checkFailure('NO_RESULT', { check, subject, answered: 'null' })
   return result
 }
 

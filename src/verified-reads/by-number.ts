@@ -1,6 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { PASSED_OVER_BECAUSE } from '../errors/messages.js'
 import { VerificationError } from '../proofs/errors.js'
 import { PassOver } from './errors.js'
 import { nodesLackOf, type VerifyNeed } from './nodes-lack.js'
@@ -59,6 +60,6 @@ export async function ofTrustedBlock<T>(
     })
     const hash = its.isError ? undefined : (JSON.parse(its.text) as { result?: { hash?: string } | null }).result?.hash
     if (typeof hash === 'string' && hash.toLowerCase() === header.hash.toLowerCase()) throw err
-    throw new PassOver(`${node}'s block ${header.number} is ${hash ?? 'none'}, not ${header.hash}`)
+    throw new PassOver(PASSED_OVER_BECAUSE.OTHER_BLOCK({ node, number: header.number, hash, trusted: header.hash }))
   }
 }

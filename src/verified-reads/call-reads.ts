@@ -1,7 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../proofs/errors.js'
+import { REFUSED_BECAUSE } from '../errors/messages.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import type { Hex } from '../proofs/rpc-shapes.js'
 import type { RunOutcome } from './evm-run.js'
 import { askedByNumber, ofTrustedBlock } from './by-number.js'
@@ -75,17 +76,10 @@ export class VerifiedCalls {
           // Not REVERT: the node's words for it are its own (anvil, geth and reth each word an
           // invalid opcode or running out of gas differently), so any error of the node agrees.
           if (reply.isError) return reply
-          if (run.gasCapped && /gas/i.test(outcome.error ?? '')) throw new RunRefused('gas', `it ran out of gas with ${run.gas} gas`)
+          if (run.gasCapped && /gas/i.test(outcome.error ?? '')) throw new RunRefused('gas', REFUSED_BECAUSE.RUN_GAS_CAPPED.OUT_OF_GAS({ gas: run.gas }))
           break
       }
-      throw new VerificationError(
-        'CALL_RESULT',
-        'eth_call',
-        outcome.end === 'failed'
-          ? `an error (${outcome.error}, run on proven state)`
-          : `${outcome.end === 'reverted' ? 'a revert with' : 'the return data'} ${outcome.returned} (run on proven state)`,
-        reply.isError ? `an error with ${String(body.error?.data)}` : String(body.result),
-      )
+      throw checkFailure('CALL_RESULT_DIFFERS', { ran: outcome, answered: reply.isError ? { error: body.error?.data } : { result: body.result } })
     }
     const answer = await firstPassing(this.pool, call, async (reply) => {
       if (!reply.isError || isRevertWithData((JSON.parse(reply.text) as { error?: { data?: unknown } }).error)) return judged(reply)
@@ -100,7 +94,7 @@ export class VerifiedCalls {
 
   /** A call at a block this gateway cannot check: only a node's error goes on. */
   #errorOnly(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const refused = () => new VerificationError('CALL_RESULT', 'eth_call', 'a call at a block the nodes agree on', 'pending, or a block no node agreed on')
+    const refused = () => checkFailure('CALL_NOT_CHECKABLE', {})
     return harmlessOnly(this.pool, { kind, method: 'eth_call', params, idJson, opts }, () => false, refused)
   }
 }

@@ -1,7 +1,7 @@
 import type { Answer } from '../upstream/answer.js'
 /**
- * A verified read needs of the nodes what none of them serves (named in `what`): the client gets
- * VERIFY_NODES_LACK, which names it. No node is counted as failing a check for it.
+ * A verified read needs of the nodes what none of them serves (named in `what`, words of
+ * REFUSED_BECAUSE.NODES_LACK): the client gets VERIFY_NODES_LACK, which names it. No node is counted as failing a check for it.
  */
 export class NodesLack extends Error {
   override name = 'NodesLack'
@@ -40,7 +40,7 @@ export class AnswerUnverified extends Error {
  * A node's answer that is no lie and yet nothing to check: an error (the node lacks the method,
  * the state or the block's form the check asked in), or an answer of another block than the one
  * asked (a node on another branch after a reorg, asked by number). The node is passed over for
- * this call and not counted: a node is a liar only against a proof.
+ * this call and not counted: a node is a liar only against a proof. `why`: PASSED_OVER_BECAUSE.
  */
 export class PassOver extends Error {
   override name = 'PassOver'
@@ -66,7 +66,7 @@ export class NodeErrorAnswer extends Error {
 
 /**
  * A range a verified eth_getLogs will not prove: too many blocks or candidate blocks. The client
- * gets VERIFY_RANGE_TOO_WIDE, which says how to narrow it.
+ * gets VERIFY_RANGE_TOO_WIDE, which says how to narrow it (`what`: REFUSED_BECAUSE.LOGS_RANGE_TOO_WIDE).
  */
 export class LogsRangeTooWide extends Error {
   override name = 'LogsRangeTooWide'
@@ -77,7 +77,8 @@ export class LogsRangeTooWide extends Error {
 
 /**
  * A verified call that needs more than this gateway proves or runs for one call: its own rule, not
- * a node's fault (no node is counted). `how` says what the client can do.
+ * a node's fault (no node is counted). `what` says what the client can do: REFUSED_BECAUSE.RUN_GAS_CAPPED
+ * for 'gas', RUN_READS_TOO_MUCH for 'state'.
  */
 export class RunRefused extends Error {
   override name = 'RunRefused'
@@ -91,7 +92,8 @@ export class RunRefused extends Error {
 
 /**
  * A verified eth_getProof naming more storage slots than MAX_PROOF_SLOTS: the client gets
- * VERIFY_PROOF_TOO_WIDE, which says to split the slots into several calls. No node is asked.
+ * VERIFY_PROOF_TOO_WIDE, which says to split the slots into several calls (`what`: REFUSED_BECAUSE.PROOF_TOO_WIDE).
+ * No node is asked.
  */
 export class ProofTooWide extends Error {
   override name = 'ProofTooWide'

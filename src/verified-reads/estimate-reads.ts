@@ -1,7 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../proofs/errors.js'
+import { REFUSED_BECAUSE } from '../errors/messages.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import { askedByNumber, ofTrustedBlock } from './by-number.js'
 import { firstPassing, harmlessOnly } from './first-passing.js'
 import { callAt, type EvmLimits, ProvenRun } from './proven-run.js'
@@ -63,23 +64,17 @@ export class VerifiedEstimates {
       // A node's error (a revert, funds too low) misleads no transaction into a block: no run.
       if (reply.isError) return reply
       const result = (JSON.parse(reply.text) as { result?: unknown }).result
-      if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result))
-        throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', 'a quantity', String(result))
+      if (typeof result !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(result)) throw checkFailure('ESTIMATE_NOT_A_QUANTITY', { result })
       const estimate = BigInt(result)
-      if (estimate > nodeCap) throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', `at most the gas cap ${nodeCap}`, result)
+      if (estimate > nodeCap) throw checkFailure('ESTIMATE_ABOVE_CAP', { cap: nodeCap, estimate: result })
       // Within what the node may give, above what the gateway runs: its own bound, no node counted.
-      if (estimate > run.gas) throw new RunRefused('gas', `the estimate ${estimate} is above the ${run.gas} gas a run here is given (evm.gasCap)`)
+      if (estimate > run.gas) throw new RunRefused('gas', REFUSED_BECAUSE.RUN_GAS_CAPPED.ESTIMATE_ABOVE_RUN({ estimate, gas: run.gas }))
       if (!(await fits(estimate))) {
-        throw new VerificationError('GAS_ESTIMATE', 'eth_estimateGas', 'enough gas for the call (run on proven state)', `${estimate}, with which it fails`)
+        throw checkFailure('ESTIMATE_TOO_LOW', { estimate })
       }
       const less = estimate - estimate / SLACK_DIVISOR - 1n
       if (await fits(less)) {
-        throw new VerificationError(
-          'GAS_ESTIMATE',
-          'eth_estimateGas',
-          'at most 2% above the least gas that works (run on proven state)',
-          `${estimate}, where ${less} works`,
-        )
+        throw checkFailure('ESTIMATE_TOO_HIGH', { estimate, works: less })
       }
       return reply
     }
@@ -95,13 +90,7 @@ export class VerifiedEstimates {
 
   /** An estimate at a block this gateway cannot check, or of a transaction it does not model: only a node's error goes on. */
   #errorOnly(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const refused = () =>
-      new VerificationError(
-        'GAS_ESTIMATE',
-        'eth_estimateGas',
-        'an estimate at a block the nodes agree on',
-        'pending, a block no node agreed on, or blob or authorization lists',
-      )
+    const refused = () => checkFailure('ESTIMATE_NOT_CHECKABLE', {})
     return harmlessOnly(this.pool, { kind, method: 'eth_estimateGas', params, idJson, opts }, () => false, refused)
   }
 }

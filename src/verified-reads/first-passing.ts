@@ -1,7 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { UNVERIFIED_BECAUSE } from '../errors/messages.js'
+import { PASSED_OVER_BECAUSE, UNVERIFIED_BECAUSE } from '../errors/messages.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import { type VerifyCheck, VerificationError } from '../proofs/errors.js'
 import { AnswerUnverified, PassOver, NodeErrorAnswer } from './errors.js'
 
@@ -77,7 +78,9 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
     attempts += answer.attempts
     answer.attempts = attempts
     try {
-      if (answer.isError && PROOF_MATERIAL.has(call.method) && call.errorsChecked !== true) throw new PassOver(`${call.method}: an error`, answer)
+      if (answer.isError && PROOF_MATERIAL.has(call.method) && call.errorsChecked !== true) {
+        throw new PassOver(PASSED_OVER_BECAUSE.NODE_ERRED({ method: call.method }), answer)
+      }
       return await check(answer)
     } catch (err) {
       if (err instanceof PassOver) {
@@ -86,7 +89,7 @@ export async function firstPassing<T>(pool: UpstreamPool, call: CheckedCall, che
         continue
       }
       if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
-      failed = err instanceof VerificationError ? err : new VerificationError(call.notJson ?? 'ACCOUNT_PROOF', call.method, 'JSON', 'not JSON')
+      failed = err instanceof VerificationError ? err : checkFailure('NOT_JSON', { check: call.notJson ?? 'ACCOUNT_PROOF', method: call.method })
       failures++
       const by = pool.nodes().find((n) => n.name === answer.node)
       if (by === undefined) throw unverified(failures, failed)

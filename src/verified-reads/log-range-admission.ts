@@ -1,3 +1,5 @@
+import { refusal } from '../errors/messages.js'
+import type { GatewayError } from '../errors/registry.js'
 import { type LogsBound, logsBounds } from '../get-logs/logs-range.js'
 
 /**
@@ -9,11 +11,11 @@ import { type LogsBound, logsBounds } from '../get-logs/logs-range.js'
 export const VERIFIED_LOGS_MAX_BLOCKS = 2_000
 
 /** What a verified eth_getLogs is charged and whether it is admitted, as known before any node is asked. */
-export type LogRangeAdmission = { readonly units: number } | { readonly refuse: string }
+export type LogRangeAdmission = { readonly units: number } | { readonly refuse: GatewayError }
 
 /**
- * The admission of a verified eth_getLogs: refused past VERIFIED_LOGS_MAX_BLOCKS with the range
- * that would be proven, else its eth_getLogs units (`logsUnits`, the chunks' as without
+ * The admission of a verified eth_getLogs: refused past VERIFIED_LOGS_MAX_BLOCKS (LOGS_RANGE_TOO_WIDE_TO_PROVE, naming a range
+ * that would be proven), else its eth_getLogs units (`logsUnits`, the chunks' as without
  * verification) plus a header call's units for each block of the range (each part's top agreed,
  * the blocks below it linked: one header call a block, less what is kept already). A tag bound (`latest`, `safe`, …) is read as the
  * network's head, as the chunks are: at most what the proof asks. A filter by blockHash, or one
@@ -35,11 +37,6 @@ export function verifiedLogsAdmission(
   const to = top === undefined || head === undefined ? top : Math.min(top, head)
   if (from === undefined || to === undefined || from > to) return { units: costs.logsUnits }
   const width = to - from + 1
-  if (width > maxBlocks) {
-    const suggestTo = from + maxBlocks - 1
-    return {
-      refuse: `eth_getLogs block range too wide to prove: ${width} blocks (0x${from.toString(16)} to 0x${to.toString(16)}), at most ${maxBlocks} are proven in one call: ask for a narrower block range, such as [0x${from.toString(16)}, 0x${suggestTo.toString(16)}].`,
-    }
-  }
+  if (width > maxBlocks) return { refuse: refusal('LOGS_RANGE_TOO_WIDE_TO_PROVE', { blocks: width, from, to, max: maxBlocks }) }
   return { units: costs.logsUnits + width * costs.headerUnits }
 }

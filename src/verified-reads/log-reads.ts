@@ -1,6 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
+import { REFUSED_BECAUSE } from '../errors/messages.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import { VerificationError } from '../proofs/errors.js'
 import { verifyHeader } from '../proofs/header.js'
 import { bloomMayMatch, type LogFilter } from '../proofs/log-bloom.js'
@@ -57,15 +59,13 @@ export class VerifiedLogReads {
     const { top, from } = range
     const width = top.number - from + 1
     if (width > this.limits.maxBlocks) {
-      throw new LogsRangeTooWide(`${width} blocks; at most ${this.limits.maxBlocks} are proven per call: ask for a narrower block range`)
+      throw new LogsRangeTooWide(REFUSED_BECAUSE.LOGS_RANGE_TOO_WIDE.BLOCKS({ blocks: width, max: this.limits.maxBlocks }))
     }
     const headers = await this.#linkedDown(kind, top, from, range.topNamedByHash ? 'client-named' : 'agreed', opts)
     const match: LogFilter = { address: filter!.address, topics: filter!.topics }
     const candidates = headers.filter((h) => bloomMayMatch(h.header.logsBloom, match))
     if (candidates.length > this.limits.maxCandidates) {
-      throw new LogsRangeTooWide(
-        `${candidates.length} blocks of the range may hold matching logs; at most ${this.limits.maxCandidates} are proven per call: ask for a narrower block range, or a narrower filter (addresses, topics)`,
-      )
+      throw new LogsRangeTooWide(REFUSED_BECAUSE.LOGS_RANGE_TOO_WIDE.CANDIDATES({ candidates: candidates.length, max: this.limits.maxCandidates }))
     }
     const expected: ProvenLog[] = []
     for (const header of candidates) {
@@ -83,7 +83,7 @@ export class VerifiedLogReads {
     const answer = await firstPassing(this.pool, call, async (reply) => {
       if (reply.isError) return reply
       const logs = (JSON.parse(reply.text) as { result?: RpcLog[] }).result
-      if (!Array.isArray(logs)) throw new VerificationError('LOGS_COMPLETE', 'eth_getLogs', 'a list of logs', typeof logs)
+      if (!Array.isArray(logs)) throw checkFailure('LOGS_NOT_A_LIST', { type: typeof logs })
       sameLogs(logs, expected)
       return reply
     })
@@ -142,14 +142,14 @@ export class VerifiedLogReads {
       const first = fetched[i]
       const linked = (reply: Answer): TrustedHeader => {
         const header = (JSON.parse(reply.text) as { result?: RpcHeader | null }).result
-        if (reply.isError || header === null || header === undefined) throw new VerificationError('HEADER_HASH', `block ${n}`, expected, 'no header')
+        if (reply.isError || header === null || header === undefined) throw checkFailure('LINKED_HEADER_MISSING', { block: n, expected, none: 'no header' })
         const hash = verifyHeader(header)
-        if (hash !== expected) throw new VerificationError('HEADER_HASH', `block ${n} (parent of ${n + 1})`, expected, hash)
+        if (hash !== expected) throw checkFailure('PARENT_HASH_DIFFERS', { block: n, expected, hash })
         return { hash, number: n, stateRoot: header.stateRoot.toLowerCase() as Hex, header }
       }
       let header: TrustedHeader
       try {
-        if (first === undefined) throw new VerificationError('HEADER_HASH', `block ${n}`, expected, 'no answer')
+        if (first === undefined) throw checkFailure('LINKED_HEADER_MISSING', { block: n, expected, none: 'no answer' })
         header = linked(first)
       } catch (err) {
         if (!(err instanceof VerificationError) && !(err instanceof SyntaxError)) throw err
@@ -192,13 +192,7 @@ export class VerifiedLogReads {
 
   /** A filter naming no block this gateway can check (pending, malformed, a block no node has): only an error or no logs is handed on. */
   #errorOrEmpty(kind: NodeKind, params: unknown, idJson: string, opts: PoolCallOptions): Promise<Answer> {
-    const refused = () =>
-      new VerificationError(
-        'LOGS_COMPLETE',
-        'eth_getLogs',
-        'logs of blocks the nodes agree on',
-        'logs of a range this gateway cannot check (pending, or blocks no node agreed on)',
-      )
+    const refused = () => checkFailure('LOGS_NOT_CHECKABLE', {})
     return harmlessOnly(this.pool, { kind, method: 'eth_getLogs', params, idJson, opts }, (a) => /"result"\s*:\s*\[\s*\]/.test(a.text), refused)
   }
 }
@@ -229,19 +223,13 @@ function sameLogs(got: readonly RpcLog[], expected: readonly ProvenLog[]): void 
     const want = expected[at]
     if (want === undefined || key(want.log) !== k) {
       const left = expected.slice(next).find((e) => e.matched === 'every-client')
-      if (left === undefined) throw new VerificationError('LOGS_COMPLETE', `log ${i}`, 'no further log (from proven receipts)', k)
-      throw new VerificationError('LOGS_COMPLETE', `log ${i}`, key(left.log), k)
+      throw checkFailure('LOG_NOT_PROVEN', { index: i, proven: left === undefined ? undefined : key(left.log), log: k })
     }
     next = at + 1
   })
   const missing = expected.slice(next).filter((e) => e.matched === 'every-client').length
   if (missing > 0) {
-    throw new VerificationError(
-      'LOGS_COMPLETE',
-      'eth_getLogs',
-      `${everyClient} logs every client's rule matches (from proven receipts)`,
-      `${missing} of them left out`,
-    )
+    throw checkFailure('LOGS_LEFT_OUT', { everyClient, missing })
   }
 }
 

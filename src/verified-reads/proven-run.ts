@@ -2,7 +2,8 @@ import { bytesToHex } from 'viem'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../proofs/errors.js'
+import { PASSED_OVER_BECAUSE, REFUSED_BECAUSE } from '../errors/messages.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import type { Hex, RpcAccountProof, RpcHeader } from '../proofs/rpc-shapes.js'
 import { codeAnswer } from '../proofs/state-answers.js'
 import { EMPTY_CODE_HASH, type ProvenAccount, slotKey, verifyStateProof } from '../proofs/state-proof.js'
@@ -149,10 +150,7 @@ export class ProvenRun {
     }
     const wanted = Math.max(run.#wanted(), named)
     if (wanted > MAX_PROVEN) {
-      throw new RunRefused(
-        'state',
-        `its access list names ${wanted} accounts and storage keys with the sender, recipient and block's miner, and at most ${MAX_PROVEN} are proven for one call; send a shorter access list (or none: the gateway finds what the call reads)`,
-      )
+      throw new RunRefused('state', REFUSED_BECAUSE.RUN_READS_TOO_MUCH.ACCESS_LIST({ wanted, max: MAX_PROVEN }))
     }
     const hint = await pool
       .call({ ...opts, kind, method: 'eth_createAccessList', params: [tx, { blockHash: trusted.hash }], idJson: '0', checked: true })
@@ -197,15 +195,10 @@ export class ProvenRun {
         this.gasRan += out.gasUsed
         return out
       }
-      if (round + 1 >= MAX_ROUNDS)
-        throw new RunRefused('state', `it read state beyond ${MAX_ROUNDS} rounds of proofs; send an access list of what it reads (eth_createAccessList)`)
+      if (round + 1 >= MAX_ROUNDS) throw new RunRefused('state', REFUSED_BECAUSE.RUN_READS_TOO_MUCH.ROUNDS({ rounds: MAX_ROUNDS }))
       for (const [address, slots] of out.missing) this.#wantAll(address, slots, false)
       const wanted = this.#wanted()
-      if (wanted > MAX_PROVEN)
-        throw new RunRefused(
-          'state',
-          `it reads ${wanted} accounts and storage slots, and at most ${MAX_PROVEN} are proven for one call; split it into smaller calls`,
-        )
+      if (wanted > MAX_PROVEN) throw new RunRefused('state', REFUSED_BECAUSE.RUN_READS_TOO_MUCH.READS({ wanted, max: MAX_PROVEN }))
       await this.#link(out.missingHashes)
     }
   }
@@ -260,7 +253,7 @@ export class ProvenRun {
         const params = [address, slots, { blockHash: trusted.hash }]
         const proven = async (reply: Answer) => {
           const proof = (JSON.parse(reply.text) as { result?: RpcAccountProof }).result
-          if (proof === undefined || proof === null) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
+          if (proof === undefined || proof === null) throw checkFailure('NO_PROOF', { address })
           return verifyStateProof(proof, trusted.stateRoot, { address: address as Hex, storageKeys: slots as Hex[] })
         }
         const call = { kind, method: 'eth_getProof', params, minBlock: trusted.number, opts, errorsChecked: true }
@@ -269,7 +262,7 @@ export class ProvenRun {
           // A node that refuses the block by hash is asked by number; one that cannot prove either
           // way (pruned state) is passed over, and every node's error is the call's answer.
           const numbered = await askedByNumber(this.pool, kind, 'eth_getProof', [address, slots], trusted, reply.node, opts)
-          if (numbered.isError) throw new PassOver('eth_getProof: an error', numbered)
+          if (numbered.isError) throw new PassOver(PASSED_OVER_BECAUSE.NODE_ERRED({ method: 'eth_getProof' }), numbered)
           return ofTrustedBlock(this.pool, kind, trusted, numbered.node, opts, () => proven(numbered))
         })
         await this.#put(account, slots)
@@ -288,7 +281,7 @@ export class ProvenRun {
         code = await firstPassing(this.pool, call, async (reply) => {
           if (!reply.isError) return checked(reply)
           const numbered = await askedByNumber(this.pool, kind, 'eth_getCode', [account.address], trusted, reply.node, opts)
-          if (numbered.isError) throw new PassOver('eth_getCode: an error', numbered)
+          if (numbered.isError) throw new PassOver(PASSED_OVER_BECAUSE.NODE_ERRED({ method: 'eth_getCode' }), numbered)
           return ofTrustedBlock(this.pool, kind, trusted, numbered.node, opts, () => checked(numbered))
         })
       }

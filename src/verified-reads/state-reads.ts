@@ -1,8 +1,8 @@
 import type { NodeKind } from '../core/node-kind.js'
-import { UNVERIFIED_BECAUSE } from '../errors/messages.js'
+import { PASSED_OVER_BECAUSE, REFUSED_BECAUSE, UNVERIFIED_BECAUSE } from '../errors/messages.js'
 import { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { VerificationError } from '../proofs/errors.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import type { Hex, RpcAccountProof } from '../proofs/rpc-shapes.js'
 import { balanceAnswer, codeAnswer, storageAtAnswer, transactionCountAnswer } from '../proofs/state-answers.js'
 import { type ProvenAccount, slotKey, verifyStateProof } from '../proofs/state-proof.js'
@@ -77,7 +77,7 @@ export class VerifiedStateReads {
     if (ref !== undefined && 'tag' in ref && ref.tag === 'pending') return this.pool.call({ ...opts, kind, method, params, idJson })
     const address = list[0]
     if (method === 'eth_getProof' && Array.isArray(list[1]) && list[1].length > MAX_PROOF_SLOTS) {
-      throw new ProofTooWide(`${list[1].length} storage slots; at most ${MAX_PROOF_SLOTS} are proven per call: ask for the slots in several calls`)
+      throw new ProofTooWide(REFUSED_BECAUSE.PROOF_TOO_WIDE.SLOTS({ slots: list[1].length, max: MAX_PROOF_SLOTS }))
     }
     // eth_getStorageAt takes a slot as a quantity ("0x0"); eth_getProof wants the 32-byte word.
     const slots = where.slots !== undefined ? list[where.slots] : where.slot !== undefined ? [asSlotWord(list[where.slot])] : []
@@ -159,7 +159,7 @@ export class VerifiedStateReads {
     const params = [address, slots, { blockHash: header.hash }]
     const proven = async (answer: Answer) => {
       const proof = (JSON.parse(answer.text) as { result?: RpcAccountProof }).result
-      if (proof === undefined || proof === null) throw new VerificationError('ACCOUNT_PROOF', address, 'an eth_getProof result', 'none')
+      if (proof === undefined || proof === null) throw checkFailure('NO_PROOF', { address })
       return { account: await verifyStateProof(proof, header.stateRoot, { address, storageKeys: slots }), answer }
     }
     const call = { kind, method: 'eth_getProof', params, minBlock: header.number, opts, errorsChecked: true }
@@ -182,7 +182,7 @@ export class VerifiedStateReads {
       if (!answer.isError) return checked(answer)
       const numbered = await askedByNumber(this.pool, kind, 'eth_getCode', [account.address], header, answer.node, opts)
       // An error is no code: the node is passed over (never counted); every node's error is the answer.
-      if (numbered.isError) throw new PassOver('eth_getCode: an error', numbered)
+      if (numbered.isError) throw new PassOver(PASSED_OVER_BECAUSE.NODE_ERRED({ method: 'eth_getCode' }), numbered)
       return ofTrustedBlock(this.pool, kind, header, numbered.node, opts, async () => checked(numbered))
     })
   }

@@ -3,6 +3,7 @@ import type { Answer } from '../upstream/answer.js'
 import { isUpstreamFailure } from '../upstream/errors.js'
 import type { UpstreamNode } from '../upstream/node.js'
 import type { UpstreamPool } from '../upstream/pool.js'
+import { checkFailure } from '../proofs/check-failure.js'
 import { VerificationError } from '../proofs/errors.js'
 import { verifyHeader } from '../proofs/header.js'
 import type { Hex, RpcHeader } from '../proofs/rpc-shapes.js'
@@ -160,7 +161,7 @@ export class TrustedHeaders {
       if (agreed !== null) await this.#onCheckpointChain(agreed)
       return agreed
     }
-    if (!Number.isFinite(lowest.n)) throw new VerificationError('HEADER_AGREEMENT', `the ${tag} block`, 'a header that nodes report', 'none')
+    if (!Number.isFinite(lowest.n)) throw checkFailure('NO_HEADER_REPORTED', { tag })
     return this.#atNumber(lowest.n)
   }
 
@@ -168,12 +169,7 @@ export class TrustedHeaders {
     const agreed = await this.#vote(blockParam)
     if (agreed === undefined) {
       const { quorum, nodes } = this.quorum()
-      throw new VerificationError(
-        'HEADER_AGREEMENT',
-        `block ${blockParam}`,
-        `${quorum} of the ${this.pool.nodes().length} configured nodes reporting one header (${nodes.length} healthy)`,
-        'fewer',
-      )
+      throw checkFailure('NO_QUORUM', { block: blockParam, quorum, configured: this.pool.nodes().length, healthy: nodes.length })
     }
     return agreed
   }
@@ -246,7 +242,7 @@ export class TrustedHeaders {
     try {
       const hash = verifyHeader(result)
       if (method === 'eth_getBlockByHash' && hash !== blockParam.toLowerCase()) {
-        throw new VerificationError('HEADER_HASH', 'block hash', blockParam.toLowerCase(), hash)
+        throw checkFailure('HEADER_NOT_THE_NAMED', { named: blockParam.toLowerCase(), hash })
       }
       return { hash, number: Number(result.number), stateRoot: result.stateRoot.toLowerCase() as Hex, header: result }
     } catch (err) {
@@ -287,14 +283,7 @@ export class TrustedHeaders {
     const agreed = await this.#atNumber(named.number)
     if (agreed?.hash === hash) return agreed
     if (requireCanonical) return null
-    throw new VerificationError(
-      'HEADER_AGREEMENT',
-      `block ${hash} (named by hash)`,
-      agreed === null
-        ? `a block the nodes agree on at its number (${named.number}): they agree there is none yet`
-        : `the block the nodes agree on at its number (${named.number}): ${agreed.hash}`,
-      'another block, not on the chain the nodes agree on',
-    )
+    throw checkFailure('NAMED_BLOCK_NOT_AGREED', { hash, number: named.number, agreed: agreed?.hash ?? null })
   }
 
   /**

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { CLOSE_CODES, CLOSE_REASONS, type CloseReasonName, closing } from '../../src/errors/close-reasons.js'
 import { FAILED_CHECKS, type FactsOfCheck, type FailedCheckName } from '../../src/errors/failed-checks.js'
-import { type FactsOf, MESSAGES, type MessageName, refusal, UNVERIFIED_BECAUSE } from '../../src/errors/messages.js'
+import { type FactsOf, MESSAGES, type MessageName, PASSED_OVER_BECAUSE, REFUSED_BECAUSE, refusal, UNVERIFIED_BECAUSE } from '../../src/errors/messages.js'
 import { ERRORS, GatewayError } from '../../src/errors/registry.js'
 import type { CheckSaid } from '../../src/errors/verify-check.js'
 import { checkFailure } from '../../src/proofs/check-failure.js'
@@ -15,7 +15,28 @@ import { ProofError, VerificationError } from '../../src/proofs/errors.js'
 const NETWORK = 'eth-1'
 const ADDRESS = '0x' + 'ab'.repeat(20)
 const HASH = '0x' + 'cd'.repeat(32)
+const OTHER_HASH = '0x' + 'ef'.repeat(32)
 const WHEN = Date.UTC(2026, 11, 3, 10, 0, 0)
+
+type RefusedGroup = keyof typeof REFUSED_BECAUSE
+/** The facts each situation of a group takes. */
+type FactsOfSituations<T> = { readonly [S in keyof T]: T[S] extends (facts: infer F) => string ? F : never }
+type RefusedSamples = { readonly [G in RefusedGroup]: FactsOfSituations<(typeof REFUSED_BECAUSE)[G]> }
+
+/** One sample per situation of REFUSED_BECAUSE: each is the `what` of its group's MESSAGES entry, in SAMPLES. */
+const REFUSED_SAMPLES: RefusedSamples = {
+  PROOF_TOO_WIDE: { SLOTS: { slots: 300, max: 256 } },
+  LOGS_RANGE_TOO_WIDE: { BLOCKS: { blocks: 5000, max: 1000 }, CANDIDATES: { candidates: 300, max: 200 } },
+  NODES_LACK: { BLOCK_RECEIPTS: { transactions: 600, oneByOne: 512 } },
+  RUN_GAS_CAPPED: { OUT_OF_GAS: { gas: 50_000_000n }, ESTIMATE_ABOVE_RUN: { estimate: 60_000_000n, gas: 50_000_000n } },
+  RUN_READS_TOO_MUCH: { ACCESS_LIST: { wanted: 70, max: 64 }, ROUNDS: { rounds: 4 }, READS: { wanted: 80, max: 64 } },
+}
+
+/** The `what` of every situation of a REFUSED_BECAUSE group, each from its sample. */
+const refusedWhats = (group: RefusedGroup): { what: string }[] =>
+  Object.entries(REFUSED_BECAUSE[group]).map(([situation, words]) => ({
+    what: (words as (facts: unknown) => string)((REFUSED_SAMPLES[group] as Record<string, unknown>)[situation]),
+  }))
 
 /** One or more sample facts per entry: an entry whose words depend on which case it is gets one per case. */
 const SAMPLES: { readonly [N in MessageName]: readonly FactsOf<N>[] } = {
@@ -32,11 +53,12 @@ const SAMPLES: { readonly [N in MessageName]: readonly FactsOf<N>[] } = {
   HEAVY_CALLS_BUSY: [{ max: 4, waitedMs: 2000, retryAfterS: 1 }],
   ANSWER_UNVERIFIED: [{ what: UNVERIFIED_BECAUSE.ANSWERS_FAILED({ failures: 2, check: 'ACCOUNT_PROOF', subject: `${ADDRESS} balance` }) }],
   ANSWER_FAILED_CHECK: [FAILED_CHECKS.TOO_FAR_FROM_CHECKPOINT.says({ maxBlocks: 100, checkpoint: 1000, blocks: 149 })],
-  PROOF_TOO_WIDE: [{ what: '300 storage slots; at most 256 are proven per call: ask for the slots in several calls' }],
-  NODES_LACK: [{ what: 'eth_getBlockReceipts (for the receipts of a block); ask the operator for nodes that serve it' }],
-  LOGS_RANGE_TOO_WIDE: [{ what: '5000 blocks; at most 1000 are proven per call: ask for a narrower block range' }],
-  RUN_GAS_CAPPED: [{ what: 'it ran out of gas with 50000000 gas' }],
-  RUN_READS_TOO_MUCH: [{ what: 'it read state beyond 8 rounds of proofs; send an access list of what it reads (eth_createAccessList)' }],
+  PROOF_TOO_WIDE: refusedWhats('PROOF_TOO_WIDE'),
+  NODES_LACK: refusedWhats('NODES_LACK'),
+  LOGS_RANGE_TOO_WIDE: refusedWhats('LOGS_RANGE_TOO_WIDE'),
+  LOGS_RANGE_TOO_WIDE_TO_PROVE: [{ blocks: 2001, from: 0, to: 2000, max: 2000 }],
+  RUN_GAS_CAPPED: refusedWhats('RUN_GAS_CAPPED'),
+  RUN_READS_TOO_MUCH: refusedWhats('RUN_READS_TOO_MUCH'),
   RUN_TIMED_OUT: [{ timeoutMs: 5000 }],
   KEY_FILTERS_FULL: [{ network: NETWORK, held: 64, max: 64 }],
   ACCOUNT_FILTERS_FULL: [{ network: NETWORK, held: 256, max: 256 }],
@@ -200,6 +222,55 @@ const CHECK_SAMPLES: { readonly [N in FailedCheckName]: readonly FactsOfCheck<N>
     { block: 1000, linked: HASH, got: '0x' + 'ef'.repeat(32) },
     { block: 1000, linked: HASH, got: undefined },
   ],
+  NO_HEADER_REPORTED: [{ tag: 'finalized' }],
+  NO_QUORUM: [{ block: '0x10', quorum: 2, configured: 3, healthy: 1 }],
+  HEADER_NOT_THE_NAMED: [{ named: HASH, hash: OTHER_HASH }],
+  NAMED_BLOCK_NOT_AGREED: [
+    { hash: HASH, number: 1234, agreed: null },
+    { hash: HASH, number: 1234, agreed: OTHER_HASH },
+  ],
+  NOT_LINKED_TO_TRUSTED_BLOCK: [{ block: 117, expected: HASH, trusted: OTHER_HASH }],
+  LINKED_HEADER_MISSING: [
+    { block: 99, expected: HASH, none: 'no header' },
+    { block: 99, expected: HASH, none: 'no answer' },
+  ],
+  PARENT_HASH_DIFFERS: [{ block: 99, expected: HASH, hash: OTHER_HASH }],
+  NO_RESULT: [
+    { check: 'HEADER_HASH', subject: `block ${HASH}`, answered: 'an error' },
+    { check: 'RECEIPTS_ROOT', subject: `receipts of ${HASH}`, answered: 'null' },
+  ],
+  BLOCK_NOT_THE_TRUSTED: [{ trusted: HASH, hash: OTHER_HASH }],
+  TRANSACTIONS_NOT_OBJECTS: [{}],
+  RECEIPTS_NOT_A_LIST: [{ block: HASH, type: 'string' }],
+  RECEIPT_BLOCK_HASH_INVALID: [{ blockHash: 12 }],
+  BLOCK_NOT_CANONICAL: [
+    { of: 'receipt', blockHash: HASH },
+    { of: 'transaction', blockHash: HASH },
+  ],
+  NOT_IN_ITS_BLOCK: [
+    { of: 'receipt', hash: OTHER_HASH, block: HASH },
+    { of: 'transaction', hash: OTHER_HASH, block: HASH },
+  ],
+  NO_PROOF: [{ address: ADDRESS }],
+  NOT_JSON: [{ check: 'CODE_HASH', method: 'eth_getCode' }],
+  LOGS_NOT_A_LIST: [{ type: 'object' }],
+  LOG_NOT_PROVEN: [
+    { index: 3, proven: undefined, log: `${HASH}|${OTHER_HASH}|0x0` },
+    { index: 0, proven: `${HASH}|${HASH}|0x1`, log: `${HASH}|${OTHER_HASH}|0x0` },
+  ],
+  LOGS_LEFT_OUT: [{ everyClient: 5, missing: 2 }],
+  LOGS_NOT_CHECKABLE: [{}],
+  CALL_RESULT_DIFFERS: [
+    { ran: { end: 'returned', returned: '0x01' }, answered: { result: '0x02' } },
+    { ran: { end: 'reverted', returned: '0x08c379a0' }, answered: { error: '0x00' } },
+    { ran: { end: 'failed', returned: '0x', error: 'out of gas' }, answered: { result: '0x' } },
+  ],
+  CALL_NOT_CHECKABLE: [{}],
+  ESTIMATE_NOT_A_QUANTITY: [{ result: '0xzz' }],
+  ESTIMATE_ABOVE_CAP: [{ cap: 30_000_000n, estimate: '0x2faf081' }],
+  ESTIMATE_TOO_LOW: [{ estimate: 21_000n }],
+  ESTIMATE_TOO_HIGH: [{ estimate: 100_000n, works: 97_999n }],
+  ESTIMATE_NOT_CHECKABLE: [{}],
 }
 
 const CLOSE_SAMPLES: { readonly [N in CloseReasonName]: readonly Parameters<(typeof CLOSE_REASONS)[N]['text']>[0][] } = {
@@ -216,6 +287,15 @@ const UNVERIFIED_SAMPLES: { readonly [N in keyof typeof UNVERIFIED_BECAUSE]: Par
   RUN_FAILED: { check: 'CODE_HASH', subject: `${ADDRESS} code` },
   NO_ANSWER_OF_THE_BLOCK: { why: 'each answered for block 0x11' },
   BLOCK_NOT_CHECKABLE: { method: 'eth_getBalance' },
+}
+
+const PASSED_OVER_SAMPLES: { readonly [N in keyof typeof PASSED_OVER_BECAUSE]: readonly Parameters<(typeof PASSED_OVER_BECAUSE)[N]>[0][] } = {
+  NODE_ERRED: [{ method: 'eth_getProof' }],
+  NO_RECEIPT: [{ transaction: HASH }],
+  OTHER_BLOCK: [
+    { node: 'node-2', number: 17, hash: OTHER_HASH, trusted: HASH },
+    { node: 'node-2', number: 17, hash: undefined, trusted: HASH },
+  ],
 }
 
 /**
@@ -237,6 +317,7 @@ const SAYS_NOTHING_TO_DO: Partial<Record<MessageName, string>> = {
   TOKEN_ALG_UNKNOWN: 'names the accepted algorithms (what to sign with) without a verb',
   WS_CONNECTIONS_TOO_FAST: 'says how long new connections are blocked (when to retry) without a verb',
   WS_CONNECTIONS_COOLING: 'says how long new connections are still blocked (when to retry) without a verb',
+  NODES_LACK: "names the method the nodes lack and why it is needed; the fix is the operator's, as the code's message says",
 }
 
 /** What no message may show: a fact that was not filled in, or filled with an object. */
@@ -331,6 +412,31 @@ t.test("every reason of ANSWER_UNVERIFIED's `what` reads in its message", async 
     wellFormed(t, refusal('ANSWER_UNVERIFIED', { what }).message, `${name} as ANSWER_UNVERIFIED`)
   }
   t.equal(UNVERIFIED_BECAUSE.ANSWERS_FAILED({ failures: 1, check: 'CODE_HASH', subject: 'x' }), '1 node answer failed CODE_HASH (x)', 'one answer: singular')
+})
+
+t.test("every reason a node was passed over reads in ANSWER_UNVERIFIED's message", async (t) => {
+  t.same(Object.keys(PASSED_OVER_SAMPLES).sort(), Object.keys(PASSED_OVER_BECAUSE).sort(), 'one row of samples per reason')
+  for (const name of Object.keys(PASSED_OVER_BECAUSE) as (keyof typeof PASSED_OVER_BECAUSE)[]) {
+    for (const [i, facts] of (PASSED_OVER_SAMPLES[name] as readonly unknown[]).entries()) {
+      const why = (PASSED_OVER_BECAUSE[name] as (facts: unknown) => string)(facts)
+      wellFormed(t, why, `${name} #${i}`)
+      const what = UNVERIFIED_BECAUSE.NO_ANSWER_OF_THE_BLOCK({ why })
+      wellFormed(t, refusal('ANSWER_UNVERIFIED', { what }).message, `${name} #${i} as ANSWER_UNVERIFIED`)
+    }
+  }
+})
+
+t.test('every situation of REFUSED_BECAUSE has its sample, and completes the message of its group', async (t) => {
+  t.same(Object.keys(REFUSED_SAMPLES).sort(), Object.keys(REFUSED_BECAUSE).sort(), 'one row per group')
+  for (const group of Object.keys(REFUSED_BECAUSE) as RefusedGroup[]) {
+    t.same(Object.keys(REFUSED_SAMPLES[group]).sort(), Object.keys(REFUSED_BECAUSE[group]).sort(), `${group}: one sample per situation`)
+    t.same(SAMPLES[group], refusedWhats(group), `${group}: its samples in SAMPLES are these situations' words`)
+  }
+  t.equal(
+    refusal('RUN_READS_TOO_MUCH', { what: REFUSED_BECAUSE.RUN_READS_TOO_MUCH.ROUNDS({ rounds: 4 }) }).message,
+    'This call reads more state than this gateway proves for one verified call: it read state beyond 4 rounds of proofs; send an access list of what it reads (eth_createAccessList)',
+    'the words after the colon',
+  )
 })
 
 t.test('every close reason has its code, its cause and words that fit a close frame', async (t) => {
