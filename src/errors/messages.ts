@@ -156,8 +156,9 @@ export const PASSED_OVER_BECAUSE = {
   NODE_ERRED: (f: { method: string }) => `${f.method}: an error`,
   NO_RECEIPT: (f: { transaction: string }) => `no receipt of ${f.transaction}`,
   // Asked by number (by-number.ts ofTrustedBlock), the node answered for its own block there.
-  OTHER_BLOCK: (f: { node: string; number: number; hash: string | undefined; trusted: string }) =>
-    `${f.node}'s block ${f.number} is ${f.hash ?? 'none'}, not ${f.trusted}`,
+  // Never which node (the client's words say what a node did): the operator's log names it.
+  OTHER_BLOCK: (f: { number: number; hash: string | undefined; trusted: string }) =>
+    `a node's block ${f.number} is ${f.hash ?? 'none'}, not ${f.trusted}`,
 } as const
 
 /**

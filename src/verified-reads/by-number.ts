@@ -60,6 +60,6 @@ export async function ofTrustedBlock<T>(
     })
     const hash = its.isError ? undefined : (JSON.parse(its.text) as { result?: { hash?: string } | null }).result?.hash
     if (typeof hash === 'string' && hash.toLowerCase() === header.hash.toLowerCase()) throw err
-    throw new PassOver(PASSED_OVER_BECAUSE.OTHER_BLOCK({ node, number: header.number, hash, trusted: header.hash }))
+    throw new PassOver(PASSED_OVER_BECAUSE.OTHER_BLOCK({ number: header.number, hash, trusted: header.hash }))
   }
 }

@@ -293,8 +293,8 @@ const PASSED_OVER_SAMPLES: { readonly [N in keyof typeof PASSED_OVER_BECAUSE]: r
   NODE_ERRED: [{ method: 'eth_getProof' }],
   NO_RECEIPT: [{ transaction: HASH }],
   OTHER_BLOCK: [
-    { node: 'node-2', number: 17, hash: OTHER_HASH, trusted: HASH },
-    { node: 'node-2', number: 17, hash: undefined, trusted: HASH },
+    { number: 17, hash: OTHER_HASH, trusted: HASH },
+    { number: 17, hash: undefined, trusted: HASH },
   ],
 }
 
