@@ -1,5 +1,6 @@
 import { parseTransaction, type Hex } from 'viem'
-import { type ContractProblem, MESSAGES, type RuleReads } from '../errors/messages.js'
+import { MESSAGES } from '../errors/messages.js'
+import type { ContractProblem, RuleReads } from '../errors/problem-words.js'
 import { ERRORS, errorResponseJson, type ErrorCode } from '../errors/registry.js'
 import { compiledOf, ipAllowed, methodAllowed, userAgentAllowed, type KeyRestrictions } from '../keys/key-restrictions.js'
 import { METHODS } from '../rpc/method-table.js'

@@ -1,7 +1,7 @@
 import type { Entitlement } from '../events/types.js'
 import type { NodeKind } from '../core/node-kind.js'
 import type { Plan } from './catalog.js'
-import type { CoverageGap } from '../errors/messages.js'
+import type { CoverageGap } from '../errors/problem-words.js'
 
 /** The node kinds a key may use on one network. */
 export interface Access {

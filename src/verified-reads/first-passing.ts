@@ -1,7 +1,7 @@
 import type { NodeKind } from '../core/node-kind.js'
 import type { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
-import { PASSED_OVER_BECAUSE, UNVERIFIED_BECAUSE } from '../errors/messages.js'
+import { PASSED_OVER_BECAUSE, UNVERIFIED_BECAUSE } from '../errors/problem-words.js'
 import { checkFailure } from '../proofs/check-failure.js'
 import { type VerifyCheck, VerificationError } from '../proofs/errors.js'
 import { AnswerUnverified, PassOver, NodeErrorAnswer } from './errors.js'

@@ -1,4 +1,5 @@
-import { refusal, UNVERIFIED_BECAUSE } from '../errors/messages.js'
+import { refusal } from '../errors/messages.js'
+import { UNVERIFIED_BECAUSE } from '../errors/problem-words.js'
 import { errorResponseJson, type GatewayError } from '../errors/registry.js'
 import type { NodeKind } from '../core/node-kind.js'
 import { Answer } from '../upstream/answer.js'

@@ -1,5 +1,6 @@
 import type { NodeKind } from '../core/node-kind.js'
-import { PASSED_OVER_BECAUSE, REFUSED_BECAUSE, UNVERIFIED_BECAUSE } from '../errors/messages.js'
+import { REFUSED_BECAUSE } from '../errors/messages.js'
+import { PASSED_OVER_BECAUSE, UNVERIFIED_BECAUSE } from '../errors/problem-words.js'
 import { Answer } from '../upstream/answer.js'
 import type { PoolCallOptions, UpstreamPool } from '../upstream/pool.js'
 import { checkFailure } from '../proofs/check-failure.js'

@@ -1,4 +1,5 @@
-import { MESSAGES, type SubscribeProblem } from '../errors/messages.js'
+import { MESSAGES } from '../errors/messages.js'
+import type { SubscribeProblem } from '../errors/problem-words.js'
 
 /**
  * What an `eth_subscribe` asks for, checked and put in a canonical form: two clients asking for
