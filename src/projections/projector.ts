@@ -107,6 +107,7 @@ export class Projector {
   start(): void {
     if (this.#followers.length > 0) return
     for (const source of this.#sources) {
+      source.hold.resume()
       this.#followers.push(
         source.log.follow(source.stored(this.#store) + 1, async (batch) => {
           const wait = source.committedAt + this.#usageCommitMs - performance.now()

@@ -20,6 +20,8 @@ import type { StoredEvent } from '../events/types.js'
 export class UsageHold {
   #events: StoredEvent[] = []
   #timer: NodeJS.Timeout | undefined
+  /** No timer is set while stopped: a commit that failed as the projector stopped must not retry on a store being closed. */
+  #stopped = false
   readonly #commit: (events: StoredEvent[]) => Promise<void>
   readonly #limit: number
 
@@ -53,12 +55,18 @@ export class UsageHold {
 
   /** No more commits from the timer (the projector stops, and commits what take() gives it). */
   stop(): void {
+    this.#stopped = true
     clearTimeout(this.#timer)
     this.#timer = undefined
   }
 
+  /** Commits from the timer again (the projector starts following again). */
+  resume(): void {
+    this.#stopped = false
+  }
+
   #schedule(delayMs: number): void {
-    if (this.#timer !== undefined) return
+    if (this.#timer !== undefined || this.#stopped) return
     this.#timer = setTimeout(() => {
       this.#timer = undefined
       const events = this.take()
