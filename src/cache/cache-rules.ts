@@ -1,3 +1,5 @@
+import { isHexQuantity } from '../rpc/hex-quantity.js'
+
 /**
  * Which answers can no longer change, decided per method from its params (before the call) and,
  * for calls by hash, from the block number in its result (after it). Pure, so that every rule is
@@ -135,7 +137,7 @@ function isHashParam(param: unknown): boolean {
 export function blockNumberOf(param: unknown): number | undefined {
   if (typeof param === 'string') {
     if (param === 'earliest') return 0
-    return /^0x[0-9a-fA-F]{1,13}$/.test(param) ? parseInt(param, 16) : undefined
+    return isHexQuantity(param, 13) ? parseInt(param, 16) : undefined
   }
   if (param !== null && typeof param === 'object' && 'blockNumber' in param) return blockNumberOf((param as { blockNumber: unknown }).blockNumber)
   return undefined

@@ -12,7 +12,7 @@ import type { GatewayCall } from './gateway-call.js'
 import type { HeadTracker } from './head-tracker.js'
 import { HEAVY_RETRY_AFTER_S, type HeavyCalls } from './heavy-calls.js'
 import { refuseByKeyRules } from './key-rules.js'
-import { newestBlockOf, route, type RouteContext } from './router.js'
+import { blocksNamed, routeNamed, type RouteContext } from './router.js'
 import { refusedWhole, type RpcAnswer } from './rpc-answer.js'
 import { verifiedLogsAdmission } from '../verified-reads/log-range-admission.js'
 import { isVerifiedRead } from '../verified-reads/verified-reads.js'
@@ -138,7 +138,9 @@ export class RpcDispatcher {
     if (denied !== undefined) return denied
     const rule = this.deps.policies[ctx.transport].methodRule(call.method, ctx.network)
     if (!rule.ok) return { refused: true, status: 200, body: errorResponseJson(idJson, ERRORS.METHOD_NOT_FOUND.rpc, rule.message), invalid: true }
-    const r = route(call.method, rule.spec, call.params, routeContext)
+    // Its blocks read once: for the route (the oldest) and for the node that answers (the newest).
+    const blocks = blocksNamed(rule.spec, call.params)
+    const r = routeNamed(call.method, rule.spec, blocks, routeContext)
     if ('refuse' in r) {
       const spec = ERRORS[r.refuse]
       return { refused: true, status: spec.http, body: errorResponseJson(idJson, spec.rpc, r.message), invalid: PROTOCOL_ERROR_CODES.has(spec.rpc) }
@@ -174,7 +176,7 @@ export class RpcDispatcher {
       local: rule.local === true,
       index,
       account: ctx.key.account,
-      minBlock: spec.block === undefined ? undefined : newestBlockOf(spec, params),
+      minBlock: blocks[1],
       // A verified call is run in the gateway's EVM (seconds of a worker thread for a loop): heavy as a trace is.
       heavySlot: spec.heavy === true || runsEvm(ctx.pool.verify, method) ? this.deps.heavy?.slotFor(ctx.key) : undefined,
       node: undefined,
