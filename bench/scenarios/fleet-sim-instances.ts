@@ -54,6 +54,8 @@ export interface FleetSimInstancesOptions {
   maxReportsPerSecond: number
   heartbeatMs: number
   silentMs: number
+  /** fleet.maxHeartbeatsPerSecond (H), divided by the time scale as every rate is. */
+  maxHeartbeatsPerSecond: number
   /**
    * `spread`: each account makes `rate` calls a second, spread by the load balancer over the
    * instances, so an instance sees an account in an interval with probability 1 - e^(-rate·syncMs/N).
@@ -167,7 +169,7 @@ class ActorKeys implements FleetKeys {
 class CountedChannel implements FleetChannel {
   readonly #bus: FleetBus
   readonly #readLimits: boolean
-  static readonly counts = { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 }
+  static readonly counts = { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0, heartbeatsIn: 0 }
 
   constructor(bus: FleetBus, readLimits: boolean) {
     this.#bus = bus
@@ -191,7 +193,11 @@ class CountedChannel implements FleetChannel {
     this.#bus.publish(subject, data)
   }
   subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
-    if (!this.#isLimits(subject)) return this.#bus.subscribe(subject, onMessage)
+    if (!this.#isLimits(subject))
+      return this.#bus.subscribe(subject, (data) => {
+        CountedChannel.counts.heartbeatsIn++
+        onMessage(data)
+      })
     if (!this.#readLimits) return
     const report = subject.startsWith(`${this.subjects.owners}.`)
     this.#bus.subscribe(subject, (data) => {
@@ -222,6 +228,7 @@ for (let i = opts.first; i < opts.first + opts.count; i++) {
     maxReportsPerSecond: opts.maxReportsPerSecond,
     heartbeatMs: opts.heartbeatMs,
     silentMs: opts.silentMs,
+    maxHeartbeatsPerSecond: opts.maxHeartbeatsPerSecond,
   })
   instances.push({ fleet, bus })
 }
@@ -249,7 +256,7 @@ lines.on('line', (line) => {
     for (const { fleet } of instances) fleet.heartbeat()
     process.stdout.write(JSON.stringify({ beaten: true }) + '\n')
   } else if (command === 'mark') {
-    Object.assign(CountedChannel.counts, { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 })
+    Object.assign(CountedChannel.counts, { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0, heartbeatsIn: 0 })
     SimulatedKeys.entriesOut = 0
     if (keys) {
       keys.entriesIn = 0
@@ -277,6 +284,9 @@ lines.on('line', (line) => {
         reportsInPerS: Math.round(c.reportsIn / s),
         bytesInPerS: Math.round(c.bytesIn / s),
         msgsOutPerS: Math.round(c.msgsOut / s),
+        // Heartbeats heard per instance of this process (its own echo included): N per interval.
+        heartbeatsInPerS: Math.round((c.heartbeatsIn / instances.length / s) * 10) / 10,
+        heartbeatEveryMs: instances[0]?.fleet.heartbeatEveryMs ?? 0,
         bytesOutPerS: Math.round(c.bytesOut / s),
         // Entries taken in: applied to the actors (hot accounts, probes) and reported to it as an owner.
         entriesInPerS: Math.round(((instances[0]?.fleet.traffic().entriesIn ?? 0) - entriesInAtMark) / s),
