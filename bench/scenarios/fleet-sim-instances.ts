@@ -17,7 +17,8 @@
  *   peers' work is 2/N of it; the reports they send the accounts' other owners go to subjects
  *   nobody reads.
  *
- * Once a second each peer's broadcast carries a probe entry whose account id holds the time it was
+ * Once a heartbeat interval (a second, N/H s past H instances, so that probes into the observer
+ * stay at most H a second as heartbeats do) each peer's broadcast carries a probe entry whose account id holds the time it was
  * taken, so the observer measures the lag from a peer's sync to the moment its actors took the
  * entry (the probes' messages are counted apart from the reports). The simulated accounts are cold
  * (far under their limits): their entries go to their two owners only, every coldReportMs
@@ -34,6 +35,7 @@ import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/acc
 import { initialRateState } from '../../actors/account/decide.js'
 import { systemClock } from '../../actors/runtime/clock.js'
 import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
+import { heartbeatIntervalMs } from '../../actors/fleet/heartbeat-interval.js'
 
 export interface FleetSimInstancesOptions {
   nats: string
@@ -74,6 +76,8 @@ const now = (): number => performance.timeOrigin + performance.now()
 /** Account ids shaped as the gateway's (`acc_` + 16 hex: 20 characters), so messages have their real size. */
 const ACCOUNT_IDS = Array.from({ length: opts.accounts }, (_, i) => `acc_${i.toString(16).padStart(16, '0')}`)
 const PROBE = '~'
+/** How often each peer sends a probe: as often as it beats, so that what the probes add stays bounded as heartbeats do. */
+const PROBE_EVERY_MS = heartbeatIntervalMs({ heartbeatMs: opts.heartbeatMs, instances: opts.fleetSize, maxHeartbeatsPerSecond: opts.maxHeartbeatsPerSecond })
 
 /**
  * The accounts the observer owns (one of two), with the whole fleet's membership: all the peers
@@ -112,7 +116,7 @@ class SimulatedKeys implements FleetKeys {
     const out = accountsThisInterval(OBSERVED).map((i) => ({ accountId: ACCOUNT_IDS[i]!, consumed: { ...nothing(), full: 1 }, open: 0 }))
     SimulatedKeys.entriesOut += out.length
     // A cooldown (long past) sends the probe to every instance, as a cold account's entry would not be: once a heartbeat.
-    if (this.#syncs++ % Math.max(1, Math.round(opts.heartbeatMs / opts.syncMs)) === 0)
+    if (this.#syncs++ % Math.max(1, Math.round(PROBE_EVERY_MS / opts.syncMs)) === 0)
       out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1, cooldownUntil: 1 }, open: 0 })
     return out
   }
