@@ -18,11 +18,13 @@
  * (rates and the sharing's CPU), reported beside them.
  *
  * Cold reports go every C_eff = max(coldReportMs, (N − 1)/M s), M = `--max-reports`
- * (fleet.maxReportsPerSecond, 100; scaled with time as the intervals are: M/k a second).
+ * (fleet.maxReportsPerSecond, 100; scaled with time as the intervals are: M/k a second), and
+ * heartbeats every max(1 s, N/H s), H = `--max-heartbeats` (fleet.maxHeartbeatsPerSecond, 100;
+ * H/k a second), the silence stretched as much.
  *
  * Options: --quick (shorter windows, 10 and 30 instances), --instances 10,30,100,300,
  * --accounts 1000,10000,100000, --workloads spread,all, --sync-ms 50, --cold-report-ms 250,
- * --max-reports 100,
+ * --max-reports 100, --max-heartbeats 100,
  * --rate 9 (calls a second per account, spread workload), --peer-procs 2, --time-scale auto|k,
  * --duration S (real seconds measured), --warmup S, --no-usage (no usage-stream rows),
  * --results NAME (bench/results/NAME.json and .md; default fleet-sim).
@@ -37,6 +39,7 @@ import { machine } from './lib/machine.js'
 import type { FleetSimInstancesOptions } from './scenarios/fleet-sim-instances.js'
 import { MAX_ENTRIES_PER_MESSAGE } from '../src/fleet/fleet.js'
 import { coldIntervalMs, MAX_REPORTS_PER_SECOND } from '../actors/fleet/cold-interval.js'
+import { MAX_HEARTBEATS_PER_SECOND } from '../actors/fleet/heartbeat-interval.js'
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     'sync-ms': { type: 'string', default: '50' },
     'cold-report-ms': { type: 'string', default: '250' },
     'max-reports': { type: 'string', default: String(MAX_REPORTS_PER_SECOND) },
+    'max-heartbeats': { type: 'string', default: String(MAX_HEARTBEATS_PER_SECOND) },
     rate: { type: 'string', default: '9' },
     'peer-procs': { type: 'string', default: '2' },
     'time-scale': { type: 'string', default: 'auto' },
@@ -62,6 +66,7 @@ const instances = list(values.instances ?? (quick ? '10,30' : '10,30,100,300'))
 const accounts = list(values.accounts)
 const coldReportMs = Number(values['cold-report-ms'])
 const maxReportsPerSecond = Number(values['max-reports'])
+const maxHeartbeatsPerSecond = Number(values['max-heartbeats'])
 const peerProcs = Number(values['peer-procs'])
 const workloads = values.workloads.split(',') as FleetSimInstancesOptions['workload'][]
 const syncMs = Number(values['sync-ms'])
@@ -93,8 +98,8 @@ function timeScaleFor(n: number, a: number, workload: FleetSimInstancesOptions['
   const peerEntries = (n - 1) * owned * pSync * (1000 / syncMs)
   const peerMsgs = ((n - 1) * (1 + Math.min(n - 2, owned * pCold))) / (coldMs / 1000)
   const observerEntries = ((n - 1) * owned * pCold) / (coldMs / 1000)
-  // Every virtual instance hears every heartbeat: N² a second over the peers' processes.
-  const heartbeats = n * n
+  // Every virtual instance hears every heartbeat: N·min(N, H) a second over the peers' processes.
+  const heartbeats = n * Math.min(n, maxHeartbeatsPerSecond)
   const cpu = Math.max((peerEntries * 1 + (peerMsgs + heartbeats) * 40) / peerProcs, observerEntries * 3) / 1e6
   return Math.max(1, Math.ceil(cpu / BUDGET))
 }
@@ -132,6 +137,7 @@ async function sharing(nats: string, n: number, a: number, workload: FleetSimIns
     maxReportsPerSecond: maxReportsPerSecond / k,
     heartbeatMs: 1_000 * k,
     silentMs: 3_000 * k,
+    maxHeartbeatsPerSecond: maxHeartbeatsPerSecond / k,
   }
   const scaledColdMs = coldMs * k
   const base = { nats, subjectRoot: `sim_fleet.R${run}`, fleetSize: n, accounts: a, workload, rate: rate / k, ...scaled }
@@ -199,10 +205,10 @@ const fmt = (x: number | undefined): string => (x === undefined || Number.isNaN(
 
 function markdown(rows: SharingRow[], usage: Awaited<ReturnType<typeof usageStream>>[], info: Record<string, unknown>): string {
   const out = [
-    `Fleet simulation, ${info.date}: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)} at start, ${JSON.stringify(info.loadavgAtEnd)} at the end; commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}; syncMs ${syncMs}, coldReportMs ${coldReportMs}, maxReportsPerSecond ${maxReportsPerSecond}, spread rate ${rate} calls/s per account, peers in ${peerProcs} processes, ${durationS} s windows after ${warmupS} s. Rates and the sharing's CPU "at real time" are the measured ones × k.`,
+    `Fleet simulation, ${info.date}: ${info.nproc} × ${info.cpu}, load ${JSON.stringify(info.loadavgAtStart)} at start, ${JSON.stringify(info.loadavgAtEnd)} at the end; commit ${info.commit}${info.dirty ? ' (uncommitted changes)' : ''}; syncMs ${syncMs}, coldReportMs ${coldReportMs}, maxReportsPerSecond ${maxReportsPerSecond}, maxHeartbeatsPerSecond ${maxHeartbeatsPerSecond}, spread rate ${rate} calls/s per account, peers in ${peerProcs} processes, ${durationS} s windows after ${warmupS} s. Rates and the sharing's CPU "at real time" are the measured ones × k.`,
     '',
-    '| instances | accounts | workload | k | C_eff ms | sharing CPU % of a core, at real time (measured) | own calls CPU % (measured) | reports in/s at real time (target) | limits msgs in/s at real time | entries in/s at real time | µs per report in | µs per entry in | delivery lag p50 / p99 / max ms | event-loop delay p99 ms | members heard | peers CPU % | load |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| instances | accounts | workload | k | C_eff ms | sharing CPU % of a core, at real time (measured) | own calls CPU % (measured) | reports in/s at real time (target) | limits msgs in/s at real time | entries in/s at real time | µs per report in | µs per entry in | heartbeats in/s at real time (every, ms) | delivery lag p50 / p99 / max ms | event-loop delay p99 ms | members heard | peers CPU % | load |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
   for (const r of rows) {
     const o = r.observer
@@ -212,7 +218,7 @@ function markdown(rows: SharingRow[], usage: Awaited<ReturnType<typeof usageStre
     const perReport = o.reportsInPerS > 0 ? sharingUs / o.reportsInPerS : Number.NaN
     const f1 = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(1))
     out.push(
-      `| ${r.instances} | ${fmt(r.accounts)} | ${r.workload} | ${k} | ${r.coldMs} | ${f1(o.sharingCpuPct * k)} (${o.sharingCpuPct}) | ${o.serveCpuPct} | ${fmt(o.reportsInPerS * k)} (${fmt(Math.round(r.peersTargetMsgsPerS * k))}) | ${fmt(o.msgsInPerS * k)} | ${fmt(o.entriesInPerS * k)} | ${f1(perReport)} | ${f1(perEntry)} | ${o.lagP50Ms} / ${o.lagP99Ms} / ${o.lagMaxMs} | ${o.eldP99Ms} | ${o.members} | ${r.peers.cpuPct} | ${r.loadavg} |`,
+      `| ${r.instances} | ${fmt(r.accounts)} | ${r.workload} | ${k} | ${r.coldMs} | ${f1(o.sharingCpuPct * k)} (${o.sharingCpuPct}) | ${o.serveCpuPct} | ${fmt(o.reportsInPerS * k)} (${fmt(Math.round(r.peersTargetMsgsPerS * k))}) | ${fmt(o.msgsInPerS * k)} | ${fmt(o.entriesInPerS * k)} | ${f1(perReport)} | ${f1(perEntry)} | ${f1(o.heartbeatsInPerS * k)} (${Math.round(o.heartbeatEveryMs / k)}) | ${o.lagP50Ms} / ${o.lagP99Ms} / ${o.lagMaxMs} | ${o.eldP99Ms} | ${o.members} | ${r.peers.cpuPct} | ${r.loadavg} |`,
     )
   }
   out.push('', '| producers into one stream | UsageRecorded events/s acknowledged (batches of 100) | append p50 / p99 ms per producer |', '|---|---|---|')
@@ -269,6 +275,7 @@ const result = {
     syncMs,
     coldReportMs,
     maxReportsPerSecond,
+    maxHeartbeatsPerSecond,
     rate,
     peerProcs,
     timeScale: values['time-scale'],

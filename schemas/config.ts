@@ -494,10 +494,22 @@ export const configSchema = withDefaultsOptional(
               'max(coldReportMs, (N − 1)/maxReportsPerSecond seconds), so what an instance receives stops growing with the fleet, ' +
               'and the overshoot bound uses that longer interval (docs/fleet.md, "The overshoot bound").',
           }),
-          heartbeatMs: PositiveInteger({ default: 1000, description: 'How often an instance announces itself.' }),
+          heartbeatMs: PositiveInteger({
+            default: 1000,
+            description: 'How often an instance announces itself (stretched in a large fleet: maxHeartbeatsPerSecond).',
+          }),
           silentMs: PositiveInteger({
             default: 3000,
-            description: 'An instance not heard for this long is dropped: its connections stop counting.',
+            description:
+              'An instance not heard for this long is dropped: its connections stop counting. Stretched as its heartbeat is in a ' +
+              'large fleet (maxHeartbeatsPerSecond).',
+          }),
+          maxHeartbeatsPerSecond: PositiveInteger({
+            default: 100,
+            description:
+              'At most this many heartbeats a second into each instance: with N instances, each announces itself every ' +
+              'max(heartbeatMs, N/maxHeartbeatsPerSecond seconds), and silentMs stretches by as much, so a dead instance is ' +
+              'noticed that much later (docs/fleet.md, "Membership").',
           }),
         },
         "Instances that share one event stream (events.nats and events.stream) are one fleet: they share each key's limits over " +

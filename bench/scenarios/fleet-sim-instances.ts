@@ -17,7 +17,8 @@
  *   peers' work is 2/N of it; the reports they send the accounts' other owners go to subjects
  *   nobody reads.
  *
- * Once a second each peer's broadcast carries a probe entry whose account id holds the time it was
+ * Once a heartbeat interval (a second, N/H s past H instances, so that probes into the observer
+ * stay at most H a second as heartbeats do) each peer's broadcast carries a probe entry whose account id holds the time it was
  * taken, so the observer measures the lag from a peer's sync to the moment its actors took the
  * entry (the probes' messages are counted apart from the reports). The simulated accounts are cold
  * (far under their limits): their entries go to their two owners only, every coldReportMs
@@ -34,6 +35,7 @@ import { AccountActor, takeConsumedOf, type Consumption } from '../../actors/acc
 import { initialRateState } from '../../actors/account/decide.js'
 import { systemClock } from '../../actors/runtime/clock.js'
 import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
+import { heartbeatIntervalMs } from '../../actors/fleet/heartbeat-interval.js'
 
 export interface FleetSimInstancesOptions {
   nats: string
@@ -54,6 +56,8 @@ export interface FleetSimInstancesOptions {
   maxReportsPerSecond: number
   heartbeatMs: number
   silentMs: number
+  /** fleet.maxHeartbeatsPerSecond (H), divided by the time scale as every rate is. */
+  maxHeartbeatsPerSecond: number
   /**
    * `spread`: each account makes `rate` calls a second, spread by the load balancer over the
    * instances, so an instance sees an account in an interval with probability 1 - e^(-rate·syncMs/N).
@@ -72,6 +76,8 @@ const now = (): number => performance.timeOrigin + performance.now()
 /** Account ids shaped as the gateway's (`acc_` + 16 hex: 20 characters), so messages have their real size. */
 const ACCOUNT_IDS = Array.from({ length: opts.accounts }, (_, i) => `acc_${i.toString(16).padStart(16, '0')}`)
 const PROBE = '~'
+/** How often each peer sends a probe: as often as it beats, so that what the probes add stays bounded as heartbeats do. */
+const PROBE_EVERY_MS = heartbeatIntervalMs({ heartbeatMs: opts.heartbeatMs, instances: opts.fleetSize, maxHeartbeatsPerSecond: opts.maxHeartbeatsPerSecond })
 
 /**
  * The accounts the observer owns (one of two), with the whole fleet's membership: all the peers
@@ -110,7 +116,7 @@ class SimulatedKeys implements FleetKeys {
     const out = accountsThisInterval(OBSERVED).map((i) => ({ accountId: ACCOUNT_IDS[i]!, consumed: { ...nothing(), full: 1 }, open: 0 }))
     SimulatedKeys.entriesOut += out.length
     // A cooldown (long past) sends the probe to every instance, as a cold account's entry would not be: once a heartbeat.
-    if (this.#syncs++ % Math.max(1, Math.round(opts.heartbeatMs / opts.syncMs)) === 0)
+    if (this.#syncs++ % Math.max(1, Math.round(PROBE_EVERY_MS / opts.syncMs)) === 0)
       out.push({ accountId: `${PROBE}${now().toFixed(3)}`, consumed: { ...nothing(), full: 1, cooldownUntil: 1 }, open: 0 })
     return out
   }
@@ -167,7 +173,7 @@ class ActorKeys implements FleetKeys {
 class CountedChannel implements FleetChannel {
   readonly #bus: FleetBus
   readonly #readLimits: boolean
-  static readonly counts = { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 }
+  static readonly counts = { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0, heartbeatsIn: 0 }
 
   constructor(bus: FleetBus, readLimits: boolean) {
     this.#bus = bus
@@ -191,7 +197,11 @@ class CountedChannel implements FleetChannel {
     this.#bus.publish(subject, data)
   }
   subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
-    if (!this.#isLimits(subject)) return this.#bus.subscribe(subject, onMessage)
+    if (!this.#isLimits(subject))
+      return this.#bus.subscribe(subject, (data) => {
+        CountedChannel.counts.heartbeatsIn++
+        onMessage(data)
+      })
     if (!this.#readLimits) return
     const report = subject.startsWith(`${this.subjects.owners}.`)
     this.#bus.subscribe(subject, (data) => {
@@ -222,6 +232,7 @@ for (let i = opts.first; i < opts.first + opts.count; i++) {
     maxReportsPerSecond: opts.maxReportsPerSecond,
     heartbeatMs: opts.heartbeatMs,
     silentMs: opts.silentMs,
+    maxHeartbeatsPerSecond: opts.maxHeartbeatsPerSecond,
   })
   instances.push({ fleet, bus })
 }
@@ -249,7 +260,7 @@ lines.on('line', (line) => {
     for (const { fleet } of instances) fleet.heartbeat()
     process.stdout.write(JSON.stringify({ beaten: true }) + '\n')
   } else if (command === 'mark') {
-    Object.assign(CountedChannel.counts, { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0 })
+    Object.assign(CountedChannel.counts, { msgsIn: 0, reportsIn: 0, bytesIn: 0, msgsOut: 0, bytesOut: 0, heartbeatsIn: 0 })
     SimulatedKeys.entriesOut = 0
     if (keys) {
       keys.entriesIn = 0
@@ -277,6 +288,9 @@ lines.on('line', (line) => {
         reportsInPerS: Math.round(c.reportsIn / s),
         bytesInPerS: Math.round(c.bytesIn / s),
         msgsOutPerS: Math.round(c.msgsOut / s),
+        // Heartbeats heard per instance of this process (its own echo included): N per interval.
+        heartbeatsInPerS: Math.round((c.heartbeatsIn / instances.length / s) * 10) / 10,
+        heartbeatEveryMs: instances[0]?.fleet.heartbeatEveryMs ?? 0,
         bytesOutPerS: Math.round(c.bytesOut / s),
         // Entries taken in: applied to the actors (hot accounts, probes) and reported to it as an owner.
         entriesInPerS: Math.round(((instances[0]?.fleet.traffic().entriesIn ?? 0) - entriesInAtMark) / s),

@@ -3,6 +3,7 @@ import type { Clock } from '../../actors/runtime/clock.js'
 import { shareWhenCutOff } from '../../actors/fleet/shares.js'
 import { OwnedAccounts, type RateLimits } from '../../actors/fleet/hot-accounts.js'
 import { coldIntervalMs } from '../../actors/fleet/cold-interval.js'
+import { heartbeatIntervalMs, silenceMs } from '../../actors/fleet/heartbeat-interval.js'
 import { OwnerPicker } from '../../actors/fleet/owner-picker.js'
 import type { Consumption } from '../../actors/account/account-actor.js'
 import { ColdReports } from './cold-reports.js'
@@ -42,6 +43,12 @@ export interface FleetOptions {
   /** How often it announces itself; silent for `silentMs`, an instance is dropped. */
   heartbeatMs: number
   silentMs: number
+  /**
+   * At most this many heartbeats a second into an instance (H; absent: MAX_HEARTBEATS_PER_SECOND):
+   * with N instances each announces itself every max(heartbeatMs, N/H s), and silentMs and the
+   * settling after a rejoin stretch by as much (actors/fleet/heartbeat-interval.ts).
+   */
+  maxHeartbeatsPerSecond?: number
   onMembership?: (event: 'joined' | 'left', id: string, live: number) => void
   onShare?: (share: number) => void
 }
@@ -104,6 +111,12 @@ export class Fleet {
   #picker: OwnerPicker | undefined
   readonly #traffic: FleetTraffic = { messagesIn: 0, entriesIn: 0, messagesOut: 0, entriesOut: 0 }
   #timers: NodeJS.Timeout[] = []
+  /** The next heartbeat's timer: set after each heartbeat, at the interval that heartbeat announced. */
+  #beatTimer: NodeJS.Timeout | undefined
+  /** How often this instance announced it beats, at its last heartbeat (its next one comes within this). */
+  #everyMs: number
+  /** Whether heartbeat() sets the timer of the next one (start without `timers: false`, until stop). */
+  #beats = false
   #share = 1
   /** Until then, a rejoined instance keeps its cut-off share: it has not heard everyone yet. */
   #settlingUntil = 0
@@ -116,7 +129,8 @@ export class Fleet {
 
   constructor(opts: FleetOptions) {
     this.#opts = opts
-    this.#membership = new Membership({ ...opts.self, share: 1, owns: true }, opts.clock, opts.silentMs)
+    this.#membership = new Membership({ ...opts.self, share: 1, owns: true }, opts.clock, opts)
+    this.#everyMs = opts.heartbeatMs
     this.#selfHeardAt = opts.clock.now()
     this.#owned = new OwnedAccounts((accountId) => opts.keys.limitsOf?.(accountId))
     this.#cold = new ColdReports(opts.syncMs, this.#coldIntervalMs())
@@ -130,9 +144,10 @@ export class Fleet {
     bus.subscribe(`${bus.subjects.owners}.${subjectToken(this.#opts.self.id)}`, (data) => this.#reported(unpack(data) as LimitsMessage))
     bus.subscribe(bus.subjects.hot, (data) => this.#marked(unpack(data) as HotMessage))
     if (opts.timers !== false) {
-      this.#timers = [setInterval(() => this.sync(), this.#opts.syncMs), setInterval(() => this.heartbeat(), this.#opts.heartbeatMs)]
+      this.#timers = [setInterval(() => this.sync(), this.#opts.syncMs)]
       for (const t of this.#timers) t.unref()
     }
+    this.#beats = opts.timers !== false
     this.heartbeat()
   }
 
@@ -144,6 +159,8 @@ export class Fleet {
   stop(): void {
     for (const t of this.#timers) clearInterval(t)
     this.#timers = []
+    this.#beats = false
+    clearTimeout(this.#beatTimer)
     if (this.#stopped) return
     this.#stopped = true
     this.sync({ report: true })
@@ -190,6 +207,14 @@ export class Fleet {
     return owners
   }
 
+  /**
+   * How often this instance announces itself now, as its last heartbeat said (max(heartbeatMs, N/H s)):
+   * its next heartbeat comes within this (a driver of `timers: false` calls heartbeat() as often).
+   */
+  get heartbeatEveryMs(): number {
+    return this.#everyMs
+  }
+
   /** How often cold reports go to their owners now: C_eff in whole syncs (see ColdReports). */
   get coldReportMs(): number {
     return this.#cold.intervalMs
@@ -229,23 +254,39 @@ export class Fleet {
    * as silent would take every key's whole limit. Not hearing itself, it takes its cut-off share
    * and keeps the fleet it last saw; hearing itself again, it waits a heartbeat and a half to hear
    * the others before taking the whole, shared limit back.
+   *
+   * In a large fleet heartbeats go every max(heartbeatMs, N/H s) (actors/fleet/heartbeat-interval.ts),
+   * N as it is now: each says how often it beats (`every`), and the silence after which the others
+   * drop it, its own silence, and the settling stretch as much. The interval changes at a
+   * heartbeat, never between two: the next one comes within what the last one announced.
    */
   heartbeat(): void {
     const { bus, clock } = this.#opts
     const now = clock.now()
-    const reachable = bus.connected && now - this.#selfHeardAt <= this.#opts.silentMs
+    // Judged by the interval the last heartbeat announced: this one came within it.
+    const silent = silenceMs(this.#opts, this.#everyMs)
+    const reachable = bus.connected && now - this.#selfHeardAt <= silent
     if (!reachable) this.#cutOff()
     else {
       if (!this.#reachable) {
         this.#reachable = true
-        this.#settlingUntil = now + this.#opts.heartbeatMs * 1.5
+        this.#settlingUntil = now + this.#heartbeatIntervalMs() * 1.5
         this.#membership.restartSilence()
       }
       if (this.#share < 1 && now >= this.#settlingUntil) this.#setShare(1)
-      for (const id of this.#membership.prune(this.#selfHeardAt)) this.#left(id)
+      for (const id of this.#membership.prune(this.#selfHeardAt, this.#everyMs)) this.#left(id)
       if (this.#share === 1) this.#membership.noteSeen()
     }
-    bus.publish(bus.subjects.members, pack({ ...this.#membership.self, share: this.#share, owned: this.#owned.size, hot: this.hotAccounts() } satisfies Member))
+    this.#everyMs = this.#heartbeatIntervalMs()
+    bus.publish(
+      bus.subjects.members,
+      pack({ ...this.#membership.self, share: this.#share, owned: this.#owned.size, hot: this.hotAccounts(), every: this.#everyMs } satisfies Member),
+    )
+    if (this.#beats) {
+      clearTimeout(this.#beatTimer)
+      this.#beatTimer = setTimeout(() => this.heartbeat(), this.#everyMs)
+      this.#beatTimer.unref()
+    }
     // Every open count again, for instances that joined since it last changed.
     this.#publish(this.#opts.keys.openConnections().map(({ accountId, open }) => openEntry(accountId, open)))
     this.#sweep(now)
@@ -437,6 +478,12 @@ export class Fleet {
     this.#picker = undefined
     this.#owners.clear()
     this.#cold.reportEvery(this.#coldIntervalMs())
+  }
+
+  /** max(heartbeatMs, N/H s) for the fleet as this instance sees it now (every live member, owning or not). */
+  #heartbeatIntervalMs(): number {
+    const { heartbeatMs, maxHeartbeatsPerSecond } = this.#opts
+    return heartbeatIntervalMs({ heartbeatMs, instances: this.#membership.live().length, maxHeartbeatsPerSecond })
   }
 
   /** C_eff for the instances that report to owners now (a newcomer's first reports come at the old interval's end). */

@@ -1,4 +1,5 @@
 import type { Clock } from '../../actors/runtime/clock.js'
+import { silenceMs } from '../../actors/fleet/heartbeat-interval.js'
 
 /** What an instance announces about itself. */
 export interface Member {
@@ -19,26 +20,40 @@ export interface Member {
   hot?: number
   /** Its last heartbeat: it is stopping, and the others drop it now rather than after silentMs. */
   leaving?: boolean
+  /**
+   * How often it announces itself now (ms): heartbeatMs, stretched in a large fleet
+   * (actors/fleet/heartbeat-interval.ts). The others wait silentMs stretched as much before they
+   * drop it; an instance of an older version does not say, and beats every heartbeatMs.
+   */
+  every?: number
+}
+
+/** What the silence is judged by: fleet.heartbeatMs and fleet.silentMs. */
+export interface SilenceSettings {
+  heartbeatMs: number
+  silentMs: number
 }
 
 /**
  * The live instances of the fleet, from their heartbeats: an instance silent for `silentMs` is
- * dropped (its connections and consumption stop counting). While this instance is cut off from
+ * dropped (its connections and consumption stop counting); `silentMs` stretched as its heartbeat
+ * is, when it says it beats less often than every `heartbeatMs` (Member.every), or as this
+ * instance's own is (`stretch`): a slower heartbeat is never taken for silence. While this instance is cut off from
  * NATS it hears nobody; the count it last saw is kept, for the share it applies meanwhile.
  */
 export class Membership {
   readonly #self: Member
   readonly #clock: Clock
-  readonly #silentMs: number
+  readonly #silence: SilenceSettings
   readonly #peers = new Map<string, { member: Member; heardAt: number }>()
   #lastSeenCount = 1
   /** Silence counts from here at the earliest: when this instance last rejoined (restartSilence). */
   #silenceFrom = 0
 
-  constructor(self: Member, clock: Clock, silentMs: number) {
+  constructor(self: Member, clock: Clock, silence: SilenceSettings) {
     this.#self = self
     this.#clock = clock
-    this.#silentMs = silentMs
+    this.#silence = silence
   }
 
   get self(): Member {
@@ -80,12 +95,15 @@ export class Membership {
    * this instance is known to have heard the fleet (its own heartbeat came back), not up to now: when
    * its link stalls, the others fall silent a little before it misses its own heartbeat, and dropping
    * them in that moment would leave it a fleet of one, whose share, once it notices the cut, is
-   * every key's whole limit.
+   * every key's whole limit. A peer is silent after `silentMs` stretched by the longer of its own
+   * heartbeat's interval (Member.every) and `everyMs`, this instance's.
    */
-  prune(heardUntil: number): string[] {
+  prune(heardUntil: number, everyMs = this.#silence.heartbeatMs): string[] {
     const dropped: string[] = []
     for (const [id, peer] of this.#peers) {
-      if (heardUntil - Math.max(peer.heardAt, this.#silenceFrom) > this.#silentMs) {
+      // The longer of its own heartbeat's and this instance's: views of N differ for a moment around a join.
+      const silent = silenceMs(this.#silence, Math.max(everyMs, peer.member.every ?? this.#silence.heartbeatMs))
+      if (heardUntil - Math.max(peer.heardAt, this.#silenceFrom) > silent) {
         this.#peers.delete(id)
         dropped.push(id)
       }

@@ -66,6 +66,8 @@ export interface ActorFleetOptions {
   maxReportsPerSecond?: number
   heartbeatMs?: number
   silentMs?: number
+  /** fleet.maxHeartbeatsPerSecond (absent: its default, which a fleet of a few never reaches). */
+  maxHeartbeatsPerSecond?: number
   /** The driver's step; messages published in a step arrive at its end (the delivery lag, at most this). */
   tickMs?: number
 }
@@ -89,6 +91,7 @@ export class ActorFleet {
   readonly maxReportsPerSecond: number | undefined
   readonly heartbeatMs: number
   readonly silentMs: number
+  readonly maxHeartbeatsPerSecond: number | undefined
   readonly tickMs: number
   readonly #limits: KeyLimits
   /** Per account, the times of its admitted calls, across the fleet. */
@@ -101,6 +104,7 @@ export class ActorFleet {
     this.maxReportsPerSecond = opts.maxReportsPerSecond
     this.heartbeatMs = opts.heartbeatMs ?? 1_000
     this.silentMs = opts.silentMs ?? 3_000
+    this.maxHeartbeatsPerSecond = opts.maxHeartbeatsPerSecond
     this.tickMs = opts.tickMs ?? 5
     this.#limits = opts.limits
     this.#started = this.clock.now()
@@ -123,6 +127,7 @@ export class ActorFleet {
       maxReportsPerSecond: this.maxReportsPerSecond,
       heartbeatMs: this.heartbeatMs,
       silentMs: this.silentMs,
+      maxHeartbeatsPerSecond: this.maxHeartbeatsPerSecond,
     })
     const x: SimInstance = { id, fleet, keys, bus, running: true, phase: (this.instances.length * 7) % this.syncMs }
     this.instances.push(x)
@@ -165,7 +170,8 @@ export class ActorFleet {
         if (!x.running) continue
         const t = now + x.phase
         if (t % this.syncMs < this.tickMs) x.fleet.sync()
-        if (t % this.heartbeatMs < this.tickMs) x.fleet.heartbeat()
+        // As its timer does: every heartbeatMs, or as often as its last heartbeat said in a large fleet.
+        if (t % x.fleet.heartbeatEveryMs < this.tickMs) x.fleet.heartbeat()
       }
       this.hub.deliver()
       this.clock.advance(this.tickMs)

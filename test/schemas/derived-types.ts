@@ -84,7 +84,10 @@ const checks: [
   Equal<TokenTransfer, { network: string; txHash: string; logIndex: number; from: string; amount: string; blockNumber: number; blockHash: string }>,
   Equal<Pick<PaymentUnmatched, keyof TokenTransfer>, TokenTransfer>,
   Equal<Config['workers'], number | 'auto'>,
-  Equal<FleetConfig, { syncMs: number; coldReportMs: number; maxReportsPerSecond: number; heartbeatMs: number; silentMs: number }>,
+  Equal<
+    FleetConfig,
+    { syncMs: number; coldReportMs: number; maxReportsPerSecond: number; heartbeatMs: number; silentMs: number; maxHeartbeatsPerSecond: number }
+  >,
   Equal<PaymentsConfig['invoiceTtlMs'], number>,
 ] = [
   true,

@@ -11,7 +11,8 @@ const USAGE_LINE = 'tollgate fleet --config FILE [--json]'
  * `tollgate fleet --config FILE`: the live instances of the config's fleet (the gateways on its
  * NATS stream), as their heartbeats say: id, address, version, start time, the share of each
  * key's limit each applies, the accounts it owns (heard of in the last second) and the accounts hot
- * as it knows them ('-': an instance of a version without owners). Listens for two and a half heartbeat intervals, then prints.
+ * as it knows them ('-': an instance of a version without owners). Listens for two and a half heartbeat intervals (of the
+ * longest interval one says it beats at, in a large fleet), then prints.
  */
 export async function fleetCommand(args: string[]): Promise<void> {
   const v = parseCommandArgs('fleet', args, { config: { type: 'string' }, json: { type: 'boolean' } })
@@ -29,7 +30,12 @@ export async function fleetCommand(args: string[]): Promise<void> {
     if (member.leaving === true) heard.delete(member.id)
     else heard.set(member.id, member)
   })
-  await new Promise((resolve) => setTimeout(resolve, config.fleet.heartbeatMs * 2.5))
+  // Two and a half heartbeats, or of the longest interval an instance says it beats at (a large fleet's).
+  const started = Date.now()
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+  await sleep(config.fleet.heartbeatMs * 2.5)
+  const every = Math.max(config.fleet.heartbeatMs, ...[...heard.values()].map((m) => m.every ?? 0))
+  await sleep(started + every * 2.5 - Date.now())
   await bus.close()
   if (!connected) throw new Error(`cannot reach NATS at ${String(config.events.nats)}: no instance can be listed`)
   const members = [...heard.values()].sort((a, b) => (a.id < b.id ? -1 : 1))
