@@ -61,11 +61,20 @@ export class CacheStep {
     return hit === undefined ? undefined : cacheHit(hit, c.idJson, c.kind)
   }
 
-  /** From the cache when final and stored; else shared in flight, and stored when final. */
-  async call<C extends CacheableCall>(c: C, share: ShareCall<C>, send: () => Promise<Answer>): Promise<Answer> {
+  /**
+   * From the cache when final and stored; else shared in flight, and stored when final. Not async
+   * for the calls no rule caches (most: `latest`, eth_blockNumber): an async function that returns
+   * the promise of `share` makes every such call wait two more turns of the microtask queue.
+   */
+  call<C extends CacheableCall>(c: C, share: ShareCall<C>, send: () => Promise<Answer>): Promise<Answer> {
     const cache = this.cache
     const rule = cache === undefined ? undefined : cacheRuleFor(c.method, c.params)
     if (cache === undefined || rule === undefined) return share(c, send)
+    return this.#cached(cache, rule, c, share, send)
+  }
+
+  /** A call a rule may cache: the cache's answer when final and stored, else asked and stored when final. */
+  async #cached<C extends CacheableCall>(cache: ImmutableCache, rule: CacheRule, c: C, share: ShareCall<C>, send: () => Promise<Answer>): Promise<Answer> {
     // Cacheable in time but not final yet (above the finalized block): asked upstream, never stored.
     if (!mayBeFinal(rule, this.finalized?.(c.network))) return missed(await share(c, send))
     const generation = cache.generation(c.network)

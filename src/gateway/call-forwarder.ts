@@ -43,7 +43,9 @@ export class CallForwarder {
     // Filter calls keep their own books (FilterPins); an ordinary call pays this one check.
     if (c.spec.filter !== undefined) return this.#filterCall(ctx, c)
     try {
-      return await this.settle(ctx, c, await this.deps.caller.call(c))
+      const out = this.settle(ctx, c, await this.deps.caller.call(c))
+      // Awaited only when it is a retry: an answer awaited as it is costs every call a turn of the microtask queue.
+      return out instanceof Promise ? await out : out
     } catch (err) {
       return failed(this.upstreamError(ctx, err, c.method), c)
     }
