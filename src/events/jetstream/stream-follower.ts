@@ -1,5 +1,5 @@
 import type { Consumer, ConsumerMessages } from '@nats-io/jetstream'
-import { decodeEvent } from '../codec.js'
+import { BatchDecoder } from '../batch-decoder.js'
 import { type Follower, retryPauseMs } from '../follow-loop.js'
 import type { StoredEvent } from '../types.js'
 import type { JetStreamConnection } from './connection.js'
@@ -40,6 +40,12 @@ export interface StreamFollowerOptions {
 export class StreamFollower implements Follower {
   readonly #opts: StreamFollowerOptions
   #next: number
+  /**
+   * Decodes what the server sends, as a replay does: every event of a fleet's usage reaches every
+   * instance's follower, and its short strings (account, key, instance, network) are the same few
+   * from one event to the next, so they are interned instead of made afresh per event.
+   */
+  readonly #decoder = new BatchDecoder()
   #stopped = false
   #done: Promise<void> = Promise.resolve()
   #consumer: Consumer | undefined
@@ -107,7 +113,7 @@ export class StreamFollower implements Follower {
       for await (const m of messages) {
         // An ordered consumer made again after a failure starts at #next: nothing before it comes twice.
         if (m.seq < this.#next) continue
-        batch.push({ seq: m.seq, event: decodeEvent(m.data) })
+        batch.push({ seq: m.seq, event: this.#decoder.decode(m.data, 0, m.data.length) })
         // The server has no more (pending), and none has come in that is not handed over yet: the
         // events of one socket read arrive together, and go in one batch (one transaction).
         if ((m.info.pending === 0 && messages.getPending() === 0) || batch.length >= max) {
