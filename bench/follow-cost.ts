@@ -4,9 +4,8 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startNats } from '../harness/nats-server.js'
 import { JetStreamLog } from '../src/events/jetstream-log.js'
-import { makeEvent } from '../src/events/make-event.js'
-import type { UsageRecorded } from '../src/events/types.js'
 import { formatProfile, summariseProfile } from './lib/cpu-profile.js'
+import { intervalUsage } from './lib/interval-usage.js'
 import { cpuMs, startNodeScript, type Started } from './lib/processes.js'
 
 /**
@@ -76,28 +75,7 @@ const publisher = (async () => {
   while (publishing) {
     const intervalStart = 1_700_000_000_000 + second * 1000
     for (let instance = 0; instance < INSTANCES; instance++) {
-      const events: UsageRecorded[] = []
-      for (let a = 0; a < ACCOUNTS; a++) {
-        events.push(
-          makeEvent<UsageRecorded>(
-            {
-              type: 'UsageRecorded',
-              accountId: `acc-${a}`,
-              keyId: `key-${a}`,
-              network: 'eth-1',
-              kind: 'full',
-              instance: `i${instance}`,
-              intervalStart,
-              intervalMs: 1000,
-              requests: 17,
-              errors: 0,
-              bytesIn: 1200,
-              bytesOut: 900,
-            },
-            intervalStart + 1000,
-          ),
-        )
-      }
+      const events = intervalUsage(intervalStart, ACCOUNTS, `i${instance}`)
       for (let i = 0; i < events.length; i += OUTBOX_BATCH) await writer.append(events.slice(i, i + OUTBOX_BATCH))
       appended += events.length
     }

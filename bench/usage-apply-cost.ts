@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { makeEvent } from '../src/events/make-event.js'
-import type { StoredEvent, UsageRecorded } from '../src/events/types.js'
+import type { StoredEvent } from '../src/events/types.js'
 import { StateStore } from '../src/store/state-store.js'
 import { usageProjection } from '../src/usage/usage-projection.js'
+import { intervalUsage } from './lib/interval-usage.js'
 
 /**
  * What applying usage costs a follower, in one process and without NATS: `--accounts` keys, each
@@ -35,27 +35,7 @@ const eventsOf = (second: number): StoredEvent[] => {
   const out: StoredEvent[] = []
   const intervalStart = 1_700_000_000_000 + second * 1000
   for (let instance = 0; instance < INSTANCES; instance++)
-    for (let a = 0; a < ACCOUNTS; a++)
-      out.push({
-        seq: ++seq,
-        event: makeEvent<UsageRecorded>(
-          {
-            type: 'UsageRecorded',
-            accountId: `acc-${a}`,
-            keyId: `key-${a}`,
-            network: 'eth-1',
-            kind: 'full',
-            instance: `i${instance}`,
-            intervalStart,
-            intervalMs: 1000,
-            requests: 17,
-            errors: 0,
-            bytesIn: 1200,
-            bytesOut: 900,
-          },
-          intervalStart + 1000,
-        ),
-      })
+    for (const event of intervalUsage(intervalStart, ACCOUNTS, `i${instance}`)) out.push({ seq: ++seq, event })
   return out
 }
 const spent = { apply: 0, writeTotal: 0 }
