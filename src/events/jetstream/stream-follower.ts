@@ -4,6 +4,15 @@ import { type Follower, retryPauseMs } from '../follow-loop.js'
 import type { StoredEvent } from '../types.js'
 import type { JetStreamConnection } from './connection.js'
 
+/**
+ * Decodes what the server sends, as a replay does: every event of a fleet's usage reaches every
+ * instance's follower, and its short strings (account, key, instance, network) are the same few
+ * from one event to the next, so they are interned instead of made afresh per event. One for the
+ * thread (BatchDecoder's table is about 1.2 MB), shared by its followers (one per usage partition):
+ * decoding is synchronous. Made on first use.
+ */
+let decoder: BatchDecoder | undefined
+
 export interface StreamFollowerOptions {
   stream: string
   /** First stream sequence to hand over. */
@@ -40,12 +49,6 @@ export interface StreamFollowerOptions {
 export class StreamFollower implements Follower {
   readonly #opts: StreamFollowerOptions
   #next: number
-  /**
-   * Decodes what the server sends, as a replay does: every event of a fleet's usage reaches every
-   * instance's follower, and its short strings (account, key, instance, network) are the same few
-   * from one event to the next, so they are interned instead of made afresh per event.
-   */
-  readonly #decoder = new BatchDecoder()
   #stopped = false
   #done: Promise<void> = Promise.resolve()
   #consumer: Consumer | undefined
@@ -113,7 +116,7 @@ export class StreamFollower implements Follower {
       for await (const m of messages) {
         // An ordered consumer made again after a failure starts at #next: nothing before it comes twice.
         if (m.seq < this.#next) continue
-        batch.push({ seq: m.seq, event: this.#decoder.decode(m.data, 0, m.data.length) })
+        batch.push({ seq: m.seq, event: (decoder ??= new BatchDecoder()).decode(m.data, 0, m.data.length) })
         // The server has no more (pending), and none has come in that is not handed over yet: the
         // events of one socket read arrive together, and go in one batch (one transaction).
         if ((m.info.pending === 0 && messages.getPending() === 0) || batch.length >= max) {
