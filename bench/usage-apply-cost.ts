@@ -10,8 +10,10 @@ import { intervalUsage } from './lib/interval-usage.js'
 /**
  * What applying usage costs a follower, in one process and without NATS: `--accounts` keys, each
  * reported by `--instances` instances once a second, committed every `--hold` seconds (one
- * transaction), for `--seconds` seconds of event time. Prints CPU µs per event: the apply, the
- * flush (rows and ids written into LMDB) and the commit, each timed around its step.
+ * transaction), for `--seconds` seconds of event time (the first fifth, at most 60 s, is warm-up).
+ * Prints CPU µs per event: the projection's apply, timed inside the transaction; the flush (rows
+ * and ids written into LMDB) and the commit together, timed from there to the write's return; and
+ * the process's whole CPU over the measured events, LMDB's sync thread and V8's included.
  *
  *   node --import tsx bench/usage-apply-cost.ts [--accounts 200] [--instances 1] [--hold 1] [--seconds 300]
  */
