@@ -550,6 +550,12 @@ export const configSchema = withDefaultsOptional(
           default: 1000,
           description: 'Usage, rate-limit and WebSocket-refusal events are aggregated over this interval.',
         }),
+        project: Type.Boolean({
+          default: true,
+          description:
+            "Whether this instance projects the fleet's usage into its own store (the dashboard's usage and `tollgate usage` read it; the request path does not). " +
+            'false: its projector skips usage events and its dashboard asks an instance that projects usage, over NATS; needs events.nats (docs/fleet.md, "Where usage is projected").',
+        }),
       }),
       payments: Type.Optional(
         Strict(

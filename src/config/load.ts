@@ -84,6 +84,13 @@ function checkBeyondSchema(config: Config): ConfigProblem[] {
       message: `is ${config.events.partitions}, but usage partitions are JetStream streams and events.nats is not set (the embedded log is one file in one order): set events.nats, or remove events.partitions`,
     })
   }
+  if (nats === undefined && !config.usage.project) {
+    problems.push({
+      path: '/usage/project',
+      message:
+        'is false, but events.nats is not set: an instance that does not project usage asks one that does over NATS, and the embedded log has no other instance: set events.nats, or remove usage.project',
+    })
+  }
   for (const [i, url] of (Array.isArray(nats) ? nats : nats === undefined ? [] : [nats]).entries()) {
     checkUrl(Array.isArray(nats) ? `/events/nats/${i}` : '/events/nats', url, ['nats:', 'tls:', 'ws:', 'wss:'])
   }
