@@ -36,7 +36,14 @@ export async function openContextFor(config: Config, opts: { catchUp?: boolean }
     await log.close().catch(() => undefined)
     throw err
   }
-  const projector = new Projector(store, log)
+  let projector: Projector
+  try {
+    projector = new Projector(store, log, { usage: config.usage.project })
+  } catch (err) {
+    store.close()
+    await log.close().catch(() => undefined)
+    throw err
+  }
   const context: CommandContext = {
     config,
     log,

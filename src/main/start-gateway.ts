@@ -187,6 +187,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
   const projector = closers.add(
     'projector',
     new Projector(store, log, {
+      usage: config.usage.project,
       onApplied: (changes) => {
         keys.refresh(changes)
         ips.refresh(changes.penaltyKeys)

@@ -13,3 +13,11 @@ export class ProjectionAheadOfLog extends Error {
     super(message, options)
   }
 }
+
+/** The store skipped usage events (usage.project false) and is opened to project usage: it must be rebuilt first. */
+export class UsageNotInStore extends Error {
+  override name = 'UsageNotInStore'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}

@@ -13,6 +13,7 @@ import { ProjectionGap, ProjectionAheadOfLog } from './errors.js'
 import { LogSource } from './log-source.js'
 import { type ProjectorChanges, Touched } from './touched.js'
 import { UsageHold } from './usage-hold.js'
+import { checkUsageMode, markUsageSkipped } from './usage-mode.js'
 
 /** Every projection, applied in this order to each event. */
 export const PROJECTIONS: readonly Projection[] = Object.freeze([accountProjection, keyProjection, usageProjection, penaltyProjection, billingProjection])
@@ -30,9 +31,11 @@ export const NOT_PROJECTED: Readonly<Partial<Record<EventType, string>>> = Objec
  * The projections of each event type, in PROJECTIONS order: one lookup an event instead of one
  * per projection (five for each of a replay's million events).
  */
-const PROJECTIONS_OF: ReadonlyMap<string, readonly Projection[]> = new Map(
-  EVENT_TYPES.map((type) => [type, PROJECTIONS.filter((projection) => projection.handles.has(type))]),
-)
+const projectionsOf = (projections: readonly Projection[]): ReadonlyMap<string, readonly Projection[]> =>
+  new Map(EVENT_TYPES.map((type) => [type, projections.filter((projection) => projection.handles.has(type))]))
+const PROJECTIONS_OF = projectionsOf(PROJECTIONS)
+/** The same without usage (`usage.project` false): usage events only move the checkpoint. */
+const PROJECTIONS_BUT_USAGE_OF = projectionsOf(PROJECTIONS.filter((projection) => projection !== usageProjection))
 const NONE: readonly Projection[] = []
 
 const isUsage = ({ event }: StoredEvent): boolean => categoryOf(event.type) === 'usage'
@@ -45,6 +48,12 @@ export interface ProjectorOptions {
    * their log (default USAGE_COMMIT_MS), and committed together: see UsageHold.
    */
   usageCommitMs?: number
+  /**
+   * Whether usage is projected (default true; config `usage.project`). false: usage events are
+   * read past (they only move the checkpoint), usage partitions are not read at all, and the store
+   * is marked so that a projector that projects usage refuses it (usage-mode.ts).
+   */
+  usage?: boolean
   /** Called after each committed batch that touched keys or accounts. */
   onApplied?: (changes: ProjectorChanges) => void
   /** Called when a batch fails (the log delivers it again; held usage is tried again) or onApplied throws. */
@@ -85,6 +94,9 @@ export class Projector {
   /** The log, then its usage partitions (EventLog.partitions): each read from its own checkpoint. */
   readonly #sources: readonly LogSource[]
   readonly #main: LogSource
+  readonly #projectionsOf: ReadonlyMap<string, readonly Projection[]>
+  /** Whether usage is skipped and the store not yet known to be marked so (usage-mode.ts). */
+  #markSkipped: boolean
   #followers: LogFollower[] = []
 
   constructor(store: StateStore, log: EventLog, opts: ProjectorOptions = {}) {
@@ -95,12 +107,17 @@ export class Projector {
     this.#usageCommitMs = opts.usageCommitMs ?? PROJECTOR_DEFAULTS.usageCommitMs
     this.#onApplied = opts.onApplied
     this.#onError = opts.onError
+    const usage = opts.usage ?? true
+    checkUsageMode(store, usage)
+    this.#projectionsOf = usage ? PROJECTIONS_OF : PROJECTIONS_BUT_USAGE_OF
+    this.#markSkipped = !usage
     // Held usage (UsageHold): at most 8 transactions' worth, so that a stop or a key commits it in a few.
     const holdLimit = 8 * batch
     const sourceOf = (partition: EventLog, p: number | undefined): LogSource =>
       new LogSource(partition, p, (self) => new UsageHold((events) => this.#commitHeld(self, events), holdLimit))
     this.#main = sourceOf(log, undefined)
-    this.#sources = [this.#main, ...log.partitions.map((partition, p) => sourceOf(partition, p))]
+    // Usage partitions hold nothing but usage: an instance that skips usage does not read them.
+    this.#sources = usage ? [this.#main, ...log.partitions.map((partition, p) => sourceOf(partition, p))] : [this.#main]
   }
 
   /** Follow the log (and each usage partition) from its checkpoint + 1, now and as events are appended, until stop(). */
@@ -284,13 +301,15 @@ export class Projector {
         if (seq !== checkpoint + 1) {
           throw new ProjectionGap(`event seq ${seq} follows checkpoint ${checkpoint}: seq ${checkpoint + 1} is missing`)
         }
-        for (const projection of PROJECTIONS_OF.get(event.type) ?? NONE) projection.apply(event, writer)
+        for (const projection of this.#projectionsOf.get(event.type) ?? NONE) projection.apply(event, writer)
         checkpoint = seq
       }
       source.set(writer, checkpoint)
+      if (this.#markSkipped) markUsageSkipped(writer)
       return { checkpoint, changes: touched.changes() }
     })
     source.committedAt = performance.now()
+    this.#markSkipped = false
     if (this.#onApplied !== undefined && (changes.keyHashes.length > 0 || changes.accountIds.length > 0 || changes.penaltyKeys.length > 0)) {
       try {
         this.#onApplied(changes)

@@ -22,6 +22,8 @@ export interface ReplayOptions {
   onProgress?: (done: number, total: number) => void
   /** Stop after the transaction in progress; the replay can be resumed (rejects with the signal's reason). */
   signal?: AbortSignal
+  /** Whether usage is projected (config `usage.project`; default true): false reads past usage events, as the instance's projector does. */
+  usage?: boolean
 }
 
 /**
@@ -53,7 +55,7 @@ export async function replay(store: string | StateStore, log: EventLog, opts: Re
   try {
     opts.signal?.throwIfAborted()
     if (opts.restart || !state.replaying()) state.wipe()
-    const projector = new Projector(state, log, { batch: opts.batch ?? REPLAY_BATCH })
+    const projector = new Projector(state, log, { batch: opts.batch ?? REPLAY_BATCH, usage: opts.usage })
     // With usage partitions, positions are sums over the log and its partitions (events applied, events held).
     if (opts.onStart) opts.onStart(projector.applied() + 1, await projector.held())
     const events = await projector.catchUp({ onProgress: opts.onProgress, signal: opts.signal })

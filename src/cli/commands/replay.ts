@@ -54,6 +54,7 @@ export async function replayCommand(args: string[]): Promise<void> {
     const out = await replay(join(config.dataDir, 'state'), log, {
       batch,
       restart: v.restart,
+      usage: config.usage.project,
       signal: stop.signal,
       onStart(from, total) {
         done = from - 1

@@ -37,6 +37,11 @@ export async function usageCommand(args: string[]): Promise<void> {
   }
   const ctx = await openCommandContext(configPath)
   try {
+    if (!ctx.config.usage.project) {
+      throw new UsageError(
+        `tollgate usage: ${configPath} has usage.project false, so its data folder holds no usage: run tollgate usage with the config of an instance that projects usage (usage.project true), or rebuild this one's with usage.project true and \`tollgate replay\``,
+      )
+    }
     const report = usageReport(ctx.store, { accountId: v.account, keyId: v.key, since, until, by: v.by as UsagePeriod | undefined })
     for (const note of report.notes) process.stderr.write(`note: ${note}\n`)
     process.stdout.write(v.json ? report.rows.map((row) => JSON.stringify(jsonLine(row)) + '\n').join('') : table(report.rows, v.by !== undefined))
