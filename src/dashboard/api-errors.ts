@@ -2,6 +2,7 @@ import { AccountCommandError } from '../accounts/errors.js'
 import { EventLogUnavailable } from '../events/errors.js'
 import { PaymentError } from '../accounts/errors.js'
 import { SiweError } from '../accounts/errors.js'
+import { UsageUnavailable } from '../usage/errors.js'
 
 /**
  * Errors of the dashboard's JSON API (`/api/`): a stable code, the HTTP status and words a user
@@ -112,6 +113,13 @@ export const API_ERRORS = {
     when: 'more than 10 regenerations of the key in an hour',
     message: 'The key was regenerated too often in the last hour; try again later.',
   },
+  // Usage
+  USAGE_UNAVAILABLE: {
+    http: 503,
+    when: 'this instance does not project usage (`usage.project` false) and no instance that does answered its ask within 2 s, or 64 asks wait already; `details.reason` says which',
+    message:
+      'This gateway does not keep usage itself (usage.project is false), and no gateway that does answered within 2 s: run at least one instance with usage.project true on the same event stream, then try again.',
+  },
   EVENT_LOG_UNAVAILABLE: {
     http: 503,
     when: 'the event log (NATS JetStream) cannot be reached now, and the call needs it; `Retry-After` says when to try again',
@@ -153,6 +161,8 @@ export function toApiError(err: unknown): ApiError {
   }
   // An outage, not a fault: one 503 per call, and no error line per call (the log's own client reports the outage).
   if (err instanceof EventLogUnavailable) return new ApiError('EVENT_LOG_UNAVAILABLE', undefined, { cause: err, headers: { 'Retry-After': '5' } })
+  if (err instanceof UsageUnavailable)
+    return new ApiError('USAGE_UNAVAILABLE', undefined, { cause: err, details: { reason: err.reason }, headers: { 'Retry-After': '5' } })
   if (err instanceof AccountCommandError) {
     const code: ApiErrorCode = err.code === 'BAD_WALLET' || err.code === 'UNKNOWN_ACCOUNT' ? 'NOT_SIGNED_IN' : err.code
     return new ApiError(code, capitalize(err.message), { cause: err })

@@ -101,7 +101,7 @@ const ROUTES: RouteSpec[] = [
     limit: 'keys',
     handler: (c, s) => s.setTokenRequired(c.session!, c.body).then((json) => ({ json })),
   },
-  { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => ({ json: s.usage(c.session!, c.query.get('hours')) }) },
+  { method: 'get', path: '/api/usage', auth: true, handler: (c, s) => s.usage(c.session!, c.query.get('hours')).then((json) => ({ json })) },
 ]
 
 /**

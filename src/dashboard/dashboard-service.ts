@@ -9,7 +9,7 @@ import type { PlanCatalog } from '../plans/catalog.js'
 import type { Projector } from '../projections/projector.js'
 import { claimKeys } from '../projections/billing-projection.js'
 import type { StateStore } from '../store/state-store.js'
-import { HOUR_MS, type AccountRecord, type InvoiceRecord, type SessionRecord } from '../store/records.js'
+import type { AccountRecord, InvoiceRecord, SessionRecord } from '../store/records.js'
 import type { Upstreams } from '../upstream/upstreams.js'
 import { poolRpc, type ChainRpc } from '../chain/chain-rpc.js'
 import { AccountHost } from '../accounts/account-host.js'
@@ -26,7 +26,8 @@ import { sessionHashOf, signIn } from '../siwe/sign-in.js'
 import { ApiError } from './api-errors.js'
 import { ApiLimits } from './api-limits.js'
 import { cookiePolicy, type CookiePolicy } from './session-cookie.js'
-import { accountRefusals, usageHourly } from '../usage/usage-queries.js'
+import { UsageUnavailable } from '../usage/errors.js'
+import { accountUsageView, usageHours, type AccountUsageView } from '../usage/usage-view.js'
 
 export interface DashboardDeps {
   config: Config
@@ -42,6 +43,8 @@ export interface DashboardDeps {
   baseUrl: () => string
   /** The live instances of the fleet (absent: 1); limits for all clients together are split between them. */
   fleetSize?: () => number
+  /** With usage.project false: an instance that projects usage asked for an account's view (src/usage/usage-answers.ts). */
+  askUsage?: (accountId: string, hours: number, now: number) => Promise<AccountUsageView>
 }
 
 /** A signed-in dashboard user. */
@@ -325,34 +328,15 @@ export class DashboardService {
   /**
    * Calls and their compute units per hour for the last `hours` hours (this one included), by network
    * and node kind; and the calls the account's keys' own rules refused in those hours, by rule.
+   * Decided by config, not by whether the store has rows: an instance with usage.project false
+   * asks one that projects usage (a store that has some rows may still miss the latest).
    */
-  usage(session: Session, hoursParam: string | null): unknown {
-    const hours = Math.min(168, Math.max(1, Number(hoursParam) || 24))
+  async usage(session: Session, hoursParam: string | null): Promise<AccountUsageView> {
+    const hours = usageHours(hoursParam)
     const now = this.#deps.clock.now()
-    const lastHour = now - (now % HOUR_MS)
-    const from = lastHour - (hours - 1) * HOUR_MS
-    const series = new Map<string, { network: string; kind: NodeKind; requests: number[]; errors: number[]; units: number[] }>()
-    for (const row of usageHourly(this.#deps.store, session.accountId, from, lastHour + HOUR_MS)) {
-      const id = `${row.network}:${row.kind}`
-      let s = series.get(id)
-      if (s === undefined)
-        series.set(
-          id,
-          (s = {
-            network: row.network,
-            kind: row.kind,
-            requests: new Array<number>(hours).fill(0),
-            errors: new Array<number>(hours).fill(0),
-            units: new Array<number>(hours).fill(0),
-          }),
-        )
-      const i = (row.hour - from) / HOUR_MS
-      s.requests[i] += row.requests
-      s.errors[i] += row.errors
-      s.units[i] += row.units
-    }
-    const refused = accountRefusals(this.#deps.store, session.accountId, from, lastHour + HOUR_MS)
-    return { from, hours, hourMs: HOUR_MS, series: [...series.values()], refused }
+    if (this.#deps.config.usage.project) return accountUsageView(this.#deps.store, session.accountId, hours, now)
+    if (this.#deps.askUsage === undefined) throw new UsageUnavailable('not connected')
+    return this.#deps.askUsage(session.accountId, hours, now)
   }
 
   #account(session: Session): AccountRecord {

@@ -26,7 +26,8 @@ export interface FleetChannel {
   readonly subjects: FleetSubjects
   readonly connected: boolean
   publish(subject: string, data: Uint8Array): void
-  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void
+  /** With `queue`, one subscriber of the queue group gets each message (NATS queue groups); without, every one does. */
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void, opts?: { queue?: string }): void
   close(): Promise<void>
 }
 
@@ -55,7 +56,7 @@ export class FleetBus implements FleetChannel {
   #closed = false
   /** The pause before the next attempt at the first connection, ended early by close(). */
   #pause: { timer: NodeJS.Timeout; end: () => void } | undefined
-  readonly #handlers: { subject: string; onMessage: (data: Uint8Array) => void }[] = []
+  readonly #handlers: { subject: string; onMessage: (data: Uint8Array) => void; queue?: string }[] = []
   readonly #subs: Subscription[] = []
   readonly #onStatus: (connected: boolean) => void
 
@@ -102,9 +103,9 @@ export class FleetBus implements FleetChannel {
     }
   }
 
-  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
-    this.#handlers.push({ subject, onMessage })
-    if (this.#nc !== undefined) this.#subscribeOn(this.#nc, subject, onMessage)
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void, opts: { queue?: string } = {}): void {
+    this.#handlers.push({ subject, onMessage, queue: opts.queue })
+    if (this.#nc !== undefined) this.#subscribeOn(this.#nc, subject, onMessage, opts.queue)
   }
 
   /**
@@ -151,7 +152,7 @@ export class FleetBus implements FleetChannel {
       return
     }
     this.#nc = nc
-    for (const h of this.#handlers) this.#subscribeOn(nc, h.subject, h.onMessage)
+    for (const h of this.#handlers) this.#subscribeOn(nc, h.subject, h.onMessage, h.queue)
     this.#setConnected(true)
     for await (const status of nc.status()) {
       if (status.type === 'disconnect') this.#setConnected(false)
@@ -159,9 +160,10 @@ export class FleetBus implements FleetChannel {
     }
   }
 
-  #subscribeOn(nc: NatsConnection, subject: string, onMessage: (data: Uint8Array) => void): void {
+  #subscribeOn(nc: NatsConnection, subject: string, onMessage: (data: Uint8Array) => void, queue: string | undefined): void {
     this.#subs.push(
       nc.subscribe(subject, {
+        ...(queue === undefined ? {} : { queue }),
         callback: (err, msg) => {
           if (!err) onMessage(msg.data)
         },

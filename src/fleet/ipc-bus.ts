@@ -43,7 +43,8 @@ export class IpcFleetBus implements FleetChannel {
     queueMicrotask(() => this.#onMessage({ type: 'fleet', subject, data }))
   }
 
-  subscribe(subject: string, onMessage: (data: Uint8Array) => void): void {
+  /** No queue groups here: each worker that subscribes gets the message (an ask is answered by each, the first answer taken). */
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void, _opts?: { queue?: string }): void {
     const list = this.#handlers.get(subject) ?? []
     list.push(onMessage)
     this.#handlers.set(subject, list)

@@ -44,6 +44,8 @@ import { openEventsAndState } from './events-and-state.js'
 import { watchNodeHeads } from './node-watch.js'
 import { openAnswerCache } from './answer-cache.js'
 import { joinFleet } from '../fleet/join-fleet.js'
+import { fleetSubjectRoot } from '../fleet/fleet-bus.js'
+import { answerUsageAsks, UsageAsker } from '../usage/usage-answers.js'
 import { registerFleetMetrics } from '../fleet/fleet-metrics.js'
 import { ReloadPartFailed } from './errors.js'
 import {
@@ -126,6 +128,13 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
     config.events.nats === undefined && channel === undefined
       ? undefined
       : closers.add('fleet bus', joinFleet({ config, keys, instance, clock, logger, channel }), (f) => f.bus.close())
+  // Usage views over the fleet: an instance that projects usage answers the asks of those that do
+  // not (usage.project false needs events.nats, so those always have a fleet).
+  if (fleet && config.usage.project) answerUsageAsks(fleet.bus, fleetSubjectRoot(config), store, (err) => logger.error({ err }, 'answering a usage ask failed'))
+  const usageAsker =
+    fleet && !config.usage.project
+      ? closers.add('usage asks', new UsageAsker({ bus: fleet.bus, subjectRoot: fleetSubjectRoot(config), instance }), (a) => a.close())
+      : undefined
   const filters = new FilterPins(clock)
   const sweeper = setInterval(() => {
     keys.sweep()
@@ -288,6 +297,7 @@ async function compose(config: Config, opts: GatewayOptions, closers: Closers, c
           baseUrl: () => baseUrl,
           // A limit for all clients together (new accounts) is split between the fleet's live instances.
           fleetSize: () => Math.max(1, fleet?.fleet()?.members().length ?? 1),
+          askUsage: usageAsker && ((accountId, hours, now) => usageAsker.ask(accountId, hours, now)),
         })
   const server = new HttpServer({
     admission,

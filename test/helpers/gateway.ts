@@ -63,6 +63,8 @@ export interface TestGatewayOptions {
   /** WebSocket limits (config `ws`). */
   ws?: Partial<WsConfig>
   usageIntervalMs?: number
+  /** Whether the gateway projects the fleet's usage (config `usage.project`, default true); false needs `nats`. */
+  usageProject?: boolean
   clock?: Clock
   /** Reuse a data folder (a restart); default a new temporary one. */
   dataDir?: string
@@ -97,7 +99,7 @@ export async function startTestGateway(t: { teardown(fn: () => unknown): void },
     plans: { catalog: opts.catalog ?? 'default' },
     limits: opts.limits ?? {},
     ws: opts.ws ?? {},
-    usage: { intervalMs: opts.usageIntervalMs ?? 1000 },
+    usage: { intervalMs: opts.usageIntervalMs ?? 1000, ...(opts.usageProject === undefined ? {} : { project: opts.usageProject }) },
     ...opts.config,
     ...(opts.quiet ? quietOver(opts.config) : {}),
   }
