@@ -554,7 +554,8 @@ export const configSchema = withDefaultsOptional(
           default: true,
           description:
             "Whether this instance projects the fleet's usage into its own store (the dashboard's usage and `tollgate usage` read it; the request path does not). " +
-            'false: its projector skips usage events and its dashboard asks an instance that projects usage, over NATS; needs events.nats (docs/fleet.md, "Where usage is projected").',
+            'false: its projector skips usage events (and does not read usage partitions) and its dashboard asks an instance that projects usage, over NATS; needs events.nats. ' +
+            'A store built with false is rebuilt by `tollgate replay` before it projects usage again (docs/fleet.md, "Where usage is projected").',
         }),
       }),
       payments: Type.Optional(
