@@ -21,6 +21,7 @@
  * Build first: `npm run build` (this runs `node bin/tollgate.js start --config …` of dist/ and
  * builds nothing). Then:
  *   npm run bench:fleet-outside -- [--rate 3500] [--rounds 3] [--warmup 5] [--duration 15] [--idle 10] [--results NAME]
+ *   npm run bench:fleet-outside -- --usage-projectors 1 [--partitions 2] …   # only instance 6 projects usage (usage.project false on 1–5): docs/fleet.md, "Where usage is projected"; with P > 1 the others are not sent usage at all
  *   npm run bench:fleet-outside -- --profile [--profile-scene 'one serves'|spread] [--rounds 1]   # that scene alone, instances 1 and 2 under --cpu-prof: their top costs
  * Writes bench/results/<NAME>.json (default fleet-outside; with --profile, fleet-outside-profile).
  */
@@ -45,6 +46,10 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '10' },
     instances: { type: 'string', default: '6' },
     accounts: { type: 'string', default: '200' },
+    /** How many of the fleet's instances project usage, the last ones (default all: usage.project's default). */
+    'usage-projectors': { type: 'string' },
+    /** events.partitions of the fleet's stream (the fleets of one keep 1). */
+    partitions: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
     'profile-scene': { type: 'string', default: 'one serves' },
     results: { type: 'string' },
@@ -57,6 +62,14 @@ const DURATION_S = Number(values.duration)
 const IDLE_S = Number(values.idle)
 const N = Number(values.instances)
 const ACCOUNTS = Number(values.accounts)
+const PROJECTORS = values['usage-projectors'] === undefined ? N : Number(values['usage-projectors'])
+if (!Number.isInteger(PROJECTORS) || PROJECTORS < 1 || PROJECTORS > N) {
+  process.stderr.write(`--usage-projectors is 1 to ${N}, got ${values['usage-projectors']}\n`)
+  process.exit(2)
+}
+const PARTITIONS = Number(values.partitions)
+/** Whether fleet instance i (0-based) projects usage: the last PROJECTORS do. */
+const projects = (i: number): boolean => i >= N - PROJECTORS
 const PROFILE = values.profile
 const PROFILED_SCENE = values['profile-scene'] as 'one serves' | 'spread'
 if (!['one serves', 'spread'].includes(PROFILED_SCENE)) {
@@ -92,16 +105,17 @@ interface Gateway {
 }
 
 /** A gateway's config: its own data folder and ports, on `stream` (and its own subject prefix: two streams may not hold one subject). */
-function writeConfig(name: string, natsUrl: string, stream: string, prefix: string, stubHttp: string, stubWs: string): string {
+function writeConfig(name: string, natsUrl: string, stream: string, prefix: string, stubHttp: string, stubWs: string, projectUsage = true, partitions = 1): string {
   const dataDir = join(work, name)
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
     admin: { listen: { host: '127.0.0.1', port: 0 } },
     dataDir,
     shutdownMs: 3_000,
-    events: { nats: natsUrl, stream, subjectPrefix: prefix },
+    events: { nats: natsUrl, stream, subjectPrefix: prefix, partitions },
     networks: { 'eth-1': { chainId: 1, upstreams: [{ url: stubHttp, ws: stubWs, kind: 'full', name: 'stub' }] } },
     plans: { catalog: CATALOG },
+    usage: { project: projectUsage },
   }
   const path = join(work, `${name}.json`)
   writeFileSync(path, JSON.stringify(config, null, 2))
@@ -229,7 +243,7 @@ const range = (xs: number[]): [number, number] => [Math.min(...xs), Math.max(...
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0)
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
-log(`load ${loadavg().map(r2).join(' ')} at the start; ${N} instances on one stream and ${N} fleets of one, ${ACCOUNTS} accounts each, ${RATE} calls/s`)
+log(`load ${loadavg().map(r2).join(' ')} at the start; ${N} instances on one stream and ${N} fleets of one, ${ACCOUNTS} accounts each, ${RATE} calls/s; ${PROJECTORS === N ? "every instance projects usage" : `usage projected by the last ${PROJECTORS} of the fleet`}`)
 const natsPort = await freePort()
 const natsStore = join(work, 'nats')
 const nats = await launch(findNatsServer(), natsPort, natsStore)
@@ -244,7 +258,7 @@ try {
 
   // The fleet: six on stream FLEET. Accounts are made on instance 1's config before any starts, so
   // that each projects them before it serves.
-  const fleetConfigs = Array.from({ length: N }, (_, i) => writeConfig(`fleet-${i + 1}`, natsUrl, 'FLEET', 'fleet', stubHttp, stubWs))
+  const fleetConfigs = Array.from({ length: N }, (_, i) => writeConfig(`fleet-${i + 1}`, natsUrl, 'FLEET', 'fleet', stubHttp, stubWs, projects(i), PARTITIONS))
   const fleetKeys = await createAccounts(fleetConfigs[0])
   log(`${fleetKeys.length} accounts on stream FLEET`)
   // A profile is of one scene of the fleet alone: the fleets of one are not started.
@@ -315,6 +329,15 @@ try {
     return r.cpuMs.slice(1).map((ms, k) => us(ms - i.fleetMsPerS[k + 1] * DURATION_S, r.calls))
   })
   const servingUs = one.map((r) => us(r.cpuMs[0], r.calls))
+  // With --usage-projectors, instances 2–6 split into those that skip usage and those that project it.
+  const others = (perRound: number[][], projecting: boolean): number[] => perRound.flatMap((xs) => xs.filter((_, k) => projects(k + 1) === projecting))
+  const split = (perRound: number[][]) =>
+    PROJECTORS === N
+      ? undefined
+      : {
+          skippingUsage: { median: median(others(perRound, false)), range: range(others(perRound, false)) },
+          projectingUsage: { median: median(others(perRound, true)), range: range(others(perRound, true)) },
+        }
   const spread = byScene('spread')
   const solos = byScene('fleets of one')
   const ratios = spread.flatMap((s) => {
@@ -325,6 +348,8 @@ try {
     rate: RATE,
     instances: N,
     accounts: ACCOUNTS,
+    usageProjectors: PROJECTORS,
+    partitions: PARTITIONS,
     rounds: ROUNDS,
     warmupS: WARMUP_S,
     durationS: DURATION_S,
@@ -334,6 +359,8 @@ try {
     oneServes: {
       othersUsPerCall: { median: median(idleOthers.flat()), range: range(idleOthers.flat()), perRound: idleOthers },
       othersUsPerCallAboveIdle: { median: median(idleOthersAboveIdle.flat()), range: range(idleOthersAboveIdle.flat()), perRound: idleOthersAboveIdle },
+      othersByUsage: split(idleOthers),
+      othersByUsageAboveIdle: split(idleOthersAboveIdle),
       servingUsPerCall: { median: median(servingUs), range: range(servingUs) },
       check: 'each of instances 2–6 at most 5 us per call',
       met: Math.max(...idleOthers.flat()) <= 5,
@@ -350,6 +377,14 @@ try {
       `above their idle ${summary.oneServes.othersUsPerCallAboveIdle.median}, ${summary.oneServes.othersUsPerCallAboveIdle.range.join('–')}), ` +
       `instance 1 ${summary.oneServes.servingUsPerCall.median} (${summary.oneServes.servingUsPerCall.range.join('–')}): ${summary.oneServes.met ? 'met' : 'not met'} (<= 5)`,
   )
+  const byUsage = summary.oneServes.othersByUsage
+  const byUsageAbove = summary.oneServes.othersByUsageAboveIdle
+  if (byUsage !== undefined && byUsageAbove !== undefined) {
+    log(
+      `one serves, by usage.project: skipping usage ${byUsage.skippingUsage.median} us per call (${byUsage.skippingUsage.range.join('–')}; above idle ${byUsageAbove.skippingUsage.median}, ${byUsageAbove.skippingUsage.range.join('–')}), ` +
+        `projecting usage ${byUsage.projectingUsage.median} (${byUsage.projectingUsage.range.join('–')}; above idle ${byUsageAbove.projectingUsage.median}, ${byUsageAbove.projectingUsage.range.join('–')})`,
+    )
+  }
   log(
     `spread ${summary.spread.fleetUsPerCall.median} us per call (${summary.spread.fleetUsPerCall.range.join('–')}), fleets of one ${summary.fleetsOfOne.fleetUsPerCall.median} ` +
       `(${summary.fleetsOfOne.fleetUsPerCall.range.join('–')}): ratio ${summary.spreadOverFleetsOfOne.median}x (${summary.spreadOverFleetsOfOne.range.join('–')}), ` +
