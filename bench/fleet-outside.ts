@@ -105,7 +105,16 @@ interface Gateway {
 }
 
 /** A gateway's config: its own data folder and ports, on `stream` (and its own subject prefix: two streams may not hold one subject). */
-function writeConfig(name: string, natsUrl: string, stream: string, prefix: string, stubHttp: string, stubWs: string, projectUsage = true, partitions = 1): string {
+function writeConfig(
+  name: string,
+  natsUrl: string,
+  stream: string,
+  prefix: string,
+  stubHttp: string,
+  stubWs: string,
+  projectUsage = true,
+  partitions = 1,
+): string {
   const dataDir = join(work, name)
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
@@ -243,7 +252,9 @@ const range = (xs: number[]): [number, number] => [Math.min(...xs), Math.max(...
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0)
 const r2 = (x: number): number => Math.round(x * 100) / 100
 
-log(`load ${loadavg().map(r2).join(' ')} at the start; ${N} instances on one stream and ${N} fleets of one, ${ACCOUNTS} accounts each, ${RATE} calls/s; ${PROJECTORS === N ? "every instance projects usage" : `usage projected by the last ${PROJECTORS} of the fleet`}`)
+log(
+  `load ${loadavg().map(r2).join(' ')} at the start; ${N} instances on one stream and ${N} fleets of one, ${ACCOUNTS} accounts each, ${RATE} calls/s; ${PROJECTORS === N ? 'every instance projects usage' : `usage projected by the last ${PROJECTORS} of the fleet`}`,
+)
 const natsPort = await freePort()
 const natsStore = join(work, 'nats')
 const nats = await launch(findNatsServer(), natsPort, natsStore)
