@@ -103,8 +103,18 @@ async function runWorker(
   return runUntilSignal(log, () => gateway.close(), config.shutdownMs, stopping)
 }
 
-/** A worker's config: the file's, with the worker's own admin port (admin.listen.port + index). */
+/**
+ * A worker's config: the file's, with the worker's own admin port (admin.listen.port + index),
+ * and usage projected by worker 0 alone: each worker has a store of its own, and each projecting
+ * the usage of every worker (the whole machine's) would cost each core what one does. The others
+ * ask worker 0 for the dashboard's usage view, through the supervisor or over NATS (docs/fleet.md,
+ * "Where usage is projected").
+ */
 function workerConfig(config: Config, index: number): Config {
   const adminPort = config.admin.listen.port === 0 ? 0 : config.admin.listen.port + index
-  return { ...config, admin: { ...config.admin, listen: { ...config.admin.listen, port: adminPort } } }
+  return {
+    ...config,
+    admin: { ...config.admin, listen: { ...config.admin.listen, port: adminPort } },
+    usage: { ...config.usage, project: config.usage.project && index === 0 },
+  }
 }
