@@ -31,7 +31,7 @@ t.test('every default is filled in', async (t) => {
   t.equal(config.ws.maxSubscriptionsPerConnection, 100)
   t.same(config.routing, { fullNodeWindowBlocks: 128 })
   t.equal(config.trustProxy, false)
-  t.same(config.usage, { intervalMs: 1000 })
+  t.same(config.usage, { intervalMs: 1000, project: true })
   t.equal(config.publicUrl, undefined)
 })
 
