@@ -1,20 +1,10 @@
 import type { EventLog } from '../events/log.js'
 import type { StateStore } from '../store/state-store.js'
-import type { StateTables, StateWriter, WriterPart } from '../store/state-writer.js'
+import type { StateWriter } from '../store/state-writer.js'
 import type { UsageHold } from './usage-hold.js'
 
 /** meta: the checkpoint of usage partition p is `checkpoint.usage.<p>` (the log's own is `checkpoint`). */
 export const PARTITION_CHECKPOINT_PREFIX = 'checkpoint.usage.'
-
-/** The meta table inside a write transaction, for the partitions' checkpoints (the writer keeps the log's). */
-class PartitionCheckpoints implements WriterPart {
-  constructor(readonly meta: StateTables['meta']) {}
-  flush(): void {}
-  reset(): void {}
-}
-function openPartitionCheckpoints(tables: StateTables): PartitionCheckpoints {
-  return new PartitionCheckpoints(tables.meta)
-}
 
 /** One log the projector reads, with its own checkpoint in the store: the event log, or one usage partition. */
 export class LogSource {
@@ -41,12 +31,12 @@ export class LogSource {
   }
 
   get(writer: StateWriter): number {
-    return this.#key === undefined ? writer.checkpoint() : (writer.part(openPartitionCheckpoints).meta.get(this.#key) ?? 0)
+    return this.#key === undefined ? writer.checkpoint() : (writer.metaValue(this.#key) ?? 0)
   }
 
   set(writer: StateWriter, seq: number): void {
     if (this.#key === undefined) writer.setCheckpoint(seq)
-    else writer.part(openPartitionCheckpoints).meta.put(this.#key, seq)
+    else writer.setMetaValue(this.#key, seq)
   }
 
   raiseTarget(seq: number): void {

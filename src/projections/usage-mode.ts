@@ -1,5 +1,5 @@
 import type { StateStore } from '../store/state-store.js'
-import type { StateTables, StateWriter, WriterPart } from '../store/state-writer.js'
+import type { StateWriter } from '../store/state-writer.js'
 import { UsageNotInStore } from './errors.js'
 
 /**
@@ -10,15 +10,6 @@ import { UsageNotInStore } from './errors.js'
  */
 export const USAGE_NOT_PROJECTED = 'usage.notProjected'
 
-class UsageMode implements WriterPart {
-  constructor(readonly meta: StateTables['meta']) {}
-  flush(): void {}
-  reset(): void {}
-}
-function openUsageMode(tables: StateTables): UsageMode {
-  return new UsageMode(tables.meta)
-}
-
 /** Whether the store's projector has ever skipped usage. */
 export function usageSkipped(store: StateStore): boolean {
   return store.table('meta').get(USAGE_NOT_PROJECTED) !== undefined
@@ -26,8 +17,7 @@ export function usageSkipped(store: StateStore): boolean {
 
 /** Mark, inside a write transaction, that this store skips usage from now on. */
 export function markUsageSkipped(writer: StateWriter): void {
-  const { meta } = writer.part(openUsageMode)
-  if (meta.get(USAGE_NOT_PROJECTED) === undefined) meta.put(USAGE_NOT_PROJECTED, 1)
+  if (writer.metaValue(USAGE_NOT_PROJECTED) === undefined) writer.setMetaValue(USAGE_NOT_PROJECTED, 1)
 }
 
 /** A projector that projects usage may not open a store that skipped it (see USAGE_NOT_PROJECTED). */

@@ -113,10 +113,18 @@ export class StateWriter {
 
   /** The last seq applied (0: nothing yet). */
   checkpoint(): number {
-    return this.#t.meta.get(CHECKPOINT) ?? 0
+    return this.metaValue(CHECKPOINT) ?? 0
   }
   setCheckpoint(seq: number): void {
-    this.#t.meta.put(CHECKPOINT, seq)
+    this.setMetaValue(CHECKPOINT, seq)
+  }
+
+  /** A figure of the store's own (`meta`: a usage partition's checkpoint, the usage mode), as this transaction sees it. */
+  metaValue(name: string): number | undefined {
+    return this.#t.meta.get(name)
+  }
+  setMetaValue(name: string, value: number): void {
+    this.#t.meta.put(name, value)
   }
 
   key(keyHash: string): KeyRecord | undefined {

@@ -1,6 +1,7 @@
 import { parseCommandArgs, required } from '../args.js'
 import { UsageError } from '../errors.js'
-import { openCommandContext } from '../context.js'
+import { openContextFor } from '../context.js'
+import { loadConfig } from '../../config/load.js'
 import { parseTimeArg } from '../time-arg.js'
 import { usageReport, type UsagePeriod, type UsageReportRow } from '../../usage/usage-report.js'
 import { addRefusals, REFUSAL_RULES, type RefusalsByRule } from '../../store/records.js'
@@ -35,13 +36,15 @@ export async function usageCommand(args: string[]): Promise<void> {
   if (since !== undefined && until !== undefined && until <= since) {
     throw new UsageError(`tollgate usage: --until (${new Date(until).toISOString()}) must be after --since (${new Date(since).toISOString()})`)
   }
-  const ctx = await openCommandContext(configPath)
+  // Refused before the store is opened: catching it up would apply the whole log for nothing.
+  const config = loadConfig(configPath)
+  if (!config.usage.project) {
+    throw new UsageError(
+      `tollgate usage: ${configPath} has usage.project false, so its data folder holds no usage: run tollgate usage with the config of an instance that projects usage (usage.project true), or rebuild this one's with usage.project true and \`tollgate replay\``,
+    )
+  }
+  const ctx = await openContextFor(config)
   try {
-    if (!ctx.config.usage.project) {
-      throw new UsageError(
-        `tollgate usage: ${configPath} has usage.project false, so its data folder holds no usage: run tollgate usage with the config of an instance that projects usage (usage.project true), or rebuild this one's with usage.project true and \`tollgate replay\``,
-      )
-    }
     const report = usageReport(ctx.store, { accountId: v.account, keyId: v.key, since, until, by: v.by as UsagePeriod | undefined })
     for (const note of report.notes) process.stderr.write(`note: ${note}\n`)
     process.stdout.write(v.json ? report.rows.map((row) => JSON.stringify(jsonLine(row)) + '\n').join('') : table(report.rows, v.by !== undefined))
